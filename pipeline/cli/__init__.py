@@ -1,0 +1,45 @@
+"""The ``persona`` command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import store_cmds
+from .common import CliState, PersonaGroup, configure_logging
+from .config_cmds import config_app
+
+app = typer.Typer(
+    cls=PersonaGroup,
+    name="persona",
+    help="The L3 persona tier: durable behavioural facts about the user, rendered into the system prompt.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    config: Annotated[
+        list[Path] | None, typer.Option("--config", "-c", help="YAML config file; repeatable, later files win.")
+    ] = None,
+    env: Annotated[str | None, typer.Option("--env", help="Config section to apply (else $MNEMOSYNE_ENV).")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a setting: key.path=value; repeatable.")
+    ] = None,
+    db: Annotated[Path | None, typer.Option("--db", help="SQLite database (overrides store.path).")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+) -> None:
+    """Global options apply to every command."""
+    configure_logging(debug)
+    ctx.obj = CliState(config_files=list(config or []), env_name=env, set_pairs=list(set_ or []), db=db, debug=debug)
+
+
+store_cmds.register(app)
+app.add_typer(config_app, name="config")
+
+__all__ = ["app"]

@@ -1,0 +1,93 @@
+"""What every command shares: the global options, output, and error handling."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from ..errors import PersonaError
+from ..settings import Settings, load_settings, parse_overrides
+from ..store import PersonaStore
+
+SessionOption = Annotated[
+    str | None, typer.Option("--session", "-s", help="Session or profile id (default: store.session).")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+@dataclass
+class CliState:
+    """The global options, and the settings they resolve to (loaded once, when first needed)."""
+
+    config_files: list[Path] = field(default_factory=list)
+    env_name: str | None = None
+    set_pairs: list[str] = field(default_factory=list)
+    db: Path | None = None
+    debug: bool = False
+    _settings: Settings | None = None
+
+    def overrides(self) -> dict[str, Any]:
+        overrides = parse_overrides(self.set_pairs)
+        if self.db is not None:
+            overrides.setdefault("store", {})["path"] = str(self.db)
+        return overrides
+
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(
+                config_files=self.config_files or None, env_name=self.env_name, overrides=self.overrides()
+            )
+        return self._settings
+
+    def store(self, session: str | None) -> PersonaStore:
+        return PersonaStore.from_settings(self.settings(), session=session)
+
+
+def state(ctx: typer.Context) -> CliState:
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    return root.obj
+
+
+class PersonaGroup(TyperGroup):
+    """Turns our typed errors into one line on stderr and exit code 1."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PersonaError as error:
+            debug = isinstance(ctx.obj, CliState) and ctx.obj.debug
+            if debug:
+                raise
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from None
+
+
+def emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def configure_logging(debug: bool) -> None:
+    # Fact text is logged only at DEBUG; the default level keeps it out.
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="persona: %(levelname)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    """A plain aligned text table."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""`persona config show | set | init`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..atomic import atomic_write_text
+from ..config_edit import model_leaves, reference_yaml, set_config_value
+from ..config_files import resolve_config_files
+from ..errors import ConfigError
+from ..paths import default_config_path
+from ..provenance import source_of
+from ..settings import load_settings_with_provenance
+from .common import CliState, JsonOption, emit_json, state
+
+config_app = typer.Typer(help="Show, edit and create configuration.", no_args_is_help=True)
+
+
+@config_app.command("show")
+def show(
+    ctx: typer.Context,
+    sources: Annotated[bool, typer.Option("--sources", help="Say where each value came from.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Print every effective setting."""
+    cli = state(ctx)
+    settings, provenance = load_settings_with_provenance(
+        config_files=cli.config_files or None, env_name=cli.env_name, overrides=cli.overrides()
+    )
+    leaves = [(".".join(path), value, source_of(provenance, path)) for path, value in model_leaves(settings)]
+    if as_json:
+        data = settings.model_dump(mode="json")
+        emit_json({"settings": data, "sources": {k: s for k, _, s in leaves}} if sources else data)
+        return
+    for key, value, source in leaves:
+        line = f"{key} = {value}"
+        typer.echo(f"{line:<60}  # {source}" if sources else line)
+
+
+def _edit_target(cli: CliState, file: Path | None) -> Path:
+    if file is not None:
+        return file
+    if cli.config_files:
+        return cli.config_files[-1]
+    named = resolve_config_files(None, environ=os.environ) if os.environ.get("MNEMOSYNE_PERSONA_CONFIG") else []
+    return named[-1] if named else default_config_path()
+
+
+@config_app.command("set")
+def set_value(
+    ctx: typer.Context,
+    key: Annotated[str, typer.Argument(help="Dotted key, e.g. cap.token_cap.")],
+    value: Annotated[str, typer.Argument(help="New value, read as YAML (900, true, text).")],
+    file: Annotated[Path | None, typer.Option("--file", help="File to edit (default: the last config file).")] = None,
+) -> None:
+    """Set one key in a YAML file, keeping its comments and layout."""
+    cli = state(ctx)
+    target = _edit_target(cli, file)
+    set_config_value(target, key, value, env_name=cli.env_name)
+    typer.echo(f"{target}: set {key}")
+
+
+@config_app.command("init")
+def init(
+    path: Annotated[
+        Path | None, typer.Argument(help="Where to write (default: ~/.hermes/mnemosyne/persona.yaml).")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented config with every key at its default."""
+    target = path or default_config_path()
+    if target.exists() and not force:
+        raise ConfigError([f"{target} already exists; pass --force to overwrite it"])
+    atomic_write_text(target, reference_yaml(), mode=0o600)
+    typer.echo(f"wrote {target}")

@@ -1,0 +1,147 @@
+"""Store commands: promote, demote, list, reinforce, add, import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..importer import import_facts
+from ..store import Fact, Promotion
+from .common import JsonOption, SessionOption, emit_json, state, table
+
+TierOption = Annotated[str, typer.Option("--tier", help="permanent, long_term or working.")]
+ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why; kept with the row or tombstone.")]
+CONTENT_WIDTH = 72
+
+
+def register(app: typer.Typer) -> None:
+    for command in (promote, demote, list_facts, reinforce, add, import_file):
+        name = {"list_facts": "list", "import_file": "import"}.get(command.__name__, command.__name__)
+        app.command(name)(command)
+
+
+def _describe(fact: Fact) -> str:
+    return f"#{fact.id} ({fact.tier}, topic {fact.topic})"
+
+
+def _report_promotion(result: Promotion, as_json: bool, what: str) -> None:
+    if as_json:
+        emit_json({"created": result.created, "fact": result.fact.to_dict()})
+    elif result.created:
+        typer.echo(f"{what} as {_describe(result.fact)}")
+    else:
+        typer.echo(f"already in the persona as {_describe(result.fact)}")
+
+
+def promote(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(help="Id of a working or episodic memory.")],
+    tier: TierOption = "long_term",
+    reason: ReasonOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Promote even if the memory was demoted.")] = False,
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Promote a memory into the persona."""
+    with state(ctx).store(session) as store:
+        result = store.promote(memory_id, tier=tier, reason=reason, force=force)
+    _report_promotion(result, as_json, f"promoted memory {memory_id}")
+
+
+def demote(
+    ctx: typer.Context,
+    persona_id: Annotated[int, typer.Argument(help="Persona fact id (see `persona list`).")],
+    reason: ReasonOption = None,
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Remove a fact, leaving a tombstone so it is not proposed again."""
+    with state(ctx).store(session) as store:
+        fact = store.demote(persona_id, reason=reason)
+    if as_json:
+        emit_json({"demoted": fact.to_dict()})
+    else:
+        typer.echo(f"demoted {_describe(fact)}; tombstone left in memoria_preferences")
+
+
+def list_facts(
+    ctx: typer.Context,
+    tier: Annotated[str | None, typer.Option("--tier", help="Only this tier.")] = None,
+    topic: Annotated[str | None, typer.Option("--topic", help="Only this topic.")] = None,
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List facts: permanent first, then most reinforced."""
+    with state(ctx).store(session) as store:
+        facts = store.list(tier=tier, topic=topic)
+    if as_json:
+        emit_json([fact.to_dict() for fact in facts])
+        return
+    if not facts:
+        typer.echo("no persona facts")
+        return
+    rows = [
+        [str(f.id), f.tier, f.topic, str(f.reinforcement_count), f"{f.confidence:.2f}", _clip(f.content)] for f in facts
+    ]
+    typer.echo(table(["ID", "TIER", "TOPIC", "REINF", "CONF", "CONTENT"], rows))
+
+
+def _clip(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= CONTENT_WIDTH else flat[: CONTENT_WIDTH - 1] + "…"
+
+
+def reinforce(
+    ctx: typer.Context,
+    persona_id: Annotated[int, typer.Argument(help="Persona fact id.")],
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Count one more reinforcement of a fact."""
+    with state(ctx).store(session) as store:
+        fact = store.reinforce(persona_id)
+    if as_json:
+        emit_json(fact.to_dict())
+    else:
+        typer.echo(f"reinforced {_describe(fact)}: {fact.reinforcement_count} times")
+
+
+def add(
+    ctx: typer.Context,
+    content: Annotated[str, typer.Argument(help="The fact, e.g. 'Answers tersely.'")],
+    topic: Annotated[str, typer.Option("--topic", help="Section the fact belongs to.")],
+    tier: TierOption = "long_term",
+    confidence: Annotated[float, typer.Option("--confidence", help="0 to 1.")] = 0.7,
+    reason: ReasonOption = None,
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Add a fact directly."""
+    with state(ctx).store(session) as store:
+        result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason)
+    _report_promotion(result, as_json, "added")
+
+
+def import_file(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="YAML facts file.")],
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Tombstone facts from this file that it no longer lists.")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Re-add facts that were demoted.")] = False,
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import a declarative facts file (idempotent, one transaction)."""
+    with state(ctx).store(session) as store:
+        report = import_facts(store, file, prune=prune, force=force)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    typer.echo(
+        f"{report.file}: {len(report.added)} added, {len(report.updated)} updated, "
+        f"{len(report.unchanged)} unchanged, {len(report.pruned)} pruned, "
+        f"{len(report.skipped_demoted)} skipped as demoted"
+    )

@@ -1,0 +1,136 @@
+"""Writing config files: the commented reference, and round-trip edits.
+
+Both derive everything from the settings model, so the reference can never
+drift from the defaults.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+
+from .atomic import atomic_write_text
+from .config_files import DEFAULT_SECTION, ConfigLayer, deep_merge, parse_yaml_file, to_plain
+from .errors import ConfigError
+from .provenance import validate_layers
+from .settings import Settings
+
+HEADER = """\
+# persona-tier configuration: every setting, with its default.
+#
+# Precedence, highest first: `persona --set key.path=value`, MNEMOSYNE_PERSONA_*
+# environment variables (`__` nests: MNEMOSYNE_PERSONA_CAP__TOKEN_CAP), the five
+# legacy flat variables, YAML files (this one, then persona.local.yaml beside
+# it), then these defaults. A file may also hold a `default:` section plus
+# named sections chosen by MNEMOSYNE_ENV or `persona --env NAME`.
+"""
+
+
+def reference_yaml() -> str:
+    """A fully commented YAML document holding every setting at its default."""
+    out = [HEADER]
+    defaults = Settings().model_dump(mode="json")
+    for name, field in Settings.model_fields.items():
+        out.append(f"\n# {field.description}\n{name}:\n")
+        out.append(_section(field.annotation, defaults[name], indent="  "))
+    return "".join(out)
+
+
+def _section(model: Any, values: dict[str, Any], indent: str) -> str:
+    lines = []
+    for name, field in model.model_fields.items():
+        if field.description:
+            lines.append(f"{indent}# {field.description}\n")
+        lines.append(_dump_value(name, values[name], indent))
+    return "".join(lines)
+
+
+def _dump_value(name: str, value: Any, indent: str) -> str:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.width = 4096
+    buffer = io.StringIO()
+    yaml.dump({name: value}, buffer)
+    text = buffer.getvalue()
+    return "".join(indent + line + "\n" for line in text.splitlines())
+
+
+def parse_value(raw: str) -> Any:
+    """A CLI value read as a YAML scalar: ``2000`` is an int, ``true`` a bool."""
+    if not raw.strip():
+        return raw
+    try:
+        return YAML(typ="safe", pure=True).load(raw)
+    except Exception:
+        return raw
+
+
+def set_config_value(path: Path, key: str, raw_value: str, *, env_name: str | None = None) -> Any:
+    """Set ``key`` (dotted) in a YAML file, keeping comments, order and quoting.
+
+    The edited document is validated before the file is replaced atomically;
+    on any error the file is left as it was.
+    """
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    document = parse_yaml_file(path) if path.exists() else None
+    if document is None:
+        document = CommentedMap()
+    if not isinstance(document, CommentedMap):
+        raise ConfigError([f"{path}: the top level must be a mapping of settings"])
+    value = parse_value(raw_value)
+    target = _target_section(document, env_name)
+    _assign(target, key.split("."), value, path)
+    _validate(document, path, env_name)
+    buffer = io.StringIO()
+    yaml.dump(document, buffer)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    atomic_write_text(path, buffer.getvalue(), mode=mode)
+    return value
+
+
+def _target_section(document: CommentedMap, env_name: str | None) -> CommentedMap:
+    sectioned = DEFAULT_SECTION in document or (env_name and env_name in document)
+    if not sectioned and not env_name:
+        return document
+    name = env_name or DEFAULT_SECTION
+    if document.get(name) is None:
+        document[name] = CommentedMap()
+    return document[name]
+
+
+def _assign(node: dict[str, Any], parts: list[str], value: Any, path: Path) -> None:
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = CommentedMap()
+        if not isinstance(child, dict):
+            raise ConfigError([f"{path}: {part} is not a mapping, cannot set {'.'.join(parts)}"])
+        node = child
+    node[parts[-1]] = value
+
+
+def _validate(document: CommentedMap, path: Path, env_name: str | None) -> None:
+
+    data: dict[str, Any] = to_plain(document, (), {})
+    if DEFAULT_SECTION in data or (env_name and env_name in data):
+        data = deep_merge(data.get(DEFAULT_SECTION) or {}, (data.get(env_name) or {}) if env_name else {})
+    validate_layers(Settings, [ConfigLayer("file", data, path)])
+
+
+def model_leaves(model: BaseModel, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Every (key path, value) of a settings object, in declaration order."""
+    leaves: list[tuple[tuple[str, ...], Any]] = []
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        path = (*prefix, name)
+        if isinstance(value, BaseModel):
+            leaves += model_leaves(value, path)
+        else:
+            leaves.append((path, value))
+    return leaves

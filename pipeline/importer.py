@@ -1,0 +1,175 @@
+"""Declarative facts files: ``persona import FILE.yaml [--prune]``.
+
+A facts file is a YAML list of facts (or a mapping with a ``facts:`` list)::
+
+    facts:
+      - topic: style
+        content: Answers tersely.
+        tier: permanent      # optional, default long_term
+        confidence: 0.9      # optional, default 0.7
+
+Each fact is identified by its topic and text, so importing the same file
+twice changes nothing, and a changed tier or confidence updates the row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from .config_files import parse_yaml_file
+from .errors import ConfigError, FactsFileError
+from .settings import Tier
+from .store import PersonaStore, check_text
+
+__all__ = ["FactEntry", "ImportReport", "import_facts", "read_facts_file"]
+
+
+class FactEntry(BaseModel):
+    """One fact in a facts file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    topic: str = Field(min_length=1)
+    content: str = Field(min_length=1)
+    tier: Tier = "long_term"
+    confidence: float = Field(0.7, ge=0.0, le=1.0)
+    reason: str | None = None
+
+    @field_validator("topic", "content")
+    @classmethod
+    def _clean(cls, value: str) -> str:
+        return check_text("text", value)
+
+    @property
+    def key(self) -> str:
+        """Stable identity of the fact: its topic and text."""
+        digest = hashlib.sha256(f"{self.topic}\x00{self.content}".encode()).hexdigest()[:16]
+        return f"import:{digest}"
+
+
+@dataclass
+class ImportReport:
+    """What an import did, by persona id."""
+
+    file: str
+    added: list[int] = field(default_factory=list)
+    updated: list[int] = field(default_factory=list)
+    unchanged: list[int] = field(default_factory=list)
+    pruned: list[int] = field(default_factory=list)
+    skipped_demoted: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.pruned)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("file", "added", "updated", "unchanged", "pruned", "skipped_demoted")}
+
+
+def read_facts_file(path: Path) -> list[FactEntry]:
+    """Parse and validate a facts file; every bad entry is reported, by index and line."""
+    try:
+        document = parse_yaml_file(path)
+    except ConfigError as error:
+        raise FactsFileError("; ".join(error.problems)) from None
+    items = document.get("facts") if isinstance(document, CommentedMap) else document
+    if document is None:
+        items = CommentedSeq()
+    if not isinstance(items, list):
+        raise FactsFileError(f"{path}: expected a list of facts, or a mapping with a 'facts' list")
+    entries, problems = [], []
+    for index, item in enumerate(items):
+        try:
+            entries.append(FactEntry.model_validate(dict(item) if isinstance(item, dict) else item))
+        except ValidationError as error:
+            problems.append(f"{path}: fact #{index + 1}{_line(items, index)}: {_first_problems(error)}")
+    problems += _duplicates(path, entries)
+    if problems:
+        raise FactsFileError("; ".join(problems))
+    return entries
+
+
+def _line(items: Any, index: int) -> str:
+    if isinstance(items, CommentedSeq) and items.lc.data and index < len(items.lc.data):
+        return f" (line {items.lc.item(index)[0] + 1})"
+    return ""
+
+
+def _first_problems(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "entry"
+        parts.append(f"{where}: {item['msg'].lower()}")
+    return ", ".join(parts)
+
+
+def _duplicates(path: Path, entries: list[FactEntry]) -> list[str]:
+    seen: dict[str, int] = {}
+    problems = []
+    for index, entry in enumerate(entries):
+        if entry.key in seen:
+            problems.append(f"{path}: fact #{index + 1} repeats fact #{seen[entry.key] + 1}")
+        seen.setdefault(entry.key, index)
+    return problems
+
+
+def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force: bool = False) -> ImportReport:
+    """Bring the store in line with a facts file, in one transaction."""
+    entries = read_facts_file(path)
+    origin = str(Path(path).expanduser().resolve())
+    report = ImportReport(file=origin)
+    with store.transaction() as conn:
+        for entry in entries:
+            _apply(store, conn, entry, origin, report, force)
+        if prune:
+            _prune(store, conn, origin, {entry.key for entry in entries}, report)
+    return report
+
+
+def _apply(store: PersonaStore, conn: Any, entry: FactEntry, origin: str, report: ImportReport, force: bool) -> None:
+    row = conn.execute(
+        "SELECT id, tier, confidence, promotion_reason FROM memoria_persona "
+        "WHERE session_id = ? AND source_memory_id = ?",
+        (store.session, entry.key),
+    ).fetchone()
+    if row is None:
+        if not force and store.is_tombstoned(entry.key):
+            report.skipped_demoted.append(entry.key)
+            return
+        fact_id = store.insert_row(
+            conn,
+            tier=entry.tier,
+            topic=entry.topic,
+            content=entry.content,
+            confidence=entry.confidence,
+            source=entry.key,
+            reason=entry.reason,
+        )
+        conn.execute("INSERT OR REPLACE INTO persona_origins (persona_id, origin) VALUES (?, ?)", (fact_id, origin))
+        report.added.append(fact_id)
+    elif (row["tier"], row["confidence"], row["promotion_reason"]) != (entry.tier, entry.confidence, entry.reason):
+        conn.execute(
+            "UPDATE memoria_persona SET tier = ?, confidence = ?, promotion_reason = ? WHERE id = ?",
+            (entry.tier, entry.confidence, entry.reason, row["id"]),
+        )
+        report.updated.append(row["id"])
+    else:
+        report.unchanged.append(row["id"])
+
+
+def _prune(store: PersonaStore, conn: Any, origin: str, keep: set[str], report: ImportReport) -> None:
+    rows = conn.execute(
+        "SELECT p.id, p.source_memory_id FROM memoria_persona p JOIN persona_origins o ON o.persona_id = p.id "
+        "WHERE o.origin = ? AND p.session_id = ? ORDER BY p.id",
+        (origin, store.session),
+    ).fetchall()
+    for row in rows:
+        if row["source_memory_id"] not in keep:
+            store.bury(conn, store.get(row["id"]), f"pruned: no longer in {origin}")
+            report.pruned.append(row["id"])

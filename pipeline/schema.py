@@ -1,0 +1,110 @@
+"""Database schema: Mnemosyne's tables when missing, and our own versioned tables.
+
+Mnemosyne's tables are created with ``IF NOT EXISTS`` and exactly Mnemosyne's
+columns; an existing table is never altered. Our tables carry the prefix
+``persona_`` and evolve only through :data:`MIGRATIONS`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from .errors import StoreError
+
+MNEMOSYNE_TABLES = (
+    """CREATE TABLE IF NOT EXISTS memoria_persona (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT DEFAULT 'default',
+        tier TEXT NOT NULL CHECK(tier IN ('permanent','long_term','working')),
+        topic TEXT NOT NULL,
+        content TEXT NOT NULL,
+        confidence REAL DEFAULT 0.7,
+        source_memory_id TEXT,
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+        last_reinforced_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+        reinforcement_count INTEGER DEFAULT 0,
+        promotion_reason TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_persona_session_tier ON memoria_persona(session_id, tier)",
+    "CREATE INDEX IF NOT EXISTS idx_persona_tier_topic ON memoria_persona(tier, topic)",
+    """CREATE TABLE IF NOT EXISTS memoria_preferences (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT DEFAULT 'default',
+        message_idx INTEGER,
+        preference TEXT,
+        topic TEXT,
+        evolution TEXT,
+        context_snippet TEXT,
+        source_memory_id TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_pref_session ON memoria_preferences(session_id)",
+    """CREATE TABLE IF NOT EXISTS working_memory (
+        id TEXT PRIMARY KEY,
+        content TEXT NOT NULL,
+        source TEXT,
+        timestamp TEXT,
+        session_id TEXT DEFAULT 'default',
+        importance REAL DEFAULT 0.5,
+        metadata_json TEXT,
+        veracity TEXT DEFAULT 'unknown',
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_wm_session ON working_memory(session_id)",
+    """CREATE TABLE IF NOT EXISTS episodic_memory (
+        rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT UNIQUE NOT NULL,
+        content TEXT NOT NULL,
+        source TEXT,
+        timestamp TEXT,
+        session_id TEXT DEFAULT 'default',
+        importance REAL DEFAULT 0.5,
+        metadata_json TEXT,
+        summary_of TEXT DEFAULT '',
+        veracity TEXT DEFAULT 'unknown',
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_em_session ON episodic_memory(session_id)",
+)
+
+# Each entry moves the schema from version N-1 to N. Append only.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        # Which declarative facts file a persona row came from, for import --prune.
+        """CREATE TABLE persona_origins (
+            persona_id INTEGER PRIMARY KEY,
+            origin TEXT NOT NULL
+        )""",
+        "CREATE INDEX idx_persona_origins_origin ON persona_origins(origin)",
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create missing tables and apply pending migrations, in one transaction."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS persona_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)"
+    )
+    row = conn.execute("SELECT version FROM persona_schema WHERE id = 1").fetchone()
+    if row is not None and row[0] == SCHEMA_VERSION:
+        return
+    if row is not None and row[0] > SCHEMA_VERSION:
+        raise StoreError(
+            f"database schema version {row[0]} is newer than this persona-tier supports ({SCHEMA_VERSION}); "
+            "upgrade persona-tier"
+        )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in MNEMOSYNE_TABLES:
+            conn.execute(statement)
+        current = conn.execute("SELECT version FROM persona_schema WHERE id = 1").fetchone()
+        version = current[0] if current else 0
+        for statements in MIGRATIONS[version:]:
+            for statement in statements:
+                conn.execute(statement)
+        conn.execute("INSERT OR REPLACE INTO persona_schema (id, version) VALUES (1, ?)", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,247 @@
+"""One settings model, and the function that resolves it from every source.
+
+Every setting is declared exactly once below, with its default and a
+description. ``persona config init``, ``config show``, the README's table and
+``config/persona.yaml`` are all derived from these fields.
+
+Sources, highest precedence first:
+
+1. explicit overrides (``--set key.path=value`` or ``load_settings(overrides=...)``)
+2. ``MNEMOSYNE_PERSONA_*`` environment variables, ``__`` for nesting
+3. the five legacy flat variables (``MNEMOSYNE_PERSONA_TOKEN_CAP`` ...)
+4. YAML files (see :mod:`pipeline.config_files`)
+5. the defaults declared here
+
+Nothing is read at import time: each :func:`load_settings` call re-reads the
+environment and the files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from .config_files import ConfigLayer, load_layers, resolve_config_files
+from .paths import default_db_path
+from .provenance import Provenance, validate_layers
+
+ENV_PREFIX = "MNEMOSYNE_PERSONA_"
+CONFIG_ENV = "MNEMOSYNE_PERSONA_CONFIG"
+ENV_SWITCHER = "MNEMOSYNE_ENV"
+
+# The existing tier's flat variables, each mapped onto its nested field. Kept
+# so that users' current environments keep working unchanged.
+LEGACY_ENV = {
+    "MNEMOSYNE_PERSONA_ENABLED": ("injection", "enabled"),
+    "MNEMOSYNE_PERSONA_FILE": ("injection", "file"),
+    "MNEMOSYNE_PERSONA_TOKEN_CAP": ("cap", "token_cap"),
+    "MNEMOSYNE_PERSONA_INTERVAL": ("triggers", "interval"),
+    "MNEMOSYNE_PERSONA_DAILY_SYNC_HOUR": ("triggers", "daily_sync_hour"),
+}
+
+Tier = Literal["permanent", "long_term", "working"]
+TIERS: tuple[str, ...] = ("permanent", "long_term", "working")
+
+
+class Section(BaseModel):
+    """Base of every nested settings section: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class StoreSettings(Section):
+    path: Path | None = Field(
+        None,
+        description="SQLite database. Empty means Mnemosyne's own: $MNEMOSYNE_DATA_DIR/mnemosyne.db, "
+        "else $HERMES_HOME/mnemosyne/data/mnemosyne.db, else ~/.hermes/mnemosyne/data/mnemosyne.db.",
+    )
+    session: str = Field("default", min_length=1, description="Session or profile id whose facts are read and written.")
+    busy_timeout_ms: int = Field(5000, ge=0, description="How long to wait for a locked database before failing.")
+
+
+class InjectionSettings(Section):
+    enabled: bool = Field(False, description="Master switch for prompt injection (legacy MNEMOSYNE_PERSONA_ENABLED).")
+    file: Path = Field(
+        Path("~/.hermes/memory/persona.md"),
+        description="The persona file: written by the default target, read by the injector "
+        "(legacy MNEMOSYNE_PERSONA_FILE).",
+    )
+    header: str = Field(
+        "# L3 Persona (Active Behavioral Rules)",
+        description="Heading placed between the system prompt and the persona block.",
+    )
+    check_interval_ms: int = Field(
+        250, ge=0, description="How often the injector may stat the file; 0 checks on every call."
+    )
+
+
+class CapSettings(Section):
+    token_cap: int = Field(1500, description="Token budget of the persona block (legacy MNEMOSYNE_PERSONA_TOKEN_CAP).")
+    counter: Literal["o200k_base", "cl100k_base", "heuristic"] = Field(
+        "o200k_base", description="Token counter: exact o200k_base or cl100k_base, or a conservative heuristic."
+    )
+    truncation_note: str = Field(
+        "_(Some persona sections were left out to fit the token budget.)_",
+        description="Line appended when sections were dropped; it counts inside the budget.",
+    )
+
+
+class TriggerSettings(Section):
+    interval: int = Field(
+        50, ge=1, description="New working memories that trigger a regeneration (legacy MNEMOSYNE_PERSONA_INTERVAL)."
+    )
+    daily_sync_hour: int = Field(
+        3,
+        description="UTC hour of the daily regeneration; outside 0-23 disables it "
+        "(legacy MNEMOSYNE_PERSONA_DAILY_SYNC_HOUR).",
+    )
+
+
+class Settings(BaseSettings):
+    """The resolved configuration. Build it with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    store: StoreSettings = Field(default_factory=StoreSettings, description="The SQLite store.")
+    injection: InjectionSettings = Field(default_factory=InjectionSettings, description="Prompt injection.")
+    cap: CapSettings = Field(default_factory=CapSettings, description="The token cap shared by renderer and injector.")
+    triggers: TriggerSettings = Field(default_factory=TriggerSettings, description="Regeneration triggers.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Constructing Settings only validates what it is given; the layered
+        # sources are resolved by load_settings, which also records provenance.
+        return (init_settings,)
+
+
+class LegacyEnvSource(PydanticBaseSettingsSource):
+    """Reads the five legacy flat variables and nests them."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return _nest({path: os.environ[name] for name, path in LEGACY_ENV.items() if name in os.environ})
+
+
+def _nest(flat: Mapping[tuple[str, ...], Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for path, value in flat.items():
+        node = nested
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    return nested
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """Turn ``["cap.token_cap=900"]`` into ``{"cap": {"token_cap": 900}}``.
+
+    Values are read as YAML scalars, so ``900`` is an int and ``true`` a bool.
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    flat: dict[tuple[str, ...], Any] = {}
+    problems = []
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            problems.append(f"--set {pair!r}: expected KEY.PATH=VALUE")
+            continue
+        try:
+            value = YAML(typ="safe").load(raw) if raw.strip() else raw
+        except YAMLError:
+            value = raw
+        flat[tuple(key.strip().split("."))] = value
+    if problems:
+        from .errors import ConfigError
+
+        raise ConfigError(problems)
+    return _nest(flat)
+
+
+def _expand_dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Accept both ``{"cap": {"token_cap": 9}}`` and ``{"cap.token_cap": 9}``."""
+    return _nest({tuple(key.split(".")): value for key, value in overrides.items()})
+
+
+def _env_layers() -> list[ConfigLayer]:
+    legacy = ConfigLayer("legacy-env", LegacyEnvSource(Settings)())
+    env = ConfigLayer("env", EnvSettingsSource(Settings)())
+    return [legacy, env]
+
+
+def _unknown_env_names() -> list[str]:
+    """Prefixed variables that map to no setting (pydantic-settings skips them silently)."""
+    fields = {name.upper() for name in Settings.model_fields}
+    known = set(LEGACY_ENV) | {CONFIG_ENV}
+    unknown = []
+    for name in os.environ:
+        if not name.startswith(ENV_PREFIX) or name in known:
+            continue
+        head = name[len(ENV_PREFIX) :].split("__", 1)[0]
+        if head not in fields:
+            unknown.append(name)
+    return sorted(unknown)
+
+
+def load_settings(
+    *,
+    config_files: list[Path] | None = None,
+    env_name: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Resolve the settings from overrides, environment, legacy names, YAML and defaults."""
+    return load_settings_with_provenance(config_files=config_files, env_name=env_name, overrides=overrides)[0]
+
+
+def load_settings_with_provenance(
+    *,
+    config_files: list[Path] | None = None,
+    env_name: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> tuple[Settings, Provenance]:
+    """Like :func:`load_settings`, also saying where every effective value came from."""
+    files = resolve_config_files(config_files, environ=os.environ)
+    chosen_env = env_name if env_name is not None else os.environ.get(ENV_SWITCHER)
+    layers = load_layers(files, chosen_env)
+    layers += _env_layers()
+    layers.append(ConfigLayer("override", _expand_dotted(overrides or {})))
+    extra_problems = [f"unknown environment variable {name}{_closest_env_hint(name)}" for name in _unknown_env_names()]
+    return validate_layers(Settings, layers, extra_problems)
+
+
+def _closest_env_hint(name: str) -> str:
+    import difflib
+
+    candidates = [f"{ENV_PREFIX}{field.upper()}__" for field in Settings.model_fields] + list(LEGACY_ENV)
+    match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f" (did you mean {match[0]}?)" if match else ""
+
+
+def db_path(settings: Settings) -> Path:
+    """The database the settings point at."""
+    return (settings.store.path or default_db_path()).expanduser()

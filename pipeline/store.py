@@ -1,0 +1,391 @@
+"""The persona store: ``memoria_persona`` in a Mnemosyne-compatible SQLite file.
+
+Every operation runs in one transaction and reads only its session's rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .clock import Clock, to_db, utc_now
+from .errors import InputError, NotFoundError, StoreError
+from .schema import ensure_schema
+from .settings import TIERS, Settings, db_path
+
+__all__ = ["TOMBSTONE_MARK", "Fact", "PersonaStore", "Promotion", "tombstone_text"]
+
+# Written to memoria_preferences.evolution so tombstones are told apart from
+# real preferences by a column, not by parsing text.
+TOMBSTONE_MARK = "persona_tombstone"
+TIER_ORDER = "CASE tier WHEN 'permanent' THEN 0 WHEN 'long_term' THEN 1 ELSE 2 END"
+FACT_COLUMNS = (
+    "id, session_id, tier, topic, content, confidence, source_memory_id, created_at, "
+    "last_reinforced_at, reinforcement_count, promotion_reason"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One row of ``memoria_persona``."""
+
+    id: int
+    session_id: str
+    tier: str
+    topic: str
+    content: str
+    confidence: float
+    source_memory_id: str | None
+    created_at: str
+    last_reinforced_at: str
+    reinforcement_count: int
+    promotion_reason: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """The outcome of promote or add: the row, and whether it is new."""
+
+    fact: Fact
+    created: bool
+
+
+def tombstone_text(tier: str, content: str) -> str:
+    """The tombstone's preference text, as the existing tier writes it."""
+    return f"[demoted from {tier}] {content}"
+
+
+def check_tier(tier: str) -> str:
+    if tier not in TIERS:
+        raise InputError(f"invalid tier {tier!r}: expected one of {', '.join(TIERS)}")
+    return tier
+
+
+def check_confidence(confidence: float) -> float:
+    if not 0.0 <= confidence <= 1.0:
+        raise InputError(f"invalid confidence {confidence!r}: expected a number from 0 to 1")
+    return confidence
+
+
+def check_text(what: str, text: str) -> str:
+    cleaned = text.strip()
+    if not cleaned:
+        raise InputError(f"{what} is empty")
+    if "\x00" in cleaned:
+        raise InputError(f"{what} contains a NUL byte")
+    return cleaned
+
+
+class PersonaStore:
+    """Store operations on one database, scoped to one session.
+
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        session: str = "default",
+        busy_timeout_ms: int = 5000,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.path = Path(path).expanduser()
+        self.session = session
+        self.busy_timeout_ms = busy_timeout_ms
+        self.clock = clock
+        self._conn: sqlite3.Connection | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, session: str | None = None, clock: Clock = utc_now) -> PersonaStore:
+        """A store on the configured database and session."""
+        return cls(
+            db_path(settings),
+            session=session or settings.store.session,
+            busy_timeout_ms=settings.store.busy_timeout_ms,
+            clock=clock,
+        )
+
+    def __enter__(self) -> PersonaStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The open connection, with the schema ensured."""
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        parent = self.path.parent
+        if not parent.is_dir():
+            raise StoreError(f"database directory {parent} does not exist (create it, or set store.path / --db)")
+        if self.path.is_dir():
+            raise StoreError(f"database path {self.path} is a directory")
+        with self.errors():
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None)
+            try:
+                conn.row_factory = sqlite3.Row
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                ensure_schema(conn)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """Turn sqlite3 failures into one clear StoreError naming the database."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise StoreError(self._explain(error)) from error
+
+    def _explain(self, error: sqlite3.Error) -> str:
+        text = str(error)
+        if "locked" in text or "busy" in text:
+            return f"database {self.path} is locked by another writer (waited {self.busy_timeout_ms} ms)"
+        if "not a database" in text:
+            return f"{self.path} is not a SQLite database"
+        if "unable to open" in text:
+            return f"cannot open database {self.path}: check that it and its directory are readable and writable"
+        if "malformed" in text:
+            return f"database {self.path} is corrupt ({text})"
+        return f"database {self.path}: {text}"
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; taken immediately so writers queue instead of deadlocking."""
+        conn = self.conn
+        with self.errors():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def now(self) -> str:
+        return to_db(self.clock())
+
+    # -- reads ---------------------------------------------------------
+
+    def get(self, persona_id: int) -> Fact:
+        """One fact of this session, or NotFoundError."""
+        with self.errors():
+            row = self.conn.execute(
+                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
+                (persona_id, self.session),
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no persona fact with id {persona_id} in session {self.session!r}")
+        return Fact(**dict(row))
+
+    def list(self, *, tier: str | None = None, topic: str | None = None) -> list[Fact]:
+        """Facts in tier order (permanent first), then most reinforced, then by id."""
+        clauses, params = ["session_id = ?"], [self.session]
+        if tier is not None:
+            clauses.append("tier = ?")
+            params.append(check_tier(tier))
+        if topic is not None:
+            clauses.append("topic = ?")
+            params.append(topic)
+        sql = (
+            f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE {' AND '.join(clauses)} "
+            f"ORDER BY {TIER_ORDER}, reinforcement_count DESC, id"
+        )
+        with self.errors():
+            return [Fact(**dict(row)) for row in self.conn.execute(sql, params)]
+
+    def count_by_tier(self) -> dict[str, int]:
+        """How many facts this session holds in each tier."""
+        with self.errors():
+            rows = self.conn.execute(
+                "SELECT tier, COUNT(*) FROM memoria_persona WHERE session_id = ? GROUP BY tier", (self.session,)
+            ).fetchall()
+        counts = dict.fromkeys(TIERS, 0)
+        counts.update({tier: count for tier, count in rows})
+        return counts
+
+    def is_tombstoned(self, source_memory_id: str) -> bool:
+        """Whether a memory was demoted or evicted in this session (sticky)."""
+        with self.errors():
+            row = self.conn.execute(
+                "SELECT 1 FROM memoria_preferences WHERE session_id = ? AND source_memory_id = ? AND evolution = ?",
+                (self.session, source_memory_id, TOMBSTONE_MARK),
+            ).fetchone()
+        return row is not None
+
+    # -- writes --------------------------------------------------------
+
+    def promote(
+        self, memory_id: str, *, tier: str = "long_term", reason: str | None = None, force: bool = False
+    ) -> Promotion:
+        """Copy a working or episodic memory into the persona.
+
+        Promoting an already promoted memory returns the existing row. A
+        demoted memory stays demoted unless ``force`` is given.
+        """
+        check_tier(tier)
+        with self.transaction() as conn:
+            existing = conn.execute(
+                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND source_memory_id = ?",
+                (self.session, memory_id),
+            ).fetchone()
+            if existing is not None:
+                return Promotion(Fact(**dict(existing)), created=False)
+            if not force and self.is_tombstoned(memory_id):
+                raise InputError(f"memory {memory_id} was demoted; pass --force to promote it again")
+            content, metadata = self._source_memory(conn, memory_id)
+            topic = self._derive_topic(conn, memory_id, metadata)
+            fact_id = self.insert_row(
+                conn, tier=tier, topic=topic, content=content, confidence=0.7, source=memory_id, reason=reason
+            )
+        return Promotion(self.get(fact_id), created=True)
+
+    def add(
+        self,
+        content: str,
+        *,
+        topic: str,
+        tier: str = "long_term",
+        confidence: float = 0.7,
+        reason: str | None = None,
+    ) -> Promotion:
+        """Add a fact directly. The same topic and text twice gives one row."""
+        content, topic = check_text("content", content), check_text("topic", topic)
+        check_tier(tier)
+        check_confidence(confidence)
+        with self.transaction() as conn:
+            existing = conn.execute(
+                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND topic = ? AND content = ?",
+                (self.session, topic, content),
+            ).fetchone()
+            if existing is not None:
+                return Promotion(Fact(**dict(existing)), created=False)
+            fact_id = self.insert_row(
+                conn, tier=tier, topic=topic, content=content, confidence=confidence, source=None, reason=reason
+            )
+        return Promotion(self.get(fact_id), created=True)
+
+    def demote(self, persona_id: int, *, reason: str | None = None) -> Fact:
+        """Remove a fact, leaving a tombstone in ``memoria_preferences``, atomically."""
+        with self.transaction() as conn:
+            fact = self.get(persona_id)
+            self.bury(conn, fact, reason or "demoted")
+        return fact
+
+    def reinforce(self, persona_id: int) -> Fact:
+        """Count one more reinforcement and restart the fact's clock."""
+        with self.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE memoria_persona SET reinforcement_count = reinforcement_count + 1, "
+                "last_reinforced_at = ? WHERE id = ? AND session_id = ?",
+                (self.now(), persona_id, self.session),
+            )
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"no persona fact with id {persona_id} in session {self.session!r}")
+        return self.get(persona_id)
+
+    # -- helpers shared with import and retention ------------------------
+
+    def insert_row(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        tier: str,
+        topic: str,
+        content: str,
+        confidence: float,
+        source: str | None,
+        reason: str | None,
+    ) -> int:
+        now = self.now()
+        cursor = conn.execute(
+            "INSERT INTO memoria_persona (session_id, tier, topic, content, confidence, source_memory_id, "
+            "created_at, last_reinforced_at, reinforcement_count, promotion_reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            (self.session, tier, topic, content, confidence, source, now, now, reason),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def bury(self, conn: sqlite3.Connection, fact: Fact, reason: str) -> None:
+        """Tombstone then delete; the caller's transaction makes the pair atomic."""
+        conn.execute(
+            "INSERT INTO memoria_preferences (session_id, preference, topic, evolution, context_snippet, "
+            "source_memory_id) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                fact.session_id,
+                tombstone_text(fact.tier, fact.content),
+                fact.topic,
+                TOMBSTONE_MARK,
+                reason,
+                fact.source_memory_id,
+            ),
+        )
+        conn.execute("DELETE FROM memoria_persona WHERE id = ?", (fact.id,))
+        conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (fact.id,))
+
+    def _source_memory(self, conn: sqlite3.Connection, memory_id: str) -> tuple[str, str | None]:
+        for table in ("working_memory", "episodic_memory"):
+            row = conn.execute(f"SELECT content, metadata_json FROM {table} WHERE id = ?", (memory_id,)).fetchone()
+            if row is not None:
+                if not (row["content"] or "").strip():
+                    raise InputError(f"memory {memory_id} has empty content; nothing to promote")
+                return row["content"].strip(), row["metadata_json"]
+        raise NotFoundError(f"no memory with id {memory_id} in working_memory or episodic_memory")
+
+    def _derive_topic(self, conn: sqlite3.Connection, memory_id: str, metadata_json: str | None) -> str:
+        """metadata ``topic``, else a linked preference or instruction's topic, else ``general``."""
+        topic = _metadata_topic(metadata_json)
+        if topic:
+            return topic
+        queries = (
+            ("memoria_preferences", "AND COALESCE(evolution, '') != ?", (memory_id, TOMBSTONE_MARK)),
+            ("memoria_instructions", "", (memory_id,)),
+        )
+        for table, extra, params in queries:
+            if not _table_exists(conn, table):
+                continue
+            row = conn.execute(
+                f"SELECT topic FROM {table} WHERE source_memory_id = ? AND COALESCE(TRIM(topic), '') != '' "
+                f"{extra} ORDER BY id LIMIT 1",
+                params,
+            ).fetchone()
+            if row is not None:
+                return str(row[0]).strip()
+        return "general"
+
+
+def _metadata_topic(metadata_json: str | None) -> str | None:
+    if not metadata_json:
+        return None
+    try:
+        metadata = json.loads(metadata_json)
+    except (ValueError, TypeError):
+        return None
+    topic = metadata.get("topic") if isinstance(metadata, dict) else None
+    return topic.strip() if isinstance(topic, str) and topic.strip() else None
+
+
+def _table_exists(conn: sqlite3.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None

@@ -1,0 +1,76 @@
+"""Shared fixtures. Every test runs with a clean environment and a private HOME."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from pipeline.settings import load_settings
+from pipeline.store import PersonaStore
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Clear MNEMOSYNE_*, HERMES_HOME and DYNACONF_*; point HOME at a temp dir."""
+    for name in list(os.environ):
+        if name.startswith(("MNEMOSYNE_", "DYNACONF_")) or name == "HERMES_HOME":
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "mnemosyne.db"
+
+
+@pytest.fixture
+def store(db: Path) -> PersonaStore:
+    with PersonaStore(db) as opened:
+        opened.conn  # noqa: B018 - opening creates the schema that tests write into
+        yield opened
+
+
+def add_memory(
+    db: Path,
+    memory_id: str,
+    content: str,
+    *,
+    table: str = "working_memory",
+    metadata: str | None = None,
+    source: str | None = None,
+    importance: float = 0.5,
+    session: str = "default",
+) -> None:
+    """Write a memory the way Mnemosyne would."""
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            f"INSERT INTO {table} (id, content, metadata_json, source, importance, session_id) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (memory_id, content, metadata, source, importance, session),
+        )
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def settings_for(tmp_path: Path):
+    """Settings pointing every path into tmp_path."""
+
+    def make(**overrides):
+        base = {"store.path": str(tmp_path / "mnemosyne.db"), "injection.file": str(tmp_path / "persona.md")}
+        base.update(overrides)
+        return load_settings(overrides=base)
+
+    return make

@@ -1,0 +1,319 @@
+"""The store on a real SQLite file, including one shaped like a real Mnemosyne database."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import InputError, NotFoundError, StoreError
+from pipeline.store import TOMBSTONE_MARK, PersonaStore
+
+from .conftest import add_memory
+
+SCHEMA = Path(__file__).parent / "mnemosyne_schema.sql"
+
+
+@pytest.fixture
+def mnemosyne_db(tmp_path: Path) -> Path:
+    path = tmp_path / "real.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA.read_text())
+    return path
+
+
+def table_info(db: Path) -> dict[str, list[tuple]]:
+    with sqlite3.connect(db) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        return {t: conn.execute(f"PRAGMA table_info({t})").fetchall() for t in tables}
+
+
+def rows(db: Path, table: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+# -- schema ---------------------------------------------------------------------
+
+
+def test_fresh_database_gets_mnemosyne_tables_and_indexes(db):
+    with PersonaStore(db) as store:
+        store.list()
+    with sqlite3.connect(db) as conn:
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name='memoria_persona'").fetchone()[0]
+        indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "CHECK(tier IN ('permanent','long_term','working'))" in sql
+    assert {"idx_persona_session_tier", "idx_persona_tier_topic"} <= indexes
+    columns = [c[1] for c in table_info(db)["memoria_persona"]]
+    assert columns == [
+        "id",
+        "session_id",
+        "tier",
+        "topic",
+        "content",
+        "confidence",
+        "source_memory_id",
+        "created_at",
+        "last_reinforced_at",
+        "reinforcement_count",
+        "promotion_reason",
+    ]
+    assert {"memoria_preferences", "working_memory", "episodic_memory", "persona_origins"} <= set(table_info(db))
+
+
+def test_existing_mnemosyne_tables_are_never_altered(mnemosyne_db):
+    before = table_info(mnemosyne_db)
+    with PersonaStore(mnemosyne_db) as store:
+        store.add("Answers tersely.", topic="style")
+    after = table_info(mnemosyne_db)
+    assert {t: after[t] for t in before} == before
+    assert set(after) - set(before) == {"persona_schema", "persona_origins", "sqlite_sequence"} - set(before)
+
+
+def test_invalid_tier_is_refused_by_the_database_check_too(store):
+    with pytest.raises(sqlite3.IntegrityError):
+        store.conn.execute("INSERT INTO memoria_persona (tier, topic, content) VALUES ('forever', 't', 'c')")
+
+
+# -- promote --------------------------------------------------------------------
+
+
+def test_promote_reads_working_memory_and_takes_topic_from_metadata(mnemosyne_db):
+    add_memory(mnemosyne_db, "m1", "Uses uv, never pip.", metadata='{"topic": "tooling"}')
+    with PersonaStore(mnemosyne_db) as store:
+        result = store.promote("m1", reason="said twice")
+    assert result.created
+    assert (result.fact.topic, result.fact.tier, result.fact.content) == ("tooling", "long_term", "Uses uv, never pip.")
+    assert result.fact.promotion_reason == "said twice"
+
+
+def test_promote_falls_back_to_episodic_memory(mnemosyne_db):
+    add_memory(mnemosyne_db, "e1", "Prefers British spelling.", table="episodic_memory")
+    with PersonaStore(mnemosyne_db) as store:
+        assert store.promote("e1", tier="permanent").fact.tier == "permanent"
+
+
+def test_topic_from_a_linked_preference(mnemosyne_db):
+    add_memory(mnemosyne_db, "m1", "Likes dark mode.")
+    with sqlite3.connect(mnemosyne_db) as conn:
+        conn.execute(
+            "INSERT INTO memoria_preferences (preference, topic, source_memory_id) VALUES ('dark', 'ui', 'm1')"
+        )
+    with PersonaStore(mnemosyne_db) as store:
+        assert store.promote("m1").fact.topic == "ui"
+
+
+def test_topic_from_a_linked_instruction(mnemosyne_db):
+    add_memory(mnemosyne_db, "m1", "Never force-push.")
+    with sqlite3.connect(mnemosyne_db) as conn:
+        conn.execute(
+            "INSERT INTO memoria_instructions (instruction, topic, source_memory_id) VALUES ('x', 'git', 'm1')"
+        )
+        conn.execute("INSERT INTO memoria_timelines (description, source_memory_id) VALUES ('x', 'm1')")
+    with PersonaStore(mnemosyne_db) as store:
+        assert store.promote("m1").fact.topic == "git"
+
+
+def test_topic_defaults_to_general(mnemosyne_db):
+    add_memory(mnemosyne_db, "m1", "Works late.", metadata="not json")
+    with PersonaStore(mnemosyne_db) as store:
+        assert store.promote("m1").fact.topic == "general"
+
+
+def test_promoting_twice_keeps_one_row(store, db):
+    add_memory(db, "m1", "Answers tersely.")
+    first = store.promote("m1")
+    second = store.promote("m1", tier="permanent")
+    assert not second.created and second.fact == first.fact
+    assert len(store.list()) == 1
+
+
+def test_promote_unknown_id_is_an_error(store):
+    with pytest.raises(NotFoundError, match="no memory with id nope in working_memory or episodic_memory"):
+        store.promote("nope")
+
+
+def test_promote_empty_content_is_an_error(store, db):
+    add_memory(db, "m1", "   ")
+    with pytest.raises(InputError, match="memory m1 has empty content"):
+        store.promote("m1")
+    assert store.list() == []
+
+
+def test_promote_invalid_tier_is_an_error_and_writes_nothing(store, db):
+    add_memory(db, "m1", "x")
+    with pytest.raises(InputError, match="invalid tier 'forever': expected one of permanent, long_term, working"):
+        store.promote("m1", tier="forever")
+    assert store.list() == []
+
+
+# -- demote ---------------------------------------------------------------------
+
+
+def test_demote_leaves_a_tombstone_and_deletes_the_fact(store, db):
+    add_memory(db, "m1", "Answers tersely.")
+    fact = store.promote("m1", tier="permanent").fact
+    store.demote(fact.id, reason="changed their mind")
+    assert store.list() == []
+    tomb = rows(db, "memoria_preferences")[-1]
+    assert tomb[1:] == (
+        "default",
+        None,
+        "[demoted from permanent] Answers tersely.",
+        "general",
+        TOMBSTONE_MARK,
+        "changed their mind",
+        "m1",
+    )
+
+
+def test_demote_is_sticky_unless_forced(store, db):
+    add_memory(db, "m1", "Answers tersely.")
+    store.demote(store.promote("m1").fact.id)
+    with pytest.raises(InputError, match="memory m1 was demoted; pass --force"):
+        store.promote("m1")
+    assert store.promote("m1", force=True).created
+
+
+def test_demote_unknown_id_is_an_error(store):
+    with pytest.raises(NotFoundError, match="no persona fact with id 42 in session 'default'"):
+        store.demote(42)
+
+
+def test_tombstone_transaction_is_atomic(store, db):
+    add_memory(db, "m1", "Answers tersely.")
+    fact = store.promote("m1").fact
+    prefs_before, persona_before = rows(db, "memoria_preferences"), rows(db, "memoria_persona")
+    # A real failure inside the transaction, after the tombstone insert.
+    store.conn.execute(
+        "CREATE TRIGGER fail_delete BEFORE DELETE ON memoria_persona BEGIN SELECT RAISE(ABORT, 'injected'); END"
+    )
+    with pytest.raises(StoreError, match="injected"):
+        store.demote(fact.id)
+    assert rows(db, "memoria_preferences") == prefs_before
+    assert rows(db, "memoria_persona") == persona_before
+
+
+# -- list, reinforce, add ----------------------------------------------------------
+
+
+def test_list_orders_by_tier_then_reinforcement_then_id(store):
+    w = store.add("w", topic="t", tier="working").fact
+    l1 = store.add("l1", topic="t").fact
+    l2 = store.add("l2", topic="t").fact
+    p = store.add("p", topic="u", tier="permanent").fact
+    store.reinforce(l2.id)
+    assert [f.id for f in store.list()] == [p.id, l2.id, l1.id, w.id]
+    assert [f.id for f in store.list(tier="long_term")] == [l2.id, l1.id]
+    assert [f.id for f in store.list(topic="u")] == [p.id]
+
+
+def test_sessions_are_isolated(db):
+    with PersonaStore(db, session="work") as work, PersonaStore(db, session="home") as home:
+        fact = work.add("Uses uv.", topic="tooling").fact
+        assert home.list() == []
+        with pytest.raises(NotFoundError):
+            home.reinforce(fact.id)
+        assert [f.content for f in work.list()] == ["Uses uv."]
+
+
+def test_reinforce_counts_and_restarts_the_clock(db):
+    clock = FakeClock()
+    with PersonaStore(db, clock=clock) as store:
+        fact = store.add("x", topic="t").fact
+        clock.now += timedelta(days=3)
+        again = store.reinforce(fact.id)
+    assert again.reinforcement_count == 1
+    assert again.last_reinforced_at == "2026-01-04 12:00:00"
+    assert again.created_at == "2026-01-01 12:00:00"
+
+
+def test_reinforce_unknown_id_is_an_error(store):
+    with pytest.raises(NotFoundError, match="no persona fact with id 7"):
+        store.reinforce(7)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"content": "  ", "topic": "t"}, "content is empty"),
+        ({"content": "x", "topic": ""}, "topic is empty"),
+        ({"content": "x", "topic": "t", "confidence": 1.5}, "invalid confidence 1.5"),
+        ({"content": "x", "topic": "t", "tier": "eternal"}, "invalid tier 'eternal'"),
+        ({"content": "a\x00b", "topic": "t"}, "content contains a NUL byte"),
+    ],
+)
+def test_add_rejects_bad_input(store, kwargs, message):
+    content = kwargs.pop("content")
+    with pytest.raises(InputError, match=message):
+        store.add(content, **kwargs)
+    assert store.list() == []
+
+
+def test_add_same_fact_twice_keeps_one_row(store):
+    assert store.add("x", topic="t").created
+    assert not store.add(" x ", topic="t").created
+    assert len(store.list()) == 1
+
+
+# -- bad databases ---------------------------------------------------------------
+
+
+def test_missing_directory_is_a_clear_error(tmp_path):
+    with (
+        pytest.raises(StoreError, match=r"database directory .*nowhere does not exist"),
+        PersonaStore(tmp_path / "nowhere" / "m.db") as store,
+    ):
+        store.list()
+
+
+def test_unreadable_directory_is_a_clear_error(tmp_path):
+    import os
+
+    if os.geteuid() == 0:
+        locked = tmp_path / "file-not-dir"
+        locked.write_text("x")
+        path = locked / "m.db"  # a file where the directory should be
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o000)
+        path = locked / "m.db"
+    with pytest.raises(StoreError, match=r"does not exist|cannot open database"), PersonaStore(path) as store:
+        store.list()
+
+
+def test_a_file_that_is_not_sqlite_is_a_clear_error_and_untouched(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"these are my notes, not a database" * 100)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=r"notes\.db is not a SQLite database"), PersonaStore(path) as store:
+        store.list()
+    assert path.read_bytes() == before
+
+
+def test_locked_database_fails_after_the_busy_timeout_and_changes_nothing(db):
+    with PersonaStore(db) as store:
+        store.add("kept", topic="t")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with (
+            pytest.raises(StoreError, match=r"is locked by another writer \(waited 50 ms\)"),
+            PersonaStore(db, busy_timeout_ms=50) as store,
+        ):
+            store.add("lost?", topic="t")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with PersonaStore(db) as store:
+        assert [f.content for f in store.list()] == ["kept"]
