@@ -1,0 +1,132 @@
+"""The one cap: fit text to a token budget at section boundaries.
+
+The renderer applies it to a fresh render and the injector to whatever is on
+disk (possibly hand-edited), so it works on text alone: a section starts at
+a line beginning with the boundary string, and everything before the first
+such line is the preamble.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from .tokens import TokenCounter
+
+# Per-section estimates only decide which sections are worth an exact count;
+# joins can merge a few tokens across a boundary, so allow for that.
+JOIN_SLACK = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Capped:
+    """The capped text and what the cap did."""
+
+    text: str
+    tokens: int
+    budget: int
+    sections_total: int
+    sections_kept: int
+    partial: bool = False
+
+    @property
+    def sections_dropped(self) -> int:
+        return self.sections_total - self.sections_kept
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    preamble: str
+    sections: tuple[str, ...]
+
+
+def split_sections(text: str, boundary: str) -> Split:
+    """Cut text into a preamble and sections, each starting at a boundary line. Lossless."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if boundary and line.startswith(boundary)]
+    if not starts:
+        return Split(text, ())
+    preamble = "".join(lines[: starts[0]])
+    bounds = [*starts, len(lines)]
+    sections = tuple("".join(lines[a:b]) for a, b in itertools.pairwise(bounds))
+    return Split(preamble, sections)
+
+
+def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, note: str) -> Capped:
+    """Fit ``text`` into ``budget`` tokens without cutting a section or a line.
+
+    Whole sections are kept in order; one that does not fit is skipped and
+    smaller ones after it still get their chance. When anything is dropped the
+    note is appended, inside the budget. If no section fits, the first
+    section's leading whole lines that fit are kept, so the persona is never
+    empty merely because one section is large.
+    """
+    split = split_sections(text, boundary)
+    total = len(split.sections)
+    if budget <= 0 or not text:
+        return Capped("", 0, budget, total, 0)
+    tokens = counter.count(text)
+    if tokens <= budget:
+        return Capped(text, tokens, budget, total, total)
+    return _fit(split, budget, counter, note)
+
+
+def _with_note(body: str, note: str) -> str:
+    if not note:
+        return body
+    if not body:
+        return note + "\n"
+    separator = "" if body.endswith("\n\n") else "\n" if body.endswith("\n") else "\n\n"
+    return f"{body}{separator}{note}\n"
+
+
+def _fit(split: Split, budget: int, counter: TokenCounter, note: str) -> Capped:
+    total = len(split.sections)
+    preamble = split.preamble
+    if counter.count(_with_note(preamble, note)) > budget:
+        preamble = ""
+    estimates = counter.count_many(split.sections)
+    kept: list[int] = []
+    base = counter.count(_with_note(preamble, note))
+    for index, estimate in enumerate(estimates):
+        if base + estimate > budget + JOIN_SLACK:
+            continue
+        candidate = _assemble(preamble, split.sections, [*kept, index])
+        candidate_tokens = counter.count(_with_note(candidate, note))
+        if candidate_tokens <= budget:
+            kept.append(index)
+            base = candidate_tokens
+    if kept:
+        text = _with_note(_assemble(preamble, split.sections, kept), note)
+        return Capped(text, counter.count(text), budget, total, len(kept))
+    return _partial_first(preamble, split, budget, counter, note)
+
+
+def _assemble(preamble: str, sections: tuple[str, ...], indexes: list[int]) -> str:
+    return preamble + "".join(sections[i] for i in indexes)
+
+
+def _partial_first(preamble: str, split: Split, budget: int, counter: TokenCounter, note: str) -> Capped:
+    """The first section's heading and leading whole lines, as many as fit.
+
+    With no sections at all (a hand-written file without headings), the
+    preamble's own leading lines are used instead.
+    """
+    total = len(split.sections)
+    if split.sections:
+        prefix, lines = preamble, split.sections[0].splitlines(keepends=True)
+    else:
+        prefix, lines = "", split.preamble.splitlines(keepends=True)
+    best = ""
+    # Binary search on the number of leading lines: token counts grow with it.
+    low, high = 1, len(lines)
+    while low <= high:
+        middle = (low + high) // 2
+        candidate = _with_note(prefix + "".join(lines[:middle]), note)
+        if counter.count(candidate) <= budget:
+            best, low = candidate, middle + 1
+        else:
+            high = middle - 1
+    if best:
+        return Capped(best, counter.count(best), budget, total, 0, partial=True)
+    return Capped("", 0, budget, total, 0)
