@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install test lint typecheck clean
+.PHONY: all help install render test lint typecheck bench golden clean
 
 all: lint typecheck test ## lint, typecheck, then test
 
@@ -21,14 +21,25 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## create .venv and install the package with its dev extra
 
+render: $(STAMP) ## import the example facts into var/demo and render every target of config/demo.yaml
+	mkdir -p -m 700 $(DEMO_DIR)
+	$(BIN)/persona -c config/demo.yaml import config/facts.example.yaml
+	$(BIN)/persona -c config/demo.yaml render
+
 test: $(STAMP) ## run the test suite
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP) ## ruff
-	$(BIN)/ruff check pipeline tests
+	$(BIN)/ruff check pipeline tests benchmarks
 
 typecheck: $(STAMP) ## mypy
 	$(BIN)/mypy
+
+bench: $(STAMP) ## print the benchmark table (figures, not pass/fail)
+	$(BIN)/python -m benchmarks
+
+golden: $(STAMP) ## regenerate the golden files of the shipped templates; review the diff
+	$(BIN)/python -m tests.golden
 
 clean: ## remove the venv, caches and demo output
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,4 +1,4 @@
-"""Crash-safe file replacement."""
+"""Crash-safe, private file replacement."""
 
 from __future__ import annotations
 
@@ -9,7 +9,23 @@ from pathlib import Path
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
-TEMP_PREFIX = ".persona-tmp-"
+
+
+def temp_prefix(path: Path) -> str:
+    """Temp files are named after their target, so cleaning up one target never touches another's."""
+    return f".{path.name}.tmp-"
+
+
+def ensure_private_dir(directory: Path) -> None:
+    """Create missing directories (parents included) with mode 0700; leave existing ones alone."""
+    missing = []
+    current = directory
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=PRIVATE_DIR)
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int = PRIVATE_FILE) -> None:
@@ -19,8 +35,8 @@ def atomic_write_text(path: Path, text: str, *, mode: int = PRIVATE_FILE) -> Non
     within one filesystem), is fsynced before the rename, and the directory is
     fsynced after it so the rename itself survives a power cut.
     """
-    path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    ensure_private_dir(path.parent)
+    fd, temp_name = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             os.fchmod(handle.fileno(), mode)
@@ -33,6 +49,16 @@ def atomic_write_text(path: Path, text: str, *, mode: int = PRIVATE_FILE) -> Non
             os.unlink(temp_name)
         raise
     fsync_dir(path.parent)
+
+
+def remove_stale_temps(path: Path) -> int:
+    """Delete temp files a killed writer left behind. Call only while holding the target's lock."""
+    removed = 0
+    for leftover in path.parent.glob(temp_prefix(path) + "*"):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+            removed += 1
+    return removed
 
 
 def fsync_dir(directory: Path) -> None:

@@ -18,7 +18,7 @@ from .atomic import atomic_write_text
 from .config_files import DEFAULT_SECTION, ConfigLayer, deep_merge, parse_yaml_file, to_plain
 from .errors import ConfigError
 from .provenance import validate_layers
-from .settings import Settings
+from .settings import Settings, TargetSettings
 
 HEADER = """\
 # persona-tier configuration: every setting, with its default.
@@ -36,9 +36,20 @@ def reference_yaml() -> str:
     out = [HEADER]
     defaults = Settings().model_dump(mode="json")
     for name, field in Settings.model_fields.items():
-        out.append(f"\n# {field.description}\n{name}:\n")
-        out.append(_section(field.annotation, defaults[name], indent="  "))
+        out.append(f"\n# {field.description}\n")
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            out.append(f"{name}:\n" + _section(field.annotation, defaults[name], indent="  "))
+        else:
+            out.append(_field_notes(name) + _dump_value(name, defaults[name], indent=""))
     return "".join(out)
+
+
+def _field_notes(name: str) -> str:
+    """Comments describing the members of a collection setting (each target's keys)."""
+    if name != "targets":
+        return ""
+    lines = [f"#   {key}: {field.description}\n" for key, field in TargetSettings.model_fields.items()]
+    return "# Each target's keys:\n" + "".join(lines)
 
 
 def _section(model: Any, values: dict[str, Any], indent: str) -> str:

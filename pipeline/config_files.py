@@ -69,7 +69,10 @@ def resolve_config_files(explicit: list[Path] | None, *, environ: Mapping[str, s
         named = [Path(p).expanduser() for p in raw if p]
     else:
         default = default_config_path()
-        named = [default] if default.exists() else []
+        try:
+            named = [default] if default.exists() else []
+        except OSError as error:
+            raise ConfigError([f"cannot check the default config file {default}: {error.strerror}"]) from None
         return _with_local_twins(named)
     missing = [f"config file {p} does not exist" for p in named if not p.is_file()]
     if missing:

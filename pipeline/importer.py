@@ -158,6 +158,7 @@ def _apply(store: PersonaStore, conn: Any, entry: FactEntry, origin: str, report
             "UPDATE memoria_persona SET tier = ?, confidence = ?, promotion_reason = ? WHERE id = ?",
             (entry.tier, entry.confidence, entry.reason, row["id"]),
         )
+        store.touch(conn)
         report.updated.append(row["id"])
     else:
         report.unchanged.append(row["id"])

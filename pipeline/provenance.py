@@ -84,6 +84,8 @@ def validate_layers(
 
 def _describe_error(item: Any, provenance: Provenance) -> str:
     path = tuple(str(part) for part in item["loc"])
+    if not path:  # a whole-model check; its message names its own keys
+        return str(item["msg"]).removeprefix("Value error, ")
     dotted = ".".join(path) or "(top level)"
     source = source_of(provenance, path)
     if item["type"] == "extra_forbidden":

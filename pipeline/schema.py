@@ -76,6 +76,38 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX idx_persona_origins_origin ON persona_origins(origin)",
     ),
+    (
+        # A counter bumped by every store change: renders carry it, so an older
+        # render never overwrites a newer one, and triggers see "store changed".
+        """CREATE TABLE persona_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            generation INTEGER NOT NULL DEFAULT 0,
+            changed_at TEXT
+        )""",
+        "INSERT INTO persona_state (id, generation) VALUES (1, 0)",
+        """CREATE TABLE persona_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_at TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            path TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            budget INTEGER NOT NULL,
+            sections_kept INTEGER NOT NULL,
+            sections_dropped INTEGER NOT NULL,
+            generation INTEGER NOT NULL,
+            memory_watermark INTEGER NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('written', 'unchanged', 'stale')),
+            config_hash TEXT
+        )""",
+        "CREATE INDEX idx_persona_runs_target ON persona_runs(path, generation)",
+        # Lookups by source memory: promote's "already promoted", extract's candidates.
+        "CREATE INDEX IF NOT EXISTS idx_persona_source ON memoria_persona(session_id, source_memory_id)",
+        "CREATE INDEX IF NOT EXISTS idx_persona_tombstones ON memoria_preferences(source_memory_id) "
+        "WHERE evolution = 'persona_tombstone'",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -32,6 +33,7 @@ from pydantic_settings import (
 )
 
 from .config_files import ConfigLayer, load_layers, resolve_config_files
+from .errors import ConfigError, StageError
 from .paths import default_db_path
 from .provenance import Provenance, validate_layers
 
@@ -83,6 +85,7 @@ class InjectionSettings(Section):
     check_interval_ms: int = Field(
         250, ge=0, description="How often the injector may stat the file; 0 checks on every call."
     )
+    target: str = Field("markdown", min_length=1, description="The target whose file the injector reads.")
 
 
 class CapSettings(Section):
@@ -107,6 +110,23 @@ class TriggerSettings(Section):
     )
 
 
+class TargetSettings(Section):
+    template: str = Field("persona.md.j2", min_length=1, description="Template file name.")
+    path: Path | None = Field(None, description="Output file. Empty means injection.file.")
+    budget: int | None = Field(None, description="Token budget. Empty means cap.token_cap.")
+    boundary: str = Field("## ", min_length=1, description="A line starting with this begins a section.")
+    truncation_note: str | None = Field(None, description="Note when sections are dropped. Empty means cap's.")
+
+
+class RenderSettings(Section):
+    template_dirs: list[Path] = Field(
+        default_factory=list, description="User template directories, searched before the built-in templates/."
+    )
+
+
+StageEntry = str | dict[str, dict[str, Any]]
+
+
 class Settings(BaseSettings):
     """The resolved configuration. Build it with :func:`load_settings`."""
 
@@ -121,6 +141,36 @@ class Settings(BaseSettings):
     injection: InjectionSettings = Field(default_factory=InjectionSettings, description="Prompt injection.")
     cap: CapSettings = Field(default_factory=CapSettings, description="The token cap shared by renderer and injector.")
     triggers: TriggerSettings = Field(default_factory=TriggerSettings, description="Regeneration triggers.")
+    render: RenderSettings = Field(default_factory=RenderSettings, description="Template lookup.")
+    pipeline: list[StageEntry] = Field(
+        default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),
+        description="Stages in order; each a bare name or `name: {options}` (see README, Stages).",
+    )
+    targets: dict[str, TargetSettings] = Field(
+        default_factory=lambda: {"markdown": TargetSettings()},
+        description="Named outputs; each has a template, a path, a budget and a section boundary.",
+    )
+
+    @model_validator(mode="after")
+    def _injected_target_exists(self) -> Settings:
+        if self.injection.target not in self.targets:
+            known = ", ".join(sorted(self.targets)) or "none"
+            raise ValueError(f"injection.target {self.injection.target!r} is not a target (known: {known})")
+        return self
+
+    def target(self, name: str) -> ResolvedTarget:
+        """A target with its fallbacks (path, budget, note) filled in."""
+        if name not in self.targets:
+            raise StageError(f"unknown target {name!r}; known targets: {', '.join(sorted(self.targets))}")
+        target = self.targets[name]
+        return ResolvedTarget(
+            name=name,
+            template=target.template,
+            path=(target.path or self.injection.file).expanduser(),
+            budget=self.cap.token_cap if target.budget is None else target.budget,
+            boundary=target.boundary,
+            note=self.cap.truncation_note if target.truncation_note is None else target.truncation_note,
+        )
 
     @classmethod
     def settings_customise_sources(
@@ -134,6 +184,18 @@ class Settings(BaseSettings):
         # Constructing Settings only validates what it is given; the layered
         # sources are resolved by load_settings, which also records provenance.
         return (init_settings,)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedTarget:
+    """A target as the pipeline and injector use it: every fallback applied."""
+
+    name: str
+    template: str
+    path: Path
+    budget: int
+    boundary: str
+    note: str
 
 
 class LegacyEnvSource(PydanticBaseSettingsSource):
@@ -177,8 +239,6 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
             value = raw
         flat[tuple(key.strip().split("."))] = value
     if problems:
-        from .errors import ConfigError
-
         raise ConfigError(problems)
     return _nest(flat)
 

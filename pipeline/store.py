@@ -6,6 +6,7 @@ Every operation runs in one transaction and reads only its session's rows.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -138,6 +139,7 @@ class PersonaStore:
             raise StoreError(f"database directory {parent} does not exist (create it, or set store.path / --db)")
         if self.path.is_dir():
             raise StoreError(f"database path {self.path} is a directory")
+        _create_private(self.path)
         with self.errors():
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None)
             try:
@@ -303,6 +305,7 @@ class PersonaStore:
             )
             if cursor.rowcount == 0:
                 raise NotFoundError(f"no persona fact with id {persona_id} in session {self.session!r}")
+            self.touch(conn)
         return self.get(persona_id)
 
     # -- helpers shared with import and retention ------------------------
@@ -326,6 +329,7 @@ class PersonaStore:
             (self.session, tier, topic, content, confidence, source, now, now, reason),
         )
         assert cursor.lastrowid is not None
+        self.touch(conn)
         return cursor.lastrowid
 
     def bury(self, conn: sqlite3.Connection, fact: Fact, reason: str) -> None:
@@ -344,6 +348,16 @@ class PersonaStore:
         )
         conn.execute("DELETE FROM memoria_persona WHERE id = ?", (fact.id,))
         conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (fact.id,))
+        self.touch(conn)
+
+    def touch(self, conn: sqlite3.Connection) -> None:
+        """Record a store change (inside the caller's transaction)."""
+        conn.execute("UPDATE persona_state SET generation = generation + 1, changed_at = ? WHERE id = 1", (self.now(),))
+
+    def generation(self) -> int:
+        """How many changes the store has seen; it only grows."""
+        with self.errors():
+            return int(self.conn.execute("SELECT generation FROM persona_state WHERE id = 1").fetchone()[0])
 
     def _source_memory(self, conn: sqlite3.Connection, memory_id: str) -> tuple[str, str | None]:
         for table in ("working_memory", "episodic_memory"):
@@ -356,7 +370,7 @@ class PersonaStore:
 
     def _derive_topic(self, conn: sqlite3.Connection, memory_id: str, metadata_json: str | None) -> str:
         """metadata ``topic``, else a linked preference or instruction's topic, else ``general``."""
-        topic = _metadata_topic(metadata_json)
+        topic = metadata_topic(metadata_json)
         if topic:
             return topic
         queries = (
@@ -376,7 +390,7 @@ class PersonaStore:
         return "general"
 
 
-def _metadata_topic(metadata_json: str | None) -> str | None:
+def metadata_topic(metadata_json: str | None) -> str | None:
     if not metadata_json:
         return None
     try:
@@ -385,6 +399,16 @@ def _metadata_topic(metadata_json: str | None) -> str | None:
         return None
     topic = metadata.get("topic") if isinstance(metadata, dict) else None
     return topic.strip() if isinstance(topic, str) and topic.strip() else None
+
+
+def _create_private(path: Path) -> None:
+    """A new database holds personal data: create it 0600 (SQLite gives its -wal and -shm files the same mode)."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise StoreError(f"cannot create database {path}: {error.strerror}") from None
 
 
 def _table_exists(conn: sqlite3.Connection, name: str) -> bool:

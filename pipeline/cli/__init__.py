@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from . import store_cmds
+from . import render_cmds, store_cmds
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app
 
@@ -40,6 +40,7 @@ def main(
 
 
 store_cmds.register(app)
+render_cmds.register(app)
 app.add_typer(config_app, name="config")
 
 __all__ = ["app"]

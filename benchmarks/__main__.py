@@ -1,0 +1,103 @@
+"""Print the benchmark table: pipeline time, injector cost, and budget use at 1k / 10k / 100k facts."""
+
+from __future__ import annotations
+
+import platform
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pipeline.injector import PersonaInjector
+from pipeline.runner import run_pipeline
+from pipeline.settings import Settings, load_settings
+from pipeline.store import PersonaStore
+
+SIZES = (1_000, 10_000, 100_000)
+TOPICS = 40
+PHRASES = (
+    "Answers tersely and skips the preamble",
+    "Uses uv for Python, never pip",
+    "Never force-push a shared branch",
+    "用中文回答技术问题，代码注释用英文",
+    "日本語のドキュメントは丁寧語で書く",
+    "Prefers 🎉 emoji only in chat, never in commits",
+    "Schreibt Commit-Nachrichten auf Englisch",
+)
+
+
+def populate(db: Path, count: int) -> None:
+    """Bulk-load facts straight into memoria_persona, as a large existing store would hold them."""
+    with PersonaStore(db) as store:
+        store.list()  # schema
+    rows = [
+        ("default", ("permanent", "long_term", "working")[i % 3], f"topic {i % TOPICS}",
+         f"{PHRASES[i % len(PHRASES)]} (variant {i})", 0.5 + (i % 50) / 100, i % 17)
+        for i in range(count)
+    ]
+    with sqlite3.connect(db) as conn:
+        conn.executemany(
+            "INSERT INTO memoria_persona (session_id, tier, topic, content, confidence, reinforcement_count) "
+            "VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
+def settings_in(workdir: Path) -> Settings:
+    return load_settings(overrides={
+        "store.path": str(workdir / "m.db"), "injection.file": str(workdir / "persona.md"),
+        "injection.enabled": True,
+    })
+
+
+def time_pipeline(settings: Settings, repeats: int = 3) -> tuple[float, int, int]:
+    """Median seconds of a full render (extract → write), with tokens used and the budget."""
+    times, report = [], None
+    for _ in range(repeats):
+        with PersonaStore.from_settings(settings) as store:
+            start = time.perf_counter()
+            report = run_pipeline(settings, store=store)[0]
+            times.append(time.perf_counter() - start)
+    assert report is not None
+    return statistics.median(times), report.tokens, report.budget
+
+
+def time_injector(settings: Settings) -> tuple[float, float]:
+    """(cold µs per call: new injector, stat + read + cap; warm µs per call)."""
+    cold = []
+    for _ in range(50):
+        injector = PersonaInjector(settings)
+        start = time.perf_counter_ns()
+        injector.block()
+        cold.append(time.perf_counter_ns() - start)
+    injector = PersonaInjector(settings)
+    injector.block()
+    calls = 1_000_000
+    block = injector.block
+    start = time.perf_counter_ns()
+    for _ in range(calls):
+        block()
+    warm = (time.perf_counter_ns() - start) / calls
+    return statistics.median(cold) / 1000, warm / 1000
+
+
+def main() -> None:
+    print(f"# persona-tier benchmarks — {platform.processor() or platform.machine()}, Python {sys.version.split()[0]}")
+    print()
+    print(f"{'facts':>8}  {'pipeline':>10}  {'inject cold':>12}  {'inject warm':>12}  {'tokens/budget':>14}")
+    pipeline_times = {}
+    for size in SIZES:
+        with tempfile.TemporaryDirectory() as tmp:
+            workdir = Path(tmp)
+            populate(workdir / "m.db", size)
+            settings = settings_in(workdir)
+            seconds, tokens, budget = time_pipeline(settings)
+            cold_us, warm_us = time_injector(settings)
+        pipeline_times[size] = seconds
+        print(f"{size:>8}  {seconds * 1000:>8.1f}ms  {cold_us:>10.1f}µs  {warm_us:>10.3f}µs  {tokens:>6}/{budget:<7}")
+    print()
+    print(f"10k -> 100k pipeline time ratio: {pipeline_times[100_000] / pipeline_times[10_000]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Put the persona file into a system prompt, on every turn, cheaply.
+
+The injector reads the injected target's file and applies the same cap, with
+the same counter, budget and section boundary, as the pipeline. The file may
+be hand-edited, so the cap works on the text's own section boundaries.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cap import cap_text
+from .settings import ResolvedTarget, Settings
+from .tokens import get_counter
+
+log = logging.getLogger(__name__)
+
+FileKey = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A capped block and the file state it was read from."""
+
+    text: str
+    key: FileKey | None
+
+
+class PersonaInjector:
+    """``block()`` is the capped persona text; ``inject(prompt)`` appends it under the header.
+
+    A warm call makes no syscall: the file is stat'ed at most once per
+    ``injection.check_interval_ms``, and re-read only when its
+    (mtime_ns, size, inode, ctime_ns) changed. ctime cannot be set back by
+    ``cp -p``, ``rsync -t`` or a restore, so a content change that restores the
+    mtime is still seen, even in place and at the same size.
+    """
+
+    def __init__(self, settings: Settings, *, session_id: str | None = None) -> None:
+        self.settings = settings
+        self.session_id = session_id or settings.store.session
+        self.enabled = settings.injection.enabled
+        self.header = settings.injection.header
+        self._target: ResolvedTarget = settings.target(settings.injection.target)
+        self._interval_ns = settings.injection.check_interval_ms * 1_000_000
+        self._checked_at: int | None = None
+        self._block = Block("", None)
+        self._warned: set[tuple[str, str]] = set()
+
+    @property
+    def path(self) -> Path:
+        return self._target.path
+
+    def block(self) -> str:
+        """The capped persona text, or "" when disabled or unreadable (with one warning per distinct error)."""
+        if not self.enabled:
+            return ""
+        now = time.monotonic_ns()
+        if self._checked_at is not None and now - self._checked_at < self._interval_ns:
+            return self._block.text
+        self._checked_at = now
+        self._block = self._refresh(self._block)
+        return self._block.text
+
+    def inject(self, system_prompt: str) -> str:
+        """The system prompt with the persona block appended under the header."""
+        block = self.block()
+        return f"{system_prompt}{self.appendix(block)}" if block else system_prompt
+
+    def appendix(self, block: str) -> str:
+        """Exactly what is appended to a system prompt for ``block``."""
+        return f"\n\n{self.header}\n{block}" if block else ""
+
+    def _refresh(self, cached: Block) -> Block:
+        path = self._target.path
+        try:
+            stat = os.stat(path)
+            key = (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
+            if key == cached.key:
+                return cached
+            return Block(self.read_capped(), key)
+        except OSError as error:
+            self._warn(error)
+            return Block("", None)
+
+    def read_capped(self) -> str:
+        """Read the file now and cap it; OSError propagates to the caller."""
+        path = self._target.path
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory", str(path))
+        raw = path.read_bytes()
+        text = raw.decode("utf-8", errors="replace")
+        if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+            self._warn_once("utf-8", f"persona file {path} is not valid UTF-8; bad bytes were replaced")
+        return self.cap(text)
+
+    def cap(self, text: str) -> str:
+        """The shared cap with this target's budget, boundary and note, minus any title of the file's own."""
+        target = self._target
+        counter = get_counter(self.settings.cap.counter)
+        capped = cap_text(_drop_title(text), budget=target.budget, counter=counter, boundary=target.boundary,
+                          note=target.note)
+        return capped.text
+
+    def _warn(self, error: OSError) -> None:
+        reason = {
+            FileNotFoundError: "does not exist",
+            IsADirectoryError: "is a directory",
+            PermissionError: "is not readable (permission denied)",
+        }.get(type(error), error.strerror or str(error))
+        self._warn_once(type(error).__name__, f"persona file {self._target.path} {reason}; injecting nothing")
+
+    def _warn_once(self, kind: str, message: str) -> None:
+        key = (kind, str(self._target.path))
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(message)
+
+
+def _drop_title(text: str) -> str:
+    """The injector's header is the block's only H1, so a leading ``# Title`` line in the file is dropped."""
+    if text.startswith("# "):
+        _, _, rest = text.partition("\n")
+        return rest.lstrip("\n")
+    return text

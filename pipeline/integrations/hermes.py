@@ -1,0 +1,39 @@
+"""Hermes Agent: a drop-in replacement for Mnemosyne's ``HermesPersonaPromptMixin``.
+
+Same method names, same header, same behaviour when disabled (no file
+access), but driven by the persona-tier settings and the shared cap.
+"""
+
+from __future__ import annotations
+
+from ..injector import PersonaInjector
+from ..settings import Settings, load_settings
+
+
+class PersonaPromptMixin:
+    """Mix into an agent class; call ``_with_persona_block(base_prompt)`` when building the system prompt.
+
+    Settings are resolved on first use (or taken from ``persona_settings``, if
+    the host sets it), never at import time.
+    """
+
+    persona_settings: Settings | None = None
+    persona_session_id: str | None = None
+    _persona_injector: PersonaInjector | None = None
+
+    def _persona(self) -> PersonaInjector:
+        if self._persona_injector is None:
+            settings = self.persona_settings or load_settings()
+            self._persona_injector = PersonaInjector(settings, session_id=self.persona_session_id)
+        return self._persona_injector
+
+    def _persona_block(self) -> str:
+        """The capped persona text, or "" (disabled, missing or unreadable file)."""
+        return self._persona().block()
+
+    def _with_persona_block(self, base: str) -> str:
+        """``base`` plus the persona block under ``# L3 Persona (Active Behavioral Rules)``."""
+        return self._persona().inject(base)
+
+
+HermesPersonaPromptMixin = PersonaPromptMixin  # the existing tier's name, for drop-in imports

@@ -1,0 +1,53 @@
+"""The ``persona_runs`` log: one row per target per render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .store import PersonaStore
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    target: str
+    path: Path
+    reason: str
+    sha256: str
+    tokens: int
+    budget: int
+    sections_kept: int
+    sections_dropped: int
+    generation: int
+    memory_watermark: int
+    outcome: str  # written, unchanged or stale
+    config_hash: str | None = None
+
+
+def record_run(store: PersonaStore, run: RunRecord) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO persona_runs (run_at, session_id, target, path, reason, sha256, tokens, budget, "
+            "sections_kept, sections_dropped, generation, memory_watermark, outcome, config_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (store.now(), store.session, run.target, str(run.path), run.reason, run.sha256, run.tokens, run.budget,
+             run.sections_kept, run.sections_dropped, run.generation, run.memory_watermark, run.outcome,
+             run.config_hash),
+        )
+
+
+def newest_generation(store: PersonaStore, path: Path) -> int | None:
+    """The highest store generation already rendered into ``path`` (written or found unchanged)."""
+    with store.errors():
+        row = store.conn.execute(
+            "SELECT MAX(generation) FROM persona_runs WHERE path = ? AND outcome != 'stale'", (str(path),)
+        ).fetchone()
+    return None if row[0] is None else int(row[0])
+
+
+def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:
+    """The most recent runs, newest first."""
+    with store.errors():
+        rows = store.conn.execute("SELECT * FROM persona_runs ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+    return [dict(row) for row in rows]

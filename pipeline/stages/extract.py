@@ -1,0 +1,70 @@
+"""extract: the session's persona rows, plus optional candidate memories."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from pydantic import Field
+
+from ..clock import to_db
+from ..context import StageContext
+from ..model import FactSet, PersonaFact, Start
+from ..registry import StageOptions, stage
+from ..store import TOMBSTONE_MARK, metadata_topic
+
+# Columns in PersonaFact's field order, so rows become facts without a Python call per row.
+PERSONA_SQL = """
+SELECT printf('p:%012d', id), tier, topic, content, COALESCE(confidence, 0.7), COALESCE(reinforcement_count, 0),
+       COALESCE(MAX(0.0, julianday(?) - julianday(COALESCE(last_reinforced_at, created_at))), 0.0), 'persona'
+FROM memoria_persona WHERE session_id = ?
+"""
+
+CANDIDATE_SQL = """
+SELECT m.id, m.content, m.metadata_json, COALESCE(m.importance, 0.0),
+       MAX(0.0, julianday(?) - julianday(COALESCE(m.timestamp, m.created_at)))
+FROM {table} m
+WHERE m.session_id = ? AND m.source IN ({sources}) AND m.importance >= ? AND TRIM(m.content) != ''
+  AND NOT EXISTS (SELECT 1 FROM memoria_persona p WHERE p.session_id = m.session_id AND p.source_memory_id = m.id)
+  AND NOT EXISTS (SELECT 1 FROM memoria_preferences t WHERE t.source_memory_id = m.id
+                  AND t.evolution = '{tombstone}' AND t.session_id = m.session_id)
+"""
+
+
+class ExtractOptions(StageOptions):
+    candidates: bool = Field(False, description="Also propose unpromoted memories as working-tier facts.")
+    candidate_sources: list[str] = Field(
+        default_factory=lambda: ["preference", "persona", "stated"],
+        description="Memory `source` values that may be proposed.",
+    )
+    min_importance: float = Field(0.8, ge=0.0, le=1.0, description="Least importance of a proposed memory.")
+
+
+@stage("extract", options=ExtractOptions)
+def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> FactSet:
+    """Read the session's facts in one consistent snapshot."""
+    store, now = ctx.store, to_db(ctx.clock())
+    with store.errors():
+        conn = store.conn
+        conn.execute("BEGIN")
+        try:
+            facts = list(map(PersonaFact._make, conn.execute(PERSONA_SQL, (now, store.session))))
+            if options.candidates and options.candidate_sources:
+                facts += _candidates(conn, now, store.session, options)
+            generation = conn.execute("SELECT generation FROM persona_state WHERE id = 1").fetchone()[0]
+            watermark = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM working_memory").fetchone()[0]
+        finally:
+            conn.execute("COMMIT")
+    return FactSet(tuple(facts), int(generation), int(watermark))
+
+
+def _candidates(conn: sqlite3.Connection, now: str, session: str, options: ExtractOptions) -> list[PersonaFact]:
+    marks = ", ".join("?" for _ in options.candidate_sources)
+    found = []
+    for table in ("working_memory", "episodic_memory"):
+        sql = CANDIDATE_SQL.format(table=table, sources=marks, tombstone=TOMBSTONE_MARK)
+        params = (now, session, *options.candidate_sources, options.min_importance)
+        for memory_id, content, metadata, importance, age in conn.execute(sql, params):
+            topic = metadata_topic(metadata) or "general"
+            found.append(PersonaFact(f"m:{memory_id}", "working", topic, content, float(importance), 0,
+                                     float(age or 0.0), "candidate"))
+    return found

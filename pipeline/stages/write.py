@@ -1,0 +1,102 @@
+"""write: atomic, locked, generation-checked, and silent when nothing changed."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+from pydantic import Field
+
+from ..atomic import PRIVATE_FILE, atomic_write_text, ensure_private_dir, remove_stale_temps
+from ..context import StageContext
+from ..errors import StageError
+from ..model import CappedRender, TargetReport
+from ..registry import StageOptions, stage
+from ..runs import RunRecord, newest_generation, record_run
+
+log = logging.getLogger(__name__)
+
+
+class WriteOptions(StageOptions):
+    lock_timeout_s: float = Field(30.0, gt=0, description="How long to wait for another render of the same file.")
+
+
+def lock_path(path: Path) -> Path:
+    """The sibling lock file; never the target, because os.replace swaps the target's inode."""
+    return path.with_name(path.name + ".lock")
+
+
+def read_current(path: Path) -> str | None:
+    """The file's text, or None if it does not exist."""
+    if path.is_dir():
+        raise StageError(f"cannot write persona file {path}: it is a directory")
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise StageError(f"cannot read persona file {path}: {error.strerror}") from None
+
+
+@stage("write", options=WriteOptions, per_target=True)
+def write(capped: CappedRender, *, ctx: StageContext, options: WriteOptions) -> TargetReport:
+    """Replace the target file atomically, unless a newer render is already there."""
+    path = capped.rendered.target.path
+    if ctx.dry_run:
+        previous = read_current(path)
+        return _report(capped, previous, written=False, stale=False)
+    ensure_private_dir(path.parent)
+    try:
+        with FileLock(lock_path(path), timeout=options.lock_timeout_s, mode=PRIVATE_FILE):
+            return _write_locked(capped, ctx, path)
+    except Timeout:
+        raise StageError(f"persona file {path} is locked by another render (waited {options.lock_timeout_s} s)") \
+            from None
+    except OSError as error:
+        raise StageError(f"cannot write persona file {path}: {error.strerror or error}") from None
+
+
+def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> TargetReport:
+    remove_stale_temps(path)
+    previous = read_current(path)
+    generation = capped.rendered.ranked.generation
+    newest = newest_generation(ctx.store, path)
+    stale = newest is not None and generation < newest
+    written = not stale and previous != capped.text
+    if written:
+        atomic_write_text(path, capped.text)
+        log.debug("wrote %s:\n%s", path, capped.text)
+    report = _report(capped, previous, written=written, stale=stale)
+    outcome = "stale" if stale else "written" if written else "unchanged"
+    record_run(ctx.store, _record(capped, report, ctx.reason, outcome))
+    log.info("target %s: %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens, report.budget,
+             generation)
+    return report
+
+
+def _report(capped: CappedRender, previous: str | None, *, written: bool, stale: bool) -> TargetReport:
+    target, ranked = capped.rendered.target, capped.rendered.ranked
+    return TargetReport(
+        target=target.name,
+        path=target.path,
+        facts_extracted=ranked.facts_extracted,
+        sections_kept=capped.capped.sections_kept,
+        sections_dropped=capped.capped.sections_dropped,
+        tokens=capped.capped.tokens,
+        budget=capped.capped.budget,
+        changed=previous != capped.text,
+        written=written,
+        stale=stale,
+        sha256=hashlib.sha256(capped.text.encode("utf-8")).hexdigest(),
+        text=capped.text,
+        previous=previous,
+    )
+
+
+def _record(capped: CappedRender, report: TargetReport, reason: str, outcome: str) -> RunRecord:
+    ranked = capped.rendered.ranked
+    return RunRecord(report.target, report.path, reason, report.sha256, report.tokens, report.budget,
+                     report.sections_kept, report.sections_dropped, ranked.generation, ranked.memory_watermark,
+                     outcome)

@@ -1,0 +1,49 @@
+"""Real processes writing and reading the persona file at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline.runner import run_pipeline
+from pipeline.runs import newest_generation
+from pipeline.store import PersonaStore
+
+from .conftest import write
+from .workers import settings_for
+
+REPO = Path(__file__).parent.parent
+FRAMED = "BEGIN\n{% for s in persona.sections %}## {{ s.topic }}\n{% for i in s.items %}- {{ i.text }}\n{% endfor %}" \
+         "{% endfor %}END\n"
+
+
+def spawn(*args: str) -> subprocess.Popen:
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-m", "tests.workers", *args], env=env, cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_four_writers_and_a_reader_never_tear_and_the_newest_wins(tmp_path):
+    write(tmp_path / "templates" / "framed.j2", FRAMED)
+    settings = settings_for(tmp_path)
+    with PersonaStore.from_settings(settings) as store:
+        store.list()  # create the schema before the race
+    stop = tmp_path / "stop"
+    reader = spawn("reader", str(tmp_path), str(stop))
+    writers = [spawn("writer", str(tmp_path), f"w{k}", "15") for k in range(4)]
+    for proc in writers:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    stop.touch()
+    out, err = reader.communicate(timeout=60)
+    reads, torn = map(int, out.split())
+    assert reads > 0 and torn == 0, err
+    with PersonaStore.from_settings(settings) as store:
+        assert store.generation() == 60
+        fresh = run_pipeline(settings, store=store, dry_run=True)[0]
+    on_disk = (tmp_path / "out" / "persona.md").read_text()
+    assert on_disk == fresh.text and not fresh.changed
+    with PersonaStore.from_settings(settings) as store:
+        assert newest_generation(store, settings.target("markdown").path) == 60
