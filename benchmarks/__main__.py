@@ -81,6 +81,28 @@ def time_injector(settings: Settings) -> tuple[float, float]:
     return statistics.median(cold) / 1000, warm / 1000
 
 
+def time_sessions(settings: Settings) -> tuple[float, float]:
+    """(session-mode warm block() µs per call, no-op refresh_at_compaction µs per call)."""
+    session_settings = settings.model_copy(
+        update={"injection": settings.injection.model_copy(update={"mode": "session"})})
+    injector = PersonaInjector(session_settings, session_id="bench")
+    injector.block()
+    calls = 1_000_000
+    block = injector.block
+    start = time.perf_counter_ns()
+    for _ in range(calls):
+        block()
+    warm = (time.perf_counter_ns() - start) / calls / 1000
+    snapshots = injector.sessions()
+    refreshes = 500
+    start = time.perf_counter_ns()
+    for _ in range(refreshes):
+        snapshots.refresh_at_compaction("bench")
+    noop = (time.perf_counter_ns() - start) / refreshes / 1000
+    injector.close()
+    return warm, noop
+
+
 def main() -> None:
     print(f"# persona-tier benchmarks — {platform.processor() or platform.machine()}, Python {sys.version.split()[0]}")
     print()
@@ -93,10 +115,14 @@ def main() -> None:
             settings = settings_in(workdir)
             seconds, tokens, budget = time_pipeline(settings)
             cold_us, warm_us = time_injector(settings)
+            if size == SIZES[0]:
+                session_warm, session_noop = time_sessions(settings)
         pipeline_times[size] = seconds
         print(f"{size:>8}  {seconds * 1000:>8.1f}ms  {cold_us:>10.1f}µs  {warm_us:>10.3f}µs  {tokens:>6}/{budget:<7}")
     print()
     print(f"10k -> 100k pipeline time ratio: {pipeline_times[100_000] / pipeline_times[10_000]:.1f}")
+    print(f"session mode: warm block() {session_warm:.3f}µs per call; no-op refresh_at_compaction "
+          f"{session_noop:.1f}µs per call")
 
 
 if __name__ == "__main__":

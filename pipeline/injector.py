@@ -12,10 +12,15 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cap import cap_text
+from .errors import PersonaError
 from .settings import ResolvedTarget, Settings
 from .tokens import get_counter
+
+if TYPE_CHECKING:
+    from .sessions import Refresh, SessionSnapshots
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +55,9 @@ class PersonaInjector:
         self._checked_at: int | None = None
         self._block = Block("", None)
         self._warned: set[tuple[str, str]] = set()
+        self.mode = settings.injection.mode
+        self._session_text: str | None = None
+        self._snapshots: SessionSnapshots | None = None
 
     @property
     def path(self) -> Path:
@@ -59,6 +67,8 @@ class PersonaInjector:
         """The capped persona text, or "" when disabled or unreadable (with one warning per distinct error)."""
         if not self.enabled:
             return ""
+        if self.mode == "session":
+            return self._session_block()
         now = time.monotonic_ns()
         if self._checked_at is not None and now - self._checked_at < self._interval_ns:
             return self._block.text
@@ -75,6 +85,46 @@ class PersonaInjector:
         """Exactly what is appended to a system prompt for ``block``."""
         return f"\n\n{self.header}\n{block}" if block else ""
 
+    def _session_block(self) -> str:
+        # Held in memory after the first read: the snapshot only changes through
+        # refresh_at_compaction, which resets it here.
+        if self._session_text is None:
+            try:
+                snapshot = self.sessions().snapshot(self.session_id)
+            except PersonaError as error:
+                self._warn_once(type(error).__name__, f"session snapshot unavailable ({error}); injecting nothing")
+                return ""
+            if snapshot.generation == 0:  # not recorded: the file could not be read; try again next time
+                return snapshot.text
+            self._session_text = snapshot.text
+        return self._session_text
+
+    def sessions(self) -> SessionSnapshots:
+        """The snapshot store for this injector's settings (opened on first use)."""
+        if self._snapshots is None:
+            from .sessions import SessionSnapshots
+
+            self._snapshots = SessionSnapshots(self.settings)
+        return self._snapshots
+
+    def refresh_at_compaction(self) -> Refresh:
+        """The compaction-boundary refresh for this injector's session."""
+        result = self.sessions().refresh_at_compaction(self.session_id)
+        self._session_text = None
+        return result
+
+    def switch_session(self, session_id: str, *, parent_session_id: str | None = None) -> None:
+        """Continue under a new session id; with a parent, the new id inherits the parent's snapshot."""
+        if parent_session_id and self.enabled and self.mode == "session":
+            self.sessions().inherit(session_id, parent_session_id)
+        self.session_id = session_id
+        self._session_text = None
+
+    def close(self) -> None:
+        if self._snapshots is not None:
+            self._snapshots.close()
+            self._snapshots = None
+
     def _refresh(self, cached: Block) -> Block:
         path = self._target.path
         try:
@@ -84,7 +134,7 @@ class PersonaInjector:
                 return cached
             return Block(self.read_capped(), key)
         except OSError as error:
-            self._warn(error)
+            self.warn(error)
             return Block("", None)
 
     def read_capped(self) -> str:
@@ -106,7 +156,8 @@ class PersonaInjector:
                           note=target.note)
         return capped.text
 
-    def _warn(self, error: OSError) -> None:
+    def warn(self, error: OSError) -> None:
+        """Log a read failure once per kind of error and path."""
         reason = {
             FileNotFoundError: "does not exist",
             IsADirectoryError: "is a directory",

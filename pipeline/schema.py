@@ -108,6 +108,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS idx_persona_tombstones ON memoria_preferences(source_memory_id) "
         "WHERE evolution = 'persona_tombstone'",
     ),
+    (
+        # The persona a running session was given, exactly as injected (after the cap).
+        """CREATE TABLE persona_snapshots (
+            session_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            text TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            recorded_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, target)
+        )""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

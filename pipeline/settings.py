@@ -86,6 +86,11 @@ class InjectionSettings(Section):
         250, ge=0, description="How often the injector may stat the file; 0 checks on every call."
     )
     target: str = Field("markdown", min_length=1, description="The target whose file the injector reads.")
+    mode: Literal["live", "session"] = Field(
+        "live",
+        description="live: the file as it is now (cached by mtime); session: the snapshot a session was first "
+        "given, refreshed only at compaction.",
+    )
 
 
 class CapSettings(Section):

@@ -10,6 +10,7 @@ import typer
 from . import render_cmds, store_cmds
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app
+from .session_cmds import session_app
 
 app = typer.Typer(
     cls=PersonaGroup,
@@ -42,5 +43,6 @@ def main(
 store_cmds.register(app)
 render_cmds.register(app)
 app.add_typer(config_app, name="config")
+app.add_typer(session_app, name="session")
 
 __all__ = ["app"]

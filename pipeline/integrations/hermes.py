@@ -1,7 +1,9 @@
 """Hermes Agent: a drop-in replacement for Mnemosyne's ``HermesPersonaPromptMixin``.
 
 Same method names, same header, same behaviour when disabled (no file
-access), but driven by the persona-tier settings and the shared cap.
+access), but driven by the persona-tier settings and the shared cap. With
+``injection.mode: session`` the block is the session's snapshot
+(``persona_session_id``), refreshed only by ``_persona_refresh_at_compaction``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ class PersonaPromptMixin:
     def _with_persona_block(self, base: str) -> str:
         """``base`` plus the persona block under ``# L3 Persona (Active Behavioral Rules)``."""
         return self._persona().inject(base)
+
+    def _persona_refresh_at_compaction(self) -> bool:
+        """Call at a compaction boundary (session mode); True if the persona changed."""
+        return self._persona().refresh_at_compaction().changed
 
 
 HermesPersonaPromptMixin = PersonaPromptMixin  # the existing tier's name, for drop-in imports

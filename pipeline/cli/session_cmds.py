@@ -1,0 +1,78 @@
+"""`persona session show | compact | list | forget`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..sessions import SessionSnapshots
+from .common import JsonOption, emit_json, state, table
+
+session_app = typer.Typer(help="Per-session persona snapshots, refreshed only at compaction.",
+                          no_args_is_help=True)
+SessionArg = Annotated[str, typer.Argument(help="The session id the agent host uses.")]
+
+
+def _snapshots(ctx: typer.Context) -> SessionSnapshots:
+    return SessionSnapshots(state(ctx).settings())
+
+
+@session_app.command("show")
+def show(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = False) -> None:
+    """Print a session's snapshot, its generation and hash (recording it if it has none)."""
+    snapshots = _snapshots(ctx)
+    try:
+        snapshot = snapshots.snapshot(session_id)
+    finally:
+        snapshots.close()
+    if as_json:
+        emit_json(snapshot.to_dict())
+        return
+    typer.echo(f"session {snapshot.session_id}, target {snapshot.target}, generation {snapshot.generation}, "
+               f"sha256 {snapshot.sha256}, recorded {snapshot.recorded_at or 'never'}", err=True)
+    typer.echo(snapshot.text, nl=False)
+
+
+@session_app.command("compact")
+def compact(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = False) -> None:
+    """Run the compaction-boundary refresh: re-record only if the persona file changed."""
+    snapshots = _snapshots(ctx)
+    try:
+        result = snapshots.refresh_at_compaction(session_id)
+    finally:
+        snapshots.close()
+    if as_json:
+        emit_json(result.to_dict())
+    elif result.error:
+        typer.echo(f"unchanged (generation {result.generation}): could not read the persona file: {result.error}")
+    else:
+        typer.echo(f"{'changed' if result.changed else 'unchanged'} (generation {result.generation})")
+
+
+@session_app.command("list")
+def list_sessions(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """List sessions with a snapshot."""
+    snapshots = _snapshots(ctx)
+    try:
+        found = snapshots.list()
+    finally:
+        snapshots.close()
+    if as_json:
+        emit_json([{k: v for k, v in s.to_dict().items() if k != "text"} for s in found])
+    elif not found:
+        typer.echo("no session snapshots")
+    else:
+        rows = [[s.session_id, str(s.generation), s.sha256[:12], s.recorded_at] for s in found]
+        typer.echo(table(["SESSION", "GENERATION", "SHA256", "RECORDED"], rows))
+
+
+@session_app.command("forget")
+def forget(ctx: typer.Context, session_id: SessionArg) -> None:
+    """Delete a session's snapshots, e.g. when the session ends."""
+    snapshots = _snapshots(ctx)
+    try:
+        removed = snapshots.forget(session_id)
+    finally:
+        snapshots.close()
+    typer.echo(f"forgot session {session_id} ({removed} snapshot{'s' if removed != 1 else ''})")
