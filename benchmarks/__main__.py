@@ -103,6 +103,40 @@ def time_sessions(settings: Settings) -> tuple[float, float]:
     return warm, noop
 
 
+def populate_memories(db: Path, count: int) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.executemany(
+            "INSERT INTO working_memory (id, content, source, importance, session_id) VALUES (?, ?, ?, ?, ?)",
+            ((f"wm-{i}", f"memory {i}", "conversation", 0.5, "default") for i in range(count)))
+
+
+def time_status_and_tick(memories: int) -> tuple[float, float]:
+    """(status µs, no-op tick µs) with `memories` working memories and 1k persona facts, after a render."""
+    from pipeline.cli.tick_cmds import status_data
+    from pipeline.ticking import tick
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        populate(workdir / "m.db", 1_000)
+        settings = settings_in(workdir)
+        with PersonaStore.from_settings(settings) as store:
+            tick(settings, store=store, force=True)
+            populate_memories(workdir / "m.db", memories)
+            tick(settings, store=store)  # the interval trigger fires once for the new memories
+            status_us = _median_us(lambda: status_data(settings, store), 200)
+            tick_us = _median_us(lambda: tick(settings, store=store), 100)
+    return status_us, tick_us
+
+
+def _median_us(call, repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter_ns()
+        call()
+        samples.append(time.perf_counter_ns() - start)
+    return statistics.median(samples) / 1000
+
+
 def main() -> None:
     print(f"# persona-tier benchmarks — {platform.processor() or platform.machine()}, Python {sys.version.split()[0]}")
     print()
@@ -123,6 +157,11 @@ def main() -> None:
     print(f"10k -> 100k pipeline time ratio: {pipeline_times[100_000] / pipeline_times[10_000]:.1f}")
     print(f"session mode: warm block() {session_warm:.3f}µs per call; no-op refresh_at_compaction "
           f"{session_noop:.1f}µs per call")
+    print()
+    print(f"{'memories':>8}  {'status':>10}  {'tick (no-op)':>12}")
+    for memories in (10_000, 100_000):
+        status_us, tick_us = time_status_and_tick(memories)
+        print(f"{memories:>8}  {status_us:>8.0f}µs  {tick_us:>10.0f}µs")
 
 
 if __name__ == "__main__":

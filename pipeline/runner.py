@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .clock import Clock, utc_now
+from .clock import Clock
 from .context import StageContext
 from .errors import StageError
 from .model import Start, TargetReport
@@ -24,6 +24,7 @@ from .registry import StageOptions, StageSpec, get_stage
 from .settings import ResolvedTarget, Settings
 from .store import PersonaStore
 from .tokens import get_counter
+from .triggers import config_hash
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,14 @@ def run_pipeline(
     targets: Sequence[str] | None = None,
     dry_run: bool = False,
     reason: str = "explicit",
-    clock: Clock = utc_now,
+    clock: Clock | None = None,
 ) -> list[TargetReport]:
     """Render the named targets (default: all) and return one report per target."""
     steps = plan(settings.pipeline)
     chosen = [settings.target(name) for name in (targets or list(settings.targets))]
-    ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock, reason, dry_run)
+    ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run)
+    if not dry_run:
+        ctx.cache["config_hash"] = config_hash(settings)
     with _gc_paused():
         return _run(steps, chosen, ctx)
 

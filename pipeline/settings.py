@@ -113,6 +113,32 @@ class TriggerSettings(Section):
         description="UTC hour of the daily regeneration; outside 0-23 disables it "
         "(legacy MNEMOSYNE_PERSONA_DAILY_SYNC_HOUR).",
     )
+    explicit: bool = Field(True, description="Whether `persona tick --force` renders.")
+    cold_start: bool = Field(True, description="Render when a target's file does not exist.")
+    recovery: bool = Field(True, description="Render when a target's file is unreadable, or empty but should not be.")
+    on_interval: bool = Field(True, description="Render after `interval` new working memories.")
+    daily_sync: bool = Field(True, description="Render once per UTC day at or after `daily_sync_hour`.")
+    store_changed: bool = Field(True, description="Render after a promote, demote, reinforce, import or eviction.")
+    config_changed: bool = Field(True, description="Render when the settings or a template changed.")
+
+
+class RetentionSettings(Section):
+    enabled: bool = Field(True, description="Apply decay, expiry, eviction and auto-promotion on `persona tick`.")
+    half_life_days: float = Field(
+        180.0, gt=0, description="long_term: effective confidence halves per this many days without reinforcement."
+    )
+    evict_below: float = Field(
+        0.05, ge=0, le=1, description="long_term: evict when effective confidence falls below this."
+    )
+    reinforce_step: float = Field(
+        0.05, ge=0, le=1, description="Confidence added by each reinforcement, capped at 1.0."
+    )
+    working_ttl_hours: float = Field(
+        720.0, gt=0, description="working: expire this many hours after the last reinforcement."
+    )
+    promote_after: int = Field(
+        0, ge=0, description="working: move to long_term after this many reinforcements; 0 turns it off."
+    )
 
 
 class TargetSettings(Section):
@@ -146,6 +172,9 @@ class Settings(BaseSettings):
     injection: InjectionSettings = Field(default_factory=InjectionSettings, description="Prompt injection.")
     cap: CapSettings = Field(default_factory=CapSettings, description="The token cap shared by renderer and injector.")
     triggers: TriggerSettings = Field(default_factory=TriggerSettings, description="Regeneration triggers.")
+    retention: RetentionSettings = Field(
+        default_factory=RetentionSettings, description="What the tiers mean: decay, expiry, eviction."
+    )
     render: RenderSettings = Field(default_factory=RenderSettings, description="Template lookup.")
     pipeline: list[StageEntry] = Field(
         default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),

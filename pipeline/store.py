@@ -98,8 +98,10 @@ class PersonaStore:
         session: str = "default",
         busy_timeout_ms: int = 5000,
         clock: Clock = utc_now,
+        reinforce_step: float = 0.0,
     ) -> None:
         self.path = Path(path).expanduser()
+        self.reinforce_step = reinforce_step
         self.session = session
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
@@ -113,6 +115,7 @@ class PersonaStore:
             session=session or settings.store.session,
             busy_timeout_ms=settings.store.busy_timeout_ms,
             clock=clock,
+            reinforce_step=settings.retention.reinforce_step if settings.retention.enabled else 0.0,
         )
 
     def __enter__(self) -> PersonaStore:
@@ -296,12 +299,13 @@ class PersonaStore:
         return fact
 
     def reinforce(self, persona_id: int) -> Fact:
-        """Count one more reinforcement and restart the fact's clock."""
+        """Count one more reinforcement, restart the fact's clock, and raise its confidence by the step (max 1)."""
         with self.transaction() as conn:
             cursor = conn.execute(
                 "UPDATE memoria_persona SET reinforcement_count = reinforcement_count + 1, "
-                "last_reinforced_at = ? WHERE id = ? AND session_id = ?",
-                (self.now(), persona_id, self.session),
+                "last_reinforced_at = ?, confidence = MIN(1.0, COALESCE(confidence, 0.7) + ?) "
+                "WHERE id = ? AND session_id = ?",
+                (self.now(), self.reinforce_step, persona_id, self.session),
             )
             if cursor.rowcount == 0:
                 raise NotFoundError(f"no persona fact with id {persona_id} in session {self.session!r}")

@@ -32,7 +32,8 @@ class RankOptions(StageOptions):
 def rank(facts: FactSet, *, ctx: StageContext, options: RankOptions) -> RankedPersona:
     """Score every fact, collapse near-duplicates into the stronger, and group by topic."""
     items = facts.facts
-    scores = _scores(items, options)
+    retention = ctx.settings.retention
+    scores = _scores(items, options, retention.half_life_days if retention.enabled else None)
     # A total order: best score, then tier, then reinforcement, then the stable key.
     keys = [(-scores[i], TIER_RANK.get(f.tier, 3), -f.reinforcement_count, f.key) for i, f in enumerate(items)]
     seen: set[str] = set()
@@ -56,8 +57,12 @@ def rank(facts: FactSet, *, ctx: StageContext, options: RankOptions) -> RankedPe
     return RankedPersona(sections, len(items), duplicates, facts.generation, facts.memory_watermark)
 
 
-def _scores(items: tuple[PersonaFact, ...], options: RankOptions) -> list[float]:
-    """tier weight + w·log(1 + reinforcements) + w·confidence + w·recency, rounded so float noise never reorders."""
+def _scores(items: tuple[PersonaFact, ...], options: RankOptions, decay_half_life: float | None) -> list[float]:
+    """tier weight + w·log(1 + reinforcements) + w·confidence + w·recency, rounded so float noise never reorders.
+
+    With retention on, a long_term fact's confidence is its effective
+    (decayed) confidence, so a decaying fact sinks before it is evicted.
+    """
     tiers: dict[str, float] = {str(tier): weight for tier, weight in options.tier_weights.items()}
     reinforcement, confidence = options.reinforcement_weight, options.confidence_weight
     recency, half_life = options.recency_weight, options.recency_half_life_days
@@ -66,9 +71,15 @@ def _scores(items: tuple[PersonaFact, ...], options: RankOptions) -> list[float]
         round(
             tiers.get(f.tier, 0.0)
             + reinforcement * log1p(f.reinforcement_count)
-            + confidence * f.confidence
+            + confidence * f.confidence * _decay(f, decay_half_life)
             + recency * 0.5 ** (f.age_days / half_life),
             9,
         )
         for f in items
     ]
+
+
+def _decay(fact: PersonaFact, half_life: float | None) -> float:
+    if half_life is None or fact.tier != "long_term":
+        return 1.0
+    return 0.5 ** (fact.age_days / half_life)

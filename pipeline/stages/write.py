@@ -70,7 +70,7 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
         log.debug("wrote %s:\n%s", path, capped.text)
     report = _report(capped, previous, written=written, stale=stale)
     outcome = "stale" if stale else "written" if written else "unchanged"
-    record_run(ctx.store, _record(capped, report, ctx.reason, outcome))
+    record_run(ctx.store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash")))
     log.info("target %s: %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens, report.budget,
              generation)
     return report
@@ -95,8 +95,9 @@ def _report(capped: CappedRender, previous: str | None, *, written: bool, stale:
     )
 
 
-def _record(capped: CappedRender, report: TargetReport, reason: str, outcome: str) -> RunRecord:
+def _record(capped: CappedRender, report: TargetReport, reason: str, outcome: str, fingerprint: str | None
+            ) -> RunRecord:
     ranked = capped.rendered.ranked
     return RunRecord(report.target, report.path, reason, report.sha256, report.tokens, report.budget,
                      report.sections_kept, report.sections_dropped, ranked.generation, ranked.memory_watermark,
-                     outcome)
+                     outcome, fingerprint)

@@ -1,0 +1,122 @@
+"""`persona status`, `persona tick`, `persona watch` and `persona retention`."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Annotated, Any
+
+import typer
+
+from ..retention import apply_retention
+from ..settings import Settings
+from ..store import PersonaStore
+from ..ticking import TickResult, tick
+from ..triggers import evaluate, last_run
+from .common import JsonOption, SessionOption, emit_json, state, table
+
+
+def register(app: typer.Typer) -> None:
+    app.command("status")(status)
+    app.command("tick")(tick_command)
+    app.command("watch")(watch)
+    app.command("retention")(retention)
+
+
+def status_data(settings: Settings, store: PersonaStore) -> dict[str, Any]:
+    """Trigger states, the last run and fact counts per tier."""
+    last = last_run(store)
+    return {
+        "triggers": [t.to_dict() for t in evaluate(settings, store)],
+        "last_run": None if last is None else {"run_at": last.run_at, "generation": last.generation,
+                                               "memory_watermark": last.memory_watermark},
+        "facts": store.count_by_tier(),
+        "generation": store.generation(),
+    }
+
+
+def status(ctx: typer.Context, session: SessionOption = None, as_json: JsonOption = False) -> None:
+    """Show each trigger's state and reason, the last run and fact counts per tier."""
+    cli = state(ctx)
+    with cli.store(session) as store:
+        data = status_data(cli.settings(), store)
+    if as_json:
+        emit_json(data)
+        return
+    rows = [[t["name"], "on" if t["enabled"] else "off", "FIRES" if t["fired"] else "-", t["reason"]]
+            for t in data["triggers"]]
+    typer.echo(table(["TRIGGER", "ENABLED", "STATE", "REASON"], rows))
+    last = data["last_run"]
+    typer.echo(f"\nlast run: {last['run_at'] + ' UTC, generation ' + str(last['generation']) if last else 'never'}")
+    typer.echo("facts: " + ", ".join(f"{tier} {count}" for tier, count in data["facts"].items()))
+
+
+def _say(result: TickResult) -> str:
+    lines = [f"evicted #{a.persona_id}: {a.why}" if a.action == "evict" else f"promoted #{a.persona_id}: {a.why}"
+             for a in result.retention]
+    if result.rendered:
+        lines.append(f"rendered ({result.reason})")
+        lines += [f"  {r.target}: {r.tokens}/{r.budget} tokens -> {r.path} ({'written' if r.written else 'unchanged'})"
+                  for r in result.reports]
+    else:
+        lines.append("nothing to do: no trigger fired")
+    return "\n".join(lines)
+
+
+def tick_command(
+    ctx: typer.Context,
+    force: Annotated[bool, typer.Option("--force", help="Render even if no other trigger fires.")] = False,
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Apply retention, then render every target if any trigger fires. Safe to run often."""
+    cli = state(ctx)
+    with cli.store(session) as store:
+        result = tick(cli.settings(), store=store, force=force)
+    emit_json(result.to_dict()) if as_json else typer.echo(_say(result))
+
+
+def watch(
+    ctx: typer.Context,
+    every: Annotated[float, typer.Option("--every", min=0.05, help="Seconds between ticks.")] = 60.0,
+    session: SessionOption = None,
+) -> None:
+    """Run tick in a loop, for machines without cron. Stops cleanly on SIGINT or SIGTERM."""
+    cli = state(ctx)
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with cli.store(session) as store:
+            while not stop.is_set():
+                result = tick(cli.settings(), store=store)
+                if result.rendered or result.retention:
+                    typer.echo(_say(result))
+                stop.wait(every)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    typer.echo("watch stopped", err=True)
+
+
+def retention(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be evicted or promoted.")] = False,
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Apply retention now (evict decayed or expired facts, auto-promote), or list it with --dry-run."""
+    cli = state(ctx)
+    settings = cli.settings()
+    with cli.store(session) as store:
+        actions = apply_retention(store, settings.retention, dry_run=dry_run)
+    if as_json:
+        emit_json({"dry_run": dry_run, "enabled": settings.retention.enabled,
+                   "actions": [a.to_dict() for a in actions]})
+        return
+    if not settings.retention.enabled:
+        typer.echo("retention is off (retention.enabled = false)")
+    verb = {"evict": "would evict" if dry_run else "evicted", "promote": "would promote" if dry_run else "promoted"}
+    for action in actions:
+        typer.echo(f"{verb[action.action]} #{action.persona_id} ({action.tier}, topic {action.topic}): {action.why}")
+    if settings.retention.enabled and not actions:
+        typer.echo("nothing to evict or promote")

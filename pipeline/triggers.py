@@ -1,0 +1,165 @@
+"""When to regenerate: seven conditions, each evaluated from state kept in the database.
+
+The last non-stale run in ``persona_runs`` is the reference point: its store
+generation, its working-memory watermark, its time and its config hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from .clock import from_db
+from .settings import Settings
+from .store import PersonaStore
+from .templating import make_environment
+
+EMPTY_SHA = hashlib.sha256(b"").hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerState:
+    """One condition: whether it is switched on, whether it fires, and why."""
+
+    name: str
+    enabled: bool
+    fired: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class LastRun:
+    run_at: str
+    generation: int
+    memory_watermark: int
+    config_hash: str | None
+
+
+def last_run(store: PersonaStore) -> LastRun | None:
+    """The most recent run that rendered current data (written or found unchanged)."""
+    with store.errors():
+        row = store.conn.execute(
+            "SELECT run_at, generation, memory_watermark, config_hash FROM persona_runs "
+            "WHERE outcome != 'stale' ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+    return None if row is None else LastRun(*row)
+
+
+def config_hash(settings: Settings) -> str:
+    """A hash of the settings and of every target's template source."""
+    digest = hashlib.sha256(settings.model_dump_json().encode())
+    env = make_environment(settings.render.template_dirs)
+    for name in sorted(settings.targets):
+        template = settings.targets[name].template
+        try:
+            source, _, _ = env.loader.get_source(env, template)  # type: ignore[union-attr]
+        except Exception:  # a missing template is reported by render; here it simply hashes as absent
+            source = f"<missing {template}>"
+        digest.update(json.dumps([name, source]).encode())
+    return digest.hexdigest()
+
+
+def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) -> list[TriggerState]:
+    """Every trigger's state, in a fixed order."""
+    rules = settings.triggers
+    last = last_run(store)
+    now = store.clock()
+    paths = [settings.target(name).path for name in settings.targets]
+    return [
+        TriggerState("explicit", rules.explicit, rules.explicit and force,
+                     "--force was given" if force else "no --force"),
+        _cold_start(rules.cold_start, paths),
+        _recovery(rules.recovery, paths, store),
+        _interval(rules.on_interval, rules.interval, store, last),
+        _daily(rules.daily_sync, rules.daily_sync_hour, now, last),
+        _store_changed(rules.store_changed, store, last),
+        _config_changed(rules.config_changed, settings, last),
+    ]
+
+
+def _cold_start(enabled: bool, paths: list[Path]) -> TriggerState:
+    missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
+    reason = f"no persona file at {', '.join(missing)}" if missing else "every persona file exists"
+    return TriggerState("cold_start", enabled, enabled and bool(missing), reason)
+
+
+def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerState:
+    problems = []
+    for path in paths:
+        if not path.exists():
+            continue  # that is cold start
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            problems.append(f"{path} is unreadable ({error.strerror})")
+            continue
+        if not data and _last_sha(store, path) not in (None, EMPTY_SHA):
+            problems.append(f"{path} is empty but its last render was not")
+    reason = "; ".join(problems) if problems else "every persona file is readable"
+    return TriggerState("recovery", enabled, enabled and bool(problems), reason)
+
+
+def _last_sha(store: PersonaStore, path: Path) -> str | None:
+    with store.errors():
+        row = store.conn.execute(
+            "SELECT sha256 FROM persona_runs WHERE path = ? AND outcome != 'stale' ORDER BY id DESC LIMIT 1",
+            (str(path),),
+        ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _interval(enabled: bool, interval: int, store: PersonaStore, last: LastRun | None) -> TriggerState:
+    watermark = last.memory_watermark if last else 0
+    # Bounded: never counts more than `interval` rows, however many arrived.
+    with store.errors():
+        new = store.conn.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM working_memory WHERE rowid > ? LIMIT ?)", (watermark, interval)
+        ).fetchone()[0]
+    fired = enabled and new >= interval
+    shown = f"{new}+" if new >= interval else str(new)
+    return TriggerState("interval", enabled, fired,
+                        f"{shown} new working memories since the last render (interval {interval})")
+
+
+def daily_slot(now: datetime, hour: int) -> datetime:
+    """The most recent daily sync moment at or before ``now``."""
+    slot = now.replace(hour=hour, minute=0, second=0, microsecond=0)
+    return slot if slot <= now else slot - timedelta(days=1)
+
+
+def _daily(enabled: bool, hour: int, now: datetime, last: LastRun | None) -> TriggerState:
+    if not 0 <= hour <= 23:
+        return TriggerState("daily_sync", False, False, f"daily_sync_hour {hour} is outside 0-23: off")
+    slot = daily_slot(now, hour)
+    due = last is None or from_db(last.run_at) < slot
+    reason = (f"no render since {slot:%Y-%m-%d %H:%M} UTC" if due
+              else f"rendered since {slot:%Y-%m-%d %H:%M} UTC")
+    return TriggerState("daily_sync", enabled, enabled and due, reason)
+
+
+def _store_changed(enabled: bool, store: PersonaStore, last: LastRun | None) -> TriggerState:
+    generation = store.generation()
+    rendered = last.generation if last else None
+    changed = rendered is None or generation > rendered
+    if rendered is None:
+        reason = "never rendered"
+    elif changed:
+        reason = f"{generation - rendered} store change(s) since the last render"
+    else:
+        reason = "no store change since the last render"
+    return TriggerState("store_changed", enabled, enabled and changed, reason)
+
+
+def _config_changed(enabled: bool, settings: Settings, last: LastRun | None) -> TriggerState:
+    if last is None or last.config_hash is None:
+        return TriggerState("config_changed", enabled, False, "no earlier render to compare with")
+    changed = config_hash(settings) != last.config_hash
+    reason = "settings or templates changed since the last render" if changed else "settings and templates unchanged"
+    return TriggerState("config_changed", enabled, enabled and changed, reason)

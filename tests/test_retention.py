@@ -1,0 +1,182 @@
+"""Retention: permanent never goes, long_term decays, working expires; evictions are sticky tombstones."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.errors import InputError
+from pipeline.retention import apply_retention, effective_confidence, plan_retention
+from pipeline.runner import run_pipeline
+from pipeline.settings import load_settings
+from pipeline.store import PersonaStore
+from pipeline.ticking import tick
+
+from .conftest import add_memory
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+def make_settings(tmp_path, **retention):
+    overrides = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "p.md"),
+                 "retention.half_life_days": 10, "retention.evict_below": 0.25, "retention.working_ttl_hours": 48}
+    overrides.update({f"retention.{k}": v for k, v in retention.items()})
+    return load_settings(overrides=overrides)
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return make_settings(tmp_path)
+
+
+@pytest.fixture
+def store(settings, clock):
+    with PersonaStore.from_settings(settings, clock=clock) as opened:
+        opened.conn  # noqa: B018 - creates the schema
+        yield opened
+
+
+def test_permanent_never_decays_or_goes(settings, store, clock):
+    store.add("forever", topic="t", tier="permanent", confidence=0.01)
+    clock.now += timedelta(days=10_000)
+    assert plan_retention(store, settings.retention) == []
+    assert effective_confidence(0.01, "permanent", 10_000, settings.retention) == 0.01
+
+
+def test_long_term_decays_by_half_life():
+    rules = load_settings(overrides={"retention.half_life_days": 10}).retention
+    assert effective_confidence(0.8, "long_term", 10, rules) == pytest.approx(0.4)
+    assert effective_confidence(0.8, "long_term", 20, rules) == pytest.approx(0.2)
+
+
+def test_long_term_eviction_boundary(settings, store, clock):
+    # 0.5 * 0.5 ** (days / 10) < 0.25 exactly when days > 10
+    store.add("fading", topic="t", confidence=0.5)
+    clock.now += timedelta(days=9, hours=23)
+    assert plan_retention(store, settings.retention) == []
+    clock.now += timedelta(hours=2)
+    (action,) = plan_retention(store, settings.retention)
+    assert action.action == "evict" and action.effective_confidence < 0.25
+    assert "effective confidence 0.2" in action.why and "half-life 10 days" in action.why
+
+
+def test_reinforcement_resets_the_clock_and_raises_confidence(settings, store, clock):
+    fact = store.add("kept alive", topic="t", confidence=0.5).fact
+    clock.now += timedelta(days=9)
+    again = store.reinforce(fact.id)
+    assert again.confidence == pytest.approx(0.55)
+    clock.now += timedelta(days=9)
+    assert plan_retention(store, settings.retention) == []
+
+
+def test_confidence_step_is_capped_at_one(settings, store):
+    fact = store.add("sure", topic="t", confidence=0.98).fact
+    assert store.reinforce(fact.id).confidence == 1.0
+    assert store.reinforce(fact.id).confidence == 1.0
+
+
+def test_working_expiry_boundary(settings, store, clock):
+    store.add("today only", topic="t", tier="working")
+    clock.now += timedelta(hours=47, minutes=59)
+    assert plan_retention(store, settings.retention) == []
+    clock.now += timedelta(minutes=1)
+    (action,) = plan_retention(store, settings.retention)
+    assert action.action == "evict" and "working fact expired: 48.0 h" in action.why
+
+
+def test_auto_promotion_boundary(tmp_path, clock):
+    settings = make_settings(tmp_path, promote_after=3)
+    with PersonaStore.from_settings(settings, clock=clock) as store:
+        fact = store.add("habit", topic="t", tier="working").fact
+        store.reinforce(fact.id)
+        store.reinforce(fact.id)
+        assert plan_retention(store, settings.retention) == []
+        store.reinforce(fact.id)
+        (action,) = apply_retention(store, settings.retention)
+        assert action.action == "promote" and store.get(fact.id).tier == "long_term"
+
+
+def test_eviction_leaves_a_sticky_tombstone(settings, store, clock):
+    add_memory(store.path, "m1", "Was true once.")
+    store.promote("m1")
+    clock.now += timedelta(days=100)
+    apply_retention(store, settings.retention)
+    assert store.list() == []
+    with sqlite3.connect(store.path) as conn:
+        preference, reason = conn.execute("SELECT preference, context_snippet FROM memoria_preferences").fetchone()
+    assert preference == "[demoted from long_term] Was true once."
+    assert reason.startswith("evicted: effective confidence")
+    with pytest.raises(InputError, match="memory m1 was demoted"):
+        store.promote("m1")
+
+
+def test_dry_run_changes_nothing(settings, store, clock):
+    store.add("fading", topic="t", confidence=0.3)
+    clock.now += timedelta(days=100)
+    before = [f.to_dict() for f in store.list()]
+    generation = store.generation()
+    actions = apply_retention(store, settings.retention, dry_run=True)
+    assert len(actions) == 1
+    assert [f.to_dict() for f in store.list()] == before and store.generation() == generation
+
+
+def test_retention_can_be_switched_off(tmp_path, clock):
+    settings = make_settings(tmp_path, enabled=False)
+    with PersonaStore.from_settings(settings, clock=clock) as store:
+        fact = store.add("old", topic="t", tier="working", confidence=0.5).fact
+        assert store.reinforce(fact.id).confidence == 0.5  # no confidence step either
+        clock.now += timedelta(days=1000)
+        assert apply_retention(store, settings.retention) == []
+        assert len(store.list()) == 1
+
+
+def test_decaying_facts_sink_before_they_vanish(settings, store, clock):
+    old = store.add("old habit", topic="a", confidence=0.9).fact
+    clock.now += timedelta(days=8)
+    store.add("new habit", topic="b", confidence=0.6)
+    text = run_pipeline(settings, store=store, dry_run=True)[0].text
+    assert text.index("new habit") < text.index("old habit")
+    assert plan_retention(store, settings.retention) == []  # still there, just lower
+    assert store.get(old.id)
+
+
+def test_tick_applies_retention_before_rendering(settings, store, clock):
+    store.add("stays", topic="t", tier="permanent")
+    store.add("goes", topic="t", tier="working")
+    tick(settings, store=store)
+    clock.now += timedelta(days=3)
+    result = tick(settings, store=store)
+    assert [a.action for a in result.retention] == ["evict"]
+    assert result.rendered and "store_changed" in result.reason
+    assert "goes" not in result.reports[0].text and "stays" in result.reports[0].text
+
+
+def test_retention_command_dry_run_and_apply(tmp_path):
+    runner = CliRunner()
+    base = ["--db", str(tmp_path / "m.db")]
+    runner.invoke(app, [*base, "add", "brief", "--topic", "t", "--tier", "working"])
+    with sqlite3.connect(tmp_path / "m.db") as conn:  # the CLI runs on the real clock: age the row instead
+        conn.execute("UPDATE memoria_persona SET last_reinforced_at = '2000-01-01 00:00:00'")
+    dry = runner.invoke(app, [*base, "retention", "--dry-run"])
+    assert dry.stdout.startswith("would evict #1 (working, topic t): working fact expired")
+    data = json.loads(runner.invoke(app, [*base, "retention", "--dry-run", "--json"]).stdout)
+    assert data["dry_run"] and data["actions"][0]["action"] == "evict"
+    applied = runner.invoke(app, [*base, "retention"])
+    assert applied.stdout.startswith("evicted #1")
+    assert runner.invoke(app, [*base, "retention"]).stdout == "nothing to evict or promote\n"
