@@ -163,3 +163,15 @@ def _config_changed(enabled: bool, settings: Settings, last: LastRun | None) -> 
     changed = config_hash(settings) != last.config_hash
     reason = "settings or templates changed since the last render" if changed else "settings and templates unchanged"
     return TriggerState("config_changed", enabled, enabled and changed, reason)
+
+
+def status_data(settings: Settings, store: PersonaStore) -> dict[str, Any]:
+    """What `persona status` shows: trigger states, the last run, fact counts per tier, the store generation."""
+    last = last_run(store)
+    return {
+        "triggers": [t.to_dict() for t in evaluate(settings, store)],
+        "last_run": None if last is None else {"run_at": last.run_at, "generation": last.generation,
+                                               "memory_watermark": last.memory_watermark},
+        "facts": store.count_by_tier(),
+        "generation": store.generation(),
+    }

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from . import render_cmds, store_cmds, tick_cmds
+from . import agent_cmds, render_cmds, store_cmds, tick_cmds
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app
 from .session_cmds import session_app
@@ -43,6 +43,7 @@ def main(
 store_cmds.register(app)
 render_cmds.register(app)
 tick_cmds.register(app)
+agent_cmds.register(app)
 app.add_typer(config_app, name="config")
 app.add_typer(session_app, name="session")
 

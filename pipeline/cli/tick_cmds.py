@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from ..retention import apply_retention
-from ..settings import Settings
-from ..store import PersonaStore
 from ..ticking import TickResult, tick
-from ..triggers import evaluate, last_run
+from ..triggers import status_data
 from .common import JsonOption, SessionOption, emit_json, state, table
 
 
@@ -22,17 +20,6 @@ def register(app: typer.Typer) -> None:
     app.command("watch")(watch)
     app.command("retention")(retention)
 
-
-def status_data(settings: Settings, store: PersonaStore) -> dict[str, Any]:
-    """Trigger states, the last run and fact counts per tier."""
-    last = last_run(store)
-    return {
-        "triggers": [t.to_dict() for t in evaluate(settings, store)],
-        "last_run": None if last is None else {"run_at": last.run_at, "generation": last.generation,
-                                               "memory_watermark": last.memory_watermark},
-        "facts": store.count_by_tier(),
-        "generation": store.generation(),
-    }
 
 
 def status(ctx: typer.Context, session: SessionOption = None, as_json: JsonOption = False) -> None:

@@ -1,0 +1,125 @@
+"""`persona mcp` as a real subprocess, driven by the official SDK client over stdio."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from .conftest import add_memory, write
+
+pytestmark = pytest.mark.anyio
+REPO = Path(__file__).parent.parent
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    from pipeline.store import PersonaStore
+
+    with PersonaStore(tmp_path / "m.db") as store:
+        store.list()
+    add_memory(tmp_path / "m.db", "m1", "Never force-push.", metadata='{"topic": "git"}')
+    write(tmp_path / "persona.md", "## git\n\n- Never force-push.\n")
+    return tmp_path
+
+
+def server(workdir: Path) -> StdioServerParameters:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(workdir),
+        "PYTHONPATH": str(REPO),
+        "MNEMOSYNE_PERSONA_STORE__PATH": str(workdir / "m.db"),
+        "MNEMOSYNE_PERSONA_FILE": str(workdir / "persona.md"),
+        "MNEMOSYNE_PERSONA_ENABLED": "true",
+    }
+    return StdioServerParameters(command=sys.executable, args=["-m", "pipeline", "mcp"], env=env, cwd=str(REPO))
+
+
+VALID_CALLS = {
+    "mnemosyne_persona_promote": {"memory_id": "m1", "tier": "permanent", "reason": "said twice"},
+    "mnemosyne_persona_list": {},
+    "mnemosyne_persona_reinforce": {"persona_id": 1},
+    "mnemosyne_persona_add": {"content": "Answers tersely.", "topic": "style"},
+    "mnemosyne_persona_render": {"dry_run": True},
+    "mnemosyne_persona_status": {},
+    "mnemosyne_persona_inject_preview": {},
+    "mnemosyne_persona_session_refresh": {"session_id": "s1"},
+    "mnemosyne_persona_demote": {"persona_id": 2, "reason": "test"},
+}
+
+INVALID_CALLS = {
+    "mnemosyne_persona_promote": ({"memory_id": "m1", "tier": "forever"}, "tier"),
+    "mnemosyne_persona_list": ({"tier": "eternal"}, "tier"),
+    "mnemosyne_persona_reinforce": ({"persona_id": "one"}, "persona_id"),
+    "mnemosyne_persona_add": ({"content": "x", "topic": "t", "confidence": 7}, "confidence"),
+    "mnemosyne_persona_render": ({"target": "html"}, "unknown target 'html'"),
+    "mnemosyne_persona_status": ({"session": 5}, "session"),
+    "mnemosyne_persona_inject_preview": ({"session_id": []}, "session_id"),
+    "mnemosyne_persona_session_refresh": ({}, "session_id"),
+    "mnemosyne_persona_demote": ({"persona_id": 0}, "persona_id"),
+}
+
+
+async def test_every_listed_tool_is_callable(workdir):
+    async with Client(server(workdir)) as client:
+        tools = (await client.list_tools()).tools
+        assert {tool.name for tool in tools} == set(VALID_CALLS)  # nothing advertised goes untested
+        for tool in tools:
+            assert tool.description and tool.input_schema["type"] == "object"
+            for name, spec in tool.input_schema.get("properties", {}).items():
+                assert spec.get("description"), f"{tool.name}.{name} lacks a description"
+        for name, args in VALID_CALLS.items():  # in an order where each call's ids exist
+            result = await client.call_tool(name, args)
+            assert not result.is_error, (name, result.content)
+            assert isinstance(result.structured_content, dict), name
+
+
+@pytest.mark.parametrize("name", sorted(INVALID_CALLS))
+async def test_an_invalid_argument_is_a_tool_error(workdir, name):
+    args, message = INVALID_CALLS[name]
+    async with Client(server(workdir)) as client:
+        result = await client.call_tool(name, args)
+        assert result.is_error and message in result.content[0].text
+        assert not (await client.call_tool("mnemosyne_persona_list", {})).is_error  # the server survived
+
+
+async def test_domain_errors_carry_our_message(workdir):
+    async with Client(server(workdir)) as client:
+        result = await client.call_tool("mnemosyne_persona_reinforce", {"persona_id": 99})
+        assert result.is_error
+        assert "no persona fact with id 99 in session 'default'" in result.content[0].text
+        result = await client.call_tool("mnemosyne_persona_promote", {"memory_id": "nope"})
+        assert "no memory with id nope" in result.content[0].text
+
+
+async def test_promote_list_render_inject_round_trip(workdir):
+    async with Client(server(workdir)) as client:
+        await client.call_tool("mnemosyne_persona_add", {"content": "Answers tersely.", "topic": "style",
+                                                         "tier": "permanent"})
+        promoted = (await client.call_tool("mnemosyne_persona_promote", {"memory_id": "m1"})).structured_content
+        assert promoted["created"] and promoted["fact"]["topic"] == "git"
+        listed = (await client.call_tool("mnemosyne_persona_list", {})).structured_content
+        assert [f["content"] for f in listed["facts"]] == ["Answers tersely.", "Never force-push."]
+        rendered = (await client.call_tool("mnemosyne_persona_render", {})).structured_content
+        assert rendered["targets"][0]["written"] and rendered["targets"][0]["facts_extracted"] == 2
+        preview = (await client.call_tool("mnemosyne_persona_inject_preview", {})).structured_content
+        assert preview["appendix"].startswith("\n\n# L3 Persona (Active Behavioral Rules)\n")
+        assert "- Answers tersely." in preview["block"] and preview["tokens"] <= preview["budget"]
+    assert (workdir / "persona.md").read_text() == preview["block"]
+
+
+async def test_stdout_carries_only_the_protocol(workdir):
+    # The client would fail to parse any stray stdout line; a broken config must not print either.
+    params = server(workdir)
+    params.env["MNEMOSYNE_PERSONA_TOKEN_CAP"] = "lots"
+    async with Client(params) as client:
+        result = await client.call_tool("mnemosyne_persona_list", {})
+        assert result.is_error and "MNEMOSYNE_PERSONA_TOKEN_CAP" in result.content[0].text
