@@ -122,6 +122,10 @@ def _duplicates(path: Path, entries: list[FactEntry]) -> list[str]:
 def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force: bool = False) -> ImportReport:
     """Bring the store in line with a facts file, in one transaction."""
     entries = read_facts_file(path)
+    too_long = [f"{path}: fact #{i + 1}: content is {len(e.content)} characters; the limit is {store.max_fact_chars}"
+                for i, e in enumerate(entries) if len(e.content) > store.max_fact_chars]
+    if too_long:
+        raise FactsFileError("; ".join(too_long))
     origin = str(Path(path).expanduser().resolve())
     report = ImportReport(file=origin)
     with store.transaction() as conn:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .cap import cap_text
 from .errors import PersonaError
+from .files import describe, read_regular_bytes
 from .settings import ResolvedTarget, Settings
 from .tokens import get_counter
 
@@ -140,12 +141,12 @@ class PersonaInjector:
     def read_capped(self) -> str:
         """Read the file now and cap it; OSError propagates to the caller."""
         path = self._target.path
-        if path.is_dir():
-            raise IsADirectoryError(21, "is a directory", str(path))
-        raw = path.read_bytes()
-        text = raw.decode("utf-8", errors="replace")
-        if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+        raw = read_regular_bytes(path)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
             self._warn_once("utf-8", f"persona file {path} is not valid UTF-8; bad bytes were replaced")
+            text = raw.decode("utf-8", errors="replace")
         return self.cap(text)
 
     def cap(self, text: str) -> str:
@@ -158,12 +159,7 @@ class PersonaInjector:
 
     def warn(self, error: OSError) -> None:
         """Log a read failure once per kind of error and path."""
-        reason = {
-            FileNotFoundError: "does not exist",
-            IsADirectoryError: "is a directory",
-            PermissionError: "is not readable (permission denied)",
-        }.get(type(error), error.strerror or str(error))
-        self._warn_once(type(error).__name__, f"persona file {self._target.path} {reason}; injecting nothing")
+        self._warn_once(type(error).__name__, f"persona file {self._target.path} {describe(error)}; injecting nothing")
 
     def _warn_once(self, kind: str, message: str) -> None:
         key = (kind, str(self._target.path))

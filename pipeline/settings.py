@@ -19,6 +19,7 @@ environment and the files.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from pydantic_settings import (
     EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from .config_files import ConfigLayer, load_layers, resolve_config_files
@@ -69,6 +71,9 @@ class StoreSettings(Section):
     )
     session: str = Field("default", min_length=1, description="Session or profile id whose facts are read and written.")
     busy_timeout_ms: int = Field(5000, ge=0, description="How long to wait for a locked database before failing.")
+    max_fact_chars: int = Field(
+        2000, ge=1, description="Longest fact accepted by add, promote and import; persona facts are short rules."
+    )
 
 
 class InjectionSettings(Section):
@@ -152,6 +157,10 @@ class TargetSettings(Section):
 class RenderSettings(Section):
     template_dirs: list[Path] = Field(
         default_factory=list, description="User template directories, searched before the built-in templates/."
+    )
+    timeout_s: float = Field(5.0, gt=0, description="A template render is stopped after this many seconds.")
+    max_output_chars: int = Field(
+        5_000_000, ge=1, description="A template render is stopped past this many characters of output."
     )
 
 
@@ -284,8 +293,14 @@ def _expand_dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:
 
 def _env_layers() -> list[ConfigLayer]:
     legacy = ConfigLayer("legacy-env", LegacyEnvSource(Settings)())
-    env = ConfigLayer("env", EnvSettingsSource(Settings)())
-    return [legacy, env]
+    try:
+        values = EnvSettingsSource(Settings)()
+    except SettingsError as error:
+        # Structured settings (targets, pipeline, a whole section) are read from the environment as JSON.
+        field = re.search(r'field "([^"]+)"', str(error))
+        name = f"{ENV_PREFIX}{field.group(1).upper()}" if field else f"a {ENV_PREFIX}* variable"
+        raise ConfigError([f"environment variable {name} must hold JSON for this structured setting"]) from None
+    return [legacy, ConfigLayer("env", values)]
 
 
 def _unknown_env_names() -> list[str]:

@@ -76,12 +76,14 @@ def check_confidence(confidence: float) -> float:
     return confidence
 
 
-def check_text(what: str, text: str) -> str:
+def check_text(what: str, text: str, max_chars: int | None = None) -> str:
     cleaned = text.strip()
     if not cleaned:
         raise InputError(f"{what} is empty")
     if "\x00" in cleaned:
         raise InputError(f"{what} contains a NUL byte")
+    if max_chars is not None and len(cleaned) > max_chars:
+        raise InputError(f"{what} is {len(cleaned)} characters long; the limit is {max_chars} (store.max_fact_chars)")
     return cleaned
 
 
@@ -99,9 +101,11 @@ class PersonaStore:
         busy_timeout_ms: int = 5000,
         clock: Clock = utc_now,
         reinforce_step: float = 0.0,
+        max_fact_chars: int = 2000,
     ) -> None:
         self.path = Path(path).expanduser()
         self.reinforce_step = reinforce_step
+        self.max_fact_chars = max_fact_chars
         self.session = session
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
@@ -116,6 +120,7 @@ class PersonaStore:
             busy_timeout_ms=settings.store.busy_timeout_ms,
             clock=clock,
             reinforce_step=settings.retention.reinforce_step if settings.retention.enabled else 0.0,
+            max_fact_chars=settings.store.max_fact_chars,
         )
 
     def __enter__(self) -> PersonaStore:
@@ -276,7 +281,7 @@ class PersonaStore:
         reason: str | None = None,
     ) -> Promotion:
         """Add a fact directly. The same topic and text twice gives one row."""
-        content, topic = check_text("content", content), check_text("topic", topic)
+        content, topic = check_text("content", content, self.max_fact_chars), check_text("topic", topic, 200)
         check_tier(tier)
         check_confidence(confidence)
         with self.transaction() as conn:
@@ -369,7 +374,7 @@ class PersonaStore:
             if row is not None:
                 if not (row["content"] or "").strip():
                     raise InputError(f"memory {memory_id} has empty content; nothing to promote")
-                return row["content"].strip(), row["metadata_json"]
+                return check_text(f"memory {memory_id}", row["content"], self.max_fact_chars), row["metadata_json"]
         raise NotFoundError(f"no memory with id {memory_id} in working_memory or episodic_memory")
 
     def _derive_topic(self, conn: sqlite3.Connection, memory_id: str, metadata_json: str | None) -> str:

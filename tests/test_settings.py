@@ -301,3 +301,11 @@ def test_repo_reference_config_holds_exactly_the_model_defaults():
 
 def test_repo_reference_config_is_the_generated_one():
     assert (REPO / "config" / "persona.yaml").read_text(encoding="utf-8") == reference_yaml()
+
+
+def test_a_structured_setting_from_env_must_be_json(monkeypatch):
+    monkeypatch.setenv("MNEMOSYNE_PERSONA_TARGETS", "markdown")
+    with pytest.raises(ConfigError, match="environment variable MNEMOSYNE_PERSONA_TARGETS must hold JSON"):
+        load_settings()
+    monkeypatch.setenv("MNEMOSYNE_PERSONA_TARGETS", '{"markdown": {"budget": 900}}')
+    assert load_settings().target("markdown").budget == 900

@@ -15,5 +15,7 @@ def render(ranked: RankedPersona, *, ctx: StageContext, options: NoOptions) -> R
     env = ctx.cache.get("jinja")
     if env is None:
         env = ctx.cache["jinja"] = make_environment(ctx.settings.render.template_dirs)
-    text = render_template(env, target.template, build_context(ranked, target.name))
+    limits = ctx.settings.render
+    text = render_template(env, target.template, build_context(ranked, target.name), timeout_s=limits.timeout_s,
+                           max_chars=limits.max_output_chars)
     return Rendered(text, ranked, target)

@@ -12,6 +12,7 @@ from pydantic import Field
 from ..atomic import PRIVATE_FILE, atomic_write_text, ensure_private_dir, remove_stale_temps
 from ..context import StageContext
 from ..errors import StageError
+from ..files import describe, read_regular_text
 from ..model import CappedRender, TargetReport
 from ..registry import StageOptions, stage
 from ..runs import RunRecord, newest_generation, record_run
@@ -29,15 +30,13 @@ def lock_path(path: Path) -> Path:
 
 
 def read_current(path: Path) -> str | None:
-    """The file's text, or None if it does not exist."""
-    if path.is_dir():
-        raise StageError(f"cannot write persona file {path}: it is a directory")
+    """The file's text, or None if it does not exist; anything but a regular file is refused."""
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        return read_regular_text(path)
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise StageError(f"cannot read persona file {path}: {error.strerror}") from None
+        raise StageError(f"cannot write persona file {path}: it {describe(error)}") from None
 
 
 @stage("write", options=WriteOptions, per_target=True)

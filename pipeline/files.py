@@ -1,0 +1,64 @@
+"""Reading persona files defensively: regular files only, no symlink escapes, no blocking on FIFOs."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+
+def read_regular_text(path: Path) -> str:
+    """The file's text, bad UTF-8 replaced by U+FFFD; see :func:`read_regular_bytes`."""
+    return read_regular_bytes(path).decode("utf-8", errors="replace")
+
+
+def read_regular_bytes(path: Path) -> bytes:
+    """The file's bytes, or OSError saying why it cannot be read.
+
+    A symlink is followed only if it stays inside the file's own directory. A
+    FIFO, socket or device is refused without blocking.
+    """
+    _check_symlink(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, f"is not a regular file ({_kind(info.st_mode)})", str(path))
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def _check_symlink(path: Path) -> None:
+    if not path.is_symlink():
+        return
+    target = path.resolve()
+    if target.parent != path.parent.resolve():
+        raise PermissionError(errno.EPERM, f"is a symlink to {target}, outside its own directory", str(path))
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def describe(error: OSError) -> str:
+    """A short phrase for an OSError raised while reading a persona file."""
+    if isinstance(error, FileNotFoundError):
+        return "does not exist"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory"
+    if isinstance(error, PermissionError) and error.errno == errno.EACCES:
+        return "is not readable (permission denied)"
+    return error.strerror or str(error)
