@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install render test lint typecheck bench golden clean
+.PHONY: all help install render test lint typecheck bench bench-compare golden clean
 
 all: lint typecheck test ## lint, typecheck, then test
 
@@ -37,6 +37,13 @@ typecheck: $(STAMP) ## mypy
 
 bench: $(STAMP) ## print the benchmark table (figures, not pass/fail)
 	$(BIN)/python -m benchmarks
+
+COMPARE_VENV := var/bench-compare-venv
+
+bench-compare: $(STAMP) ## run the same operations on mnemosyne-memory 3.15.1 (own venv) and print the ratios
+	test -x $(COMPARE_VENV)/bin/python || $(PYTHON) -m venv $(COMPARE_VENV)
+	$(COMPARE_VENV)/bin/python -m pip install --quiet mnemosyne-memory==3.15.1
+	$(BIN)/python -m benchmarks.compare --existing-python $(COMPARE_VENV)/bin/python
 
 golden: $(STAMP) ## regenerate the golden files of the shipped templates; review the diff
 	$(BIN)/python -m tests.golden

@@ -16,6 +16,7 @@ from .tokens import TokenCounter
 # Per-section estimates only decide which sections are worth an exact count;
 # joins can merge a few tokens across a boundary, so allow for that.
 JOIN_SLACK = 16
+LIKELY_CHARS_PER_TOKEN = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +66,19 @@ def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, no
     total = len(split.sections)
     if budget <= 0 or not text:
         return Capped("", 0, budget, total, 0)
-    tokens = counter.count(text)
-    if tokens <= budget:
-        return Capped(text, tokens, budget, total, total)
-    return _fit(split, budget, counter, note)
+    # Short text is counted whole first (the common case: one count). For long text, per-section counts
+    # come first, and the whole is counted only if their sum says it might fit.
+    estimates: list[int] | None = None
+    maybe_fits = True
+    if len(text) > budget * LIKELY_CHARS_PER_TOKEN:
+        estimates = counter.count_many([split.preamble, *split.sections])
+        maybe_fits = sum(estimates) <= budget + JOIN_SLACK
+    if maybe_fits:
+        tokens = counter.count(text)
+        if tokens <= budget:
+            return Capped(text, tokens, budget, total, total)
+    sections = estimates[1:] if estimates is not None else counter.count_many(split.sections)
+    return _fit(split, budget, counter, note, sections)
 
 
 def _with_note(body: str, note: str) -> str:
@@ -80,26 +90,46 @@ def _with_note(body: str, note: str) -> str:
     return f"{body}{separator}{note}\n"
 
 
-def _fit(split: Split, budget: int, counter: TokenCounter, note: str) -> Capped:
+def _fit(split: Split, budget: int, counter: TokenCounter, note: str, estimates: list[int]) -> Capped:
     total = len(split.sections)
     preamble = split.preamble
     if counter.count(_with_note(preamble, note)) > budget:
         preamble = ""
-    estimates = counter.count_many(split.sections)
-    kept: list[int] = []
     base = counter.count(_with_note(preamble, note))
-    for index, estimate in enumerate(estimates):
-        if base + estimate > budget + JOIN_SLACK:
-            continue
-        candidate = _assemble(preamble, split.sections, [*kept, index])
-        candidate_tokens = counter.count(_with_note(candidate, note))
-        if candidate_tokens <= budget:
-            kept.append(index)
-            base = candidate_tokens
+    kept = _choose(split, preamble, estimates, base, budget, counter, note, optimistic=True)
+    text = _with_note(_assemble(preamble, split.sections, kept), note) if kept else ""
+    tokens = counter.count(text) if kept else 0
+    if tokens > budget:  # the optimistic sums were off at some join: redo with exact counts throughout
+        kept = _choose(split, preamble, estimates, base, budget, counter, note, optimistic=False)
+        text = _with_note(_assemble(preamble, split.sections, kept), note) if kept else ""
+        tokens = counter.count(text) if kept else 0
     if kept:
-        text = _with_note(_assemble(preamble, split.sections, kept), note)
-        return Capped(text, counter.count(text), budget, total, len(kept))
+        return Capped(text, tokens, budget, total, len(kept))
     return _partial_first(preamble, split, budget, counter, note)
+
+
+def _choose(split: Split, preamble: str, estimates: list[int], base: int, budget: int, counter: TokenCounter,
+            note: str, *, optimistic: bool) -> list[int]:
+    """Sections to keep, greedily in order.
+
+    Counts of whole sections nearly add up (sections meet at line breaks), so
+    a section far inside the budget is taken on its estimate; only one near
+    the edge is counted exactly together with what is already kept.
+    """
+    kept: list[int] = []
+    used = base
+    for index, estimate in enumerate(estimates):
+        if used + estimate > budget + JOIN_SLACK:
+            continue
+        if optimistic and used + estimate <= budget - JOIN_SLACK:
+            kept.append(index)
+            used += estimate
+            continue
+        exact = counter.count(_with_note(_assemble(preamble, split.sections, [*kept, index]), note))
+        if exact <= budget:
+            kept.append(index)
+            used = exact
+    return kept
 
 
 def _assemble(preamble: str, sections: tuple[str, ...], indexes: list[int]) -> str:

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedSeq
+from ruamel.yaml.error import YAMLError
 
 from .config_files import parse_yaml_file
 from .errors import ConfigError, FactsFileError
@@ -73,26 +75,47 @@ class ImportReport:
 
 
 def read_facts_file(path: Path) -> list[FactEntry]:
-    """Parse and validate a facts file; every bad entry is reported, by index and line."""
+    """Parse and validate a facts file; every bad entry is reported, by index and line.
+
+    The fast C loader reads the file; only when something is wrong is it
+    parsed again with the round-trip loader, which knows each entry's line.
+    """
     try:
-        document = parse_yaml_file(path)
+        document = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    except (YAMLError, UnicodeDecodeError, OSError):
+        document = _parse_with_lines(path)  # raises the precise error, with file:line
+    entries, problems = _validate(path, _items(path, document), lines=None)
+    if problems:
+        _, problems = _validate(path, _items(path, _parse_with_lines(path)), lines=True)
+        raise FactsFileError("; ".join(problems))
+    return entries
+
+
+def _parse_with_lines(path: Path) -> Any:
+    try:
+        return parse_yaml_file(path)
     except ConfigError as error:
         raise FactsFileError("; ".join(error.problems)) from None
-    items = document.get("facts") if isinstance(document, CommentedMap) else document
+
+
+def _items(path: Path, document: Any) -> list[Any]:
     if document is None:
-        items = CommentedSeq()
+        return []
+    items = document.get("facts") if isinstance(document, dict) else document
     if not isinstance(items, list):
         raise FactsFileError(f"{path}: expected a list of facts, or a mapping with a 'facts' list")
+    return items
+
+
+def _validate(path: Path, items: list[Any], *, lines: bool | None) -> tuple[list[FactEntry], list[str]]:
     entries, problems = [], []
     for index, item in enumerate(items):
         try:
             entries.append(FactEntry.model_validate(dict(item) if isinstance(item, dict) else item))
         except ValidationError as error:
-            problems.append(f"{path}: fact #{index + 1}{_line(items, index)}: {_first_problems(error)}")
-    problems += _duplicates(path, entries)
-    if problems:
-        raise FactsFileError("; ".join(problems))
-    return entries
+            where = _line(items, index) if lines else ""
+            problems.append(f"{path}: fact #{index + 1}{where}: {_first_problems(error)}")
+    return entries, problems + _duplicates(path, entries)
 
 
 def _line(items: Any, index: int) -> str:

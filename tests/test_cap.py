@@ -147,3 +147,9 @@ def test_everything_fits_means_nothing_changes(persona):
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "heuristic"])
 def test_every_counter_is_selectable(name):
     assert get_counter(name).count("Answers tersely.") > 0
+
+
+def test_long_text_that_fits_exactly_is_kept_whole():
+    # Few tokens for many characters: the per-section path must still see that everything fits.
+    text = section("a", "a" * 5000)
+    assert cap(text, O200K.count(text)).text == text
