@@ -27,7 +27,8 @@ from ruamel.yaml.error import YAMLError
 from .config_files import parse_yaml_file
 from .errors import ConfigError, FactsFileError
 from .settings import Tier
-from .store import PersonaStore, check_text
+from .store import PersonaStore
+from .validation import check_text
 
 __all__ = ["FactEntry", "ImportReport", "import_facts", "read_facts_file"]
 

@@ -1,6 +1,6 @@
 """`persona mcp`: a stdio MCP server exposing every persona tool.
 
-Needs the optional extra: ``pip install 'persona-tier[mcp]'``. The SDK is
+Needs the optional extra ``mcp`` (``pip install '.[mcp]'``; ``make install`` has it). The SDK is
 imported here only, so nothing else pays its start-up cost. In stdio mode
 stdout carries the protocol alone; logs go to stderr.
 """

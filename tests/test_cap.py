@@ -153,3 +153,26 @@ def test_long_text_that_fits_exactly_is_kept_whole():
     # Few tokens for many characters: the per-section path must still see that everything fits.
     text = section("a", "a" * 5000)
     assert cap(text, O200K.count(text)).text == text
+
+
+FALLBACK_SCRIPT = """
+import logging, sys
+sys.modules["toktok"] = None  # as if the wheel were missing on this platform
+logging.basicConfig(level=logging.WARNING, format="%(message)s")
+from pipeline.tokens import get_counter
+counter = get_counter("o200k_base")
+print(counter.name, counter.count("你好世界"))
+"""
+
+
+def test_a_tokenizer_that_cannot_load_falls_back_to_the_heuristic_with_a_warning():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).parent.parent)}
+    done = subprocess.run([sys.executable, "-c", FALLBACK_SCRIPT], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.stdout.split() == ["heuristic", "4"]
+    assert "token counter o200k_base could not load" in done.stderr and "heuristic" in done.stderr

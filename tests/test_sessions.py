@@ -316,3 +316,16 @@ def test_session_cli(tmp_path, persona):
     assert listed.splitlines()[1].split()[:2] == ["s1", "2"]
     assert runner.invoke(app, [*base, "session", "forget", "s1"]).stdout == "forgot session s1 (1 snapshot)\n"
     assert runner.invoke(app, [*base, "session", "list"]).stdout == "no session snapshots\n"
+
+
+def test_session_mode_warm_block_makes_no_syscall(settings, persona, monkeypatch):
+    import builtins
+
+    injector = PersonaInjector(settings, session_id="s1")
+    first = injector.block()
+    calls = []
+    monkeypatch.setattr(os, "stat", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(builtins, "open", lambda *a, **k: calls.append(a))
+    assert [injector.block() for _ in range(100)] == [first] * 100
+    assert calls == []
+    injector.close()

@@ -309,3 +309,19 @@ def test_a_structured_setting_from_env_must_be_json(monkeypatch):
         load_settings()
     monkeypatch.setenv("MNEMOSYNE_PERSONA_TARGETS", '{"markdown": {"budget": 900}}')
     assert load_settings().target("markdown").budget == 900
+
+
+def test_merge_tokens_stay_literal_too(tmp_path):
+    path = write(tmp_path / "p.yaml", 'cap:\n  truncation_note: "@merge {a = 1}"\n')
+    assert load_settings(config_files=[path]).cap.truncation_note == "@merge {a = 1}"
+
+
+def test_default_database_follows_mnemosyne(monkeypatch, tmp_path):
+    from pipeline.settings import db_path
+
+    assert db_path(load_settings()) == tmp_path / "home" / ".hermes" / "mnemosyne" / "data" / "mnemosyne.db"
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hh"))
+    assert db_path(load_settings()) == tmp_path / "hh" / "mnemosyne" / "data" / "mnemosyne.db"
+    monkeypatch.setenv("MNEMOSYNE_DATA_DIR", str(tmp_path / "data"))
+    assert db_path(load_settings()) == tmp_path / "data" / "mnemosyne.db"
+    assert db_path(load_settings(overrides={"store.path": str(tmp_path / "x.db")})) == tmp_path / "x.db"

@@ -26,7 +26,8 @@ def mcp(ctx: typer.Context) -> None:
     try:
         from ..mcp_server import serve
     except ImportError:
-        raise PersonaError("the MCP server needs the optional extra: pip install 'persona-tier[mcp]'") from None
+        raise PersonaError("the MCP server needs the optional extra 'mcp': run pip install '.[mcp]' in the "
+                           "persona-tier checkout (make install includes it)") from None
     cli = state(ctx)
     from ..settings import load_settings
 
