@@ -70,15 +70,17 @@ def time_injector(settings: Settings) -> tuple[float, float]:
         start = time.perf_counter_ns()
         injector.block()
         cold.append(time.perf_counter_ns() - start)
-    injector = PersonaInjector(settings)
-    injector.block()
-    calls = 1_000_000
+    return statistics.median(cold) / 1000, warm_us(PersonaInjector(settings))
+
+
+def warm_us(injector: PersonaInjector, calls: int = 1_000_000) -> float:
+    """µs per block() call once the injector is warm."""
     block = injector.block
+    block()
     start = time.perf_counter_ns()
     for _ in range(calls):
         block()
-    warm = (time.perf_counter_ns() - start) / calls
-    return statistics.median(cold) / 1000, warm / 1000
+    return (time.perf_counter_ns() - start) / calls / 1000
 
 
 def time_sessions(settings: Settings) -> tuple[float, float]:
@@ -86,13 +88,7 @@ def time_sessions(settings: Settings) -> tuple[float, float]:
     session_settings = settings.model_copy(
         update={"injection": settings.injection.model_copy(update={"mode": "session"})})
     injector = PersonaInjector(session_settings, session_id="bench")
-    injector.block()
-    calls = 1_000_000
-    block = injector.block
-    start = time.perf_counter_ns()
-    for _ in range(calls):
-        block()
-    warm = (time.perf_counter_ns() - start) / calls / 1000
+    warm = warm_us(injector)
     snapshots = injector.sessions()
     refreshes = 500
     start = time.perf_counter_ns()

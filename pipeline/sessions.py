@@ -68,6 +68,12 @@ class SessionSnapshots:
     def close(self) -> None:
         self.store.close()
 
+    def __enter__(self) -> SessionSnapshots:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def get(self, session_id: str) -> Snapshot | None:
         """The recorded snapshot, or None."""
         with self.store.errors():

@@ -160,11 +160,8 @@ class PersonaTools:
             session_id: Annotated[str, Field(description="The session to refresh.", min_length=1)],
         ) -> dict[str, Any]:
             """Compaction-boundary refresh: re-record the session's persona only if the file changed."""
-            snapshots = SessionSnapshots(self.settings())
-            try:
+            with SessionSnapshots(self.settings()) as snapshots:
                 return snapshots.refresh_at_compaction(session_id).to_dict()
-            finally:
-                snapshots.close()
 
         return mnemosyne_persona_session_refresh
 

@@ -21,11 +21,8 @@ def _snapshots(ctx: typer.Context) -> SessionSnapshots:
 @session_app.command("show")
 def show(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = False) -> None:
     """Print a session's snapshot, its generation and hash (recording it if it has none)."""
-    snapshots = _snapshots(ctx)
-    try:
+    with _snapshots(ctx) as snapshots:
         snapshot = snapshots.snapshot(session_id)
-    finally:
-        snapshots.close()
     if as_json:
         emit_json(snapshot.to_dict())
         return
@@ -37,11 +34,8 @@ def show(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = False
 @session_app.command("compact")
 def compact(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = False) -> None:
     """Run the compaction-boundary refresh: re-record only if the persona file changed."""
-    snapshots = _snapshots(ctx)
-    try:
+    with _snapshots(ctx) as snapshots:
         result = snapshots.refresh_at_compaction(session_id)
-    finally:
-        snapshots.close()
     if as_json:
         emit_json(result.to_dict())
     elif result.error:
@@ -53,11 +47,8 @@ def compact(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = Fa
 @session_app.command("list")
 def list_sessions(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """List sessions with a snapshot."""
-    snapshots = _snapshots(ctx)
-    try:
+    with _snapshots(ctx) as snapshots:
         found = snapshots.list()
-    finally:
-        snapshots.close()
     if as_json:
         emit_json([{k: v for k, v in s.to_dict().items() if k != "text"} for s in found])
     elif not found:
@@ -70,9 +61,6 @@ def list_sessions(ctx: typer.Context, as_json: JsonOption = False) -> None:
 @session_app.command("forget")
 def forget(ctx: typer.Context, session_id: SessionArg) -> None:
     """Delete a session's snapshots, e.g. when the session ends."""
-    snapshots = _snapshots(ctx)
-    try:
+    with _snapshots(ctx) as snapshots:
         removed = snapshots.forget(session_id)
-    finally:
-        snapshots.close()
     typer.echo(f"forgot session {session_id} ({removed} snapshot{'s' if removed != 1 else ''})")
