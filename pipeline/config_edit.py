@@ -142,6 +142,9 @@ def model_leaves(model: BaseModel, prefix: tuple[str, ...] = ()) -> list[tuple[t
         path = (*prefix, name)
         if isinstance(value, BaseModel):
             leaves += model_leaves(value, path)
+        elif isinstance(value, dict) and value and all(isinstance(v, BaseModel) for v in value.values()):
+            for name_, member in value.items():
+                leaves += model_leaves(member, (*path, str(name_)))
         else:
             leaves.append((path, value))
     return leaves

@@ -76,7 +76,10 @@ def get_counter(name: str) -> TokenCounter:
     if name == HEURISTIC:
         return HeuristicCounter()
     if name not in EXACT_ENCODINGS:
-        raise ValueError(f"unknown token counter {name!r}")
+        from .errors import ConfigError
+
+        raise ConfigError([f"cap.counter: unknown token counter {name!r}; expected o200k_base, cl100k_base or "
+                           "heuristic"])
     try:
         return ExactCounter(name)
     except Exception as error:  # the tokenizer is optional at run time; a missing wheel must not stop injection

@@ -37,7 +37,8 @@ def show(
         emit_json({"settings": data, "sources": {k: s for k, _, s in leaves}} if sources else data)
         return
     for key, value, source in leaves:
-        line = f"{key} = {value}"
+        shown = repr(value) if isinstance(value, str) and value != value.strip() else value
+        line = f"{key} = {shown}"
         typer.echo(f"{line:<60}  # {source}" if sources else line)
 
 
