@@ -197,11 +197,20 @@ def test_install_and_activate_on_a_temporary_hermes_home(tmp_path):
     assert registered[0].name == "persona"
     removed = runner.invoke(app, ["hermes", "uninstall", "--hermes-home", str(home)])
     assert removed.exit_code == 0 and not plugin.exists()
+    assert (home / "config.yaml").read_text() == CONFIG  # reversed exactly, comments and all
+
+
+def test_uninstall_without_an_earlier_provider_removes_the_selection(tmp_path):
     from ruamel.yaml import YAML
 
-    after = YAML(typ="safe").load((home / "config.yaml").read_text())
-    assert after == {"model": "claude"}
-    assert (home / "config.yaml").read_text().startswith("# My Hermes settings\nmodel: claude  # the usual\n")
+    home = tmp_path / "hh"
+    write(home / "config.yaml", "# mine\nmodel: claude  # the usual\n")
+    runner = CliRunner()
+    runner.invoke(app, ["hermes", "install", "--hermes-home", str(home), "--activate"])
+    assert YAML(typ="safe").load((home / "config.yaml").read_text())["memory"] == {"provider": "persona"}
+    runner.invoke(app, ["hermes", "uninstall", "--hermes-home", str(home)])
+    assert YAML(typ="safe").load((home / "config.yaml").read_text()) == {"model": "claude"}
+    assert (home / "config.yaml").read_text().startswith("# mine\nmodel: claude  # the usual\n")
 
 
 def test_install_uses_hermes_home_from_the_environment(tmp_path, monkeypatch):

@@ -51,9 +51,9 @@ def install(
 
 @hermes_app.command("uninstall")
 def uninstall(hermes_home: HermesHome = None) -> None:
-    """Remove the plugin, and deselect it in config.yaml if it was selected."""
+    """Reverse install: put back the memory.provider it replaced, and remove the plugin."""
     from ..integrations.hermes_install import uninstall_plugin
 
     done = uninstall_plugin(hermes_home)
-    typer.echo(f"removed {done.plugin_dir}" + (f"; removed memory.provider from {done.config}" if done.config
+    typer.echo(f"removed {done.plugin_dir}" + (f"; restored memory.provider in {done.config}" if done.config
                                                 else ""))

@@ -45,6 +45,10 @@ description: The L3 persona tier - durable behavioural facts about the user, pin
 """
 
 
+# Inside the plugin directory: the memory.provider that --activate replaced, for uninstall to put back.
+PREVIOUS_FILE = "previous-provider"
+
+
 @dataclass(frozen=True)
 class InstallResult:
     plugin_dir: Path
@@ -67,28 +71,39 @@ def install_plugin(hermes_home: Path | None, *, activate: bool = False) -> Insta
     except PackageNotFoundError:
         installed = "0"
     init = PLUGIN_INIT.format(package=__name__.split(".")[0], paths=paths)
-    atomic_write_text(target / "__init__.py", init, mode=0o644)
-    atomic_write_text(target / "plugin.yaml", PLUGIN_YAML.format(version=installed), mode=0o644)
-    config = _set_provider(target.parents[1] / "config.yaml", PROVIDER_NAME) if activate else None
+    atomic_write_text(target / "__init__.py", init)
+    atomic_write_text(target / "plugin.yaml", PLUGIN_YAML.format(version=installed))
+    config = None
+    if activate:
+        config_path = target.parents[1] / "config.yaml"
+        previous = _current_provider(config_path)
+        if previous != PROVIDER_NAME:  # a second install must not record persona as its own predecessor
+            atomic_write_text(target / PREVIOUS_FILE, previous or "")
+        config = _set_provider(config_path, PROVIDER_NAME)
     return InstallResult(target, config)
 
 
 def uninstall_plugin(hermes_home: Path | None) -> InstallResult:
-    """Remove the plugin directory; deselect it if config.yaml selects it."""
+    """Reverse install: restore the provider that --activate replaced, then remove the plugin directory."""
     target = plugin_dir(hermes_home)
+    config_path = target.parents[1] / "config.yaml"
+    config = None
+    if _current_provider(config_path) == PROVIDER_NAME:
+        saved = target / PREVIOUS_FILE
+        previous = saved.read_text(encoding="utf-8").strip() if saved.exists() else ""
+        config = _set_provider(config_path, previous or None)
     if target.is_dir():
         shutil.rmtree(target)
-    config_path = target.parents[1] / "config.yaml"
-    config = _set_provider(config_path, None) if _selected(config_path) else None
     return InstallResult(target, config)
 
 
-def _selected(config_path: Path) -> bool:
+def _current_provider(config_path: Path) -> str | None:
     if not config_path.exists():
-        return False
+        return None
     document = parse_yaml_file(config_path)
     memory = document.get("memory") if isinstance(document, dict) else None
-    return isinstance(memory, dict) and memory.get("provider") == PROVIDER_NAME
+    provider = memory.get("provider") if isinstance(memory, dict) else None
+    return str(provider) if provider is not None else None
 
 
 def _set_provider(config_path: Path, provider: str | None) -> Path:
