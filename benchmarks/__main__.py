@@ -134,9 +134,7 @@ def _median_us(call, repeats: int) -> float:
 
 
 def main() -> None:
-    print(f"# persona-tier benchmarks — {platform.processor() or platform.machine()}, Python {sys.version.split()[0]}")
-    print()
-    print(f"{'facts':>8}  {'pipeline':>10}  {'inject cold':>12}  {'inject warm':>12}  {'tokens/budget':>14}")
+    rows: list[tuple[str, str, str]] = []
     pipeline_times = {}
     for size in SIZES:
         with tempfile.TemporaryDirectory() as tmp:
@@ -144,20 +142,30 @@ def main() -> None:
             populate(workdir / "m.db", size)
             settings = settings_in(workdir)
             seconds, tokens, budget = time_pipeline(settings)
-            cold_us, warm_us = time_injector(settings)
+            cold_us, warm = time_injector(settings)
             if size == SIZES[0]:
                 session_warm, session_noop = time_sessions(settings)
         pipeline_times[size] = seconds
-        print(f"{size:>8}  {seconds * 1000:>8.1f}ms  {cold_us:>10.1f}µs  {warm_us:>10.3f}µs  {tokens:>6}/{budget:<7}")
-    print()
-    print(f"10k -> 100k pipeline time ratio: {pipeline_times[100_000] / pipeline_times[10_000]:.1f}")
-    print(f"session mode: warm block() {session_warm:.3f}µs per call; no-op refresh_at_compaction "
-          f"{session_noop:.1f}µs per call")
-    print()
-    print(f"{'memories':>8}  {'status':>10}  {'tick (no-op)':>12}")
+        scale = f"{size:,} facts"
+        rows += [("full pipeline (extract → write)", scale, f"{seconds * 1000:.1f} ms"),
+                 ("injection, cold call", scale, f"{cold_us:.1f} µs"),
+                 ("injection, warm call", scale, f"{warm:.3f} µs"),
+                 ("tokens used / budget", scale, f"{tokens} / {budget}")]
+    rows.append(("pipeline time ratio", "10k → 100k facts", f"{pipeline_times[100_000] / pipeline_times[10_000]:.1f}"))
+    rows += [("session mode: warm block()", "per call", f"{session_warm:.3f} µs"),
+             ("session mode: no-op refresh_at_compaction", "per call", f"{session_noop:.1f} µs")]
     for memories in (10_000, 100_000):
         status_us, tick_us = time_status_and_tick(memories)
-        print(f"{memories:>8}  {status_us:>8.0f}µs  {tick_us:>10.0f}µs")
+        scale = f"{memories:,} memories"
+        rows += [("persona status", scale, f"{status_us:.0f} µs"), ("persona tick, nothing to do", scale,
+                                                                   f"{tick_us / 1000:.1f} ms")]
+    print(f"persona-tier benchmarks: {platform.machine()}, Python {sys.version.split()[0]}, "
+          f"SQLite {sqlite3.sqlite_version}")
+    print()
+    print("| figure | scale | value |")
+    print("| --- | --- | ---: |")
+    for figure, scale, value in rows:
+        print(f"| {figure} | {scale} | {value} |")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .clock import from_db
+from .clock import to_db
 from .settings import RetentionSettings
-from .store import Fact, PersonaStore
+from .store import PersonaStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,31 +40,39 @@ def plan_retention(store: PersonaStore, rules: RetentionSettings) -> list[Retent
     """What retention would do now, in persona-id order. Permanent facts never appear."""
     if not rules.enabled:
         return []
-    now = store.clock()
+    # Ages come from SQL and only the facts that act become Fact objects: a no-op pass stays cheap.
+    with store.errors():
+        rows = store.conn.execute(
+            "SELECT id, tier, COALESCE(confidence, 0.7), COALESCE(reinforcement_count, 0), "
+            "julianday(?) - julianday(COALESCE(last_reinforced_at, created_at)) "
+            "FROM memoria_persona WHERE session_id = ? AND tier != 'permanent' ORDER BY id",
+            (to_db(store.clock()), store.session),
+        ).fetchall()
     actions = []
-    for fact in store.list():
-        age_days = (now - from_db(fact.last_reinforced_at)).total_seconds() / 86400
-        action = _judge(fact, age_days, rules)
+    for fact_id, tier, confidence, count, age_days in rows:
+        action = _judge(tier, float(confidence), int(count), float(age_days or 0.0), rules)
         if action is not None:
-            actions.append(action)
-    return sorted(actions, key=lambda a: a.persona_id)
+            fact = store.get(fact_id)
+            actions.append(RetentionAction(action[0], fact_id, tier, fact.topic, action[1], action[2]))
+    return actions
 
 
-def _judge(fact: Fact, age_days: float, rules: RetentionSettings) -> RetentionAction | None:
-    if fact.tier == "working":
-        if rules.promote_after and fact.reinforcement_count >= rules.promote_after:
-            why = f"reinforced {fact.reinforcement_count} times (promote_after {rules.promote_after})"
-            return RetentionAction("promote", fact.id, fact.tier, fact.topic, why, fact.confidence)
+def _judge(tier: str, confidence: float, count: int, age_days: float, rules: RetentionSettings
+           ) -> tuple[str, str, float] | None:
+    """(action, why, effective confidence) for one fact, or None."""
+    if tier == "working":
+        if rules.promote_after and count >= rules.promote_after:
+            return "promote", f"reinforced {count} times (promote_after {rules.promote_after})", confidence
         hours = age_days * 24
         if hours >= rules.working_ttl_hours:
             why = f"working fact expired: {hours:.1f} h since last reinforcement (ttl {rules.working_ttl_hours:g} h)"
-            return RetentionAction("evict", fact.id, fact.tier, fact.topic, why, fact.confidence)
-    elif fact.tier == "long_term":
-        effective = effective_confidence(fact.confidence, fact.tier, age_days, rules)
+            return "evict", why, confidence
+    elif tier == "long_term":
+        effective = effective_confidence(confidence, tier, age_days, rules)
         if effective < rules.evict_below:
-            why = (f"effective confidence {effective:.4f} < {rules.evict_below:g} (confidence {fact.confidence:g}, "
+            why = (f"effective confidence {effective:.4f} < {rules.evict_below:g} (confidence {confidence:g}, "
                    f"{age_days:.1f} days since last reinforcement, half-life {rules.half_life_days:g} days)")
-            return RetentionAction("evict", fact.id, fact.tier, fact.topic, why, effective)
+            return "evict", why, effective
     return None
 
 
