@@ -301,3 +301,34 @@ def test_clock_moves_are_respected_by_status(settings, store, clock):
     settle(settings, store)
     clock.now += timedelta(days=1)
     assert fired(settings, store)["daily_sync"]
+
+
+def _wait_for(predicate, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_watch_survives_a_bad_config_and_picks_up_edits(tmp_path):
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    db, out, config = tmp_path / "m.db", tmp_path / "persona.md", tmp_path / "persona.yaml"
+    write(config, "cap:\n  token_cap: 1500\n")
+    with PersonaStore(db) as store:
+        store.add("x", topic="t")
+    stdout, stderr = tmp_path / "watch.out", tmp_path / "watch.err"
+    with stdout.open("w") as out_file, stderr.open("w") as err_file:
+        proc = subprocess.Popen([sys.executable, "-m", "pipeline", "-c", str(config), "--db", str(db), "--set",
+                                 f"injection.file={out}", "watch", "--every", "0.1"],
+                                stdout=out_file, stderr=err_file, env=env)
+        try:
+            _wait_for(out.exists, "the first render")
+            write(config, "cap:\n  token_cap: lots\n")
+            _wait_for(lambda: "tick failed" in stderr.read_text(), "the bad config to be reported")
+            write(config, "cap:\n  token_cap: 900\n")
+            _wait_for(lambda: "config_changed" in stdout.read_text(), "the edit to be picked up")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    assert proc.returncode == 0
+    assert "cap.token_cap" in stderr.read_text() and "Traceback" not in stderr.read_text()

@@ -28,12 +28,8 @@ def mcp(ctx: typer.Context) -> None:
     except ImportError:
         raise PersonaError("the MCP server needs the optional extra 'mcp': run pip install '.[mcp]' in the "
                            "persona-tier checkout (make install includes it)") from None
-    cli = state(ctx)
-    from ..settings import load_settings
-
     # Settings are read on every tool call, so edits to the config are seen without a restart.
-    serve(lambda: load_settings(config_files=cli.config_files or None, env_name=cli.env_name,
-                                overrides=cli.overrides()))
+    serve(state(ctx).fresh_settings)
 
 
 @hermes_app.command("install")

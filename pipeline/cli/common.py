@@ -40,11 +40,15 @@ class CliState:
         return overrides
 
     def settings(self) -> Settings:
+        """The settings, resolved once per command."""
         if self._settings is None:
-            self._settings = load_settings(
-                config_files=self.config_files or None, env_name=self.env_name, overrides=self.overrides()
-            )
+            self._settings = self.fresh_settings()
         return self._settings
+
+    def fresh_settings(self) -> Settings:
+        """The settings resolved anew from every source (for long-running commands)."""
+        return load_settings(config_files=self.config_files or None, env_name=self.env_name,
+                             overrides=self.overrides())
 
     def store(self, session: str | None) -> PersonaStore:
         return PersonaStore.from_settings(self.settings(), session=session)

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from typing import Annotated
 
 import typer
 
+from ..errors import PersonaError
 from ..retention import apply_retention
+from ..store import PersonaStore
 from ..ticking import TickResult, tick
 from ..triggers import status_data
-from .common import JsonOption, SessionOption, emit_json, state, table
+from .common import CliState, JsonOption, SessionOption, emit_json, state, table
+
+log = logging.getLogger(__name__)
 
 
 def register(app: typer.Typer) -> None:
@@ -68,21 +73,35 @@ def watch(
     every: Annotated[float, typer.Option("--every", min=0.05, help="Seconds between ticks.")] = 60.0,
     session: SessionOption = None,
 ) -> None:
-    """Run tick in a loop, for machines without cron. Stops cleanly on SIGINT or SIGTERM."""
+    """Run tick in a loop, for machines without cron. Stops cleanly on SIGINT or SIGTERM.
+
+    Settings are read again before every tick, so config edits are picked up
+    (and the config trigger fires); a tick that fails is reported and retried
+    at the next interval rather than ending the loop.
+    """
     cli = state(ctx)
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with cli.store(session) as store:
-            while not stop.is_set():
-                result = tick(cli.settings(), store=store)
-                if result.rendered or result.retention:
-                    typer.echo(_say(result))
-                stop.wait(every)
+        while not stop.is_set():
+            _watch_once(cli, session)
+            stop.wait(every)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     typer.echo("watch stopped", err=True)
+
+
+def _watch_once(cli: CliState, session: str | None) -> None:
+    try:
+        settings = cli.fresh_settings()
+        with PersonaStore.from_settings(settings, session=session) as store:
+            result = tick(settings, store=store)
+    except PersonaError as error:
+        log.error("tick failed, retrying at the next interval: %s", error)
+        return
+    if result.rendered or result.retention:
+        typer.echo(_say(result))
 
 
 def retention(
