@@ -15,7 +15,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
 from .atomic import atomic_write_text
-from .config_files import DEFAULT_SECTION, ConfigLayer, deep_merge, parse_yaml_file, to_plain
+from .config_files import DEFAULT_SECTION, ConfigLayer, deep_merge, parse_value, parse_yaml_file, to_plain
 from .errors import ConfigError
 from .provenance import validate_layers
 from .settings import Settings, TargetSettings
@@ -69,16 +69,6 @@ def _dump_value(name: str, value: Any, indent: str) -> str:
     yaml.dump({name: value}, buffer)
     text = buffer.getvalue()
     return "".join(indent + line + "\n" for line in text.splitlines())
-
-
-def parse_value(raw: str) -> Any:
-    """A CLI value read as a YAML scalar: ``2000`` is an int, ``true`` a bool."""
-    if not raw.strip():
-        return raw
-    try:
-        return YAML(typ="safe", pure=True).load(raw)
-    except Exception:
-        return raw
 
 
 def set_config_value(path: Path, key: str, raw_value: str, *, env_name: str | None = None) -> Any:

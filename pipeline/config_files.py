@@ -47,7 +47,7 @@ class ConfigLayer:
         if self.name == "env":
             return "env " + "MNEMOSYNE_PERSONA_" + "__".join(path).upper()
         if self.name == "legacy-env":
-            from .settings import LEGACY_ENV
+            from .settings import LEGACY_ENV  # settings imports this module, so import it when needed
 
             names = [name for name, target in LEGACY_ENV.items() if target == path]
             return f"env {names[0]} (legacy)" if names else "legacy env"
@@ -177,3 +177,13 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any
         else:
             merged[key] = value
     return merged
+
+
+def parse_value(raw: str) -> Any:
+    """A CLI value read as a YAML scalar: ``2000`` is an int, ``true`` a bool."""
+    if not raw.strip():
+        return raw
+    try:
+        return YAML(typ="safe", pure=True).load(raw)
+    except YAMLError:
+        return raw

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .clock import Clock, utc_now
+from .errors import StageError
 from .settings import ResolvedTarget, Settings
 from .store import PersonaStore
 from .tokens import TokenCounter
@@ -32,7 +33,5 @@ class StageContext:
     def current_target(self) -> ResolvedTarget:
         """The target a per-target stage is running for."""
         if self.target is None:
-            from .errors import StageError
-
             raise StageError("this stage runs per target, but no target was given")
         return self.target

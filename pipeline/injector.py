@@ -103,7 +103,7 @@ class PersonaInjector:
     def sessions(self) -> SessionSnapshots:
         """The snapshot store for this injector's settings (opened on first use)."""
         if self._snapshots is None:
-            from .sessions import SessionSnapshots
+            from .sessions import SessionSnapshots  # sessions reads files through this module
 
             self._snapshots = SessionSnapshots(self.settings)
         return self._snapshots

@@ -18,6 +18,7 @@ environment and the files.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -34,7 +35,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
-from .config_files import ConfigLayer, load_layers, resolve_config_files
+from .config_files import ConfigLayer, load_layers, parse_value, resolve_config_files
 from .errors import ConfigError, StageError
 from .paths import default_db_path
 from .provenance import Provenance, validate_layers
@@ -266,9 +267,6 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
 
     Values are read as YAML scalars, so ``900`` is an int and ``true`` a bool.
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     flat: dict[tuple[str, ...], Any] = {}
     problems = []
     for pair in pairs:
@@ -276,11 +274,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
         if not sep or not key.strip():
             problems.append(f"--set {pair!r}: expected KEY.PATH=VALUE")
             continue
-        try:
-            value = YAML(typ="safe").load(raw) if raw.strip() else raw
-        except YAMLError:
-            value = raw
-        flat[tuple(key.strip().split("."))] = value
+        flat[tuple(key.strip().split("."))] = parse_value(raw)
     if problems:
         raise ConfigError(problems)
     return _nest(flat)
@@ -344,8 +338,6 @@ def load_settings_with_provenance(
 
 
 def _closest_env_hint(name: str) -> str:
-    import difflib
-
     candidates = [f"{ENV_PREFIX}{field.upper()}__" for field in Settings.model_fields] + list(LEGACY_ENV)
     match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     return f" (did you mean {match[0]}?)" if match else ""

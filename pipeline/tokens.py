@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Protocol
 
+from .errors import ConfigError
+
 log = logging.getLogger(__name__)
 
 EXACT_ENCODINGS = ("o200k_base", "cl100k_base")
@@ -76,8 +78,6 @@ def get_counter(name: str) -> TokenCounter:
     if name == HEURISTIC:
         return HeuristicCounter()
     if name not in EXACT_ENCODINGS:
-        from .errors import ConfigError
-
         raise ConfigError([f"cap.counter: unknown token counter {name!r}; expected o200k_base, cl100k_base or "
                            "heuristic"])
     try:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import PersonaError
+from ..integrations.hermes_install import install_plugin, uninstall_plugin
 from .common import state
 
 hermes_app = typer.Typer(help="Install the Hermes Agent memory-provider plugin.", no_args_is_help=True)
@@ -23,7 +24,7 @@ def register(app: typer.Typer) -> None:
 
 def mcp(ctx: typer.Context) -> None:
     """Run the MCP server over stdio (needs the `mcp` extra)."""
-    try:
+    try:  # the SDK is an optional extra and slow to import: only this command pays for it
         from ..mcp_server import serve
     except ImportError:
         raise PersonaError("the MCP server needs the optional extra 'mcp': run pip install '.[mcp]' in the "
@@ -38,8 +39,6 @@ def install(
     activate: Annotated[bool, typer.Option("--activate", help="Also set memory.provider: persona.")] = False,
 ) -> None:
     """Install the plugin into $HERMES_HOME/plugins/persona/ (safe to run twice)."""
-    from ..integrations.hermes_install import install_plugin
-
     done = install_plugin(hermes_home, activate=activate)
     typer.echo(f"installed {done.plugin_dir}" + (f"; {done.config} now selects memory.provider: persona"
                                                    if done.config else ""))
@@ -48,8 +47,6 @@ def install(
 @hermes_app.command("uninstall")
 def uninstall(hermes_home: HermesHome = None) -> None:
     """Reverse install: put back the memory.provider it replaced, and remove the plugin."""
-    from ..integrations.hermes_install import uninstall_plugin
-
     done = uninstall_plugin(hermes_home)
     typer.echo(f"removed {done.plugin_dir}" + (f"; restored memory.provider in {done.config}" if done.config
                                                 else ""))
