@@ -98,7 +98,9 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
         except json.JSONDecodeError as error:
             return json.dumps({"error": f"arguments are not valid JSON: {error}"})
         except Exception as error:  # the host must never see an exception from a tool call
-            log.exception("persona tool %s failed", tool_name)
+            # The traceback may quote fact text, so it goes to DEBUG only.
+            log.error("persona tool %s failed: %s", tool_name, type(error).__name__)
+            log.debug("persona tool %s traceback", tool_name, exc_info=True)
             return json.dumps({"error": f"internal error in {tool_name}: {type(error).__name__}"})
 
     def system_prompt_block(self, **kwargs: Any) -> str:
@@ -114,7 +116,7 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
         # Subagents may not write a snapshot: reuse the session's if it exists, else the capped file.
         assert self._injector is not None
         snapshot = self._injector.sessions().get(self._session_id)
-        text = snapshot.text if snapshot else self._injector.cap(self._injector.path.read_text("utf-8"))
+        text = snapshot.text if snapshot else self._injector.read_capped()
         return self._injector.appendix(text).lstrip("\n")
 
     def on_pre_compress(self, messages: Any = None, **kwargs: Any) -> str:
