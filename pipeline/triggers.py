@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .clock import from_db
+from .files import describe, read_regular_bytes
 from .settings import Settings
 from .store import PersonaStore
 from .templating import make_environment
@@ -96,9 +97,9 @@ def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerS
         if not path.exists():
             continue  # that is cold start
         try:
-            data = path.read_bytes()
+            data = read_regular_bytes(path)  # the injector's own reader: a FIFO must not hang status or tick
         except OSError as error:
-            problems.append(f"{path} is unreadable ({error.strerror})")
+            problems.append(f"{path} is unreadable (it {describe(error)})")
             continue
         if not data and _last_sha(store, path) not in (None, EMPTY_SHA):
             problems.append(f"{path} is empty but its last render was not")

@@ -332,3 +332,13 @@ def test_watch_survives_a_bad_config_and_picks_up_edits(tmp_path):
             proc.wait(timeout=30)
     assert proc.returncode == 0
     assert "cap.token_cap" in stderr.read_text() and "Traceback" not in stderr.read_text()
+
+
+def test_a_fifo_at_the_persona_path_is_a_recovery_not_a_hang(tmp_path):
+    os.mkfifo(tmp_path / "persona.md")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "pipeline", "--db", str(tmp_path / "m.db"), "--set",
+                           f"injection.file={tmp_path / 'persona.md'}", "status", "--json"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    recovery = {t["name"]: t for t in json.loads(done.stdout)["triggers"]}["recovery"]
+    assert recovery["fired"] and "is not a regular file (a FIFO)" in recovery["reason"]
