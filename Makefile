@@ -45,7 +45,7 @@ bench-compare: $(STAMP) ## run the same operations on mnemosyne-memory 3.15.1 (o
 	$(COMPARE_VENV)/bin/python -m pip install --quiet mnemosyne-memory==3.15.1
 	$(BIN)/python -m benchmarks.compare --existing-python $(COMPARE_VENV)/bin/python
 
-golden: $(STAMP) ## regenerate the golden files of the shipped templates; review the diff
+golden: $(STAMP) ## regenerate the templates' golden files and config/persona.yaml; review the diff
 	$(BIN)/python -m tests.golden
 
 clean: ## remove the venv, caches and demo output

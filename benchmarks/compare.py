@@ -123,8 +123,9 @@ def _promote_figures(work: Path) -> tuple[dict, dict]:
         report = import_facts(store, facts)
         import_s = time.perf_counter() - start
         store.promote(ids[0])
-        rows = store.conn.execute("SELECT COUNT(*) FROM memoria_persona WHERE source_memory_id = ?",
-                                  (ids[0],)).fetchone()[0]
+        with store.read() as conn:
+            rows = conn.execute("SELECT COUNT(*) FROM memoria_persona WHERE source_memory_id = ?",
+                                (ids[0],)).fetchone()[0]
     figures = {"one_us": one_us, "bulk_s": import_s, "bulk_n": len(report.added), "promote_twice_rows": rows}
     return figures, {"promote_db": str(folder / "theirs.db"), "memory_ids": ids[200:] + ids[:200], "bulk": 10_000}
 

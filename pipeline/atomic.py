@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+
+from .errors import InputError
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -67,3 +70,20 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two spellings name one file: the same path once resolved, or the same inode (a hard link)."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_protected(path: Path, protected: Mapping[Path, str], *, what: str) -> None:
+    """Raise InputError if ``path`` is one of ``protected`` (path -> what it is), however it is spelled."""
+    for other, role in protected.items():
+        if same_file(path, other):
+            raise InputError(f"refusing to write {what} to {path}: that is {role}")

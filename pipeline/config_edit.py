@@ -7,6 +7,8 @@ drift from the defaults.
 from __future__ import annotations
 
 import io
+import typing
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +16,10 @@ from pydantic import BaseModel
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
-from .atomic import atomic_write_text
+from .atomic import atomic_write_text, refuse_protected
 from .config_files import DEFAULT_SECTION, ConfigLayer, deep_merge, parse_value, parse_yaml_file, to_plain
 from .errors import ConfigError
+from .files import regular_file_kind
 from .provenance import validate_layers
 from .settings import Settings, TargetSettings
 
@@ -71,28 +74,71 @@ def _dump_value(name: str, value: Any, indent: str) -> str:
     return "".join(indent + line + "\n" for line in text.splitlines())
 
 
-def set_config_value(path: Path, key: str, raw_value: str, *, env_name: str | None = None) -> Any:
+def set_config_value(path: Path, key: str, raw_value: str, *, env_name: str | None = None,
+                     protected: Mapping[Path, str] | None = None) -> Any:
     """Set ``key`` (dotted) in a YAML file, keeping comments, order and quoting.
 
     The edited document is validated before the file is replaced atomically;
-    on any error the file is left as it was.
+    on any error the file is left as it was. A string setting takes the text
+    as written; other settings read it as YAML (``900``, ``true``).
     """
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    document = parse_yaml_file(path) if path.exists() else None
+    value = raw_value if _is_text_setting(key) else parse_value(raw_value)
+
+    def change(document: CommentedMap) -> None:
+        _assign(_target_section(document, env_name), key.split("."), value, path)
+        _validate(document, path, env_name)
+
+    edit_yaml_file(path, change, protected=protected)
+    return value
+
+
+def edit_yaml_file(path: Path, change: Callable[[CommentedMap], None], *,
+                   protected: Mapping[Path, str] | None = None) -> Path:
+    """Apply ``change`` to a YAML mapping file with a ruamel round trip; returns the file written.
+
+    A symlink is edited through to its target, so a linked dotfile keeps its
+    link and gets the edit; anything but a regular file (a FIFO, a device, a
+    directory) is refused. The file keeps its mode; a new one is 0600. Nothing
+    is written when ``change`` raises, or when the target is a ``protected``
+    path (the store and its journal files, say).
+    """
+    real = path.resolve()
+    kind = regular_file_kind(real)
+    if kind is not None:
+        raise ConfigError([f"{path} is {kind}, not a regular file; refusing to replace it"])
+    refuse_protected(real, protected or {}, what=f"config file {path}")
+    document = parse_yaml_file(real) if real.exists() else None
     if document is None:
         document = CommentedMap()
     if not isinstance(document, CommentedMap):
-        raise ConfigError([f"{path}: the top level must be a mapping of settings"])
-    value = parse_value(raw_value)
-    target = _target_section(document, env_name)
-    _assign(target, key.split("."), value, path)
-    _validate(document, path, env_name)
+        raise ConfigError([f"{path}: the top level must be a mapping"])
+    change(document)
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
     buffer = io.StringIO()
     yaml.dump(document, buffer)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    atomic_write_text(path, buffer.getvalue(), mode=mode)
-    return value
+    mode = real.stat().st_mode & 0o777 if real.exists() else 0o600
+    try:
+        atomic_write_text(real, buffer.getvalue(), mode=mode)
+    except OSError as error:
+        raise ConfigError([f"cannot write {path}: {error.strerror or error}"]) from None
+    return real
+
+
+def _is_text_setting(key: str) -> bool:
+    """Whether the setting at ``key`` is a plain string, so its value needs no YAML reading."""
+    node: Any = Settings
+    for part in key.split("."):
+        fields = getattr(node, "model_fields", None)
+        if fields is None:
+            if typing.get_origin(node) is dict:  # targets.NAME.key
+                node = typing.get_args(node)[1]
+                continue
+            return False
+        if part not in fields:
+            return False
+        node = fields[part].annotation
+    return node is str
 
 
 def _target_section(document: CommentedMap, env_name: str | None) -> CommentedMap:

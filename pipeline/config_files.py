@@ -23,7 +23,9 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from .errors import ConfigError
+from .files import describe, read_regular_bytes
 from .paths import default_config_path
+from .yaml_limits import YamlTooComplex, check_yaml
 
 DEFAULT_SECTION = "default"
 
@@ -74,7 +76,7 @@ def resolve_config_files(explicit: list[Path] | None, *, environ: Mapping[str, s
         except OSError as error:
             raise ConfigError([f"cannot check the default config file {default}: {error.strerror}"]) from None
         return _with_local_twins(named)
-    missing = [f"config file {p} does not exist" for p in named if not p.is_file()]
+    missing = [f"config file {p} does not exist" for p in named if not p.exists()]
     if missing:
         raise ConfigError(missing)
     return _with_local_twins(named)
@@ -130,14 +132,28 @@ def load_file_layer(path: Path, env_name: str | None) -> ConfigLayer:
     return ConfigLayer("file", to_plain(document, (), lines), path, lines)
 
 
-def parse_yaml_file(path: Path) -> Any:
-    """Round-trip parse, turning any failure into a ConfigError with file:line."""
+def read_yaml_text(path: Path) -> str:
+    """A YAML file's text, within the limits of :mod:`yaml_limits`; any failure is a ConfigError naming the file.
+
+    Only a regular file is read (a symlink is followed), so a FIFO or a
+    device at the path is refused instead of hanging the command.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_bytes(path, confine_symlinks=False).decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError([f"{path}: not UTF-8 text ({error.reason} at byte {error.start})"]) from None
     except OSError as error:
-        raise ConfigError([f"{path}: cannot read ({error.strerror})"]) from None
+        raise ConfigError([f"{path}: cannot read (it {describe(error)})"]) from None
+    try:
+        check_yaml(text)
+    except YamlTooComplex as error:
+        raise ConfigError([f"{path}: {error}"]) from None
+    return text
+
+
+def parse_yaml_file(path: Path) -> Any:
+    """Round-trip parse, turning any failure into a ConfigError with file:line."""
+    text = read_yaml_text(path)
     try:
         yaml = YAML(typ="rt")
         yaml.preserve_quotes = True  # so `config set` writes quoting back as it was
@@ -184,6 +200,9 @@ def parse_value(raw: str) -> Any:
     if not raw.strip():
         return raw
     try:
+        check_yaml(raw)
         return YAML(typ="safe", pure=True).load(raw)
+    except YamlTooComplex as error:
+        raise ConfigError([f"value {raw[:40]!r}...: {error}"]) from None
     except YAMLError:
         return raw

@@ -13,13 +13,21 @@ def read_regular_text(path: Path) -> str:
     return read_regular_bytes(path).decode("utf-8", errors="replace")
 
 
-def read_regular_bytes(path: Path) -> bytes:
+def read_regular_bytes(path: Path, *, confine_symlinks: bool = True) -> bytes:
     """The file's bytes, or OSError saying why it cannot be read.
 
-    A symlink is followed only if it stays inside the file's own directory. A
-    FIFO, socket or device is refused without blocking.
+    A symlink is followed only if it stays inside the file's own directory
+    (unless ``confine_symlinks`` is off: config dotfiles are often links into
+    a dotfiles repository). A FIFO, socket or device is refused without
+    blocking.
     """
-    _check_symlink(path)
+    return read_regular_prefix(path, None, confine_symlinks=confine_symlinks)[0]
+
+
+def read_regular_prefix(path: Path, limit: int | None, *, confine_symlinks: bool = True) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the file, and whether there was more; see :func:`read_regular_bytes`."""
+    if confine_symlinks:
+        _check_symlink(path)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         info = os.fstat(fd)
@@ -27,12 +35,26 @@ def read_regular_bytes(path: Path) -> bytes:
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, f"is not a regular file ({_kind(info.st_mode)})", str(path))
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit + 1 - size)):
             chunks.append(chunk)
+            size += len(chunk)
+            if limit is not None and size > limit:
+                return b"".join(chunks)[:limit], True
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    return b"".join(chunks), False
+
+
+def regular_file_kind(path: Path) -> str | None:
+    """None if ``path`` (a symlink followed) is a regular file or missing; else what it is, e.g. "a FIFO"."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return "a directory" if stat.S_ISDIR(mode) else _kind(mode)
 
 
 def _check_symlink(path: Path) -> None:

@@ -14,7 +14,6 @@ twice changes nothing, and a changed tier or confidence updates the row.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from ruamel.yaml.error import YAMLError
 from .config_files import parse_yaml_file
 from .errors import ConfigError, FactsFileError
 from .settings import Tier
-from .store import PersonaStore
+from .store import PersonaStore, content_key
 from .validation import check_text
 
 __all__ = ["FactEntry", "ImportReport", "import_facts", "read_facts_file"]
@@ -51,9 +50,8 @@ class FactEntry(BaseModel):
 
     @property
     def key(self) -> str:
-        """Stable identity of the fact: its topic and text."""
-        digest = hashlib.sha256(f"{self.topic}\x00{self.content}".encode()).hexdigest()[:16]
-        return f"import:{digest}"
+        """Stable identity of the fact: its topic and text (shared with ``persona add``)."""
+        return content_key(self.topic, self.content)
 
 
 @dataclass
@@ -163,8 +161,8 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
 def _apply(store: PersonaStore, conn: Any, entry: FactEntry, origin: str, report: ImportReport, force: bool) -> None:
     row = conn.execute(
         "SELECT id, tier, confidence, promotion_reason FROM memoria_persona "
-        "WHERE session_id = ? AND source_memory_id = ?",
-        (store.session, entry.key),
+        "WHERE session_id = ? AND (source_memory_id = ? OR (topic = ? AND content = ?)) ORDER BY id LIMIT 1",
+        (store.session, entry.key, entry.topic, entry.content),
     ).fetchone()
     if row is None:
         if not force and store.is_tombstoned(entry.key):

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .cap import cap_text
+from .block import read_block
 from .errors import PersonaError
-from .files import describe, read_regular_bytes
+from .files import describe
+from .problems import ProblemLog
+from .sessions import Refresh, SessionSnapshots, appendix
 from .settings import ResolvedTarget, Settings
-from .tokens import get_counter
-
-if TYPE_CHECKING:
-    from .sessions import Refresh, SessionSnapshots
 
 log = logging.getLogger(__name__)
 
@@ -39,92 +37,176 @@ class Block:
 class PersonaInjector:
     """``block()`` is the capped persona text; ``inject(prompt)`` appends it under the header.
 
-    A warm call makes no syscall: the file is stat'ed at most once per
-    ``injection.check_interval_ms``, and re-read only when its
+    Live mode: a warm call makes no syscall. The file is stat'ed at most once
+    per ``injection.check_interval_ms``, and re-read only when its
     (mtime_ns, size, inode, ctime_ns) changed. ctime cannot be set back by
     ``cp -p``, ``rsync -t`` or a restore, so a content change that restores the
     mtime is still seen, even in place and at the same size.
+
+    Session mode: the session's snapshot, held in memory once given. A failing
+    database never takes it away: the last good text is served, with one
+    warning. Session mode needs a session id; without one the live file is
+    injected (one warning), never one shared snapshot for every session.
+
+    Every method may be called from any thread.
     """
 
     def __init__(self, settings: Settings, *, session_id: str | None = None) -> None:
         self.settings = settings
-        self.session_id = session_id or settings.store.session
+        self.session_id = session_id
         self.enabled = settings.injection.enabled
         self.header = settings.injection.header
+        self.mode = settings.injection.mode
+        self.problems = ProblemLog(log)
         self._target: ResolvedTarget = settings.target(settings.injection.target)
         self._interval_ns = settings.injection.check_interval_ms * 1_000_000
         self._checked_at: int | None = None
         self._block = Block("", None)
-        self._warned: set[tuple[str, str]] = set()
-        self.mode = settings.injection.mode
-        self._session_text: str | None = None
+        self._session_text: str | None = None  # what this session was last given: its last good persona
         self._snapshots: SessionSnapshots | None = None
+        self._lock = threading.RLock()
+        self._live_fallback_said = False
 
     @property
     def path(self) -> Path:
         return self._target.path
 
     def block(self) -> str:
-        """The capped persona text, or "" when disabled or unreadable (with one warning per distinct error)."""
+        """The capped persona text, or "" when disabled or unreadable (with one warning per distinct problem)."""
         if not self.enabled:
             return ""
         if self.mode == "session":
-            return self._session_block()
+            if self._session_text is not None:
+                return self._session_text
+            if self.session_id is not None:
+                return self._session_block()
+            if not self._live_fallback_said:
+                self._live_fallback_said = True
+                log.warning("injection.mode is session but the host gave no session id; injecting the live file "
+                            "instead of one snapshot shared by every session")
         now = time.monotonic_ns()
         if self._checked_at is not None and now - self._checked_at < self._interval_ns:
             return self._block.text
-        self._checked_at = now
-        self._block = self._refresh(self._block)
-        return self._block.text
+        with self._lock:
+            self._checked_at = now
+            self._block = self._refresh(self._block)
+            return self._block.text
 
     def inject(self, system_prompt: str) -> str:
         """The system prompt with the persona block appended under the header."""
-        block = self.block()
-        return f"{system_prompt}{self.appendix(block)}" if block else system_prompt
+        return system_prompt + self.appendix(self.block())
 
     def appendix(self, block: str) -> str:
         """Exactly what is appended to a system prompt for ``block``."""
-        return f"\n\n{self.header}\n{block}" if block else ""
+        return appendix(self.header, block)
+
+    def read_capped(self) -> str:
+        """Read the file now and cap it; OSError propagates to the caller."""
+        injection = self.settings.injection
+        return read_block(self._target, counter=self.settings.cap.counter, max_bytes=injection.max_file_bytes,
+                          problems=self.problems)
+
+    # -- session mode --------------------------------------------------
+
+    def sessions(self) -> SessionSnapshots:
+        """The snapshot store for this injector's settings (opened on first use).
+
+        It waits at most ``injection.busy_timeout_ms`` for a locked database:
+        the prompt path serves the last good text rather than stall.
+        """
+        with self._lock:
+            if self._snapshots is None:
+                self._snapshots = SessionSnapshots(self.settings,
+                                                   busy_timeout_ms=self.settings.injection.busy_timeout_ms)
+            return self._snapshots
 
     def _session_block(self) -> str:
-        # Held in memory after the first read: the snapshot only changes through
-        # refresh_at_compaction, which resets it here.
-        if self._session_text is None:
+        with self._lock:
+            if self._session_text is not None:
+                return self._session_text
+            assert self.session_id is not None
             try:
                 snapshot = self.sessions().snapshot(self.session_id)
             except PersonaError as error:
-                self._warn_once(type(error).__name__, f"session snapshot unavailable ({error}); injecting nothing")
-                return ""
-            if snapshot.generation == 0:  # not recorded: the file could not be read; try again next time
-                return snapshot.text
-            self._session_text = snapshot.text
-        return self._session_text
+                return self._unpinned(f"session snapshot unavailable ({error})")
+            if snapshot.generation:
+                self._session_text = snapshot.text
+                self.problems.recovered()
+            return snapshot.text
 
-    def sessions(self) -> SessionSnapshots:
-        """The snapshot store for this injector's settings (opened on first use)."""
-        if self._snapshots is None:
-            from .sessions import SessionSnapshots  # sessions reads files through this module
+    def _unpinned(self, why: str) -> str:
+        """The file itself, recorded nowhere, when the snapshot store cannot be used: never inject nothing."""
+        try:
+            text = self.read_capped()
+        except OSError as error:
+            self.problems.warn(f"{why}, and the persona file {describe(error)}; injecting nothing")
+            return ""
+        self.problems.warn(f"{why}; injecting the persona file as it is, unpinned, until the store recovers")
+        return text
 
-            self._snapshots = SessionSnapshots(self.settings)
-        return self._snapshots
+    def current(self) -> str | None:
+        """The capped file now, for a compaction about to happen; None (and a warning) if it cannot be read."""
+        try:
+            return self.sessions().current()
+        except (OSError, PersonaError) as error:
+            self.problems.warn(f"{self.sessions().describe(error)}; the session keeps its persona")
+            return None
+
+    def adopt(self, text: str, *, session_id: str, parent_session_id: str | None = None) -> Refresh | None:
+        """The host rebuilt its prompt with ``text`` at a compaction: make it the session's persona.
+
+        The text is served from now on even if recording it fails.
+        """
+        with self._lock:
+            self.session_id, self._session_text = session_id, text
+            try:
+                return self.sessions().commit(session_id, text, parent=parent_session_id)
+            except PersonaError as error:
+                self.problems.warn(f"could not record the refreshed persona of session {session_id} ({error}); "
+                                   "serving it from memory")
+                return None
 
     def refresh_at_compaction(self) -> Refresh:
-        """The compaction-boundary refresh for this injector's session."""
-        result = self.sessions().refresh_at_compaction(self.session_id)
-        self._session_text = None
-        return result
+        """The compaction-boundary refresh for this injector's session, in one step."""
+        with self._lock:
+            session_id = self.session_id or self.settings.store.session
+            text = self.current()
+            if text is None:
+                kept = self._session_text or ""
+                return Refresh(session_id, False, 0, kept, "the persona file could not be read")
+            result = self.adopt(text, session_id=session_id)
+            return result or Refresh(session_id, False, 0, text, "the refreshed persona could not be recorded")
 
     def switch_session(self, session_id: str, *, parent_session_id: str | None = None) -> None:
-        """Continue under a new session id; with a parent, the new id inherits the parent's snapshot."""
-        if parent_session_id and self.enabled and self.mode == "session":
-            self.sessions().inherit(session_id, parent_session_id)
-        self.session_id = session_id
-        self._session_text = None
+        """Continue under a new session id.
+
+        With a parent (a compaction that rotated the id) the new id inherits
+        the parent's snapshot, and keeps serving it even if the database
+        fails; without one a new conversation gets a snapshot of its own.
+        """
+        with self._lock:
+            self.session_id = session_id
+            if not parent_session_id:
+                self._session_text = None
+                return
+            if not (self.enabled and self.mode == "session"):
+                return
+            try:
+                inherited = self.sessions().inherit(session_id, parent_session_id)
+            except PersonaError as error:
+                self.problems.warn(f"could not carry session {parent_session_id}'s persona over to {session_id} "
+                                   f"({error}); serving it from memory")
+                return
+            if inherited.generation:
+                self._session_text = inherited.text
 
     def close(self) -> None:
-        if self._snapshots is not None:
-            self._snapshots.close()
-            self._snapshots = None
+        with self._lock:
+            if self._snapshots is not None:
+                self._snapshots.close()
+                self._snapshots = None
+
+    # -- live mode -----------------------------------------------------
 
     def _refresh(self, cached: Block) -> Block:
         path = self._target.path
@@ -133,44 +215,13 @@ class PersonaInjector:
             key = (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
             if key == cached.key:
                 return cached
-            return Block(self.read_capped(), key)
+            block = Block(self.read_capped(), key)
         except OSError as error:
             self.warn(error)
             return Block("", None)
-
-    def read_capped(self) -> str:
-        """Read the file now and cap it; OSError propagates to the caller."""
-        path = self._target.path
-        raw = read_regular_bytes(path)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            self._warn_once("utf-8", f"persona file {path} is not valid UTF-8; bad bytes were replaced")
-            text = raw.decode("utf-8", errors="replace")
-        return self.cap(text)
-
-    def cap(self, text: str) -> str:
-        """The shared cap with this target's budget, boundary and note, minus any title of the file's own."""
-        target = self._target
-        counter = get_counter(self.settings.cap.counter)
-        capped = cap_text(_drop_title(text), budget=target.budget, counter=counter, boundary=target.boundary,
-                          note=target.note)
-        return capped.text
+        self.problems.recovered()
+        return block
 
     def warn(self, error: OSError) -> None:
-        """Log a read failure once per kind of error and path."""
-        self._warn_once(type(error).__name__, f"persona file {self._target.path} {describe(error)}; injecting nothing")
-
-    def _warn_once(self, kind: str, message: str) -> None:
-        key = (kind, str(self._target.path))
-        if key not in self._warned:
-            self._warned.add(key)
-            log.warning(message)
-
-
-def _drop_title(text: str) -> str:
-    """The injector's header is the block's only H1, so a leading ``# Title`` line in the file is dropped."""
-    if text.startswith("# "):
-        _, _, rest = text.partition("\n")
-        return rest.lstrip("\n")
-    return text
+        """Log a read failure once per distinct problem."""
+        self.problems.warn(f"persona file {self._target.path} {describe(error)}; injecting nothing")

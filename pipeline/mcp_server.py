@@ -8,12 +8,13 @@ stdout carries the protocol alone; logs go to stderr.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Any
 
 from .errors import PersonaError
 from .settings import Settings
-from .tools import PersonaTools, Tool
+from .tools import PersonaTools, Tool, error_json
 
 SERVER_NAME = "persona-tier"
 
@@ -24,20 +25,24 @@ def build_server(settings: Callable[[], Settings]) -> Any:
 
     server = MCPServer(SERVER_NAME, instructions="The user's L3 persona: durable behavioural facts, "
                                                  "rendered into the system prompt.")
-    for tool in PersonaTools(settings).all():
-        server.tool(name=tool.__name__, description=tool.__doc__)(_as_tool_errors(tool))
+    for name, tool in PersonaTools(settings).catalog(legacy=True).items():
+        server.tool(name=name, description=tool.__doc__)(_as_tool_errors(tool))
     return server
 
 
 def _as_tool_errors(tool: Tool) -> Tool:
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import CallToolResult, TextContent
 
     @functools.wraps(tool)
-    def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return tool(*args, **kwargs)
         except PersonaError as error:
-            raise ToolError(str(error)) from None
+            # A tool error whose text and structured content have the contract's shape,
+            # {"status": "error", "error": ...}, like every other surface's answers.
+            answer = error_json(str(error))
+            return CallToolResult(content=[TextContent(type="text", text=answer)],
+                                  structured_content=json.loads(answer), is_error=True)
 
     return wrapper
 

@@ -1,14 +1,43 @@
-"""Default locations, resolved from the environment each time they are asked for."""
+"""Default locations, resolved from the environment each time they are asked for.
+
+Every default path hangs off one Hermes home, so the CLI, the Hermes provider
+and the Hermes plugin agree on the database, the config and the persona file.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+
+# A host that serves several Hermes homes in one process (Hermes' per-task
+# profiles) names the home for the current context; it wins over the environment.
+_HOME_OVERRIDE: ContextVar[Path | None] = ContextVar("persona_hermes_home", default=None)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def hermes_home() -> Path:
-    """``$HERMES_HOME``, else ``~/.hermes``."""
-    return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")
+    """The Hermes home: a context override, else ``$HERMES_HOME``, else ``~/.hermes``."""
+    override = _HOME_OVERRIDE.get()
+    if override is not None:
+        return override
+    return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+
+
+@contextmanager
+def hermes_home_override(home: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Resolve every default path under ``home`` inside this block (no-op when None)."""
+    if home is None:
+        yield
+        return
+    token = _HOME_OVERRIDE.set(Path(home).expanduser())
+    try:
+        yield
+    finally:
+        _HOME_OVERRIDE.reset(token)
 
 
 def default_config_path() -> Path:
@@ -19,5 +48,21 @@ def default_config_path() -> Path:
 def default_db_path() -> Path:
     """Mnemosyne's own database path."""
     if data_dir := os.environ.get("MNEMOSYNE_DATA_DIR"):
-        return Path(data_dir) / "mnemosyne.db"
+        return Path(data_dir).expanduser() / "mnemosyne.db"
     return hermes_home() / "mnemosyne" / "data" / "mnemosyne.db"
+
+
+def default_persona_file() -> Path:
+    """The persona file the default target writes and the injector reads."""
+    return hermes_home() / "memory" / "persona.md"
+
+
+def profile_slug(profile: str) -> str:
+    """A profile id as one safe path component: ``{profile}`` in a target path expands to this.
+
+    Letters, digits, ``.``, ``_`` and ``-`` stay; anything else becomes
+    ``%XX``, so two different profiles never share a file and no profile can
+    climb out of its directory.
+    """
+    slug = _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")), profile)
+    return slug if slug.strip(".") else slug.replace(".", "%2E")

@@ -41,8 +41,8 @@ def plan_retention(store: PersonaStore, rules: RetentionSettings) -> list[Retent
     if not rules.enabled:
         return []
     # Ages come from SQL and only the facts that act become Fact objects: a no-op pass stays cheap.
-    with store.errors():
-        rows = store.conn.execute(
+    with store.read() as conn:
+        rows = conn.execute(
             "SELECT id, tier, COALESCE(confidence, 0.7), COALESCE(reinforcement_count, 0), "
             "julianday(?) - julianday(COALESCE(last_reinforced_at, created_at)) "
             "FROM memoria_persona WHERE session_id = ? AND tier != 'permanent' ORDER BY id",

@@ -98,7 +98,10 @@ def run_pipeline(
 ) -> list[TargetReport]:
     """Render the named targets (default: all) and return one report per target."""
     steps = plan(settings.pipeline)
-    chosen = [settings.target(name) for name in (targets or list(settings.targets))]
+    chosen = [settings.target(name, profile=store.session) for name in (targets or list(settings.targets))]
+    if not dry_run:
+        for target in chosen:
+            settings.check_writable(target, profile=store.session)
     ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run)
     if not dry_run:
         ctx.cache["config_hash"] = config_hash(settings)

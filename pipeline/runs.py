@@ -39,8 +39,8 @@ def record_run(store: PersonaStore, run: RunRecord) -> None:
 
 def newest_generation(store: PersonaStore, path: Path) -> int | None:
     """The highest store generation already rendered into ``path`` (written or found unchanged)."""
-    with store.errors():
-        row = store.conn.execute(
+    with store.read() as conn:
+        row = conn.execute(
             "SELECT MAX(generation) FROM persona_runs WHERE path = ? AND outcome != 'stale'", (str(path),)
         ).fetchone()
     return None if row[0] is None else int(row[0])
@@ -48,6 +48,6 @@ def newest_generation(store: PersonaStore, path: Path) -> int | None:
 
 def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:
     """The most recent runs, newest first."""
-    with store.errors():
-        rows = store.conn.execute("SELECT * FROM persona_runs ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+    with store.read() as conn:
+        rows = conn.execute("SELECT * FROM persona_runs ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
     return [dict(row) for row in rows]

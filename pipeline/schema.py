@@ -120,6 +120,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (session_id, target)
         )""",
     ),
+    (
+        # Snapshots belong to a profile as well as a host session, and remember the compaction
+        # (the host's summary) they were taken at, so a restarted host does not refresh twice.
+        """CREATE TABLE persona_snapshots_v4 (
+            profile TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            text TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            recorded_at TEXT NOT NULL,
+            boundary TEXT,
+            PRIMARY KEY (profile, session_id, target)
+        )""",
+        "INSERT INTO persona_snapshots_v4 (profile, session_id, target, text, sha256, generation, recorded_at) "
+        "SELECT 'default', session_id, target, text, sha256, generation, recorded_at FROM persona_snapshots",
+        "DROP TABLE persona_snapshots",
+        "ALTER TABLE persona_snapshots_v4 RENAME TO persona_snapshots",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

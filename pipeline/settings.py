@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -35,9 +35,11 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from .atomic import refuse_protected
 from .config_files import ConfigLayer, load_layers, parse_value, resolve_config_files
-from .errors import ConfigError, StageError
-from .paths import default_db_path
+from .errors import ConfigError, InputError, StageError
+from .files import regular_file_kind
+from .paths import default_db_path, default_persona_file, profile_slug
 from .provenance import Provenance, validate_layers
 
 ENV_PREFIX = "MNEMOSYNE_PERSONA_"
@@ -79,10 +81,11 @@ class StoreSettings(Section):
 
 class InjectionSettings(Section):
     enabled: bool = Field(False, description="Master switch for prompt injection (legacy MNEMOSYNE_PERSONA_ENABLED).")
-    file: Path = Field(
-        Path("~/.hermes/memory/persona.md"),
+    file: Path | None = Field(
+        None,
         description="The persona file: written by the default target, read by the injector "
-        "(legacy MNEMOSYNE_PERSONA_FILE).",
+        "(legacy MNEMOSYNE_PERSONA_FILE). Empty means $HERMES_HOME/memory/persona.md, else "
+        "~/.hermes/memory/persona.md. `{profile}` in it expands to the profile id.",
     )
     header: str = Field(
         "# L3 Persona (Active Behavioral Rules)",
@@ -96,6 +99,14 @@ class InjectionSettings(Section):
         "live",
         description="live: the file as it is now (cached by mtime); session: the snapshot a session was first "
         "given, refreshed only at compaction.",
+    )
+    busy_timeout_ms: int = Field(
+        50, ge=0, description="How long the prompt path waits for a locked database before serving the last good "
+        "persona instead; a prompt build must never stall on another writer."
+    )
+    max_file_bytes: int = Field(
+        1_000_000, ge=1, description="Most bytes of the persona file the injector reads; the rest is ignored, "
+        "with a warning, so no file can exhaust the host's memory."
     )
 
 
@@ -147,9 +158,19 @@ class RetentionSettings(Section):
     )
 
 
+class HermesSettings(Section):
+    profile: Literal["fixed", "user_id"] = Field(
+        "fixed",
+        description="fixed: every Hermes user shares store.session; user_id: each user Hermes names (the "
+        "gateway's user_id) gets their own profile, so the persona file path must contain {profile}.",
+    )
+
+
 class TargetSettings(Section):
     template: str = Field("persona.md.j2", min_length=1, description="Template file name.")
-    path: Path | None = Field(None, description="Output file. Empty means injection.file.")
+    path: Path | None = Field(
+        None, description="Output file. Empty means injection.file. `{profile}` in it expands to the profile id."
+    )
     budget: int | None = Field(None, description="Token budget. Empty means cap.token_cap.")
     boundary: str = Field("## ", min_length=1, description="A line starting with this begins a section.")
     truncation_note: str | None = Field(None, description="Note when sections are dropped. Empty means cap's.")
@@ -186,6 +207,7 @@ class Settings(BaseSettings):
         default_factory=RetentionSettings, description="What the tiers mean: decay, expiry, eviction."
     )
     render: RenderSettings = Field(default_factory=RenderSettings, description="Template lookup.")
+    hermes: HermesSettings = Field(default_factory=HermesSettings, description="Hermes Agent integration.")
     pipeline: list[StageEntry] = Field(
         default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),
         description="Stages in order; each a bare name or `name: {options}` (see README, Stages).",
@@ -195,6 +217,11 @@ class Settings(BaseSettings):
         description="Named outputs; each has a template, a path, a budget and a section boundary.",
     )
 
+    # Which home-relative paths load_settings filled in (rather than the user setting them).
+    _defaulted: frozenset[str] = PrivateAttr(default=frozenset())
+    # The YAML files these settings were read from: no render may ever write over one.
+    _config_files: tuple[Path, ...] = PrivateAttr(default=())
+
     @model_validator(mode="after")
     def _injected_target_exists(self) -> Settings:
         if self.injection.target not in self.targets:
@@ -202,15 +229,83 @@ class Settings(BaseSettings):
             raise ValueError(f"injection.target {self.injection.target!r} is not a target (known: {known})")
         return self
 
-    def target(self, name: str) -> ResolvedTarget:
-        """A target with its fallbacks (path, budget, note) filled in."""
+    @model_validator(mode="after")
+    def _per_user_paths(self) -> Settings:
+        if self.hermes.profile != "user_id":
+            return self
+        target = self.targets[self.injection.target]
+        path = target.path or self.injection.file
+        if path is not None and "{profile}" not in str(path):
+            key = f"targets.{self.injection.target}.path" if target.path else "injection.file"
+            raise ValueError(f"hermes.profile is user_id, so {key} ({path}) must contain {{profile}}: "
+                             "otherwise every user would share one persona file")
+        return self
+
+    @model_validator(mode="after")
+    def _one_file_per_target(self) -> Settings:
+        owners: dict[str, str] = {}
+        for name, target in self.targets.items():
+            where = str((target.path or self.injection.file or Path("<injection.file>")).expanduser())
+            if where in owners:
+                raise ValueError(f"targets {owners[where]!r} and {name!r} both write {where}; give each its own path "
+                                 f"(targets.{name}.path)")
+            owners[where] = name
+        return self
+
+    def protected_paths(self, *, besides: str | None = None, profile: str | None = None,
+                        config_files: bool = True) -> dict[Path, str]:
+        """Files a render must never write, each with what it is: the store, its journals, the config files
+        these settings came from (unless ``config_files`` is off), and every target's file but ``besides``'s."""
+        db = db_path(self)
+        protected = {db: f"the database {db}"}
+        protected |= {Path(f"{db}{end}"): f"the database's {end} file" for end in ("-wal", "-shm", "-journal")}
+        if config_files:
+            protected |= {path: f"the config file {path}" for path in self._config_files}
+        for name in self.targets:
+            if name != besides:
+                path = self.target(name, profile=profile if "{profile}" in self._raw_path(name) else None).path
+                protected[path] = f"target {name!r}'s file"
+        return protected
+
+    def check_writable(self, target: ResolvedTarget, *, profile: str | None = None) -> None:
+        """Raise unless ``target``'s file may be written: a regular file (or none yet, StageError), and none of
+        :meth:`protected_paths` (InputError). Checked before anything is rendered, so a bad path changes nothing."""
+        kind = regular_file_kind(target.path)
+        if kind is not None:
+            raise StageError(f"cannot write persona file {target.path}: it is {kind}")
+        refuse_protected(target.path, self.protected_paths(besides=target.name, profile=profile),
+                         what=f"target {target.name!r}'s persona")
+
+    def _raw_path(self, name: str) -> str:
+        return str(self.targets[name].path or self.injection.file or default_persona_file())
+
+    def is_default(self, key: str) -> bool:
+        """Whether a home-relative path (``store.path``, ``injection.file``) was left at its default."""
+        return key in self._defaulted
+
+    def target(self, name: str, *, profile: str | None = None) -> ResolvedTarget:
+        """A target with its fallbacks (path, budget, note) filled in, for ``profile`` (default store.session).
+
+        A target's file belongs to one profile: another profile may use it only
+        if the path contains ``{profile}``, so one user's facts never reach
+        another user's prompt.
+        """
         if name not in self.targets:
             raise StageError(f"unknown target {name!r}; known targets: {', '.join(sorted(self.targets))}")
         target = self.targets[name]
+        owner = self.store.session
+        profile = owner if profile is None else profile
+        raw = self._raw_path(name)
+        if "{profile}" not in raw and profile != owner:
+            key = f"targets.{name}.path" if target.path else "injection.file"
+            raise InputError(
+                f"target {name!r} writes {raw}, which belongs to profile {owner!r} (store.session); to use it for "
+                f"profile {profile!r}, put {{profile}} in {key} or set store.session"
+            )
         return ResolvedTarget(
             name=name,
             template=target.template,
-            path=(target.path or self.injection.file).expanduser(),
+            path=Path(raw.replace("{profile}", profile_slug(profile))).expanduser(),
             budget=self.cap.token_cap if target.budget is None else target.budget,
             boundary=target.boundary,
             note=self.cap.truncation_note if target.truncation_note is None else target.truncation_note,
@@ -334,7 +429,31 @@ def load_settings_with_provenance(
     layers += _env_layers()
     layers.append(ConfigLayer("override", _expand_dotted(overrides or {})))
     extra_problems = [f"unknown environment variable {name}{_closest_env_hint(name)}" for name in _unknown_env_names()]
-    return validate_layers(Settings, layers, extra_problems)
+    settings, provenance = validate_layers(Settings, layers, extra_problems)
+    settings = _with_default_paths(settings)
+    settings._config_files = tuple(path.resolve() for path in files)
+    return settings, provenance
+
+
+def _with_default_paths(settings: Settings) -> Settings:
+    """Fill the home-relative defaults now, so later calls agree whatever the environment does meanwhile.
+
+    With one profile per Hermes user, the default persona file names the profile.
+    """
+    store, injection = settings.store, settings.injection
+    defaulted = set()
+    if store.path is None:
+        store = store.model_copy(update={"path": default_db_path()})
+        defaulted.add("store.path")
+    if injection.file is None:
+        file = default_persona_file()
+        if settings.hermes.profile == "user_id":
+            file = file.with_name("persona-{profile}.md")
+        injection = injection.model_copy(update={"file": file})
+        defaulted.add("injection.file")
+    filled = settings.model_copy(update={"store": store, "injection": injection})
+    filled._defaulted = frozenset(defaulted)
+    return filled
 
 
 def _closest_env_hint(name: str) -> str:

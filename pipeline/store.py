@@ -5,15 +5,18 @@ Every operation runs in one transaction and reads only its session's rows.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .atomic import ensure_private_dir
 from .clock import Clock, to_db, utc_now
 from .errors import InputError, NotFoundError, StoreError
 from .schema import ensure_schema
@@ -60,6 +63,16 @@ class Promotion:
     created: bool
 
 
+def content_key(topic: str, content: str) -> str:
+    """A fact's identity by its topic and text, kept in ``source_memory_id`` for facts that came from no memory.
+
+    ``add`` and ``import`` share it, so the same fact is one row however it
+    arrived, and a demoted one stays demoted on either path. (The ``import:``
+    prefix is historical.)
+    """
+    return "import:" + hashlib.sha256(f"{topic}\x00{content}".encode()).hexdigest()[:16]
+
+
 def tombstone_text(tier: str, content: str) -> str:
     """The tombstone's preference text, as the existing tier writes it."""
     return f"[demoted from {tier}] {content}"
@@ -67,6 +80,11 @@ def tombstone_text(tier: str, content: str) -> str:
 
 class PersonaStore:
     """Store operations on one database, scoped to one session.
+
+    Safe to call from any thread: hosts such as Hermes run each turn on a new
+    thread, so the one connection is shared (``check_same_thread=False``) and
+    every use of it holds :attr:`lock`. Reach the connection only through
+    :meth:`read` or :meth:`transaction`.
 
     Use as a context manager, or call :meth:`close`.
     """
@@ -80,6 +98,7 @@ class PersonaStore:
         clock: Clock = utc_now,
         reinforce_step: float = 0.0,
         max_fact_chars: int = 2000,
+        create_directory: bool = False,
     ) -> None:
         self.path = Path(path).expanduser()
         self.reinforce_step = reinforce_step
@@ -87,18 +106,23 @@ class PersonaStore:
         self.session = session
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
+        self.create_directory = create_directory
+        self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, session: str | None = None, clock: Clock = utc_now) -> PersonaStore:
-        """A store on the configured database and session."""
+    def from_settings(cls, settings: Settings, *, session: str | None = None, clock: Clock = utc_now,
+                      busy_timeout_ms: int | None = None) -> PersonaStore:
+        """A store on the configured database and session (``busy_timeout_ms`` overrides the setting)."""
         return cls(
             db_path(settings),
             session=session or settings.store.session,
-            busy_timeout_ms=settings.store.busy_timeout_ms,
+            busy_timeout_ms=settings.store.busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms,
             clock=clock,
             reinforce_step=settings.retention.reinforce_step if settings.retention.enabled else 0.0,
             max_fact_chars=settings.store.max_fact_chars,
+            # Mnemosyne's own layout under the Hermes home is ours to create; a path the user typed is not.
+            create_directory=settings.is_default("store.path"),
         )
 
     def __enter__(self) -> PersonaStore:
@@ -108,26 +132,37 @@ class PersonaStore:
         self.close()
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self.lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        """The open connection, with the schema ensured."""
+    def open(self) -> None:
+        """Open the database now (and ensure the schema), so a bad path fails early."""
+        with self.read():
+            pass
+
+    def _connection(self) -> sqlite3.Connection:
+        # Callers hold the lock.
         if self._conn is None:
             self._conn = self._open()
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
         parent = self.path.parent
+        if self.create_directory and not parent.exists():
+            try:
+                ensure_private_dir(parent)
+            except OSError as error:
+                raise StoreError(f"cannot create the database directory {parent}: {error.strerror}") from None
         if not parent.is_dir():
             raise StoreError(f"database directory {parent} does not exist (create it, or set store.path / --db)")
         if self.path.is_dir():
             raise StoreError(f"database path {self.path} is a directory")
         _create_private(self.path)
         with self.errors():
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None)
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None,
+                                   check_same_thread=False)
             try:
                 conn.row_factory = sqlite3.Row
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
@@ -159,10 +194,18 @@ class PersonaStore:
         return f"database {self.path}: {text}"
 
     @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held for this thread; sqlite3 failures become StoreError."""
+        with self.lock, self.errors():
+            yield self._connection()
+
+    @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; taken immediately so writers queue instead of deadlocking."""
-        conn = self.conn
-        with self.errors():
+        with self.read() as conn:
+            if conn.in_transaction:  # nested: the outer transaction commits or rolls back
+                yield conn
+                return
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -178,8 +221,8 @@ class PersonaStore:
 
     def get(self, persona_id: int) -> Fact:
         """One fact of this session, or NotFoundError."""
-        with self.errors():
-            row = self.conn.execute(
+        with self.read() as conn:
+            row = conn.execute(
                 f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
                 (persona_id, self.session),
             ).fetchone()
@@ -200,13 +243,13 @@ class PersonaStore:
             f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE {' AND '.join(clauses)} "
             f"ORDER BY {TIER_ORDER}, reinforcement_count DESC, id"
         )
-        with self.errors():
-            return [Fact(**dict(row)) for row in self.conn.execute(sql, params)]
+        with self.read() as conn:
+            return [Fact(**dict(row)) for row in conn.execute(sql, params)]
 
     def count_by_tier(self) -> dict[str, int]:
         """How many facts this session holds in each tier."""
-        with self.errors():
-            rows = self.conn.execute(
+        with self.read() as conn:
+            rows = conn.execute(
                 "SELECT tier, COUNT(*) FROM memoria_persona WHERE session_id = ? GROUP BY tier", (self.session,)
             ).fetchall()
         counts = dict.fromkeys(TIERS, 0)
@@ -215,8 +258,8 @@ class PersonaStore:
 
     def is_tombstoned(self, source_memory_id: str) -> bool:
         """Whether a memory was demoted or evicted in this session (sticky)."""
-        with self.errors():
-            row = self.conn.execute(
+        with self.read() as conn:
+            row = conn.execute(
                 "SELECT 1 FROM memoria_preferences WHERE session_id = ? AND source_memory_id = ? AND evolution = ?",
                 (self.session, source_memory_id, TOMBSTONE_MARK),
             ).fetchone()
@@ -257,20 +300,29 @@ class PersonaStore:
         tier: str = "long_term",
         confidence: float = 0.7,
         reason: str | None = None,
+        force: bool = False,
     ) -> Promotion:
-        """Add a fact directly. The same topic and text twice gives one row."""
+        """Add a fact directly. The same topic and text twice gives one row.
+
+        A fact that was demoted stays demoted unless ``force`` is given, as
+        with promote and import.
+        """
         content, topic = check_text("content", content, self.max_fact_chars), check_text("topic", topic, 200)
         check_tier(tier)
         check_confidence(confidence)
+        key = content_key(topic, content)
         with self.transaction() as conn:
             existing = conn.execute(
-                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND topic = ? AND content = ?",
-                (self.session, topic, content),
+                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND "
+                "(source_memory_id = ? OR (topic = ? AND content = ?)) ORDER BY id LIMIT 1",
+                (self.session, key, topic, content),
             ).fetchone()
             if existing is not None:
                 return Promotion(Fact(**dict(existing)), created=False)
+            if not force and self.is_tombstoned(key):
+                raise InputError("that fact was demoted; pass --force to add it again")
             fact_id = self.insert_row(
-                conn, tier=tier, topic=topic, content=content, confidence=confidence, source=None, reason=reason
+                conn, tier=tier, topic=topic, content=content, confidence=confidence, source=key, reason=reason
             )
         return Promotion(self.get(fact_id), created=True)
 
@@ -343,8 +395,8 @@ class PersonaStore:
 
     def generation(self) -> int:
         """How many changes the store has seen; it only grows."""
-        with self.errors():
-            return int(self.conn.execute("SELECT generation FROM persona_state WHERE id = 1").fetchone()[0])
+        with self.read() as conn:
+            return int(conn.execute("SELECT generation FROM persona_state WHERE id = 1").fetchone()[0])
 
     def _source_memory(self, conn: sqlite3.Connection, memory_id: str) -> tuple[str, str | None]:
         for table in ("working_memory", "episodic_memory"):

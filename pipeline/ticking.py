@@ -53,7 +53,7 @@ def tick_lock(store: PersonaStore) -> FileLock:
 
 def tick(settings: Settings, *, store: PersonaStore, force: bool = False) -> TickResult:
     """Retention, then triggers, then (if any fired) a render of every target, under the tick lock."""
-    store.conn  # noqa: B018  (opens the database first, so a bad path fails before the lock file is made)
+    store.open()  # a bad path fails before the lock file is made
     try:
         with tick_lock(store):
             return _tick_locked(settings, store, force)

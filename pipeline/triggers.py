@@ -45,8 +45,8 @@ class LastRun:
 
 def last_run(store: PersonaStore) -> LastRun | None:
     """The most recent run that rendered current data (written or found unchanged)."""
-    with store.errors():
-        row = store.conn.execute(
+    with store.read() as conn:
+        row = conn.execute(
             "SELECT run_at, generation, memory_watermark, config_hash FROM persona_runs "
             "WHERE outcome != 'stale' ORDER BY id DESC LIMIT 1"
         ).fetchone()
@@ -108,8 +108,8 @@ def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerS
 
 
 def _last_sha(store: PersonaStore, path: Path) -> str | None:
-    with store.errors():
-        row = store.conn.execute(
+    with store.read() as conn:
+        row = conn.execute(
             "SELECT sha256 FROM persona_runs WHERE path = ? AND outcome != 'stale' ORDER BY id DESC LIMIT 1",
             (str(path),),
         ).fetchone()
@@ -119,8 +119,8 @@ def _last_sha(store: PersonaStore, path: Path) -> str | None:
 def _interval(enabled: bool, interval: int, store: PersonaStore, last: LastRun | None) -> TriggerState:
     watermark = last.memory_watermark if last else 0
     # Bounded: never counts more than `interval` rows, however many arrived.
-    with store.errors():
-        new = store.conn.execute(
+    with store.read() as conn:
+        new = conn.execute(
             "SELECT COUNT(*) FROM (SELECT 1 FROM working_memory WHERE rowid > ? LIMIT ?)", (watermark, interval)
         ).fetchone()[0]
     fired = enabled and new >= interval

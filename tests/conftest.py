@@ -34,7 +34,7 @@ def db(tmp_path: Path) -> Path:
 @pytest.fixture
 def store(db: Path) -> PersonaStore:
     with PersonaStore(db) as opened:
-        opened.conn  # noqa: B018 - opening creates the schema that tests write into
+        opened.open()  # creates the schema that tests write into
         yield opened
 
 

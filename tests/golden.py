@@ -1,4 +1,4 @@
-"""Golden files for the shipped templates: `make golden` rewrites them; review the diff.
+"""Golden files for the shipped templates, and the reference config: `make golden` rewrites them; review the diff.
 
 The same fixed facts are rendered through every shipped template with a
 budget large enough that nothing is capped.
@@ -10,11 +10,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from pipeline.config_edit import reference_yaml
 from pipeline.runner import run_pipeline
 from pipeline.settings import load_settings
 from pipeline.store import PersonaStore
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
+REFERENCE_CONFIG = Path(__file__).parent.parent / "config" / "persona.yaml"
 TEMPLATES = {
     "markdown": ("persona.md.j2", "## "),
     "xml": ("persona.xml.j2", "<persona_section"),
@@ -56,6 +58,8 @@ def main() -> None:
         for name, text in render_all(Path(workdir)).items():
             golden_path(name).write_text(text, encoding="utf-8")
             print(f"wrote {golden_path(name)}", file=sys.stderr)
+    REFERENCE_CONFIG.write_text(reference_yaml(), encoding="utf-8")
+    print(f"wrote {REFERENCE_CONFIG}", file=sys.stderr)
 
 
 if __name__ == "__main__":

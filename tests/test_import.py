@@ -124,7 +124,8 @@ def test_duplicate_entries_are_errors(store, tmp_path):
 
 
 def test_a_failure_mid_import_rolls_everything_back(store, tmp_path):
-    store.conn.execute(
+    with store.read() as conn:
+        conn.execute(
         "CREATE TRIGGER fail_second AFTER INSERT ON memoria_persona WHEN NEW.content = 'Uses uv, never pip.' "
         "BEGIN SELECT RAISE(ABORT, 'injected'); END"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -44,27 +45,32 @@ def server(workdir: Path) -> StdioServerParameters:
 
 
 VALID_CALLS = {
-    "mnemosyne_persona_promote": {"memory_id": "m1", "tier": "permanent", "reason": "said twice"},
-    "mnemosyne_persona_list": {},
+    "persona_promote": {"memory_id": "m1", "tier": "permanent", "reason": "said twice"},
+    "mnemosyne_persona_promote": {"memory_id": "m1"},
+    "persona_list": {},
+    "mnemosyne_persona_list": {"tier": "permanent"},
+    "persona_reinforce": {"persona_id": 1},
     "mnemosyne_persona_reinforce": {"persona_id": 1},
-    "mnemosyne_persona_add": {"content": "Answers tersely.", "topic": "style"},
-    "mnemosyne_persona_render": {"dry_run": True},
-    "mnemosyne_persona_status": {},
-    "mnemosyne_persona_inject_preview": {},
-    "mnemosyne_persona_session_refresh": {"session_id": "s1"},
-    "mnemosyne_persona_demote": {"persona_id": 2, "reason": "test"},
+    "persona_add": {"content": "Answers tersely.", "topic": "style"},
+    "persona_render": {"dry_run": True},
+    "persona_status": {},
+    "persona_inject_preview": {},
+    "persona_session_refresh": {"session_id": "s1"},
+    "persona_demote": {"persona_id": 2, "reason": "test"},
+    "mnemosyne_persona_demote": {"persona_id": 1, "reason": ""},
 }
 
 INVALID_CALLS = {
-    "mnemosyne_persona_promote": ({"memory_id": "m1", "tier": "forever"}, "tier"),
-    "mnemosyne_persona_list": ({"tier": "eternal"}, "tier"),
-    "mnemosyne_persona_reinforce": ({"persona_id": "one"}, "persona_id"),
-    "mnemosyne_persona_add": ({"content": "x", "topic": "t", "confidence": 7}, "confidence"),
-    "mnemosyne_persona_render": ({"target": "html"}, "unknown target 'html'"),
-    "mnemosyne_persona_status": ({"session": 5}, "session"),
-    "mnemosyne_persona_inject_preview": ({"session_id": []}, "session_id"),
-    "mnemosyne_persona_session_refresh": ({}, "session_id"),
-    "mnemosyne_persona_demote": ({"persona_id": 0}, "persona_id"),
+    "persona_promote": ({"memory_id": "m1", "tier": "forever"}, "tier"),
+    "persona_list": ({"tier": "eternal"}, "tier"),
+    "persona_reinforce": ({"persona_id": "one"}, "persona_id"),
+    "persona_add": ({"content": "x", "topic": "t", "confidence": 7}, "confidence"),
+    "persona_render": ({"target": "html"}, "unknown target 'html'"),
+    "persona_status": ({"session": 5}, "session"),
+    "persona_inject_preview": ({"session_id": []}, "session_id"),
+    "persona_session_refresh": ({}, "session_id"),
+    "persona_demote": ({"persona_id": 0}, "persona_id"),
+    "mnemosyne_persona_demote": ({"persona_id": 2**63}, "persona_id"),
 }
 
 
@@ -79,7 +85,7 @@ async def test_every_listed_tool_is_callable(workdir):
         for name, args in VALID_CALLS.items():  # in an order where each call's ids exist
             result = await client.call_tool(name, args)
             assert not result.is_error, (name, result.content)
-            assert isinstance(result.structured_content, dict), name
+            assert result.structured_content["status"] == "ok", name
 
 
 @pytest.mark.parametrize("name", sorted(INVALID_CALLS))
@@ -88,29 +94,31 @@ async def test_an_invalid_argument_is_a_tool_error(workdir, name):
     async with Client(server(workdir)) as client:
         result = await client.call_tool(name, args)
         assert result.is_error and message in result.content[0].text
-        assert not (await client.call_tool("mnemosyne_persona_list", {})).is_error  # the server survived
+        assert not (await client.call_tool("persona_list", {})).is_error  # the server survived
 
 
-async def test_domain_errors_carry_our_message(workdir):
+async def test_domain_errors_carry_our_message_in_the_contracts_shape(workdir):
     async with Client(server(workdir)) as client:
         result = await client.call_tool("mnemosyne_persona_reinforce", {"persona_id": 99})
         assert result.is_error
-        assert "no persona fact with id 99 in session 'default'" in result.content[0].text
-        result = await client.call_tool("mnemosyne_persona_promote", {"memory_id": "nope"})
-        assert "no memory with id nope" in result.content[0].text
+        assert result.structured_content == {"status": "error",
+                                             "error": "no persona fact with id 99 in session 'default'"}
+        assert json.loads(result.content[0].text) == result.structured_content
+        result = await client.call_tool("persona_promote", {"memory_id": "nope"})
+        assert "no memory with id nope" in result.structured_content["error"]
 
 
 async def test_promote_list_render_inject_round_trip(workdir):
     async with Client(server(workdir)) as client:
-        await client.call_tool("mnemosyne_persona_add", {"content": "Answers tersely.", "topic": "style",
-                                                         "tier": "permanent"})
+        await client.call_tool("persona_add", {"content": "Answers tersely.", "topic": "style", "tier": "permanent"})
         promoted = (await client.call_tool("mnemosyne_persona_promote", {"memory_id": "m1"})).structured_content
-        assert promoted["created"] and promoted["fact"]["topic"] == "git"
+        assert promoted["created"] and promoted["topic"] == "git" and promoted["tier"] == "long_term"
         listed = (await client.call_tool("mnemosyne_persona_list", {})).structured_content
-        assert [f["content"] for f in listed["facts"]] == ["Answers tersely.", "Never force-push."]
-        rendered = (await client.call_tool("mnemosyne_persona_render", {})).structured_content
+        assert listed["count"] == 2
+        assert [f["content"] for f in listed["personas"]] == ["Answers tersely.", "Never force-push."]
+        rendered = (await client.call_tool("persona_render", {})).structured_content
         assert rendered["targets"][0]["written"] and rendered["targets"][0]["facts_extracted"] == 2
-        preview = (await client.call_tool("mnemosyne_persona_inject_preview", {})).structured_content
+        preview = (await client.call_tool("persona_inject_preview", {})).structured_content
         assert preview["appendix"].startswith("\n\n# L3 Persona (Active Behavioral Rules)\n")
         assert "- Answers tersely." in preview["block"] and preview["tokens"] <= preview["budget"]
     assert (workdir / "persona.md").read_text() == preview["block"]
@@ -121,5 +129,5 @@ async def test_stdout_carries_only_the_protocol(workdir):
     params = server(workdir)
     params.env["MNEMOSYNE_PERSONA_TOKEN_CAP"] = "lots"
     async with Client(params) as client:
-        result = await client.call_tool("mnemosyne_persona_list", {})
-        assert result.is_error and "MNEMOSYNE_PERSONA_TOKEN_CAP" in result.content[0].text
+        result = await client.call_tool("persona_list", {})
+        assert result.is_error and "MNEMOSYNE_PERSONA_TOKEN_CAP" in result.structured_content["error"]

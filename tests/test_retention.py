@@ -48,7 +48,7 @@ def settings(tmp_path):
 @pytest.fixture
 def store(settings, clock):
     with PersonaStore.from_settings(settings, clock=clock) as opened:
-        opened.conn  # noqa: B018 - creates the schema
+        opened.open()  # creates the schema
         yield opened
 
 

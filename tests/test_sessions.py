@@ -74,7 +74,7 @@ def test_changed_file_and_one_compaction_moves_to_the_new_version(snapshots, per
     result = snapshots.refresh_at_compaction("s1")
     assert (result.changed, result.generation) == (True, 2)
     assert snapshots.snapshot("s1").text == V2
-    assert row(settings, "s1")[2:5] == (V2, digest(V2), 2)
+    assert row(settings, "s1")[3:6] == (V2, digest(V2), 2)
 
 
 def test_unchanged_file_leaves_the_row_byte_identical(snapshots, settings):
@@ -129,15 +129,31 @@ def test_the_snapshot_is_the_capped_text(settings, persona, tmp_path):
 # -- error paths ---------------------------------------------------------------------
 
 
-def test_missing_file_at_first_request_records_an_empty_snapshot(settings, tmp_path):
+def test_a_missing_file_and_an_empty_store_pin_nothing(settings, tmp_path):
     snapshots = SessionSnapshots(settings)
     first = snapshots.snapshot("s1")
-    assert (first.text, first.generation) == ("", 1)
+    assert (first.text, first.generation) == ("", 0)  # not recorded: the next request tries again
+    assert row(settings, "s1") is None
     write(tmp_path / "persona.md", V1)
-    assert snapshots.snapshot("s1").text == ""  # first write won
-    assert snapshots.refresh_at_compaction("s1").changed
-    assert snapshots.snapshot("s1").text == V1
+    assert (snapshots.snapshot("s1").text, snapshots.snapshot("s1").generation) == (V1, 1)
     snapshots.close()
+
+
+def test_a_missing_file_is_rendered_before_the_first_snapshot_when_the_store_has_facts(settings, tmp_path):
+    from pipeline.store import PersonaStore
+
+    with PersonaStore.from_settings(settings) as store:
+        store.add("Answers tersely.", topic="style")
+    with SessionSnapshots(settings) as snapshots:
+        first = snapshots.snapshot("s1")
+    assert first.generation == 1 and "- Answers tersely." in first.text
+    assert (tmp_path / "persona.md").read_text() == first.text
+
+
+def test_an_emptied_file_is_recorded_as_empty(settings, persona):
+    write(persona, "")
+    with SessionSnapshots(settings) as snapshots:
+        assert (snapshots.snapshot("s1").text, snapshots.snapshot("s1").generation) == ("", 1)
 
 
 def test_a_directory_at_compaction_keeps_the_old_snapshot_and_warns(snapshots, persona, settings, caplog):
@@ -191,13 +207,15 @@ print(json.dumps(SessionSnapshots(settings).refresh_at_compaction("s1").to_dict(
 
 def test_permission_denied_at_compaction_keeps_the_old_snapshot(tmp_path, settings, persona):
     work = Path("/tmp") / f"persona-perm-{os.getpid()}-{tmp_path.name}"  # a path the unprivileged child can reach
-    work.mkdir(mode=0o777)
+    work.mkdir()
+    work.chmod(0o777)  # mkdir's mode is cut by the umask; the child must create the -wal and -shm files here
     try:
         db, file = work / "m.db", work / "persona.md"
         write(file, V1)
         shared = settings.model_copy(update={"store": settings.store.model_copy(update={"path": db}),
                                              "injection": settings.injection.model_copy(update={"file": file})})
-        SessionSnapshots(shared).snapshot("s1")
+        with SessionSnapshots(shared) as snapshots:
+            snapshots.snapshot("s1")
         for path in work.iterdir():
             path.chmod(0o666)  # the child may use the database ...
         write(file, V2)
@@ -205,9 +223,10 @@ def test_permission_denied_at_compaction_keeps_the_old_snapshot(tmp_path, settin
         env = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "PYTHONPATH": str(Path(__file__).parent.parent)}
         done = subprocess.run([sys.executable, "-c", PERMISSION_SCRIPT, str(db), str(file)], capture_output=True,
                               text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
         assert (result["changed"], result["generation"]) == (False, 1), done.stderr
-        assert "Permission denied" in result["error"]
+        assert "permission denied" in result["error"]
         assert "is not readable (permission denied)" in done.stderr
         assert SessionSnapshots(shared).snapshot("s1").text == V1
     finally:
@@ -283,7 +302,7 @@ def test_session_mode_with_a_broken_database_degrades(tmp_path, persona, caplog)
     broken = load_settings(overrides={"store.path": str(tmp_path / "bad.db"), "injection.file": str(persona),
                                       "injection.enabled": True, "injection.mode": "session"})
     with caplog.at_level(logging.WARNING):
-        assert PersonaInjector(broken, session_id="s1").inject("S") == "S"
+        assert PersonaInjector(broken, session_id="s1").inject("S") == "S" + HEADER + V1  # the file, unpinned
     assert any("not a SQLite database" in r.getMessage() for r in caplog.records)
 
 

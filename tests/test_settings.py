@@ -29,10 +29,17 @@ def yaml_file(tmp_path: Path) -> Path:
 def test_the_existing_tiers_five_defaults_are_kept():
     settings = load_settings()
     assert settings.injection.enabled is False
-    assert settings.injection.file == Path("~/.hermes/memory/persona.md")
+    assert settings.injection.file == Path("~/.hermes/memory/persona.md").expanduser()
     assert settings.cap.token_cap == 1500
     assert settings.triggers.interval == 50
     assert settings.triggers.daily_sync_hour == 3
+
+
+def test_default_paths_follow_hermes_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hh"))
+    settings = load_settings()
+    assert settings.injection.file == tmp_path / "hh" / "memory" / "persona.md"
+    assert settings.store.path == tmp_path / "hh" / "mnemosyne" / "data" / "mnemosyne.db"
 
 
 def test_every_field_has_a_description():

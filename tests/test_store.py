@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -81,9 +82,9 @@ def test_existing_mnemosyne_tables_are_never_altered(mnemosyne_db):
     assert added and all(name.startswith("persona_") for name in added)
 
 
-def test_invalid_tier_is_refused_by_the_database_check_too(store):
-    with pytest.raises(sqlite3.IntegrityError):
-        store.conn.execute("INSERT INTO memoria_persona (tier, topic, content) VALUES ('forever', 't', 'c')")
+def test_invalid_tier_is_refused_by_the_database_check_too(store, db):
+    with pytest.raises(sqlite3.IntegrityError), closing(sqlite3.connect(db)) as conn:
+        conn.execute("INSERT INTO memoria_persona (tier, topic, content) VALUES ('forever', 't', 'c')")
 
 
 # -- promote --------------------------------------------------------------------
@@ -196,7 +197,8 @@ def test_tombstone_transaction_is_atomic(store, db):
     fact = store.promote("m1").fact
     prefs_before, persona_before = rows(db, "memoria_preferences"), rows(db, "memoria_persona")
     # A real failure inside the transaction, after the tombstone insert.
-    store.conn.execute(
+    with store.read() as conn:
+        conn.execute(
         "CREATE TRIGGER fail_delete BEFORE DELETE ON memoria_persona BEGIN SELECT RAISE(ABORT, 'injected'); END"
     )
     with pytest.raises(StoreError, match="injected"):

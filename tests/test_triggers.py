@@ -49,7 +49,7 @@ def settings(tmp_path):
 @pytest.fixture
 def store(settings, clock):
     with PersonaStore.from_settings(settings, clock=clock) as opened:
-        opened.conn  # noqa: B018
+        opened.open()
         yield opened
 
 

@@ -8,10 +8,9 @@ from typing import Annotated
 import typer
 
 from ..errors import PersonaError
-from ..integrations.hermes_install import install_plugin, uninstall_plugin
 from .common import state
 
-hermes_app = typer.Typer(help="Install the Hermes Agent memory-provider plugin.", no_args_is_help=True)
+hermes_app = typer.Typer(help="Install persona-tier into Hermes Agent.", no_args_is_help=True)
 HermesHome = Annotated[
     Path | None, typer.Option("--hermes-home", help="Hermes home (default: $HERMES_HOME, else ~/.hermes).")
 ]
@@ -36,17 +35,21 @@ def mcp(ctx: typer.Context) -> None:
 @hermes_app.command("install")
 def install(
     hermes_home: HermesHome = None,
-    activate: Annotated[bool, typer.Option("--activate", help="Also set memory.provider: persona.")] = False,
+    activate: Annotated[bool, typer.Option("--activate", help="Also enable it in Hermes' config.yaml.")] = False,
+    as_provider: Annotated[bool, typer.Option(
+        "--as-provider", help="Install as Hermes' memory provider instead of a plugin beside it (only when no "
+        "other memory provider is selected).")] = False,
 ) -> None:
-    """Install the plugin into $HERMES_HOME/plugins/persona/ (safe to run twice)."""
-    done = install_plugin(hermes_home, activate=activate)
-    typer.echo(f"installed {done.plugin_dir}" + (f"; {done.config} now selects memory.provider: persona"
-                                                   if done.config else ""))
+    """Install into $HERMES_HOME/plugins/persona/: a plugin beside your memory provider (safe to run twice)."""
+    from ..integrations.hermes_install import install_plugin
+
+    typer.echo(install_plugin(hermes_home, activate=activate, as_provider=as_provider).describe())
 
 
 @hermes_app.command("uninstall")
 def uninstall(hermes_home: HermesHome = None) -> None:
-    """Reverse install: put back the memory.provider it replaced, and remove the plugin."""
+    """Reverse install: undo its config.yaml edits and remove the plugin directory."""
+    from ..integrations.hermes_install import uninstall_plugin
+
     done = uninstall_plugin(hermes_home)
-    typer.echo(f"removed {done.plugin_dir}" + (f"; restored memory.provider in {done.config}" if done.config
-                                                else ""))
+    typer.echo(f"removed {done.plugin_dir}" + (f"; restored {done.config}" if done.config else ""))

@@ -8,10 +8,11 @@ from typing import Annotated
 
 import typer
 
-from ..atomic import atomic_write_text
+from ..atomic import atomic_write_text, refuse_protected
 from ..config_edit import model_leaves, reference_yaml, set_config_value
 from ..config_files import resolve_config_files
-from ..errors import ConfigError
+from ..errors import ConfigError, PersonaError
+from ..files import regular_file_kind
 from ..paths import default_config_path
 from ..provenance import source_of
 from ..settings import load_settings_with_provenance
@@ -61,14 +62,23 @@ def set_value(
     """Set one key in a YAML file, keeping its comments and layout."""
     cli = state(ctx)
     target = _edit_target(cli, file)
-    set_config_value(target, key, value, env_name=cli.env_name)
+    set_config_value(target, key, value, env_name=cli.env_name, protected=_protected(cli))
     typer.echo(f"{target}: set {key}")
+
+
+def _protected(cli: CliState) -> dict[Path, str]:
+    """The store and the persona files: a config edit must never land on one."""
+    try:
+        return cli.settings().protected_paths(config_files=False)
+    except PersonaError:  # a broken config may be exactly what the user is fixing
+        return {}
 
 
 @config_app.command("init")
 def init(
+    ctx: typer.Context,
     path: Annotated[
-        Path | None, typer.Argument(help="Where to write (default: ~/.hermes/mnemosyne/persona.yaml).")
+        Path | None, typer.Argument(help="Where to write (default: $HERMES_HOME/mnemosyne/persona.yaml).")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
@@ -76,5 +86,12 @@ def init(
     target = path or default_config_path()
     if target.exists() and not force:
         raise ConfigError([f"{target} already exists; pass --force to overwrite it"])
-    atomic_write_text(target, reference_yaml(), mode=0o600)
+    kind = regular_file_kind(target)
+    if kind is not None:
+        raise ConfigError([f"{target} is {kind}, not a regular file; refusing to replace it"])
+    refuse_protected(target, _protected(state(ctx)), what="the reference config")
+    try:
+        atomic_write_text(target.resolve(), reference_yaml(), mode=0o600)
+    except OSError as error:
+        raise ConfigError([f"cannot write {target}: {error.strerror or error}"]) from None
     typer.echo(f"wrote {target}")

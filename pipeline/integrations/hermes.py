@@ -4,6 +4,9 @@ Same method names, same header, same behaviour when disabled (no file
 access), but driven by the persona-tier settings and the shared cap. With
 ``injection.mode: session`` the block is the session's snapshot
 (``persona_session_id``), refreshed only by ``_persona_refresh_at_compaction``.
+A host that sets no ``persona_session_id`` (Mnemosyne's own provider passes
+none) gets the live file and one warning, never one snapshot frozen for every
+session.
 """
 
 from __future__ import annotations

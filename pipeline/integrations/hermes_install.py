@@ -1,28 +1,38 @@
-"""Install the ``persona`` plugin into a Hermes home, and select it in config.yaml."""
+"""Install persona-tier into a Hermes home: as a general plugin beside the user's memory provider, or as one.
+
+Hermes runs a single memory provider, and most users of this tier run
+Mnemosyne in that slot. So the default is a general plugin (enabled in
+``plugins.enabled``) that works beside whatever provider is selected; the
+exclusive provider (``--as-provider``) is for a Hermes with none selected.
+What install changed in config.yaml is recorded in the plugin directory, so
+uninstall reverses exactly that.
+"""
 
 from __future__ import annotations
 
-import io
+import json
 import shutil
+import sqlite3
 import sysconfig
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..atomic import atomic_write_text
+from ..config_edit import edit_yaml_file
 from ..config_files import parse_yaml_file
 from ..errors import ConfigError
 from ..paths import hermes_home as default_hermes_home
-from .hermes_provider import PROVIDER_NAME
+from ..paths import hermes_home_override
+from ..settings import db_path, load_settings
 
-PLUGIN_INIT = '''"""persona-tier's Hermes memory provider (written by `persona hermes install`).
+NAME = "persona"  # the plugin directory, the provider name and the plugins.enabled entry
+Mode = Literal["plugin", "provider"]
 
-Hermes discovers this directory; register() hands it a MemoryProvider.
-"""
-
-import sys
+_FIND_PACKAGE = '''import sys
 
 try:
     import {package}  # noqa: F401
@@ -31,70 +41,145 @@ except ImportError:
     for _path in {paths!r}:
         if _path not in sys.path:
             sys.path.append(_path)
+'''
 
-from {package}.integrations.hermes_provider import PersonaMemoryProvider
+# Hermes treats a plugin whose __init__.py names its provider API as an exclusive memory
+# provider, so the general plugin's file must not mention it.
+PLUGIN_INIT = '''"""persona-tier's Hermes plugin (written by `persona hermes install`), beside any memory provider."""
+
+''' + _FIND_PACKAGE + '''
+from {package}.integrations.hermes_plugin import register  # noqa: E402,F401
+'''
+
+PROVIDER_INIT = '''"""persona-tier's Hermes memory provider (written by `persona hermes install --as-provider`).
+
+Hermes discovers this directory; register() hands it a MemoryProvider.
+"""
+
+''' + _FIND_PACKAGE + '''
+from {package}.integrations.hermes_provider import PersonaMemoryProvider  # noqa: E402
 
 
 def register(ctx):
     ctx.register_memory_provider(PersonaMemoryProvider())
 '''
 
-PLUGIN_YAML = f"""name: {PROVIDER_NAME}
-version: "{{version}}"
+PLUGIN_YAML = """name: {name}
+version: "{version}"
+kind: {kind}
 description: The L3 persona tier - durable behavioural facts about the user, pinned per session.
 """
 
-
-# Inside the plugin directory: the memory.provider that --activate replaced, for uninstall to put back.
-PREVIOUS_FILE = "previous-provider"
+STATE_FILE = "install.json"  # inside the plugin directory: what install changed, for uninstall
+LEGACY_STATE_FILE = "previous-provider"  # written by earlier versions (provider mode only)
 
 
 @dataclass(frozen=True)
 class InstallResult:
     plugin_dir: Path
+    mode: Mode
     config: Path | None  # the config.yaml that was edited, if any
+    provider: str | None  # the memory.provider selected after install (kept, or ours)
+    store_empty: bool
+
+    def describe(self) -> str:
+        """What happened and what to do next, for the person who ran it."""
+        lines = [f"installed the persona {self.mode} in {self.plugin_dir}"]
+        if self.config is not None and self.mode == "plugin":
+            kept = f"kept memory.provider: {self.provider}; " if self.provider else ""
+            lines.append(f"{self.config}: {kept}enabled the plugin in plugins.enabled "
+                         "(check with: hermes plugins list)")
+        elif self.config is not None:
+            lines.append(f"{self.config}: memory.provider is now {NAME} (check with: hermes memory status)")
+        else:
+            lines.append("not activated: pass --activate to enable it in config.yaml")
+        if self.store_empty:
+            lines.append('next: add facts, e.g. persona add "Answers tersely." --topic style '
+                         "(or persona import FILE.yaml); the persona is rendered on the first chat")
+        lines.append("restart Hermes to load it")
+        return "\n".join(lines)
 
 
 def plugin_dir(hermes_home: Path | None) -> Path:
-    return (hermes_home or default_hermes_home()).expanduser() / "plugins" / PROVIDER_NAME
+    return (hermes_home or default_hermes_home()).expanduser() / "plugins" / NAME
 
 
-def install_plugin(hermes_home: Path | None, *, activate: bool = False) -> InstallResult:
-    """Write the plugin directory (replacing an older copy) and optionally select it."""
+def install_plugin(hermes_home: Path | None, *, activate: bool = False, as_provider: bool = False) -> InstallResult:
+    """Write the plugin directory and, with ``activate``, enable it; safe to run twice."""
+    home = (hermes_home or default_hermes_home()).expanduser()
+    target, config_path = plugin_dir(home), home / "config.yaml"
+    mode: Mode = "provider" if as_provider else "plugin"
+    current = _current_provider(config_path)
+    if as_provider and activate and current not in (None, NAME):
+        raise ConfigError([
+            f"{config_path} selects memory.provider: {current}, and Hermes runs one memory provider, so "
+            f"--as-provider would switch {current} off; run without --as-provider to add the persona beside it"
+        ])
+    state = _read_state(target)
+    if state and (state.get("mode") != mode or not activate):
+        _reverse(config_path, state)  # switching modes: undo the other mode's edits first
+        state = {}
+    _write_files(target, mode)
+    edited = None
+    if activate:
+        state = _merge(state, _activate(config_path, mode, current))
+        edited = config_path
+    _write_state(target, {"mode": mode, **state} if activate else {"mode": mode})
+    provider = NAME if (activate and mode == "provider") else current
+    return InstallResult(target, mode, edited, provider, _store_is_empty(home))
+
+
+def uninstall_plugin(hermes_home: Path | None) -> InstallResult:
+    """Reverse install: undo its config.yaml edits, then remove the plugin directory."""
+    home = (hermes_home or default_hermes_home()).expanduser()
+    target, config_path = plugin_dir(home), home / "config.yaml"
+    state = _read_state(target)
+    edited = _reverse(config_path, state) if state else None
+    if target.is_dir():
+        shutil.rmtree(target)
+    return InstallResult(target, state.get("mode", "plugin"), edited, _current_provider(config_path), False)
+
+
+# -- files --------------------------------------------------------------------
+
+
+def _write_files(target: Path, mode: Mode) -> None:
     from importlib.metadata import PackageNotFoundError, version
 
-    target = plugin_dir(hermes_home)
-    package_root = str(Path(__file__).resolve().parents[2])
-    paths = [package_root, sysconfig.get_paths()["purelib"]]
     try:
         installed = version("persona-tier")
     except PackageNotFoundError:
         installed = "0"
-    init = PLUGIN_INIT.format(package=__name__.split(".")[0], paths=paths)
-    atomic_write_text(target / "__init__.py", init)
-    atomic_write_text(target / "plugin.yaml", PLUGIN_YAML.format(version=installed))
-    config = None
-    if activate:
-        config_path = target.parents[1] / "config.yaml"
-        previous = _current_provider(config_path)
-        if previous != PROVIDER_NAME:  # a second install must not record persona as its own predecessor
-            atomic_write_text(target / PREVIOUS_FILE, previous or "")
-        config = _set_provider(config_path, PROVIDER_NAME)
-    return InstallResult(target, config)
+    package_root = str(Path(__file__).resolve().parents[2])
+    source = (PROVIDER_INIT if mode == "provider" else PLUGIN_INIT).format(
+        package=__name__.split(".")[0], paths=[package_root, sysconfig.get_paths()["purelib"]])
+    kind = "exclusive" if mode == "provider" else "standalone"
+    try:
+        atomic_write_text(target / "__init__.py", source)
+        atomic_write_text(target / "plugin.yaml", PLUGIN_YAML.format(name=NAME, version=installed, kind=kind))
+    except OSError as error:
+        raise ConfigError([f"cannot write the Hermes plugin into {target}: {error.strerror or error}"]) from None
 
 
-def uninstall_plugin(hermes_home: Path | None) -> InstallResult:
-    """Reverse install: restore the provider that --activate replaced, then remove the plugin directory."""
-    target = plugin_dir(hermes_home)
-    config_path = target.parents[1] / "config.yaml"
-    config = None
-    if _current_provider(config_path) == PROVIDER_NAME:
-        saved = target / PREVIOUS_FILE
-        previous = saved.read_text(encoding="utf-8").strip() if saved.exists() else ""
-        config = _set_provider(config_path, previous or None)
-    if target.is_dir():
-        shutil.rmtree(target)
-    return InstallResult(target, config)
+def _read_state(target: Path) -> dict[str, Any]:
+    state_file, legacy = target / STATE_FILE, target / LEGACY_STATE_FILE
+    try:
+        if state_file.is_file():
+            loaded = json.loads(state_file.read_text(encoding="utf-8"))
+            return loaded if isinstance(loaded, dict) else {}
+        if legacy.is_file():  # an install by an earlier version: provider mode, activated
+            return {"mode": "provider", "previous_provider": legacy.read_text(encoding="utf-8").strip() or None}
+    except (OSError, ValueError) as error:
+        raise ConfigError([f"cannot read what the earlier install changed ({target}): {error}"]) from None
+    return {}
+
+
+def _write_state(target: Path, state: dict[str, Any]) -> None:
+    atomic_write_text(target / STATE_FILE, json.dumps(state, indent=2) + "\n")
+    (target / LEGACY_STATE_FILE).unlink(missing_ok=True)
+
+
+# -- config.yaml ----------------------------------------------------------------
 
 
 def _current_provider(config_path: Path) -> str | None:
@@ -103,31 +188,95 @@ def _current_provider(config_path: Path) -> str | None:
     document = parse_yaml_file(config_path)
     memory = document.get("memory") if isinstance(document, dict) else None
     provider = memory.get("provider") if isinstance(memory, dict) else None
-    return str(provider) if provider is not None else None
+    return str(provider) if provider else None
 
 
-def _set_provider(config_path: Path, provider: str | None) -> Path:
-    """Set (or, with None, remove) memory.provider with a round trip that keeps comments and order."""
-    document = parse_yaml_file(config_path) if config_path.exists() else None
-    if document is None:
-        document = CommentedMap()
-    if not isinstance(document, CommentedMap):
-        raise ConfigError([f"{config_path}: the top level must be a mapping"])
-    memory = document.get("memory")
-    if memory is None:
-        memory = document["memory"] = CommentedMap()
-    if not isinstance(memory, dict):
-        raise ConfigError([f"{config_path}: memory must be a mapping"])
-    if provider is None:
-        memory.pop("provider", None)
-        if not memory:
-            del document["memory"]  # an empty mapping would dump as a stray `{}`
-    else:
-        memory["provider"] = provider
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    buffer = io.StringIO()
-    yaml.dump(document, buffer)
-    mode = config_path.stat().st_mode & 0o777 if config_path.exists() else 0o600
-    atomic_write_text(config_path, buffer.getvalue(), mode=mode)
-    return config_path
+def _activate(config_path: Path, mode: Mode, current: str | None) -> dict[str, Any]:
+    """Make the config.yaml edit for ``mode``; return what was changed, for uninstall."""
+    state: dict[str, Any] = {}
+
+    def enable(document: CommentedMap) -> None:
+        plugins = _mapping(document, "plugins", state, config_path)
+        enabled = plugins.get("enabled")
+        if enabled is None:
+            enabled = plugins["enabled"] = CommentedSeq()
+            state["created"] = [*state.get("created", []), "plugins.enabled"]
+        if not isinstance(enabled, list):
+            raise ConfigError([f"{config_path}: plugins.enabled must be a list"])
+        if NAME not in enabled:
+            enabled.append(NAME)
+            state["enabled_added"] = True
+
+    def select(document: CommentedMap) -> None:
+        memory = _mapping(document, "memory", state, config_path)
+        state["previous_provider"] = memory.get("provider")
+        memory["provider"] = NAME
+
+    if mode == "provider" and current == NAME:
+        return {"previous_provider": None}  # selected by hand before: nothing to record
+    edit_yaml_file(config_path, enable if mode == "plugin" else select)
+    return state
+
+
+def _merge(earlier: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    """A repeated install adds to what the first recorded; the first recorded provider stays the one to restore."""
+    merged = {**now, **{k: v for k, v in earlier.items() if k != "mode"}}
+    merged["created"] = sorted(set(earlier.get("created", [])) | set(now.get("created", [])))
+    merged["enabled_added"] = bool(earlier.get("enabled_added") or now.get("enabled_added"))
+    return {k: v for k, v in merged.items() if v not in ([], False)}
+
+
+def _mapping(document: CommentedMap, key: str, state: dict[str, Any], config_path: Path) -> CommentedMap:
+    node = document.get(key)
+    if node is None:
+        node = document[key] = CommentedMap()
+        state["created"] = [*state.get("created", []), key]
+    if not isinstance(node, CommentedMap):
+        raise ConfigError([f"{config_path}: {key} must be a mapping"])
+    return node
+
+
+def _reverse(config_path: Path, state: dict[str, Any]) -> Path | None:
+    """Undo exactly what :func:`_activate` recorded; leave everything else (and later user edits) alone."""
+    if not config_path.exists() or not (state.get("enabled_added") or "previous_provider" in state):
+        return None
+    created = set(state.get("created", []))
+
+    def undo(document: CommentedMap) -> None:
+        if state.get("enabled_added"):
+            plugins = document.get("plugins")
+            enabled = plugins.get("enabled") if isinstance(plugins, dict) else None
+            if isinstance(enabled, list) and NAME in enabled:
+                enabled.remove(NAME)
+                if not enabled and "plugins.enabled" in created:
+                    del plugins["enabled"]
+            _drop_if_empty(document, "plugins", created)
+        if "previous_provider" in state:
+            memory = document.get("memory")
+            if isinstance(memory, dict) and memory.get("provider") == NAME:
+                if state["previous_provider"]:
+                    memory["provider"] = state["previous_provider"]
+                else:
+                    del memory["provider"]
+            _drop_if_empty(document, "memory", created)
+
+    return edit_yaml_file(config_path, undo)
+
+
+def _drop_if_empty(document: CommentedMap, key: str, created: set[str]) -> None:
+    # An empty mapping install created would dump as a stray `{}`; one the user had stays.
+    if key in created and isinstance(document.get(key), dict) and not document[key]:
+        del document[key]
+
+
+def _store_is_empty(home: Path) -> bool:
+    """Whether the store Hermes will use holds no facts yet (read only; nothing is created)."""
+    try:
+        with hermes_home_override(home):
+            path = db_path(load_settings())
+        if not path.is_file():
+            return True
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            return conn.execute("SELECT 1 FROM memoria_persona LIMIT 1").fetchone() is None
+    except Exception:  # a broken config or database is reported by the commands that use it
+        return True

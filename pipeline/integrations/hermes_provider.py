@@ -1,30 +1,44 @@
 """A Hermes Agent memory provider named ``persona`` (contract: hermes-agent 0.19).
 
-It imports without Hermes: the ``MemoryProvider`` base class is looked up
-lazily and replaced by a plain object when Hermes is absent. Every hook
-accepts ``**kwargs``, and no hook raises into the host.
+Use it when no other memory provider is selected (``persona hermes install
+--activate --as-provider``); beside Mnemosyne or any other provider, the
+general plugin (:mod:`.hermes_plugin`) does the same job. It imports without
+Hermes: the ``MemoryProvider`` base class is looked up lazily and replaced by
+a plain object when Hermes is absent.
 
-The system-prompt block is the session's snapshot (session mode): stable for
-the session's life, refreshed only in ``on_pre_compress``, and inherited by
-the new session id Hermes switches to after compression.
+Hermes calls hooks from whichever thread it is on (a new thread per turn,
+``/compress`` on another), so every hook takes the provider's lock, and none
+ever raises into the host.
+
+The system-prompt block is the session's snapshot: stable for the session's
+life, and refreshed only when a compaction really rewrote the history.
+Hermes calls ``on_pre_compress`` before it knows whether compression will
+make progress, so the refresh happens in three steps:
+
+1. ``on_pre_compress`` reads the file and holds the text, writing nothing;
+2. the prompt rebuild that only a successful compaction makes
+   (``system_prompt_block``) shows it;
+3. ``on_session_switch`` (the boundary) records it for the continuing session.
+
+A compaction that makes no progress never rebuilds the prompt, so the held
+text is dropped at the next turn and nothing changes, stored row included.
+A rebuild without a compaction (``/model``) shows the snapshot as it was.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-from pathlib import Path
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from ..atomic import ensure_private_dir
-from ..errors import PersonaError
 from ..injector import PersonaInjector
-from ..settings import Settings, load_settings_with_provenance
-from ..tools import WRITE_TOOLS, PersonaTools, call, openai_schema
+from ..settings import Settings
+from .hermes_session import BoundTools, hermes_settings
 
 log = logging.getLogger(__name__)
 PROVIDER_NAME = "persona"
+T = TypeVar("T")
 
 
 def _base_class() -> type:
@@ -35,110 +49,130 @@ def _base_class() -> type:
     return MemoryProvider  # type: ignore[no-any-return,unused-ignore]
 
 
+def guarded(default: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Run a hook under the provider's lock; log any failure and return ``default`` instead of raising."""
+
+    def wrap(hook: Callable[..., T]) -> Callable[..., T]:
+        def run(self: PersonaMemoryProvider, *args: Any, **kwargs: Any) -> T:
+            try:
+                with self._lock:
+                    return hook(self, *args, **kwargs)
+            except Exception as error:  # the host must never see an exception from a hook
+                log.warning("persona provider: %s failed: %s: %s", hook.__name__, type(error).__name__, error)
+                log.debug("persona provider: %s traceback", hook.__name__, exc_info=True)
+                return default() if callable(default) else default  # type: ignore[no-any-return,unused-ignore]
+
+        run.__name__, run.__doc__ = hook.__name__, hook.__doc__
+        return run
+
+    return wrap
+
+
 class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
     """The persona tier as a Hermes memory provider."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         self._given = settings
+        self._lock = threading.RLock()
         self._settings: Settings | None = None
         self._injector: PersonaInjector | None = None
-        self._tools: dict[str, Any] = {}
+        self._tools: BoundTools | None = None
         self._primary = True
         self._session_id = "default"
+        self._pending: str | None = None  # read at on_pre_compress, for the rebuild a real compaction makes
+        self._rebuilt: str | None = None  # what that rebuild showed, for the boundary to record
 
     @property
     def name(self) -> str:
         return PROVIDER_NAME
 
+    @guarded(False)
     def is_available(self) -> bool:
         """True when the package and its settings load; makes no network call."""
-        try:
-            self._given or _settings_for_hermes(None)
-        except PersonaError as error:
-            log.warning("persona provider unavailable: %s", error)
-            return False
+        self._given or hermes_settings(None)
         return True
 
+    @guarded(None)
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         """Bind to a session. Writes (snapshots, tools that change the store) only for the primary agent."""
+        if self._injector is not None:
+            self._injector.close()
         self._session_id = session_id or "default"
         self._primary = kwargs.get("agent_context", "primary") == "primary"
-        self._settings = None  # resolve again now that Hermes has said where its home is
-        settings = self._load(kwargs.get("hermes_home"))
+        self._pending = self._rebuilt = None
+        settings = self._settings = self._given or hermes_settings(kwargs.get("hermes_home"), kwargs.get("user_id"))
+        self._tools = BoundTools(settings, legacy_names=True, writes=self._primary)
         self._injector = PersonaInjector(settings, session_id=self._session_id)
         parent = kwargs.get("parent_session_id")
         if parent and self._primary:
-            self._guard(lambda: self._injector.switch_session(self._session_id, parent_session_id=parent))
+            self._injector.switch_session(self._session_id, parent_session_id=parent)
 
-    def _load(self, hermes_home: str | os.PathLike[str] | None) -> Settings:
-        if self._settings is None:
-            settings = self._settings = self._given or _settings_for_hermes(hermes_home)
-            self._tools = {tool.__name__: tool for tool in PersonaTools(lambda: settings).all()}
-        return self._settings
-
+    @guarded(list)
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The persona tools in OpenAI function format."""
-        self._load(None)
-        return [openai_schema(tool) for tool in self._tools.values()
-                if self._primary or tool.__name__ not in WRITE_TOOLS]
+        if self._tools is None:
+            self._tools = BoundTools(self._given or hermes_settings(None), legacy_names=True, writes=self._primary)
+        return self._tools.schemas()
 
     def handle_tool_call(self, tool_name: str, args: Any = None, **kwargs: Any) -> str:
         """Run a tool; always a JSON string, never an exception."""
-        try:
-            self._load(None)
-            if isinstance(args, str):
-                args = json.loads(args or "{}")
-            if not isinstance(args, dict):
-                return json.dumps({"error": "arguments must be a JSON object"})
-            if not self._primary and tool_name in WRITE_TOOLS:
-                return json.dumps({"error": f"{tool_name} changes the persona; only the primary agent may call it"})
-            return json.dumps(call(self._tools, tool_name, args), ensure_ascii=False, default=str)
-        except PersonaError as error:
-            return json.dumps({"error": str(error)})
-        except json.JSONDecodeError as error:
-            return json.dumps({"error": f"arguments are not valid JSON: {error}"})
-        except Exception as error:  # the host must never see an exception from a tool call
-            # The traceback may quote fact text, so it goes to DEBUG only.
-            log.error("persona tool %s failed: %s", tool_name, type(error).__name__)
-            log.debug("persona tool %s traceback", tool_name, exc_info=True)
-            return json.dumps({"error": f"internal error in {tool_name}: {type(error).__name__}"})
+        tools = self._tools
+        if tools is None:
+            schemas = self.get_tool_schemas()
+            tools = self._tools
+            if tools is None or not schemas:
+                return '{"status": "error", "error": "the persona provider could not load its settings"}'
+        return tools.call(tool_name, args, session_id=self._session_id)
 
+    @guarded("")
     def system_prompt_block(self, **kwargs: Any) -> str:
-        """The session's persona under its header; the same bytes until a compaction changes them."""
-        if self._injector is None:
+        """The session's persona under its header; the same bytes until a real compaction changes them."""
+        injector = self._injector
+        if injector is None:
             return ""
         if not self._primary:
-            return self._guard(self._read_only_block) or ""
-        block = self._guard(self._injector.block) or ""
-        return self._injector.appendix(block).lstrip("\n")
+            text = self._read_only_text(injector)
+        elif self._pending is not None:  # the rebuild that follows a compaction which made progress
+            text, self._rebuilt, self._pending = self._pending, self._pending, None
+        else:
+            text = injector.block()
+        return injector.appendix(text).lstrip("\n")
 
-    def _read_only_block(self) -> str:
-        # Subagents may not write a snapshot: reuse the session's if it exists, else the capped file.
-        assert self._injector is not None
-        snapshot = self._injector.sessions().get(self._session_id)
-        text = snapshot.text if snapshot else self._injector.read_capped()
-        return self._injector.appendix(text).lstrip("\n")
+    def _read_only_text(self, injector: PersonaInjector) -> str:
+        # A subagent may not write a snapshot: reuse the session's if there is one, else the capped file.
+        snapshot = injector.sessions().get(self._session_id)
+        return snapshot.text if snapshot else injector.read_capped()
 
+    @guarded("")
     def on_pre_compress(self, messages: Any = None, **kwargs: Any) -> str:
-        """The compaction boundary: refresh the snapshot if, and only if, the persona file changed."""
+        """Read the persona a compaction would bring in; nothing is recorded until the boundary."""
         if self._injector is not None and self._primary:
-            result = self._guard(self._injector.refresh_at_compaction)
-            if result is not None and result.changed:
-                log.info("persona changed at compaction (generation %d)", result.generation)
+            self._pending = self._injector.current()
         return ""
 
+    @guarded(None)
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str | None = None,
                           reset: bool = False, **kwargs: Any) -> None:
-        """After compression the new id inherits the parent's snapshot; ``reset`` starts afresh."""
-        if self._injector is None:
-            return
+        """The boundary: record what the rebuilt prompt showed, else inherit; ``reset`` starts afresh."""
+        injector = self._injector
         parent = None if reset else (parent_session_id or self._session_id)
         self._session_id = new_session_id
-        if self._primary:
-            self._guard(lambda: self._injector.switch_session(new_session_id, parent_session_id=parent))
+        if injector is None:
+            return
+        if not self._primary:
+            injector.session_id = new_session_id
+        elif self._rebuilt is not None and parent is not None:
+            injector.adopt(self._rebuilt, session_id=new_session_id, parent_session_id=parent)
         else:
-            self._injector.session_id = new_session_id
+            injector.switch_session(new_session_id, parent_session_id=parent)
+        self._pending = self._rebuilt = None
 
+    @guarded(None)
+    def on_turn_start(self, *args: Any, **kwargs: Any) -> None:
+        """A compaction held since the last turn made no progress (no rebuild, no boundary): forget it."""
+        self._pending = self._rebuilt = None
+
+    @guarded(None)
     def shutdown(self, **kwargs: Any) -> None:
         if self._injector is not None:
             self._injector.close()
@@ -151,9 +185,6 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
         return None
 
     def sync_turn(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def on_turn_start(self, *args: Any, **kwargs: Any) -> None:
         return None
 
     def on_session_end(self, *args: Any, **kwargs: Any) -> None:
@@ -171,29 +202,8 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
     def save_config(self, *args: Any, **kwargs: Any) -> None:
         return None
 
+    @guarded(list)
     def backup_paths(self, **kwargs: Any) -> list[str]:
         if self._settings is None:
             return []
         return [str(self._settings.target(self._settings.injection.target).path)]
-
-    def _guard(self, action: Any) -> Any:
-        try:
-            return action()
-        except (PersonaError, OSError) as error:
-            log.warning("persona provider: %s", error)
-            return None
-
-
-def _settings_for_hermes(hermes_home: str | os.PathLike[str] | None) -> Settings:
-    """The user's settings, with session-mode injection on, and Hermes' home for defaulted paths."""
-    settings, provenance = load_settings_with_provenance()
-    update: dict[str, Any] = {"enabled": True, "mode": "session"}
-    home = Path(hermes_home) if hermes_home else None
-    if home is not None and ("injection", "file") not in provenance:
-        update["file"] = home / "memory" / "persona.md"
-    store = settings.store
-    if home is not None and settings.store.path is None and not os.environ.get("MNEMOSYNE_DATA_DIR"):
-        data_dir = home / "mnemosyne" / "data"
-        ensure_private_dir(data_dir)  # Mnemosyne's own layout; it would create this directory too
-        store = store.model_copy(update={"path": data_dir / "mnemosyne.db"})
-    return settings.model_copy(update={"injection": settings.injection.model_copy(update=update), "store": store})

@@ -43,8 +43,7 @@ class ExtractOptions(StageOptions):
 def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> FactSet:
     """Read the session's facts in one consistent snapshot."""
     store, now = ctx.store, to_db(ctx.clock())
-    with store.errors():
-        conn = store.conn
+    with store.read() as conn:
         conn.execute("BEGIN")
         try:
             facts = list(map(PersonaFact._make, conn.execute(PERSONA_SQL, (now, store.session))))
