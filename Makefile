@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install render test lint typecheck bench bench-compare golden clean
+.PHONY: all help install render test test-hermes lint typecheck bench bench-compare golden clean
 
 all: lint typecheck test ## lint, typecheck, then test
 
@@ -28,6 +28,16 @@ render: $(STAMP) ## import the example facts into var/demo and render every targ
 
 test: $(STAMP) ## run the test suite
 	$(BIN)/python -m pytest -q
+
+HERMES_VENV := var/hermes-venv
+
+$(HERMES_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(HERMES_VENV)
+	$(HERMES_VENV)/bin/python -m pip install --quiet hermes-agent==0.19.0 mnemosyne-memory==3.15.1 pytest -e .
+	touch $@
+
+test-hermes: $(HERMES_VENV)/.installed ## drive the real Hermes Agent 0.19 (own venv) against a fake model on loopback
+	$(HERMES_VENV)/bin/python -m pytest -q -ra -p no:cacheprovider -o addopts= tests/hermes_host
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check pipeline tests benchmarks
