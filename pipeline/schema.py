@@ -7,6 +7,7 @@ columns; an existing table is never altered. Our tables carry the prefix
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from .errors import StoreError
@@ -143,26 +144,39 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
+# The columns persona-tier reads and writes in tables that may be Mnemosyne's (or another tool's).
+# An existing table without one of them is refused before anything is changed.
+REQUIRED_COLUMNS = {
+    "memoria_persona": ("id", "session_id", "tier", "topic", "content", "confidence", "source_memory_id",
+                        "created_at", "last_reinforced_at", "reinforcement_count", "promotion_reason"),
+    "memoria_preferences": ("id", "session_id", "preference", "topic", "evolution", "context_snippet",
+                            "source_memory_id"),
+    "working_memory": ("id", "content", "source", "timestamp", "session_id", "importance", "metadata_json",
+                       "created_at"),
+    "episodic_memory": ("id", "content", "source", "timestamp", "session_id", "importance", "metadata_json",
+                        "created_at"),
+    "memoria_instructions": ("topic", "source_memory_id"),
+}
+_CREATE_TABLE = re.compile(r"^\s*CREATE TABLE (IF NOT EXISTS )?(\w+)", re.IGNORECASE)
+
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create missing tables and apply pending migrations, in one transaction."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS persona_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)"
-    )
-    row = conn.execute("SELECT version FROM persona_schema WHERE id = 1").fetchone()
-    if row is not None and row[0] == SCHEMA_VERSION:
+    """Create missing tables and apply pending migrations, in one transaction.
+
+    Compatibility is checked first, so a database that cannot work is
+    refused with nothing changed.
+    """
+    version = _version(conn)
+    if version == SCHEMA_VERSION:
         return
-    if row is not None and row[0] > SCHEMA_VERSION:
-        raise StoreError(
-            f"database schema version {row[0]} is newer than this persona-tier supports ({SCHEMA_VERSION}); "
-            "upgrade persona-tier"
-        )
+    check_compatible(conn, version)
     conn.execute("BEGIN IMMEDIATE")
     try:
+        conn.execute("CREATE TABLE IF NOT EXISTS persona_schema (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                     "version INTEGER NOT NULL)")
         for statement in MNEMOSYNE_TABLES:
             conn.execute(statement)
-        current = conn.execute("SELECT version FROM persona_schema WHERE id = 1").fetchone()
-        version = current[0] if current else 0
+        version = _version(conn)  # another process may have migrated meanwhile
         for statements in MIGRATIONS[version:]:
             for statement in statements:
                 conn.execute(statement)
@@ -171,3 +185,49 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def shadow_schema(conn: sqlite3.Connection) -> None:
+    """For a read-only connection: stand in empty TEMP tables for whatever the database lacks.
+
+    A read never changes the user's database, yet every query works: a
+    Mnemosyne database persona-tier has not written to yet reads as "no runs,
+    no snapshots". (TEMP tables shadow nothing that exists: only missing
+    tables, or all of ours when they are not at this version.)
+    """
+    version = _version(conn)
+    check_compatible(conn, version)
+    existing = _tables(conn)
+    statements = [s for s in MNEMOSYNE_TABLES if (m := _CREATE_TABLE.match(s)) and m.group(2) not in existing]
+    if version != SCHEMA_VERSION:
+        statements.append("CREATE TABLE persona_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
+        statements += [s for group in MIGRATIONS for s in group if not s.lstrip().upper().startswith("CREATE INDEX")]
+    for statement in statements:
+        conn.execute(_CREATE_TABLE.sub(lambda m: f"CREATE TEMP TABLE {m.group(1) or ''}{m.group(2)}", statement))
+
+
+def check_compatible(conn: sqlite3.Connection, version: int) -> None:
+    """Raise StoreError naming the first table and column the database lacks, or a newer schema."""
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"database schema version {version} is newer than this persona-tier supports "
+                         f"({SCHEMA_VERSION}); upgrade persona-tier")
+    existing = _tables(conn)
+    for table, needed in REQUIRED_COLUMNS.items():
+        if table not in existing:
+            continue
+        have = {row[1] for row in conn.execute(f"PRAGMA main.table_info({table})")}
+        missing = [column for column in needed if column not in have]
+        if missing:
+            raise StoreError(f"table {table} has no column {missing[0]!r}, which persona-tier needs; it is not a "
+                             f"Mnemosyne-compatible table, and nothing was changed")
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")}
+
+
+def _version(conn: sqlite3.Connection) -> int:
+    if "persona_schema" not in _tables(conn):
+        return 0
+    row = conn.execute("SELECT version FROM main.persona_schema WHERE id = 1").fetchone()
+    return int(row[0]) if row else 0

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -45,6 +45,8 @@ from .provenance import Provenance, validate_layers
 ENV_PREFIX = "MNEMOSYNE_PERSONA_"
 CONFIG_ENV = "MNEMOSYNE_PERSONA_CONFIG"
 ENV_SWITCHER = "MNEMOSYNE_ENV"
+# Unprefixed variables that decide paths: checked for undecodable bytes like our own.
+READ_ENV = frozenset({ENV_SWITCHER, "HERMES_HOME", "MNEMOSYNE_DATA_DIR"})
 
 # The existing tier's flat variables, each mapped onto its nested field. Kept
 # so that users' current environments keep working unchanged.
@@ -63,7 +65,7 @@ TIERS: tuple[str, ...] = ("permanent", "long_term", "working")
 class Section(BaseModel):
     """Base of every nested settings section: unknown keys are errors."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
 
 
 class StoreSettings(Section):
@@ -73,9 +75,12 @@ class StoreSettings(Section):
         "else $HERMES_HOME/mnemosyne/data/mnemosyne.db, else ~/.hermes/mnemosyne/data/mnemosyne.db.",
     )
     session: str = Field("default", min_length=1, description="Session or profile id whose facts are read and written.")
-    busy_timeout_ms: int = Field(5000, ge=0, description="How long to wait for a locked database before failing.")
+    busy_timeout_ms: int = Field(
+        5000, ge=0, le=3_600_000, description="How long to wait for a locked database before failing."
+    )
     max_fact_chars: int = Field(
-        2000, ge=1, description="Longest fact accepted by add, promote and import; persona facts are short rules."
+        2000, ge=1, le=1_000_000,
+        description="Longest fact accepted by add, promote and import; persona facts are short rules."
     )
 
 
@@ -92,7 +97,7 @@ class InjectionSettings(Section):
         description="Heading placed between the system prompt and the persona block.",
     )
     check_interval_ms: int = Field(
-        250, ge=0, description="How often the injector may stat the file; 0 checks on every call."
+        250, ge=0, le=86_400_000, description="How often the injector may stat the file; 0 checks on every call."
     )
     target: str = Field("markdown", min_length=1, description="The target whose file the injector reads.")
     mode: Literal["live", "session"] = Field(
@@ -101,17 +106,21 @@ class InjectionSettings(Section):
         "given, refreshed only at compaction.",
     )
     busy_timeout_ms: int = Field(
-        50, ge=0, description="How long the prompt path waits for a locked database before serving the last good "
+        50, ge=0, le=60_000,
+        description="How long the prompt path waits for a locked database before serving the last good "
         "persona instead; a prompt build must never stall on another writer."
     )
     max_file_bytes: int = Field(
-        1_000_000, ge=1, description="Most bytes of the persona file the injector reads; the rest is ignored, "
+        1_000_000, ge=1, le=100_000_000,
+        description="Most bytes of the persona file the injector reads; the rest is ignored, "
         "with a warning, so no file can exhaust the host's memory."
     )
 
 
 class CapSettings(Section):
-    token_cap: int = Field(1500, description="Token budget of the persona block (legacy MNEMOSYNE_PERSONA_TOKEN_CAP).")
+    token_cap: int = Field(
+        1500, le=1_000_000, description="Token budget of the persona block (legacy MNEMOSYNE_PERSONA_TOKEN_CAP)."
+    )
     counter: Literal["o200k_base", "cl100k_base", "heuristic"] = Field(
         "o200k_base", description="Token counter: exact o200k_base or cl100k_base, or a conservative heuristic."
     )
@@ -123,7 +132,8 @@ class CapSettings(Section):
 
 class TriggerSettings(Section):
     interval: int = Field(
-        50, ge=1, description="New working memories that trigger a regeneration (legacy MNEMOSYNE_PERSONA_INTERVAL)."
+        50, ge=1, le=10_000_000,
+        description="New working memories that trigger a regeneration (legacy MNEMOSYNE_PERSONA_INTERVAL)."
     )
     daily_sync_hour: int = Field(
         3,
@@ -142,7 +152,8 @@ class TriggerSettings(Section):
 class RetentionSettings(Section):
     enabled: bool = Field(True, description="Apply decay, expiry, eviction and auto-promotion on `persona tick`.")
     half_life_days: float = Field(
-        180.0, gt=0, description="long_term: effective confidence halves per this many days without reinforcement."
+        180.0, gt=0, le=1e6,
+        description="long_term: effective confidence halves per this many days without reinforcement."
     )
     evict_below: float = Field(
         0.05, ge=0, le=1, description="long_term: evict when effective confidence falls below this."
@@ -151,10 +162,11 @@ class RetentionSettings(Section):
         0.05, ge=0, le=1, description="Confidence added by each reinforcement, capped at 1.0."
     )
     working_ttl_hours: float = Field(
-        720.0, gt=0, description="working: expire this many hours after the last reinforcement."
+        720.0, gt=0, le=1e8, description="working: expire this many hours after the last reinforcement."
     )
     promote_after: int = Field(
-        0, ge=0, description="working: move to long_term after this many reinforcements; 0 turns it off."
+        0, ge=0, le=1_000_000_000,
+        description="working: move to long_term after this many reinforcements; 0 turns it off."
     )
 
 
@@ -171,7 +183,7 @@ class TargetSettings(Section):
     path: Path | None = Field(
         None, description="Output file. Empty means injection.file. `{profile}` in it expands to the profile id."
     )
-    budget: int | None = Field(None, description="Token budget. Empty means cap.token_cap.")
+    budget: int | None = Field(None, le=1_000_000, description="Token budget. Empty means cap.token_cap.")
     boundary: str = Field("## ", min_length=1, description="A line starting with this begins a section.")
     truncation_note: str | None = Field(None, description="Note when sections are dropped. Empty means cap's.")
 
@@ -180,9 +192,9 @@ class RenderSettings(Section):
     template_dirs: list[Path] = Field(
         default_factory=list, description="User template directories, searched before the built-in templates/."
     )
-    timeout_s: float = Field(5.0, gt=0, description="A template render is stopped after this many seconds.")
+    timeout_s: float = Field(5.0, gt=0, le=3600, description="A template render is stopped after this many seconds.")
     max_output_chars: int = Field(
-        5_000_000, ge=1, description="A template render is stopped past this many characters of output."
+        5_000_000, ge=1, le=100_000_000, description="A template render is stopped past this many characters of output."
     )
 
 
@@ -216,6 +228,15 @@ class Settings(BaseSettings):
         default_factory=lambda: {"markdown": TargetSettings()},
         description="Named outputs; each has a template, a path, a budget and a section boundary.",
     )
+
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _targets_add_to_the_default(cls, value: Any) -> Any:
+        """Targets named in a config are added to the default ``markdown`` one; ``markdown: null`` removes it."""
+        if not isinstance(value, Mapping):
+            return value
+        merged = {"markdown": {}, **value}
+        return {name: target for name, target in merged.items() if target is not None}
 
     # Which home-relative paths load_settings filled in (rather than the user setting them).
     _defaulted: frozenset[str] = PrivateAttr(default=frozenset())
@@ -392,18 +413,32 @@ def _env_layers() -> list[ConfigLayer]:
     return [legacy, ConfigLayer("env", values)]
 
 
-def _unknown_env_names() -> list[str]:
-    """Prefixed variables that map to no setting (pydantic-settings skips them silently)."""
+def _environment_problems() -> list[str]:
+    """Variables we would read wrongly or not at all, each named.
+
+    pydantic-settings skips prefixed names that map to no setting, and reads
+    lower-case names as if they were upper case; both are errors here, so a
+    typo never goes unnoticed and every variable is read by one rule.
+    Values that are not valid UTF-8 (undecodable bytes) are errors too.
+    """
     fields = {name.upper() for name in Settings.model_fields}
     known = set(LEGACY_ENV) | {CONFIG_ENV}
-    unknown = []
-    for name in os.environ:
-        if not name.startswith(ENV_PREFIX) or name in known:
+    problems = []
+    for name in sorted(os.environ):
+        if name in READ_ENV or name.upper().startswith(ENV_PREFIX):
+            try:
+                os.environ[name].encode("utf-8")
+            except UnicodeEncodeError:
+                problems.append(f"environment variable {name} is not valid UTF-8")
+                continue
+        if not name.upper().startswith(ENV_PREFIX) or name in known:
             continue
-        head = name[len(ENV_PREFIX) :].split("__", 1)[0]
-        if head not in fields:
-            unknown.append(name)
-    return sorted(unknown)
+        if name != name.upper():
+            problems.append(f"environment variable {name} is not upper case; persona-tier reads only "
+                            f"upper-case names (did you mean {name.upper()}?)")
+        elif name[len(ENV_PREFIX):].split("__", 1)[0] not in fields:
+            problems.append(f"unknown environment variable {name}{_closest_env_hint(name)}")
+    return problems
 
 
 def load_settings(
@@ -428,7 +463,7 @@ def load_settings_with_provenance(
     layers = load_layers(files, chosen_env)
     layers += _env_layers()
     layers.append(ConfigLayer("override", _expand_dotted(overrides or {})))
-    extra_problems = [f"unknown environment variable {name}{_closest_env_hint(name)}" for name in _unknown_env_names()]
+    extra_problems = _environment_problems()
     settings, provenance = validate_layers(Settings, layers, extra_problems)
     settings = _with_default_paths(settings)
     settings._config_files = tuple(path.resolve() for path in files)

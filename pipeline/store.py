@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -19,9 +20,13 @@ from typing import Any
 from .atomic import ensure_private_dir
 from .clock import Clock, to_db, utc_now
 from .errors import InputError, NotFoundError, StoreError
-from .schema import ensure_schema
+from .problems import ProblemLog
+from .schema import ensure_schema, shadow_schema
 from .settings import TIERS, Settings, db_path
-from .validation import check_confidence, check_text, check_tier
+from .validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
+
+log = logging.getLogger(__name__)
+BROKEN_ROWS = ProblemLog(log)
 
 __all__ = ["TOMBSTONE_MARK", "Fact", "PersonaStore", "Promotion", "tombstone_text"]
 
@@ -29,6 +34,20 @@ __all__ = ["TOMBSTONE_MARK", "Fact", "PersonaStore", "Promotion", "tombstone_tex
 # real preferences by a column, not by parsing text.
 TOMBSTONE_MARK = "persona_tombstone"
 TIER_ORDER = "CASE tier WHEN 'permanent' THEN 0 WHEN 'long_term' THEN 1 ELSE 2 END"
+# Rows are written by other tools too, and the schema allows values that break our contract. Such a row is
+# skipped (and named in one warning) by every read that renders or ranks, never rendered and never fatal.
+ROW_PROBLEM = """CASE
+    WHEN typeof(content) != 'text' THEN 'content is ' || typeof(content)
+    WHEN length(trim(content)) = 0 THEN 'content is empty'
+    WHEN length(content) > {max_chars} THEN 'content is ' || length(content) || ' characters (the limit is {max_chars})'
+    WHEN typeof(topic) != 'text' THEN 'topic is ' || typeof(topic)
+    WHEN tier NOT IN ('permanent', 'long_term', 'working') THEN 'tier is not a tier'
+    WHEN confidence IS NOT NULL AND (typeof(confidence) NOT IN ('integer', 'real') OR confidence < 0 OR confidence > 1)
+        THEN 'confidence is not a number from 0 to 1'
+    WHEN reinforcement_count IS NOT NULL AND (typeof(reinforcement_count) != 'integer' OR reinforcement_count < 0)
+        THEN 'reinforcement_count is not a count'
+END"""
+MAX_ID = 2**63 - 1  # SQLite's INTEGER
 FACT_COLUMNS = (
     "id, session_id, tier, topic, content, confidence, source_memory_id, created_at, "
     "last_reinforced_at, reinforcement_count, promotion_reason"
@@ -99,21 +118,28 @@ class PersonaStore:
         reinforce_step: float = 0.0,
         max_fact_chars: int = 2000,
         create_directory: bool = False,
+        readonly: bool = False,
     ) -> None:
         self.path = Path(path).expanduser()
+        check_text("session", session, 1000)
         self.reinforce_step = reinforce_step
         self.max_fact_chars = max_fact_chars
         self.session = session
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
         self.create_directory = create_directory
+        self.readonly = readonly
         self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings, *, session: str | None = None, clock: Clock = utc_now,
-                      busy_timeout_ms: int | None = None) -> PersonaStore:
-        """A store on the configured database and session (``busy_timeout_ms`` overrides the setting)."""
+                      busy_timeout_ms: int | None = None, readonly: bool = False) -> PersonaStore:
+        """A store on the configured database and session (``busy_timeout_ms`` overrides the setting).
+
+        A ``readonly`` store never changes the database, not even its schema
+        or journal mode; read-only commands use one.
+        """
         return cls(
             db_path(settings),
             session=session or settings.store.session,
@@ -122,7 +148,8 @@ class PersonaStore:
             reinforce_step=settings.retention.reinforce_step if settings.retention.enabled else 0.0,
             max_fact_chars=settings.store.max_fact_chars,
             # Mnemosyne's own layout under the Hermes home is ours to create; a path the user typed is not.
-            create_directory=settings.is_default("store.path"),
+            create_directory=settings.is_default("store.path") and not readonly,
+            readonly=readonly,
         )
 
     def __enter__(self) -> PersonaStore:
@@ -149,6 +176,8 @@ class PersonaStore:
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
+        if self.readonly:
+            return self._open_readonly()
         parent = self.path.parent
         if self.create_directory and not parent.exists():
             try:
@@ -159,18 +188,37 @@ class PersonaStore:
             raise StoreError(f"database directory {parent} does not exist (create it, or set store.path / --db)")
         if self.path.is_dir():
             raise StoreError(f"database path {self.path} is a directory")
-        _create_private(self.path)
+        created = _create_private(self.path) or self.path.stat().st_size == 0
         with self.errors():
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None,
-                                   check_same_thread=False)
+            conn = self._connect(str(self.path))
             try:
-                conn.row_factory = sqlite3.Row
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-                conn.execute("PRAGMA journal_mode = WAL")
+                if created:  # an existing database keeps the journal mode its owner chose
+                    conn.execute("PRAGMA journal_mode = WAL")
                 ensure_schema(conn)
             except BaseException:
                 conn.close()
                 raise
+        return conn
+
+    def _open_readonly(self) -> sqlite3.Connection:
+        """The database opened read-only (a missing one reads as empty); nothing on disk changes."""
+        if self.path.is_dir():
+            raise StoreError(f"database path {self.path} is a directory")
+        target = f"{self.path.resolve().as_uri()}?mode=ro" if self.path.exists() else "file::memory:"
+        with self.errors():
+            conn = self._connect(target, uri=True)
+            try:
+                shadow_schema(conn)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
+
+    def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, timeout=self.busy_timeout_ms / 1000, isolation_level=None,
+                               check_same_thread=False, uri=uri)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         return conn
 
     @contextmanager
@@ -180,6 +228,8 @@ class PersonaStore:
             yield
         except sqlite3.Error as error:
             raise StoreError(self._explain(error)) from error
+        except (UnicodeEncodeError, OverflowError) as error:  # a value SQLite cannot hold reached a query
+            raise StoreError(f"database {self.path}: a value cannot be stored ({error})") from None
 
     def _explain(self, error: sqlite3.Error) -> str:
         text = str(error)
@@ -202,6 +252,8 @@ class PersonaStore:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; taken immediately so writers queue instead of deadlocking."""
+        if self.readonly:
+            raise StoreError(f"database {self.path} was opened read-only; this command cannot change it")
         with self.read() as conn:
             if conn.in_transaction:  # nested: the outer transaction commits or rolls back
                 yield conn
@@ -221,6 +273,7 @@ class PersonaStore:
 
     def get(self, persona_id: int) -> Fact:
         """One fact of this session, or NotFoundError."""
+        check_id(persona_id)
         with self.read() as conn:
             row = conn.execute(
                 f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
@@ -231,8 +284,8 @@ class PersonaStore:
         return Fact(**dict(row))
 
     def list(self, *, tier: str | None = None, topic: str | None = None) -> list[Fact]:
-        """Facts in tier order (permanent first), then most reinforced, then by id."""
-        clauses, params = ["session_id = ?"], [self.session]
+        """Facts in tier order (permanent first), then most reinforced, then by id; broken rows are skipped."""
+        clauses, params = ["session_id = ?", f"({self.row_problem()}) IS NULL"], [self.session]
         if tier is not None:
             clauses.append("tier = ?")
             params.append(check_tier(tier))
@@ -243,8 +296,23 @@ class PersonaStore:
             f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE {' AND '.join(clauses)} "
             f"ORDER BY {TIER_ORDER}, reinforcement_count DESC, id"
         )
+        self.warn_broken_rows()
         with self.read() as conn:
             return [Fact(**dict(row)) for row in conn.execute(sql, params)]
+
+    def row_problem(self) -> str:
+        """SQL naming what is wrong with a ``memoria_persona`` row, NULL for a good one."""
+        return ROW_PROBLEM.format(max_chars=int(self.max_fact_chars))
+
+    def warn_broken_rows(self) -> tuple[tuple[int, str], ...]:
+        """Name every row of this session that breaks the contract, once each per process; return them."""
+        with self.read() as conn:
+            broken = tuple((int(row[0]), str(row[1])) for row in conn.execute(
+                f"SELECT id, problem FROM (SELECT id, {self.row_problem()} AS problem FROM memoria_persona "
+                "WHERE session_id = ?) WHERE problem IS NOT NULL ORDER BY id", (self.session,)))
+        for fact_id, problem in broken:
+            BROKEN_ROWS.warn(f"database {self.path}: skipping persona fact #{fact_id}: {problem}")
+        return broken
 
     def count_by_tier(self) -> dict[str, int]:
         """How many facts this session holds in each tier."""
@@ -307,7 +375,8 @@ class PersonaStore:
         A fact that was demoted stays demoted unless ``force`` is given, as
         with promote and import.
         """
-        content, topic = check_text("content", content, self.max_fact_chars), check_text("topic", topic, 200)
+        content = check_text("content", content, self.max_fact_chars, setting="store.max_fact_chars")
+        topic = check_text("topic", topic, MAX_TOPIC_CHARS)
         check_tier(tier)
         check_confidence(confidence)
         key = content_key(topic, content)
@@ -335,6 +404,7 @@ class PersonaStore:
 
     def reinforce(self, persona_id: int) -> Fact:
         """Count one more reinforcement, restart the fact's clock, and raise its confidence by the step (max 1)."""
+        check_id(persona_id)
         with self.transaction() as conn:
             cursor = conn.execute(
                 "UPDATE memoria_persona SET reinforcement_count = reinforcement_count + 1, "
@@ -404,7 +474,8 @@ class PersonaStore:
             if row is not None:
                 if not (row["content"] or "").strip():
                     raise InputError(f"memory {memory_id} has empty content; nothing to promote")
-                return check_text(f"memory {memory_id}", row["content"], self.max_fact_chars), row["metadata_json"]
+                return check_text(f"memory {memory_id}", row["content"], self.max_fact_chars,
+                                  setting="store.max_fact_chars"), row["metadata_json"]
         raise NotFoundError(f"no memory with id {memory_id} in working_memory or episodic_memory")
 
     def _derive_topic(self, conn: sqlite3.Connection, memory_id: str, metadata_json: str | None) -> str:
@@ -429,6 +500,13 @@ class PersonaStore:
         return "general"
 
 
+def check_id(persona_id: int) -> int:
+    """A persona id SQLite can hold, or InputError."""
+    if not isinstance(persona_id, int) or not 1 <= persona_id <= MAX_ID:
+        raise InputError(f"invalid persona id {persona_id!r}: expected a whole number from 1 to {MAX_ID}")
+    return persona_id
+
+
 def metadata_topic(metadata_json: str | None) -> str | None:
     if not metadata_json:
         return None
@@ -440,14 +518,18 @@ def metadata_topic(metadata_json: str | None) -> str | None:
     return topic.strip() if isinstance(topic, str) and topic.strip() else None
 
 
-def _create_private(path: Path) -> None:
-    """A new database holds personal data: create it 0600 (SQLite gives its -wal and -shm files the same mode)."""
+def _create_private(path: Path) -> bool:
+    """A new database holds personal data: create it 0600 (SQLite gives its -wal and -shm files the same mode).
+
+    Returns whether the file was created now.
+    """
     try:
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except FileExistsError:
-        pass
+        return False
     except OSError as error:
         raise StoreError(f"cannot create database {path}: {error.strerror}") from None
+    return True
 
 
 def _table_exists(conn: sqlite3.Connection, name: str) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from .errors import InputError
 from .settings import TIERS
 
+MAX_TOPIC_CHARS = 200  # a topic is a section heading, not a fact
+
 
 def check_tier(tier: str) -> str:
     if tier not in TIERS:
@@ -18,12 +20,18 @@ def check_confidence(confidence: float) -> float:
     return confidence
 
 
-def check_text(what: str, text: str, max_chars: int | None = None) -> str:
+def check_text(what: str, text: str, max_chars: int | None = None, *, setting: str | None = None) -> str:
+    """``text`` stripped, or InputError: empty, a NUL byte, not valid UTF-8, or longer than ``max_chars``."""
     cleaned = text.strip()
     if not cleaned:
         raise InputError(f"{what} is empty")
     if "\x00" in cleaned:
         raise InputError(f"{what} contains a NUL byte")
+    try:
+        cleaned.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what} is not valid UTF-8 text") from None
     if max_chars is not None and len(cleaned) > max_chars:
-        raise InputError(f"{what} is {len(cleaned)} characters long; the limit is {max_chars} (store.max_fact_chars)")
+        named = f" ({setting})" if setting else ""
+        raise InputError(f"{what} is {len(cleaned)} characters long; the limit is {max_chars}{named}")
     return cleaned

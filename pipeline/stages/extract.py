@@ -16,7 +16,7 @@ from ..store import TOMBSTONE_MARK, metadata_topic
 PERSONA_SQL = """
 SELECT printf('p:%012d', id), tier, topic, content, COALESCE(confidence, 0.7), COALESCE(reinforcement_count, 0),
        COALESCE(MAX(0.0, julianday(?) - julianday(COALESCE(last_reinforced_at, created_at))), 0.0), 'persona'
-FROM memoria_persona WHERE session_id = ?
+FROM memoria_persona WHERE session_id = ? AND ({valid}) IS NULL
 """
 
 CANDIDATE_SQL = """
@@ -24,6 +24,7 @@ SELECT m.id, m.content, m.metadata_json, COALESCE(m.importance, 0.0),
        MAX(0.0, julianday(?) - julianday(COALESCE(m.timestamp, m.created_at)))
 FROM {table} m
 WHERE m.session_id = ? AND m.source IN ({sources}) AND m.importance >= ? AND TRIM(m.content) != ''
+  AND typeof(m.content) = 'text' AND length(m.content) <= {max_chars} AND typeof(m.importance) IN ('integer', 'real')
   AND NOT EXISTS (SELECT 1 FROM memoria_persona p WHERE p.session_id = m.session_id AND p.source_memory_id = m.id)
   AND NOT EXISTS (SELECT 1 FROM memoria_preferences t WHERE t.source_memory_id = m.id
                   AND t.evolution = '{tombstone}' AND t.session_id = m.session_id)
@@ -46,21 +47,24 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
     with store.read() as conn:
         conn.execute("BEGIN")
         try:
-            facts = list(map(PersonaFact._make, conn.execute(PERSONA_SQL, (now, store.session))))
+            sql = PERSONA_SQL.format(valid=store.row_problem())
+            facts = list(map(PersonaFact._make, conn.execute(sql, (now, store.session))))
             if options.candidates and options.candidate_sources:
-                facts += _candidates(conn, now, store.session, options)
+                facts += _candidates(conn, now, store.session, options, int(store.max_fact_chars))
             generation = conn.execute("SELECT generation FROM persona_state WHERE id = 1").fetchone()[0]
             watermark = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM working_memory").fetchone()[0]
         finally:
             conn.execute("COMMIT")
+    store.warn_broken_rows()
     return FactSet(tuple(facts), int(generation), int(watermark))
 
 
-def _candidates(conn: sqlite3.Connection, now: str, session: str, options: ExtractOptions) -> list[PersonaFact]:
+def _candidates(conn: sqlite3.Connection, now: str, session: str, options: ExtractOptions, max_chars: int
+                ) -> list[PersonaFact]:
     marks = ", ".join("?" for _ in options.candidate_sources)
     found = []
     for table in ("working_memory", "episodic_memory"):
-        sql = CANDIDATE_SQL.format(table=table, sources=marks, tombstone=TOMBSTONE_MARK)
+        sql = CANDIDATE_SQL.format(table=table, sources=marks, tombstone=TOMBSTONE_MARK, max_chars=max_chars)
         params = (now, session, *options.candidate_sources, options.min_importance)
         for memory_id, content, metadata, importance, age in conn.execute(sql, params):
             topic = metadata_topic(metadata) or "general"
