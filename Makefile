@@ -21,10 +21,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## create .venv and install the package with its dev extra
 
+# The demo runs with an empty environment and its own HOME, so an exported MNEMOSYNE_PERSONA_FILE or a
+# ~/.hermes config can never send it to the user's real persona.
+DEMO := env -i PATH="$$PATH" HOME="$(CURDIR)/$(DEMO_DIR)/home" $(BIN)/persona -c config/demo.yaml
+
 render: $(STAMP) ## import the example facts into var/demo and render every target of config/demo.yaml
-	mkdir -p -m 700 $(DEMO_DIR)
-	$(BIN)/persona -c config/demo.yaml import config/facts.example.yaml
-	$(BIN)/persona -c config/demo.yaml render
+	mkdir -p -m 700 $(DEMO_DIR)/home
+	$(DEMO) import config/facts.example.yaml
+	$(DEMO) render
 
 test: $(STAMP) ## run the test suite
 	$(BIN)/python -m pytest -q

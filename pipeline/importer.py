@@ -23,11 +23,11 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from .config_files import parse_yaml_file
-from .errors import ConfigError, FactsFileError
+from .config_files import parse_yaml_file, read_yaml_text
+from .errors import ConfigError, FactsFileError, InputError
 from .settings import Tier
 from .store import PersonaStore, content_key
-from .validation import check_text
+from .validation import MAX_TOPIC_CHARS, check_text
 
 __all__ = ["FactEntry", "ImportReport", "import_facts", "read_facts_file"]
 
@@ -37,7 +37,7 @@ class FactEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    topic: str = Field(min_length=1)
+    topic: str = Field(min_length=1, max_length=MAX_TOPIC_CHARS)
     content: str = Field(min_length=1)
     tier: Tier = "long_term"
     confidence: float = Field(0.7, ge=0.0, le=1.0)
@@ -46,7 +46,10 @@ class FactEntry(BaseModel):
     @field_validator("topic", "content")
     @classmethod
     def _clean(cls, value: str) -> str:
-        return check_text("text", value)
+        try:
+            return check_text("text", value)
+        except InputError as error:  # as a ValueError, so it is reported with the entry's index and line
+            raise ValueError(str(error).removeprefix("text ")) from None
 
     @property
     def key(self) -> str:
@@ -80,8 +83,10 @@ def read_facts_file(path: Path) -> list[FactEntry]:
     parsed again with the round-trip loader, which knows each entry's line.
     """
     try:
-        document = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-    except (YAMLError, UnicodeDecodeError, OSError):
+        document = YAML(typ="safe").load(read_yaml_text(path))
+    except ConfigError as error:  # unreadable, not UTF-8, or past the nesting and alias limits
+        raise FactsFileError("; ".join(error.problems)) from None
+    except YAMLError:
         document = _parse_with_lines(path)  # raises the precise error, with file:line
     entries, problems = _validate(path, _items(path, document), lines=None)
     if problems:
@@ -126,8 +131,11 @@ def _line(items: Any, index: int) -> str:
 def _first_problems(error: ValidationError) -> str:
     parts = []
     for item in error.errors():
-        where = ".".join(str(p) for p in item["loc"]) or "entry"
-        parts.append(f"{where}: {item['msg'].lower()}")
+        if not item["loc"]:
+            parts.append("expected a mapping with topic and content")
+            continue
+        message = str(item["msg"]).removeprefix("Value error, ")
+        parts.append(f"{'.'.join(str(p) for p in item['loc'])}: {message[:1].lower()}{message[1:]}")
     return ", ".join(parts)
 
 
@@ -160,34 +168,42 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
 
 def _apply(store: PersonaStore, conn: Any, entry: FactEntry, origin: str, report: ImportReport, force: bool) -> None:
     row = conn.execute(
-        "SELECT id, tier, confidence, promotion_reason FROM memoria_persona "
-        "WHERE session_id = ? AND (source_memory_id = ? OR (topic = ? AND content = ?)) ORDER BY id LIMIT 1",
+        "SELECT p.id, p.tier, p.confidence, p.promotion_reason, o.persona_id AS origin_id, o.file_tier, "
+        "o.file_confidence, o.file_reason FROM memoria_persona p LEFT JOIN persona_origins o ON o.persona_id = p.id "
+        "WHERE p.session_id = ? AND (p.source_memory_id = ? OR (p.topic = ? AND p.content = ?)) ORDER BY p.id LIMIT 1",
         (store.session, entry.key, entry.topic, entry.content),
     ).fetchone()
+    declared = (entry.tier, entry.confidence, entry.reason)
     if row is None:
         if not force and store.is_tombstoned(entry.key):
             report.skipped_demoted.append(entry.key)
             return
-        fact_id = store.insert_row(
-            conn,
-            tier=entry.tier,
-            topic=entry.topic,
-            content=entry.content,
-            confidence=entry.confidence,
-            source=entry.key,
-            reason=entry.reason,
-        )
-        conn.execute("INSERT OR REPLACE INTO persona_origins (persona_id, origin) VALUES (?, ?)", (fact_id, origin))
+        fact_id = store.insert_row(conn, tier=entry.tier, topic=entry.topic, content=entry.content,
+                                   confidence=entry.confidence, source=entry.key, reason=entry.reason)
+        _record_origin(conn, fact_id, origin, declared)
         report.added.append(fact_id)
-    elif (row["tier"], row["confidence"], row["promotion_reason"]) != (entry.tier, entry.confidence, entry.reason):
-        conn.execute(
-            "UPDATE memoria_persona SET tier = ?, confidence = ?, promotion_reason = ? WHERE id = ?",
-            (entry.tier, entry.confidence, entry.reason, row["id"]),
-        )
-        store.touch(conn)
-        report.updated.append(row["id"])
+        return
+    # Compare with what the file said last time, not with the row: reinforcement and retention move a
+    # row on, and importing an unchanged file must not take that back.
+    if row["origin_id"] is not None and row["file_tier"] is not None:
+        last = (row["file_tier"], row["file_confidence"], row["file_reason"])
     else:
+        last = (row["tier"], row["confidence"], row["promotion_reason"])
+    if declared == last:
         report.unchanged.append(row["id"])
+        return
+    conn.execute("UPDATE memoria_persona SET tier = ?, confidence = ?, promotion_reason = ? WHERE id = ?",
+                 (*declared, row["id"]))
+    if row["origin_id"] is not None:
+        conn.execute("UPDATE persona_origins SET file_tier = ?, file_confidence = ?, file_reason = ? "
+                     "WHERE persona_id = ?", (*declared, row["id"]))
+    store.touch(conn)
+    report.updated.append(row["id"])
+
+
+def _record_origin(conn: Any, fact_id: int, origin: str, declared: tuple[str, float, str | None]) -> None:
+    conn.execute("INSERT OR REPLACE INTO persona_origins (persona_id, origin, file_tier, file_confidence, "
+                 "file_reason) VALUES (?, ?, ?, ?, ?)", (fact_id, origin, *declared))
 
 
 def _prune(store: PersonaStore, conn: Any, origin: str, keep: set[str], report: ImportReport) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import PersonaError
+from .paths import package_version
 from .settings import Settings
 from .tools import PersonaTools, Tool, error_json
 
@@ -23,8 +24,8 @@ def build_server(settings: Callable[[], Settings]) -> Any:
     """An MCPServer whose tools are :class:`PersonaTools`, with our errors as tool errors."""
     from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer(SERVER_NAME, instructions="The user's L3 persona: durable behavioural facts, "
-                                                 "rendered into the system prompt.")
+    server = MCPServer(SERVER_NAME, version=package_version(), instructions="The user's L3 persona: durable "
+                       "behavioural facts, rendered into the system prompt.")
     for name, tool in PersonaTools(settings).catalog(legacy=True).items():
         server.tool(name=name, description=tool.__doc__)(_as_tool_errors(tool))
     return server

@@ -66,3 +66,13 @@ def profile_slug(profile: str) -> str:
     """
     slug = _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")), profile)
     return slug if slug.strip(".") else slug.replace(".", "%2E")
+
+
+def package_version() -> str:
+    """This installation's version (``persona --version``, the MCP server's info)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("persona-tier")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "0+unknown"

@@ -140,6 +140,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TABLE persona_snapshots",
         "ALTER TABLE persona_snapshots_v4 RENAME TO persona_snapshots",
     ),
+    (
+        # What the facts file said at the last import: a re-import changes a row only when the file
+        # changed, so confidence earned by reinforcement survives importing the same file again.
+        "ALTER TABLE persona_origins ADD COLUMN file_tier TEXT",
+        "ALTER TABLE persona_origins ADD COLUMN file_confidence REAL",
+        "ALTER TABLE persona_origins ADD COLUMN file_reason TEXT",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -193,6 +193,10 @@ class RenderSettings(Section):
         default_factory=list, description="User template directories, searched before the built-in templates/."
     )
     timeout_s: float = Field(5.0, gt=0, le=3600, description="A template render is stopped after this many seconds.")
+    max_memory_mb: int = Field(
+        512, ge=64, le=65_536,
+        description="Memory a user template's render process may use; it is stopped past this.",
+    )
     max_output_chars: int = Field(
         5_000_000, ge=1, le=100_000_000, description="A template render is stopped past this many characters of output."
     )

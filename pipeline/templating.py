@@ -1,52 +1,35 @@
-"""Jinja templates: a sandboxed environment and the one typed context every template sees."""
+"""Rendering a target's template: built-in templates in this process, user templates in a limited child.
+
+The context every template sees is :class:`~pipeline.template_env.PersonaContext`.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType, TracebackType
-from typing import Any
-
-import jinja2
-from jinja2.sandbox import SandboxedEnvironment
 
 from .errors import TemplateError
 from .model import RankedPersona
-from .sanitize import inline, xml
+from .sanitize import inline
+from .template_env import (
+    PersonaContext,
+    TemplateItem,
+    TemplateSection,
+    builtin_template_dir,
+    load,
+    make_environment,
+    render_here,
+    search_path,
+)
 
+__all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context", "builtin_template_dir",
+           "render_template", "template_source"]
 
-@dataclass(frozen=True, slots=True)
-class TemplateItem:
-    """One fact: ``text`` is already a single inert line."""
-
-    text: str
-    tier: str
-    confidence: float
-    reinforcement_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class TemplateSection:
-    """One topic: its facts in rank order, and how many more did not fit ``max_items_per_section``."""
-
-    topic: str
-    items: tuple[TemplateItem, ...]
-    omitted: int
-
-
-@dataclass(frozen=True, slots=True)
-class PersonaContext:
-    """Everything a template sees, as ``persona``. Nothing in it changes between runs on the same data."""
-
-    target: str
-    sections: tuple[TemplateSection, ...]
-    fact_count: int
+# Time the child needs to start before it renders anything (Python and jinja2 imports).
+CHILD_START_S = 10.0
 
 
 def build_context(ranked: RankedPersona, target: str) -> PersonaContext:
@@ -65,108 +48,63 @@ def build_context(ranked: RankedPersona, target: str) -> PersonaContext:
     return PersonaContext(target, sections, sum(len(s.items) for s in sections))
 
 
-def builtin_template_dir() -> Path:
-    """``templates/`` beside the package in a checkout, or inside it when installed from a wheel."""
-    packaged = Path(__file__).parent / "_templates"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "templates"
+def template_source(user_dirs: list[Path], name: str) -> str:
+    """The template's source, for fingerprints; "<missing NAME>" if it cannot be loaded (render says why)."""
+    env = make_environment(search_path(user_dirs))
+    try:
+        source, _, _ = env.loader.get_source(env, name)  # type: ignore[union-attr]
+    except Exception:  # not found, outside the template directories, not UTF-8: all reported by render
+        return f"<missing {name}>"
+    return str(source)
 
 
-def make_environment(user_dirs: Sequence[Path]) -> SandboxedEnvironment:
-    """User directories first, so a user template of the same name wins."""
-    search = [str(Path(d).expanduser()) for d in user_dirs] + [str(builtin_template_dir())]
-    env = SandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(search),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-    env.filters["xml"] = xml
-    env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
-    return env
+def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *, timeout_s: float,
+                    max_chars: int, max_memory_mb: int) -> str:
+    """Render ``name`` with ``context``; every failure is a TemplateError naming the file and line.
 
-
-def render_template(
-    env: SandboxedEnvironment, name: str, context: PersonaContext, *, timeout_s: float = 5.0,
-    max_chars: int = 5_000_000,
-) -> str:
-    """Render, turning every failure into a TemplateError naming the file and line.
-
-    User templates are untrusted: besides the sandbox, a render is stopped
-    after ``timeout_s`` seconds or ``max_chars`` characters of output.
+    A shipped template is trusted and renders here, untraced. A user template
+    renders in a child process under the sandbox, a deadline, an output limit,
+    and memory and CPU limits that hold for every expression.
     """
+    search = search_path(user_dirs)
+    env = make_environment(search)
+    filename = load(env, name).filename or name
+    if _is_builtin(filename):
+        return render_here(env, name, context, max_chars=max_chars, timeout_s=None)
+    return _render_in_child(search, name, context, timeout_s=timeout_s, max_chars=max_chars,
+                            max_memory_mb=max_memory_mb, filename=filename)
+
+
+def _is_builtin(filename: str) -> bool:
+    return os.path.realpath(filename).startswith(os.path.realpath(builtin_template_dir()) + os.sep)
+
+
+def _render_in_child(search: tuple[str, ...], name: str, context: PersonaContext, *, timeout_s: float,
+                     max_chars: int, max_memory_mb: int, filename: str) -> str:
+    request = {"search": list(search), "name": name, "context": context.to_json(), "timeout_s": timeout_s,
+               "max_chars": max_chars, "max_memory_mb": max_memory_mb}
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     try:
-        template = env.get_template(name)
-    except jinja2.TemplateNotFound:
-        searched = ", ".join(getattr(env.loader, "searchpath", []))
-        raise TemplateError(f"template {name!r} not found in {searched}") from None
-    except jinja2.TemplateSyntaxError as error:
-        raise TemplateError(f"{error.filename or name}:{error.lineno}: {error.message}") from None
-    filename = template.filename or name
+        done = subprocess.run([sys.executable, "-m", "pipeline.sandbox"], input=json.dumps(request).encode(),
+                              capture_output=True, timeout=timeout_s + CHILD_START_S, env=env)
+    except subprocess.TimeoutExpired:
+        raise TemplateError(f"{filename}: rendering took longer than {timeout_s:g} s; stopped") from None
+    except OSError as error:
+        raise TemplateError(f"{filename}: could not start the render process ({error.strerror})") from None
     try:
-        with _deadline(timeout_s, _template_dirs(env), filename):
-            return _bounded(template.generate(persona=context), max_chars, filename)
-    except TemplateError:
-        raise
-    except Exception as error:  # anything a template can raise: sandbox refusals, undefined names, 1/0
-        where = _location(sys.exc_info()[2], filename)
-        if isinstance(error, jinja2.TemplateNotFound):
-            message = f"template {error.name!r} not found (includes are limited to the template directories)"
-        elif isinstance(error, jinja2.TemplateError):
-            message = str(error)
-        else:
-            message = f"{type(error).__name__}: {error}"
-        raise TemplateError(f"{where}: {message}") from None
+        answer = json.loads(done.stdout)
+    except ValueError:
+        raise TemplateError(_why_the_child_died(filename, done, timeout_s, max_memory_mb)) from None
+    if "error" in answer:
+        raise TemplateError(str(answer["error"]))
+    return str(answer["text"])
 
 
-def _bounded(chunks: Iterator[str], max_chars: int, filename: str) -> str:
-    out, size = [], 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > max_chars:
-            raise TemplateError(f"{filename}: output exceeds {max_chars} characters; stopped")
-        out.append(chunk)
-    return "".join(out)
-
-
-def _template_dirs(env: SandboxedEnvironment) -> tuple[str, ...]:
-    # The same normalisation FileSystemLoader applies to the filenames it compiles templates under.
-    return tuple(os.path.normpath(p) for p in getattr(env.loader, "searchpath", []))
-
-
-@contextmanager
-def _deadline(timeout_s: float, template_dirs: tuple[str, ...], filename: str) -> Iterator[None]:
-    """Stop template code that runs past the deadline.
-
-    Tracing is limited to frames compiled from template files, so the cost
-    falls on template code alone. If a tracer is already installed (a
-    debugger or coverage), it is left alone and only the output limit applies.
-    """
-    if sys.gettrace() is not None:
-        yield
-        return
-    deadline = time.monotonic() + timeout_s
-
-    def on_line(frame: FrameType, event: str, arg: Any) -> Any:
-        if time.monotonic() > deadline:
-            raise TemplateError(f"{filename}: rendering took longer than {timeout_s:g} s; stopped")
-        return on_line
-
-    def on_call(frame: FrameType, event: str, arg: Any) -> Any:
-        return on_line if frame.f_code.co_filename.startswith(template_dirs) else None
-
-    sys.settrace(on_call)
-    try:
-        yield
-    finally:
-        sys.settrace(None)
-
-
-def _location(trace: TracebackType | None, filename: str) -> str:
-    line = None
-    while trace is not None:
-        if trace.tb_frame.f_code.co_filename == filename:
-            line = trace.tb_lineno
-        trace = trace.tb_next
-    return f"{filename}:{line}" if line else filename
+def _why_the_child_died(filename: str, done: subprocess.CompletedProcess[bytes], timeout_s: float,
+                        max_memory_mb: int) -> str:
+    if done.returncode in (-24, -9):  # SIGXCPU, SIGKILL: the CPU limit
+        return f"{filename}: rendering took longer than {timeout_s:g} s; stopped"
+    if b"MemoryError" in done.stderr or done.returncode in (-6, 134):
+        return f"{filename}: rendering needed more than {max_memory_mb} MB (render.max_memory_mb); stopped"
+    return f"{filename}: the render process failed (exit {done.returncode})"

@@ -62,8 +62,8 @@ class PersonaTools:
     def __init__(self, settings: Callable[[], Settings]) -> None:
         self.settings = settings
 
-    def store(self, session: str | None) -> PersonaStore:
-        return PersonaStore.from_settings(self.settings(), session=session)
+    def store(self, session: str | None, *, readonly: bool = False) -> PersonaStore:
+        return PersonaStore.from_settings(self.settings(), session=session, readonly=readonly)
 
     def all(self) -> list[Tool]:
         """Every tool under its canonical name, in the order they are advertised."""
@@ -112,7 +112,7 @@ class PersonaTools:
             session: Session = None,
         ) -> dict[str, Any]:
             """List persona facts: permanent first, then most reinforced."""
-            with self.store(session) as store:
+            with self.store(session, readonly=True) as store:
                 facts = store.list(tier=tier, topic=topic)
             return ok(count=len(facts), personas=[fact.to_dict() for fact in facts])
 
@@ -156,7 +156,7 @@ class PersonaTools:
         ) -> dict[str, Any]:
             """Regenerate the persona file(s) from the store and report tokens, sections and changes."""
             settings = self.settings()
-            with self.store(session) as store:
+            with self.store(session, readonly=dry_run) as store:
                 reports = run_pipeline(settings, store=store, targets=[target] if target else None,
                                        dry_run=dry_run, reason="tool")
             return ok(dry_run=dry_run, targets=[report.to_dict() for report in reports])
@@ -166,7 +166,7 @@ class PersonaTools:
     def _status(self) -> Tool:
         def persona_status(session: Session = None) -> dict[str, Any]:
             """Show the regeneration triggers, the last render and fact counts per tier."""
-            with self.store(session) as store:
+            with self.store(session, readonly=True) as store:
                 return ok(**status_data(self.settings(), store))
 
         return persona_status

@@ -17,7 +17,7 @@ from .clock import from_db
 from .files import describe, read_regular_bytes
 from .settings import Settings
 from .store import PersonaStore
-from .templating import make_environment
+from .templating import template_source
 
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
@@ -56,13 +56,8 @@ def last_run(store: PersonaStore) -> LastRun | None:
 def config_hash(settings: Settings) -> str:
     """A hash of the settings and of every target's template source."""
     digest = hashlib.sha256(settings.model_dump_json().encode())
-    env = make_environment(settings.render.template_dirs)
     for name in sorted(settings.targets):
-        template = settings.targets[name].template
-        try:
-            source, _, _ = env.loader.get_source(env, template)  # type: ignore[union-attr]
-        except Exception:  # a missing template is reported by render; here it simply hashes as absent
-            source = f"<missing {template}>"
+        source = template_source(settings.render.template_dirs, settings.targets[name].template)
         digest.update(json.dumps([name, source]).encode())
     return digest.hexdigest()
 
@@ -72,7 +67,7 @@ def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) ->
     rules = settings.triggers
     last = last_run(store)
     now = store.clock()
-    paths = [settings.target(name).path for name in settings.targets]
+    paths = [settings.target(name, profile=store.session).path for name in settings.targets]
     return [
         TriggerState("explicit", rules.explicit, rules.explicit and force,
                      "--force was given" if force else "no --force"),
@@ -101,19 +96,23 @@ def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerS
         except OSError as error:
             problems.append(f"{path} is unreadable (it {describe(error)})")
             continue
-        if not data and _last_sha(store, path) not in (None, EMPTY_SHA):
+        last = _last_render(store, path)
+        if last is not None and last[1] != store.session:
+            problems.append(f"{path} was last rendered for profile {last[1]!r}")
+        elif not data and last is not None and last[0] != EMPTY_SHA:
             problems.append(f"{path} is empty but its last render was not")
     reason = "; ".join(problems) if problems else "every persona file is readable"
     return TriggerState("recovery", enabled, enabled and bool(problems), reason)
 
 
-def _last_sha(store: PersonaStore, path: Path) -> str | None:
+def _last_render(store: PersonaStore, path: Path) -> tuple[str, str] | None:
+    """(sha256, profile) of the last render into ``path``, by any profile."""
     with store.read() as conn:
         row = conn.execute(
-            "SELECT sha256 FROM persona_runs WHERE path = ? AND outcome != 'stale' ORDER BY id DESC LIMIT 1",
-            (str(path),),
+            "SELECT sha256, session_id FROM persona_runs WHERE path = ? AND outcome != 'stale' "
+            "ORDER BY id DESC LIMIT 1", (str(path),),
         ).fetchone()
-    return None if row is None else str(row[0])
+    return None if row is None else (str(row[0]), str(row[1]))
 
 
 def _interval(enabled: bool, interval: int, store: PersonaStore, last: LastRun | None) -> TriggerState:

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.store import PersonaStore
 from pipeline.errors import NotFoundError
 
 from .conftest import REPO, add_memory, write
@@ -37,7 +38,7 @@ def test_add_list_reinforce_demote_round_trip(db):
 
 
 def test_promote_prints_json(db):
-    persona("list", db=db)  # creates the schema
+    PersonaStore(db).open()  # creates the schema
     add_memory(db, "m1", "Never force-push.", metadata='{"topic": "git"}')
     result = persona("promote", "m1", "--json", db=db)
     data = json.loads(result.stdout)

@@ -459,7 +459,7 @@ if os.geteuid() == 0:
 provider = PersonaMemoryProvider()
 provider.initialize("s1", hermes_home=sys.argv[1], platform="cli")
 block = provider.system_prompt_block()
-answer = json.loads(provider.handle_tool_call("persona_list", {}))
+answer = json.loads(provider.handle_tool_call("persona_add", {"content": "x", "topic": "t"}))
 provider.shutdown()
 print(json.dumps({"block": block, "answer": answer}))
 """

@@ -7,12 +7,14 @@ from typing import Annotated
 
 import typer
 
+from ..paths import package_version
 from . import agent_cmds, render_cmds, store_cmds, tick_cmds
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app
 from .session_cmds import session_app
 
 app = typer.Typer(
+    rich_markup_mode=None,  # plain help and one-line errors; rich costs ~70 ms of start-up
     cls=PersonaGroup,
     name="persona",
     help="The L3 persona tier: durable behavioural facts about the user, rendered into the system prompt.",
@@ -20,6 +22,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _print_version(value: bool | None) -> None:
+    if value:
+        typer.echo(f"persona-tier {package_version()}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -34,6 +42,8 @@ def main(
     ] = None,
     db: Annotated[Path | None, typer.Option("--db", help="SQLite database (overrides store.path).")] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+    version: Annotated[bool | None, typer.Option("--version", is_eager=True, callback=_print_version,
+                                                 help="Print the version and exit.")] = None,
 ) -> None:
     """Global options apply to every command."""
     configure_logging(debug)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +11,8 @@ import typer
 from ..errors import PersonaError
 from .common import state
 
-hermes_app = typer.Typer(help="Install persona-tier into Hermes Agent.", no_args_is_help=True)
+hermes_app = typer.Typer(rich_markup_mode=None, help="Install persona-tier into Hermes Agent.",
+                         no_args_is_help=True)
 HermesHome = Annotated[
     Path | None, typer.Option("--hermes-home", help="Hermes home (default: $HERMES_HOME, else ~/.hermes).")
 ]
@@ -23,11 +25,11 @@ def register(app: typer.Typer) -> None:
 
 def mcp(ctx: typer.Context) -> None:
     """Run the MCP server over stdio (needs the `mcp` extra)."""
-    try:  # the SDK is an optional extra and slow to import: only this command pays for it
-        from ..mcp_server import serve
-    except ImportError:
+    if importlib.util.find_spec("mcp") is None:  # an optional extra, imported only by this command
         raise PersonaError("the MCP server needs the optional extra 'mcp': run pip install '.[mcp]' in the "
-                           "persona-tier checkout (make install includes it)") from None
+                           "persona-tier checkout (make install includes it)")
+    from ..mcp_server import serve
+
     # Settings are read on every tool call, so edits to the config are seen without a restart.
     serve(state(ctx).fresh_settings)
 

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer._click.exceptions import UsageError  # typer vendors click; this is its usage error
 from typer.core import TyperGroup
 
 from ..errors import PersonaError
+from ..sanitize import inline
 from ..settings import Settings, load_settings, parse_overrides
 from ..store import PersonaStore
 
@@ -50,8 +52,9 @@ class CliState:
         return load_settings(config_files=self.config_files or None, env_name=self.env_name,
                              overrides=self.overrides())
 
-    def store(self, session: str | None) -> PersonaStore:
-        return PersonaStore.from_settings(self.settings(), session=session)
+    def store(self, session: str | None, *, readonly: bool = False) -> PersonaStore:
+        """The store; read-only commands pass ``readonly`` so they never change the database."""
+        return PersonaStore.from_settings(self.settings(), session=session, readonly=readonly)
 
 
 def state(ctx: typer.Context) -> CliState:
@@ -64,6 +67,10 @@ def state(ctx: typer.Context) -> CliState:
 class PersonaGroup(TyperGroup):
     """Turns our typed errors into one line on stderr and exit code 1."""
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _check_arguments(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
@@ -73,6 +80,22 @@ class PersonaGroup(TyperGroup):
                 raise
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(1) from None
+
+
+def _check_arguments(arguments: list[str]) -> None:
+    """Undecodable bytes in an argument are one usage error, not a crash deep inside (exit 2)."""
+    for argument in arguments:
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = argument.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+            raise UsageError(f"argument {raw!r} is not valid UTF-8 text") from None
+
+
+def shown(text: Any, width: int | None = None) -> str:
+    """Text from the store made safe for a terminal: one line, no control characters or escapes, clipped."""
+    flat = inline(str(text))
+    return flat if width is None or len(flat) <= width else flat[: width - 1] + "…"
 
 
 def emit_json(data: Any) -> None:

@@ -18,7 +18,8 @@ from ..provenance import source_of
 from ..settings import load_settings_with_provenance
 from .common import CliState, JsonOption, emit_json, state
 
-config_app = typer.Typer(help="Show, edit and create configuration.", no_args_is_help=True)
+config_app = typer.Typer(rich_markup_mode=None, help="Show, edit and create configuration.",
+                         no_args_is_help=True)
 
 
 @config_app.command("show")

@@ -32,7 +32,7 @@ def render(
     """Run the pipeline and write every target (or the named ones)."""
     cli = state(ctx)
     settings = cli.settings()
-    with cli.store(session) as store:
+    with cli.store(session, readonly=dry_run or stdout) as store:
         reports = run_pipeline(settings, store=store, targets=target, dry_run=dry_run or stdout)
     if as_json:
         emit_json([report.to_dict() | ({"text": report.text} if stdout else {}) for report in reports])

@@ -9,13 +9,15 @@ import typer
 from ..sessions import SessionSnapshots
 from .common import JsonOption, emit_json, state, table
 
-session_app = typer.Typer(help="Per-session persona snapshots, refreshed only at compaction.",
+session_app = typer.Typer(rich_markup_mode=None,
+                          help="Per-session persona snapshots, refreshed only at compaction.",
                           no_args_is_help=True)
 SessionArg = Annotated[str, typer.Argument(help="The session id the agent host uses.")]
 
 
-def _snapshots(ctx: typer.Context) -> SessionSnapshots:
-    return SessionSnapshots(state(ctx).settings())
+def _snapshots(ctx: typer.Context, *, readonly: bool = False) -> SessionSnapshots:
+    cli = state(ctx)
+    return SessionSnapshots(cli.settings(), store=cli.store(None, readonly=readonly))
 
 
 @session_app.command("show")
@@ -47,7 +49,7 @@ def compact(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = Fa
 @session_app.command("list")
 def list_sessions(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """List sessions with a snapshot."""
-    with _snapshots(ctx) as snapshots:
+    with _snapshots(ctx, readonly=True) as snapshots:
         found = snapshots.list()
     if as_json:
         emit_json([{k: v for k, v in s.to_dict().items() if k != "text"} for s in found])

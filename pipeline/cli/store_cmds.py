@@ -9,7 +9,7 @@ import typer
 
 from ..importer import import_facts
 from ..store import Fact, Promotion
-from .common import JsonOption, SessionOption, emit_json, state, table
+from .common import JsonOption, SessionOption, emit_json, shown, state, table
 
 TierOption = Annotated[str, typer.Option("--tier", help="permanent, long_term or working.")]
 ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why; kept with the row or tombstone.")]
@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _describe(fact: Fact) -> str:
-    return f"#{fact.id} ({fact.tier}, topic {fact.topic})"
+    return f"#{fact.id} ({shown(fact.tier)}, topic {shown(fact.topic, 60)})"
 
 
 def _report_promotion(result: Promotion, as_json: bool, what: str) -> None:
@@ -74,7 +74,7 @@ def list_facts(
     as_json: JsonOption = False,
 ) -> None:
     """List facts: permanent first, then most reinforced."""
-    with state(ctx).store(session) as store:
+    with state(ctx).store(session, readonly=True) as store:
         facts = store.list(tier=tier, topic=topic)
     if as_json:
         emit_json([fact.to_dict() for fact in facts])
@@ -82,15 +82,9 @@ def list_facts(
     if not facts:
         typer.echo("no persona facts")
         return
-    rows = [
-        [str(f.id), f.tier, f.topic, str(f.reinforcement_count), f"{f.confidence:.2f}", _clip(f.content)] for f in facts
-    ]
+    rows = [[str(f.id), shown(f.tier), shown(f.topic, 40), str(f.reinforcement_count), f"{f.confidence or 0.7:.2f}",
+             shown(f.content, CONTENT_WIDTH)] for f in facts]
     typer.echo(table(["ID", "TIER", "TOPIC", "REINF", "CONF", "CONTENT"], rows))
-
-
-def _clip(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= CONTENT_WIDTH else flat[: CONTENT_WIDTH - 1] + "…"
 
 
 def reinforce(

@@ -14,7 +14,7 @@ from ..retention import apply_retention
 from ..store import PersonaStore
 from ..ticking import TickResult, tick
 from ..triggers import status_data
-from .common import CliState, JsonOption, SessionOption, emit_json, state, table
+from .common import CliState, JsonOption, SessionOption, emit_json, shown, state, table
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
 def status(ctx: typer.Context, session: SessionOption = None, as_json: JsonOption = False) -> None:
     """Show each trigger's state and reason, the last run and fact counts per tier."""
     cli = state(ctx)
-    with cli.store(session) as store:
+    with cli.store(session, readonly=True) as store:
         data = status_data(cli.settings(), store)
     if as_json:
         emit_json(data)
@@ -113,7 +113,7 @@ def retention(
     """Apply retention now (evict decayed or expired facts, auto-promote), or list it with --dry-run."""
     cli = state(ctx)
     settings = cli.settings()
-    with cli.store(session) as store:
+    with cli.store(session, readonly=dry_run) as store:
         actions = apply_retention(store, settings.retention, dry_run=dry_run)
     if as_json:
         emit_json({"dry_run": dry_run, "enabled": settings.retention.enabled,
@@ -123,6 +123,7 @@ def retention(
         typer.echo("retention is off (retention.enabled = false)")
     verb = {"evict": "would evict" if dry_run else "evicted", "promote": "would promote" if dry_run else "promoted"}
     for action in actions:
-        typer.echo(f"{verb[action.action]} #{action.persona_id} ({action.tier}, topic {action.topic}): {action.why}")
+        typer.echo(f"{verb[action.action]} #{action.persona_id} ({action.tier}, topic {shown(action.topic, 60)}): "
+                   f"{action.why}")
     if settings.retention.enabled and not actions:
         typer.echo("nothing to evict or promote")

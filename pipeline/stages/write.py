@@ -61,15 +61,18 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
     remove_stale_temps(path)
     previous = read_current(path)
     generation = capped.rendered.ranked.generation
-    newest = newest_generation(ctx.store, path)
-    stale = newest is not None and generation < newest
-    written = not stale and previous != capped.text
-    if written:
-        atomic_write_text(path, capped.text)
-        log.debug("wrote %s:\n%s", path, capped.text)
-    report = _report(capped, previous, written=written, stale=stale)
-    outcome = "stale" if stale else "written" if written else "unchanged"
-    record_run(ctx.store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash")))
+    # The file is replaced inside the transaction that records the run: a database that cannot take
+    # the record (locked, read-only) fails the render before the file changes.
+    with ctx.store.transaction():
+        newest = newest_generation(ctx.store, path)
+        stale = newest is not None and generation < newest
+        written = not stale and previous != capped.text
+        if written:
+            atomic_write_text(path, capped.text)
+            log.debug("wrote %s:\n%s", path, capped.text)
+        report = _report(capped, previous, written=written, stale=stale)
+        outcome = "stale" if stale else "written" if written else "unchanged"
+        record_run(ctx.store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash")))
     log.info("target %s: %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens, report.budget,
              generation)
     return report
