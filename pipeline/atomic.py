@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import InputError
+from .files import real_path
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -32,7 +33,12 @@ def ensure_private_dir(directory: Path) -> None:
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int = PRIVATE_FILE) -> None:
-    """Replace ``path`` with ``text`` so a reader sees the old or the new bytes, never a mix.
+    """Replace ``path`` with ``text`` (UTF-8); see :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old or the new bytes, never a mix.
 
     The temp file lives in the same directory (``os.replace`` is atomic only
     within one filesystem), is fsynced before the rename, and the directory is
@@ -41,9 +47,9 @@ def atomic_write_text(path: Path, text: str, *, mode: int = PRIVATE_FILE) -> Non
     ensure_private_dir(path.parent)
     fd, temp_name = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), mode)
-            handle.write(text)
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp_name, path)
@@ -74,8 +80,11 @@ def fsync_dir(directory: Path) -> None:
 
 def same_file(a: Path, b: Path) -> bool:
     """Whether two spellings name one file: the same path once resolved, or the same inode (a hard link)."""
-    if a.resolve() == b.resolve():
-        return True
+    try:
+        if real_path(a) == real_path(b):
+            return True
+    except OSError:
+        return False
     try:
         return os.path.samefile(a, b)
     except OSError:

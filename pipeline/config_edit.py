@@ -7,6 +7,7 @@ drift from the defaults.
 from __future__ import annotations
 
 import io
+import itertools
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -15,11 +16,20 @@ from typing import Any
 from pydantic import BaseModel
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.util import load_yaml_guess_indent
 
 from .atomic import atomic_write_text, refuse_protected
-from .config_files import DEFAULT_SECTION, ConfigLayer, deep_merge, parse_value, parse_yaml_file, to_plain
+from .config_files import (
+    DEFAULT_SECTION,
+    ConfigLayer,
+    deep_merge,
+    parse_value,
+    parse_yaml_text,
+    read_yaml_text,
+    to_plain,
+)
 from .errors import ConfigError
-from .files import regular_file_kind
+from .files import real_path, regular_file_kind
 from .provenance import validate_layers
 from .settings import Settings, TargetSettings
 
@@ -102,27 +112,64 @@ def edit_yaml_file(path: Path, change: Callable[[CommentedMap], None], *,
     is written when ``change`` raises, or when the target is a ``protected``
     path (the store and its journal files, say).
     """
-    real = path.resolve()
+    try:
+        real = real_path(path)
+    except OSError as error:
+        raise ConfigError([f"{path}: {error.strerror}"]) from None
     kind = regular_file_kind(real)
     if kind is not None:
         raise ConfigError([f"{path} is {kind}, not a regular file; refusing to replace it"])
     refuse_protected(real, protected or {}, what=f"config file {path}")
-    document = parse_yaml_file(real) if real.exists() else None
+    original = read_yaml_text(real) if real.exists() else ""
+    document = parse_yaml_text(original, real) if original.strip() else None
     if document is None:
         document = CommentedMap()
     if not isinstance(document, CommentedMap):
         raise ConfigError([f"{path}: the top level must be a mapping"])
     change(document)
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    buffer = io.StringIO()
-    yaml.dump(document, buffer)
     mode = real.stat().st_mode & 0o777 if real.exists() else 0o600
     try:
-        atomic_write_text(real, buffer.getvalue(), mode=mode)
+        atomic_write_text(real, dump_like(document, original), mode=mode)
     except OSError as error:
         raise ConfigError([f"cannot write {path}: {error.strerror or error}"]) from None
     return real
+
+
+def dump_like(document: CommentedMap, original: str) -> str:
+    """Dump ``document`` in the original's style: its indentation, its line endings, its final newline.
+
+    A round trip then changes only the lines the edit touched.
+    """
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    if original.strip():
+        yaml.indent(**_indentation(original))
+    buffer = io.StringIO()
+    yaml.dump(document, buffer)
+    text = buffer.getvalue()
+    if original and not original.endswith("\n") and text.endswith("\n"):
+        text = text[:-1]
+    return text.replace("\n", "\r\n") if "\r\n" in original else text
+
+
+def _indentation(text: str) -> dict[str, int]:
+    """The file's own indentation: its nested mappings', and its block sequences' (dash offset included)."""
+    _, sequence, offset = load_yaml_guess_indent(text)
+    mapping = _mapping_indent(text) or 2
+    if offset is None:  # no block sequence yet: a new one is written as PyYAML (and Hermes) writes them
+        return {"mapping": mapping, "sequence": 2, "offset": 0}
+    return {"mapping": mapping, "sequence": sequence or 2, "offset": offset}
+
+
+def _mapping_indent(text: str) -> int | None:
+    """How far the first nested mapping is indented under its key, or None if nothing nests."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    for parent, child in itertools.pairwise(lines):
+        outer, inner = len(parent) - len(parent.lstrip()), len(child) - len(child.lstrip())
+        if parent.rstrip().split("#")[0].rstrip().endswith(":") and inner > outer and \
+                not child.lstrip().startswith("-"):
+            return inner - outer
+    return None
 
 
 def _is_text_setting(key: str) -> bool:

@@ -153,7 +153,11 @@ def read_yaml_text(path: Path) -> str:
 
 def parse_yaml_file(path: Path) -> Any:
     """Round-trip parse, turning any failure into a ConfigError with file:line."""
-    text = read_yaml_text(path)
+    return parse_yaml_text(read_yaml_text(path), path)
+
+
+def parse_yaml_text(text: str, path: Path) -> Any:
+    """Round-trip parse of a file's text (already within the limits), failures named with file:line."""
     try:
         yaml = YAML(typ="rt")
         yaml.preserve_quotes = True  # so `config set` writes quoting back as it was

@@ -46,12 +46,22 @@ def read_regular_prefix(path: Path, limit: int | None, *, confine_symlinks: bool
     return b"".join(chunks), False
 
 
+def real_path(path: Path) -> Path:
+    """``path`` with every symlink resolved; a symlink loop is an OSError (ELOOP), as the OS would say."""
+    try:
+        return path.resolve()
+    except RuntimeError:  # Python 3.11 reports a loop this way
+        raise OSError(errno.ELOOP, "is a symlink loop", str(path)) from None
+
+
 def regular_file_kind(path: Path) -> str | None:
     """None if ``path`` (a symlink followed) is a regular file or missing; else what it is, e.g. "a FIFO"."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         return None
+    except OSError as error:
+        return f"unusable ({error.strerror})"
     if stat.S_ISREG(mode):
         return None
     return "a directory" if stat.S_ISDIR(mode) else _kind(mode)
@@ -60,8 +70,8 @@ def regular_file_kind(path: Path) -> str | None:
 def _check_symlink(path: Path) -> None:
     if not path.is_symlink():
         return
-    target = path.resolve()
-    if target.parent != path.parent.resolve():
+    target = real_path(path)
+    if target.parent != real_path(path.parent):
         raise PermissionError(errno.EPERM, f"is a symlink to {target}, outside its own directory", str(path))
 
 

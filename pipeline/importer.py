@@ -156,7 +156,7 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
                 for i, e in enumerate(entries) if len(e.content) > store.max_fact_chars]
     if too_long:
         raise FactsFileError("; ".join(too_long))
-    origin = str(Path(path).expanduser().resolve())
+    origin = str(Path(path).expanduser().absolute())
     report = ImportReport(file=origin)
     with store.transaction() as conn:
         for entry in entries:

@@ -20,6 +20,12 @@ from .tools import PersonaTools, Tool, error_json
 SERVER_NAME = "persona-tier"
 
 
+def load_sdk() -> None:
+    """Import the SDK now; ImportError when the ``mcp`` extra is missing or broken."""
+    import mcp.server.mcpserver  # noqa: F401
+    import mcp_types  # noqa: F401
+
+
 def build_server(settings: Callable[[], Settings]) -> Any:
     """An MCPServer whose tools are :class:`PersonaTools`, with our errors as tool errors."""
     from mcp.server.mcpserver import MCPServer

@@ -17,14 +17,34 @@ from pathlib import Path
 # profiles) names the home for the current context; it wins over the environment.
 _HOME_OVERRIDE: ContextVar[Path | None] = ContextVar("persona_hermes_home", default=None)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")  # Hermes' own profile names
 
 
 def hermes_home() -> Path:
-    """The Hermes home: a context override, else ``$HERMES_HOME``, else ``~/.hermes``."""
+    """The Hermes home, resolved as Hermes resolves it.
+
+    A context override, else ``$HERMES_HOME``, else the sticky profile that
+    ``hermes profile use NAME`` chose (``~/.hermes/profiles/NAME``), else
+    ``~/.hermes``.
+    """
     override = _HOME_OVERRIDE.get()
     if override is not None:
         return override
-    return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+    if os.environ.get("HERMES_HOME"):
+        return Path(os.environ["HERMES_HOME"]).expanduser()
+    root = Path.home() / ".hermes"
+    return _sticky_profile(root) or root
+
+
+def _sticky_profile(root: Path) -> Path | None:
+    try:
+        name = (root / "active_profile").read_text(encoding="utf-8").strip().lower()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not name or name == "default" or not _PROFILE_NAME.fullmatch(name):
+        return None
+    profile = root / "profiles" / name
+    return profile if profile.is_dir() else None
 
 
 @contextmanager

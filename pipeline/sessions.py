@@ -59,7 +59,8 @@ class Refresh:
     error: str | None = None  # why the file could not be read; the old snapshot was kept
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "text"}
+        # No "error" key on success: hosts such as Hermes flag any answer that has one as failed.
+        return {k: v for k, v in asdict(self).items() if k != "text" and not (k == "error" and v is None)}
 
 
 def digest(text: str) -> str:
@@ -168,6 +169,21 @@ class SessionSnapshots:
 
     def _unrecorded(self, session_id: str, text: str) -> Snapshot:
         return Snapshot(self.profile, session_id, self.target.name, text, digest(text), 0, "")
+
+    def pin(self, session_id: str, text: str, *, boundary: str | None = None) -> Snapshot:
+        """Record ``text`` as the session's first snapshot, unless it already has one (first write wins).
+
+        For a session that was given its persona while the store could not
+        record it: the same bytes are kept, whatever the file says now.
+        """
+        with self.store.transaction() as conn:
+            conn.execute(
+                f"INSERT OR IGNORE INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?)",
+                (self.profile, session_id, self.target.name, text, digest(text), self.store.now(), boundary),
+            )
+        pinned = self.get(session_id)
+        assert pinned is not None
+        return pinned
 
     def refresh_at_compaction(self, session_id: str, *, boundary: str | None = None) -> Refresh:
         """Re-record the snapshot if the capped file differs; otherwise write nothing at all.

@@ -38,7 +38,7 @@ from pydantic_settings import (
 from .atomic import refuse_protected
 from .config_files import ConfigLayer, load_layers, parse_value, resolve_config_files
 from .errors import ConfigError, InputError, StageError
-from .files import regular_file_kind
+from .files import real_path, regular_file_kind
 from .paths import default_db_path, default_persona_file, profile_slug
 from .provenance import Provenance, validate_layers
 
@@ -470,7 +470,7 @@ def load_settings_with_provenance(
     extra_problems = _environment_problems()
     settings, provenance = validate_layers(Settings, layers, extra_problems)
     settings = _with_default_paths(settings)
-    settings._config_files = tuple(path.resolve() for path in files)
+    settings._config_files = tuple(real_path(path) for path in files)
     return settings, provenance
 
 

@@ -204,7 +204,7 @@ class PersonaStore:
         """The database opened read-only (a missing one reads as empty); nothing on disk changes."""
         if self.path.is_dir():
             raise StoreError(f"database path {self.path} is a directory")
-        target = f"{self.path.resolve().as_uri()}?mode=ro" if self.path.exists() else "file::memory:"
+        target = f"{self.path.absolute().as_uri()}?mode=ro" if self.path.exists() else "file::memory:"
         with self.errors():
             conn = self._connect(target, uri=True)
             try:

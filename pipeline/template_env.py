@@ -112,11 +112,25 @@ def load(env: SandboxedEnvironment, name: str) -> jinja2.Template:
     try:
         return env.get_template(name)
     except jinja2.TemplateNotFound as error:
-        searched = ", ".join(getattr(env.loader, "searchpath", []))
-        detail = f" ({error.message})" if error.message and error.message != name else ""
-        raise TemplateError(f"template {name!r} not found in {searched}{detail}") from None
+        raise _not_found(env, name, error) from None
     except jinja2.TemplateSyntaxError as error:
         raise TemplateError(f"{error.filename or name}:{error.lineno}: {error.message}") from None
+
+
+def locate(env: SandboxedEnvironment, name: str) -> str:
+    """The file a template name resolves to, without compiling it; TemplateError if there is none."""
+    try:
+        return str(env.loader.get_source(env, name)[1])  # type: ignore[union-attr]
+    except jinja2.TemplateNotFound as error:
+        raise _not_found(env, name, error) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise TemplateError(f"template {name!r} cannot be read: {error}") from None
+
+
+def _not_found(env: SandboxedEnvironment, name: str, error: jinja2.TemplateNotFound) -> TemplateError:
+    searched = ", ".join(getattr(env.loader, "searchpath", []))
+    detail = f" ({error.message})" if error.message and error.message != name else ""
+    return TemplateError(f"template {name!r} not found in {searched}{detail}")
 
 
 def render_here(env: SandboxedEnvironment, name: str, context: PersonaContext, *, max_chars: int,

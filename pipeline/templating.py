@@ -19,7 +19,7 @@ from .template_env import (
     TemplateItem,
     TemplateSection,
     builtin_template_dir,
-    load,
+    locate,
     make_environment,
     render_here,
     search_path,
@@ -68,8 +68,8 @@ def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *
     """
     search = search_path(user_dirs)
     env = make_environment(search)
-    filename = load(env, name).filename or name
-    if _is_builtin(filename):
+    filename = locate(env, name)  # found, not compiled: Jinja folds constants while compiling, so a user
+    if _is_builtin(filename):     # template is compiled only in the child, under its limits
         return render_here(env, name, context, max_chars=max_chars, timeout_s=None)
     return _render_in_child(search, name, context, timeout_s=timeout_s, max_chars=max_chars,
                             max_memory_mb=max_memory_mb, filename=filename)

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
 
 from .errors import InputError, PersonaError
 from .injector import PersonaInjector
@@ -33,9 +33,16 @@ from .triggers import status_data
 
 log = logging.getLogger(__name__)
 
+def _not_a_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # JSON true is not id 1
+        raise ValueError("expected a whole number, not true or false")
+    return value
+
+
 TierName = Literal["permanent", "long_term", "working"]
 Session = Annotated[str | None, Field(description="Profile id (store session); default: the configured store.session.")]
-PersonaId = Annotated[int, Field(description="Persona fact id, as returned by persona_list.", ge=1, lt=2**63)]
+PersonaId = Annotated[int, BeforeValidator(_not_a_bool),
+                      Field(description="Persona fact id, as returned by persona_list.", ge=1, lt=2**63)]
 Reason = Annotated[str | None, Field(description="Why; kept with the fact or its tombstone.")]
 Tool = Callable[..., dict[str, Any]]
 

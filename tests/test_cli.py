@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.store import PersonaStore
 from pipeline.errors import NotFoundError
+from pipeline.store import PersonaStore
 
 from .conftest import REPO, add_memory, write
 

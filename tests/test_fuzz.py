@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import tempfile
@@ -105,3 +106,101 @@ def _load(text: str, env: dict[str, str]) -> None:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
+
+
+# -- YAML from the building blocks of hostile files: depth, anchors and aliases, tags, types --------------
+
+def _nest(depth: int, style: str, leaf: str) -> str:
+    if style == "flow-list":
+        return "[" * depth + leaf + "]" * depth
+    if style == "flow-map":
+        return "{a: " * depth + leaf + "}" * depth
+    return ("- " * depth) + leaf
+
+
+yaml_leaves = st.sampled_from(["1", "x", "~", "!!binary aGVsbG8=", "!!timestamp 2001-12-14", "!!set {a, b}",
+                               "!!python/object:os.system x", "&anchor v", "*anchor", "!!float .nan", "!!int 0x1F",
+                               "'quoted [ { # not nested'", "\"\\u0000\"", "? complex", "<<: *anchor"])
+
+
+@st.composite
+def hostile_yaml(draw: st.DrawFn) -> str:
+    lines = []
+    names = []
+    for index in range(draw(st.integers(0, 6))):
+        name = f"a{index}"
+        body = ",".join(f"*{draw(st.sampled_from(names))}" for _ in range(draw(st.integers(1, 9)))) if names \
+            else ",".join(['"x"'] * draw(st.integers(1, 9)))
+        lines.append(f"k{index}: &{name} [{body}]")
+        names.append(name)
+    depth = draw(st.integers(0, 300))
+    style = draw(st.sampled_from(["flow-list", "flow-map", "dashes"]))
+    lines.append(f"deep: {_nest(depth, style, draw(yaml_leaves))}" if style != "dashes"
+                 else "deep:\n  " + _nest(depth, style, draw(yaml_leaves)))
+    lines.append(f"facts: {draw(st.sampled_from(['[]', '[{topic: t, content: c}]', '*a0', '~', '- x']))}")
+    return "\n".join(draw(st.permutations(lines)))
+
+
+@settings(max_examples=120, deadline=None)
+@given(text=hostile_yaml())
+def test_hostile_yaml_is_only_ever_a_typed_error_in_every_reader(text):
+    from pipeline.importer import read_facts_file
+    from pipeline.integrations.hermes_install import install_plugin
+
+    _load(text, {})
+    with tempfile.TemporaryDirectory() as tmp:
+        facts = Path(tmp) / "facts.yaml"
+        facts.write_text(text, encoding="utf-8")
+        with contextlib.suppress(PersonaError):
+            read_facts_file(facts)
+        home = Path(tmp) / "hermes"
+        home.mkdir()
+        (home / "config.yaml").write_text(text, encoding="utf-8")
+        try:
+            install_plugin(home, activate=True)
+        except PersonaError:
+            assert (home / "config.yaml").read_text(encoding="utf-8") == text  # refused: left as it was
+
+
+# -- rows another tool wrote: any value the schema allows ----------------------------------------------------
+
+any_value = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=True),
+                      st.text(max_size=30), st.binary(max_size=12), st.just("x" * 5000))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.fixed_dictionaries({
+    "tier": st.sampled_from(["permanent", "long_term", "working"]),
+    "topic": any_value.filter(lambda v: v is not None),
+    "content": any_value.filter(lambda v: v is not None),
+    "confidence": any_value, "reinforcement_count": any_value, "source_memory_id": any_value,
+    "created_at": any_value, "last_reinforced_at": any_value, "promotion_reason": any_value,
+}), min_size=1, max_size=6))
+def test_rows_any_tool_could_write_never_break_a_read(rows):
+    import sqlite3
+    from contextlib import closing
+
+    from pipeline.retention import plan_retention
+    from pipeline.runner import run_pipeline
+    from pipeline.store import PersonaStore
+    from pipeline.triggers import status_data
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings_ = load_settings(overrides={"store.path": str(Path(tmp) / "m.db"),
+                                             "injection.file": str(Path(tmp) / "p.md")})
+        PersonaStore.from_settings(settings_).open()
+        with closing(sqlite3.connect(Path(tmp) / "m.db")) as conn, conn:
+            for row in rows:
+                conn.execute(f"INSERT INTO memoria_persona (session_id, {', '.join(row)}) "
+                             f"VALUES ('default', {', '.join('?' for _ in row)})", tuple(row.values()))
+        with PersonaStore.from_settings(settings_) as store:
+            listed = store.list()
+            broken = store.warn_broken_rows()
+            assert len(listed) + len(broken) == len(rows)  # every row is either served or named
+            report = run_pipeline(settings_, store=store, dry_run=True)[0]
+            assert report.facts_extracted == len(listed)
+            plan_retention(store, settings_.retention)
+            status_data(settings_, store)
+        result = CliRunner().invoke(app, ["--db", str(Path(tmp) / "m.db"), "--set",
+                                          f"injection.file={Path(tmp) / 'p.md'}", "tick", "--force"])
+        assert result.exit_code == 0 and result.exception is None, result.stderr

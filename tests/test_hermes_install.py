@@ -201,3 +201,62 @@ def test_an_unwritable_hermes_home_is_one_clear_error(tmp_path):
                                "/proc/persona-nowhere"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "cannot write the Hermes plugin" in done.stderr
+
+
+@pytest.mark.parametrize("original", [
+    "memory:\n    provider: mnemosyne   # mine\nmodel:\n    default: claude\n",
+    "memory:\r\n  provider: mnemosyne\r\nmodel: claude\r\n",
+    "memory:\n  provider: mnemosyne",
+    "plugins:\n  enabled: [ ]\nmemory:\n  provider: mnemosyne\n",
+    "plugins:\n    enabled:\n        - spotify\nmemory:\n    provider: mnemosyne\n",
+])
+def test_uninstall_restores_config_yaml_byte_for_byte_in_any_style(tmp_path, original):
+    home = tmp_path / "hh"
+    home.mkdir()
+    (home / "config.yaml").write_bytes(original.encode())
+    install(home, "--activate")
+    installed = (home / "config.yaml").read_bytes().decode()
+    assert load(home / "config.yaml")["plugins"]["enabled"][-1] == "persona"
+    assert ("\r\n" in installed) == ("\r\n" in original)  # the edit keeps the file's own style
+    uninstall(home)
+    assert (home / "config.yaml").read_bytes() == original.encode()
+
+
+def test_uninstall_after_the_user_edited_the_config_undoes_only_our_edit(tmp_path):
+    home = tmp_path / "hh"
+    write(home / "config.yaml", MNEMOSYNE_CONFIG)
+    install(home, "--activate")
+    with (home / "config.yaml").open("a") as handle:
+        handle.write("display:\n  theme: dark\n")
+    uninstall(home)
+    assert (home / "config.yaml").read_text() == MNEMOSYNE_CONFIG + "display:\n  theme: dark\n"
+
+
+def test_a_plugin_the_user_disabled_is_enabled_and_disabled_again_at_uninstall(tmp_path):
+    home = tmp_path / "hh"
+    original = "plugins:\n  enabled: []\n  disabled:\n  - persona\nmemory:\n  provider: mnemosyne\n"
+    write(home / "config.yaml", original)
+    install(home, "--activate")
+    config = load(home / "config.yaml")
+    assert config["plugins"]["enabled"] == ["persona"] and "persona" not in (config["plugins"]["disabled"] or [])
+    uninstall(home)
+    assert (home / "config.yaml").read_text() == original
+
+
+def test_install_without_a_config_and_uninstall_leave_no_config(tmp_path):
+    home = tmp_path / "hh"
+    install(home, "--activate")
+    assert load(home / "config.yaml") == {"plugins": {"enabled": ["persona"]}}
+    uninstall(home)
+    assert not (home / "config.yaml").exists()
+
+
+def test_the_sticky_hermes_profile_is_the_home_without_hermes_home(tmp_path):
+    home = Path(os.environ["HOME"]) / ".hermes"
+    (home / "profiles" / "work").mkdir(parents=True)
+    (home / "active_profile").write_text("work\n")
+    assert runner.invoke(app, ["add", "Uses uv.", "--topic", "tools"]).exit_code == 0
+    assert (home / "profiles" / "work" / "mnemosyne" / "data" / "mnemosyne.db").exists()
+    result = runner.invoke(app, ["hermes", "install", "--activate"])
+    assert str(home / "profiles" / "work" / "plugins" / "persona") in result.stdout
+    assert not (home / "mnemosyne").exists()

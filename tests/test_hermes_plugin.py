@@ -236,3 +236,96 @@ def test_many_threads_agree(plugin):
     for thread in threads:
         thread.join()
     assert not errors and set(results) == {"You are Hermes." + APPENDIX_V1}
+
+
+# -- failures inside a running session (found by driving the real agent) ---------------------------------
+
+
+def lock(db: Path) -> sqlite3.Connection:
+    locker = sqlite3.connect(db, isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    return locker
+
+
+def test_a_locked_store_at_a_compaction_keeps_the_persona_with_one_warning(plugin, home, caplog):
+    send(plugin, chat(USER))
+    write(home / "memory" / "persona.md", V2)
+    locker = lock(home / "mnemosyne" / "data" / "mnemosyne.db")
+    with caplog.at_level(logging.WARNING):
+        systems = [system_of(send(plugin, chat(summary_message(1), USER))) for _ in range(4)]
+    locker.execute("ROLLBACK")
+    locker.close()
+    assert set(systems) == {"You are Hermes." + APPENDIX_V2}  # the compaction is real: its persona is served
+    assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 1
+
+
+def test_a_corrupt_store_still_gives_new_sessions_the_file(plugin, home, caplog):
+    send(plugin, chat(USER), session_id="old")
+    db = home / "mnemosyne" / "data" / "mnemosyne.db"
+    plugin.close()
+    db.write_bytes(b"garbage" * 1000)
+    with caplog.at_level(logging.WARNING):
+        assert system_of(send(plugin, chat(USER), session_id="new")).endswith(APPENDIX_V1)
+        write(home / "memory" / "persona.md", V2)
+        assert system_of(send(plugin, chat(USER, USER), session_id="new")).endswith(APPENDIX_V1)  # pinned
+    assert "not a SQLite database" in caplog.text
+
+
+def test_a_first_snapshot_the_store_could_not_take_is_pinned_and_recorded_later(plugin, home):
+    db = home / "mnemosyne" / "data" / "mnemosyne.db"
+    send(plugin, chat(USER), session_id="warm-up")
+    locker = lock(db)
+    assert system_of(send(plugin, chat(USER), session_id="s")).endswith(APPENDIX_V1)
+    write(home / "memory" / "persona.md", V2)  # a hand edit mid-session
+    assert system_of(send(plugin, chat(USER, USER), session_id="s")).endswith(APPENDIX_V1)
+    locker.execute("ROLLBACK")
+    locker.close()
+    assert system_of(send(plugin, chat(USER, USER, USER), session_id="s")).endswith(APPENDIX_V1)
+    assert [row[3] for row in snapshot_rows(home) if row[1] == "s"] == [V1]
+
+
+def test_summary_like_text_pasted_later_is_not_a_compaction(plugin, home):
+    send(plugin, chat(USER))
+    write(home / "memory" / "persona.md", V2)
+    pasted = {"role": "user", "content": "[CONTEXT SUMMARY]: look what I found"}
+    later = chat(*[USER, {"role": "assistant", "content": "ok"}] * 4, pasted)
+    assert system_of(send(plugin, later)).endswith(APPENDIX_V1)
+
+
+def test_a_branch_keeps_its_parents_persona(plugin, home):
+    history = [USER, {"role": "assistant", "content": "first answer"}, {"role": "user", "content": "more"}]
+    send(plugin, chat(*history), session_id="parent")
+    write(home / "memory" / "persona.md", V2)
+    branch = chat(*history, {"role": "assistant", "content": "x"}, {"role": "user", "content": "branch here"})
+    assert system_of(send(plugin, branch, session_id="branch")).endswith(APPENDIX_V1)
+    assert system_of(send(plugin, chat(USER), session_id="unrelated")).endswith(APPENDIX_V2)
+
+
+def test_a_symlink_loop_at_the_persona_file_never_reaches_hermes(plugin, home):
+    send(plugin, chat(USER))
+    persona = home / "memory" / "persona.md"
+    persona.unlink()
+    persona.symlink_to(persona)
+    assert system_of(send(plugin, chat(summary_message(1), USER))).endswith(APPENDIX_V1)  # kept
+    assert send(plugin, chat(USER), session_id="new") == chat(USER)  # nothing to serve, nothing raised
+
+
+def test_many_gateway_users_hold_a_bounded_number_of_open_files(plugin, home, monkeypatch):
+    from pipeline.integrations import hermes_plugin
+
+    write(home / "mnemosyne" / "persona.yaml", "hermes:\n  profile: user_id\n")
+    current = {"user": ""}
+    monkeypatch.setattr(hermes_plugin, "_user_id", lambda: current["user"])
+    fds = Path("/proc/self/fd")
+    before = len(list(fds.iterdir()))
+    for index in range(3 * hermes_plugin.MAX_PROFILES):
+        current["user"] = f"user{index}"
+        send(plugin, chat(USER), session_id=f"s{index}")
+    assert len(list(fds.iterdir())) - before <= 3 * hermes_plugin.MAX_PROFILES  # not 3 per user, for ever
+    assert len(plugin._profiles) == hermes_plugin.MAX_PROFILES
+
+
+def test_a_refresh_that_succeeds_has_no_error_key(plugin):
+    answer = json.loads(plugin._handler("persona_session_refresh")({}, session_id="s1"))
+    assert answer["status"] == "ok" and "error" not in answer
+    assert "whole number" in json.loads(plugin._handler("persona_reinforce")({"persona_id": True}))["error"]

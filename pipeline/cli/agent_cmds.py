@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Annotated
 
@@ -25,11 +24,13 @@ def register(app: typer.Typer) -> None:
 
 def mcp(ctx: typer.Context) -> None:
     """Run the MCP server over stdio (needs the `mcp` extra)."""
-    if importlib.util.find_spec("mcp") is None:  # an optional extra, imported only by this command
-        raise PersonaError("the MCP server needs the optional extra 'mcp': run pip install '.[mcp]' in the "
-                           "persona-tier checkout (make install includes it)")
-    from ..mcp_server import serve
+    try:  # the SDK is an optional extra and slow to import: only this command pays for it
+        from ..mcp_server import load_sdk, serve
 
+        load_sdk()
+    except ImportError:
+        raise PersonaError("the MCP server needs the optional extra 'mcp': run pip install '.[mcp]' in the "
+                           "persona-tier checkout (make install includes it)") from None
     # Settings are read on every tool call, so edits to the config are seen without a restart.
     serve(state(ctx).fresh_settings)
 

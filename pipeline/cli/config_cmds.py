@@ -12,7 +12,7 @@ from ..atomic import atomic_write_text, refuse_protected
 from ..config_edit import model_leaves, reference_yaml, set_config_value
 from ..config_files import resolve_config_files
 from ..errors import ConfigError, PersonaError
-from ..files import regular_file_kind
+from ..files import real_path, regular_file_kind
 from ..paths import default_config_path
 from ..provenance import source_of
 from ..settings import load_settings_with_provenance
@@ -92,7 +92,7 @@ def init(
         raise ConfigError([f"{target} is {kind}, not a regular file; refusing to replace it"])
     refuse_protected(target, _protected(state(ctx)), what="the reference config")
     try:
-        atomic_write_text(target.resolve(), reference_yaml(), mode=0o600)
+        atomic_write_text(real_path(target), reference_yaml(), mode=0o600)
     except OSError as error:
         raise ConfigError([f"cannot write {target}: {error.strerror or error}"]) from None
     typer.echo(f"wrote {target}")

@@ -109,12 +109,13 @@ def add(
     tier: TierOption = "long_term",
     confidence: Annotated[float, typer.Option("--confidence", help="0 to 1.")] = 0.7,
     reason: ReasonOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Add it even if the same fact was demoted.")] = False,
     session: SessionOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Add a fact directly."""
     with state(ctx).store(session) as store:
-        result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason)
+        result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason, force=force)
     _report_promotion(result, as_json, "added")
 
 

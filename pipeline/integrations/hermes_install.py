@@ -10,6 +10,7 @@ uninstall reverses exactly that.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sqlite3
@@ -21,10 +22,11 @@ from typing import Any, Literal
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from ..atomic import atomic_write_text
+from ..atomic import atomic_write_bytes, atomic_write_text
 from ..config_edit import edit_yaml_file
 from ..config_files import parse_yaml_file
 from ..errors import ConfigError
+from ..files import real_path
 from ..paths import hermes_home as default_hermes_home
 from ..paths import hermes_home_override
 from ..settings import db_path, load_settings
@@ -71,6 +73,7 @@ description: The L3 persona tier - durable behavioural facts about the user, pin
 """
 
 STATE_FILE = "install.json"  # inside the plugin directory: what install changed, for uninstall
+BACKUP_FILE = "config.yaml.before"  # config.yaml as it was before the first install
 LEGACY_STATE_FILE = "previous-provider"  # written by earlier versions (provider mode only)
 
 
@@ -117,12 +120,14 @@ def install_plugin(hermes_home: Path | None, *, activate: bool = False, as_provi
         ])
     state = _read_state(target)
     if state and (state.get("mode") != mode or not activate):
-        _reverse(config_path, state)  # switching modes: undo the other mode's edits first
+        _restore(config_path, target, state) or _reverse(config_path, state)  # undo the other mode first
         state = {}
     _write_files(target, mode)
     edited = None
     if activate:
-        state = _merge(state, _activate(config_path, mode, current))
+        before = _snapshot_config(config_path, target, state)
+        state = _merge(state, _activate(config_path, mode, current)) | before
+        state["config_sha256"] = _sha(config_path)
         edited = config_path
     _write_state(target, {"mode": mode, **state} if activate else {"mode": mode})
     provider = NAME if (activate and mode == "provider") else current
@@ -134,7 +139,7 @@ def uninstall_plugin(hermes_home: Path | None) -> InstallResult:
     home = (hermes_home or default_hermes_home()).expanduser()
     target, config_path = plugin_dir(home), home / "config.yaml"
     state = _read_state(target)
-    edited = _reverse(config_path, state) if state else None
+    edited = (_restore(config_path, target, state) or _reverse(config_path, state)) if state else None
     if target.is_dir():
         shutil.rmtree(target)
     return InstallResult(target, state.get("mode", "plugin"), edited, _current_provider(config_path), False)
@@ -206,6 +211,10 @@ def _activate(config_path: Path, mode: Mode, current: str | None) -> dict[str, A
         if NAME not in enabled:
             enabled.append(NAME)
             state["enabled_added"] = True
+        disabled = plugins.get("disabled")
+        if isinstance(disabled, list) and NAME in disabled:  # as `hermes plugins enable` does
+            disabled.remove(NAME)
+            state["disabled_removed"] = True
 
     def select(document: CommentedMap) -> None:
         memory = _mapping(document, "memory", state, config_path)
@@ -218,11 +227,44 @@ def _activate(config_path: Path, mode: Mode, current: str | None) -> dict[str, A
     return state
 
 
+def _sha(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def _snapshot_config(config_path: Path, target: Path, state: dict[str, Any]) -> dict[str, Any]:
+    """Keep config.yaml's bytes from before the first install (0600, beside the install record)."""
+    if "config_existed" in state:
+        return {"config_existed": state["config_existed"]}
+    if not config_path.exists():
+        return {"config_existed": False}
+    atomic_write_bytes(target / BACKUP_FILE, config_path.read_bytes())
+    return {"config_existed": True}
+
+
+def _restore(config_path: Path, target: Path, state: dict[str, Any]) -> Path | None:
+    """Put config.yaml back byte for byte, if nobody changed it since install; None if that cannot be done."""
+    if "config_sha256" not in state or _sha(config_path) != state["config_sha256"]:
+        return None  # edited since: undo only our own edit, and keep theirs
+    real = real_path(config_path)
+    if not state.get("config_existed"):
+        real.unlink(missing_ok=True)
+        return config_path
+    backup = target / BACKUP_FILE
+    if not backup.is_file():
+        return None
+    atomic_write_bytes(real, backup.read_bytes(), mode=real.stat().st_mode & 0o777)
+    return config_path
+
+
 def _merge(earlier: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
     """A repeated install adds to what the first recorded; the first recorded provider stays the one to restore."""
     merged = {**now, **{k: v for k, v in earlier.items() if k != "mode"}}
     merged["created"] = sorted(set(earlier.get("created", [])) | set(now.get("created", [])))
-    merged["enabled_added"] = bool(earlier.get("enabled_added") or now.get("enabled_added"))
+    for flag in ("enabled_added", "disabled_removed"):
+        merged[flag] = bool(earlier.get(flag) or now.get(flag))
     return {k: v for k, v in merged.items() if v not in ([], False)}
 
 
@@ -238,7 +280,8 @@ def _mapping(document: CommentedMap, key: str, state: dict[str, Any], config_pat
 
 def _reverse(config_path: Path, state: dict[str, Any]) -> Path | None:
     """Undo exactly what :func:`_activate` recorded; leave everything else (and later user edits) alone."""
-    if not config_path.exists() or not (state.get("enabled_added") or "previous_provider" in state):
+    if not config_path.exists() or not (state.get("enabled_added") or state.get("disabled_removed")
+                                        or "previous_provider" in state):
         return None
     created = set(state.get("created", []))
 
@@ -250,6 +293,10 @@ def _reverse(config_path: Path, state: dict[str, Any]) -> Path | None:
                 enabled.remove(NAME)
                 if not enabled and "plugins.enabled" in created:
                     del plugins["enabled"]
+            if state.get("disabled_removed") and isinstance(plugins, dict):
+                disabled = plugins.get("disabled")
+                if isinstance(disabled, list) and NAME not in disabled:
+                    disabled.append(NAME)
             _drop_if_empty(document, "plugins", created)
         if "previous_provider" in state:
             memory = document.get("memory")
@@ -276,7 +323,7 @@ def _store_is_empty(home: Path) -> bool:
             path = db_path(load_settings())
         if not path.is_file():
             return True
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+        with closing(sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)) as conn:
             return conn.execute("SELECT 1 FROM memoria_persona LIMIT 1").fetchone() is None
     except Exception:  # a broken config or database is reported by the commands that use it
         return True

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import PersonaError
+from ..problems import ProblemLog
 from ..sessions import SessionSnapshots, appendix
 from ..tools import PersonaTools, error_json, openai_schema
 from .hermes_session import BOUND, BoundTools, hermes_settings
@@ -33,16 +35,19 @@ log = logging.getLogger(__name__)
 PLUGIN_NAME = "persona"
 TOOLSET = "persona"
 MAX_SESSIONS = 4096  # sessions remembered in memory; older ones are read back from the database
+MAX_PROFILES = 32  # open profile stores; a gateway with more users reopens the least recently used
+SUMMARY_WINDOW = 6  # Hermes puts the summary within the first few messages after the system prompt
 # Hermes' own detector is used when importable; these cover the prefixes it has used.
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 
 
 @dataclass(frozen=True, slots=True)
 class Seen:
-    """What a session was last given, and at which compaction."""
+    """What a session was last given, at which compaction, and whether the store has it yet."""
 
     boundary: str | None
     text: str
+    recorded: bool = True
 
 
 class PersonaPlugin:
@@ -51,7 +56,9 @@ class PersonaPlugin:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._seen: OrderedDict[tuple[str, str, str], Seen] = OrderedDict()
-        self._profiles: dict[tuple[str, str], tuple[SessionSnapshots, BoundTools]] = {}
+        self._profiles: OrderedDict[tuple[str, str], tuple[SessionSnapshots, BoundTools]] = OrderedDict()
+        self._lineage: OrderedDict[str, str] = OrderedDict()  # conversation fingerprint -> its persona
+        self._problems = ProblemLog(log)
 
     def register(self, ctx: Any) -> None:
         """Hermes' entry point: the prompt middleware and the nine persona tools."""
@@ -68,46 +75,82 @@ class PersonaPlugin:
         try:
             if not isinstance(request, dict):
                 return None
-            text = self.persona(str(context.get("session_id") or ""), compaction_marker(request))
+            snapshots, _ = self._profile()
+            text = self.persona(str(context.get("session_id") or ""), compaction_marker(request),
+                                lineage=conversation_fingerprint(request))
             if not text:
                 return None
-            header = self._profile()[0].settings.injection.header
-            return {"request": with_system_text(request, appendix(header, text))}
+            return {"request": with_system_text(request, appendix(snapshots.settings.injection.header, text))}
         except Exception as error:  # the host must never see an exception from the middleware
-            log.warning("persona plugin: could not add the persona: %s: %s", type(error).__name__, error)
+            self._problems.warn(f"persona plugin: could not add the persona: {type(error).__name__}: {error}")
             log.debug("persona plugin traceback", exc_info=True)
             return None
 
-    def persona(self, session_id: str, boundary: str | None) -> str:
-        """The session's persona for a request showing compaction ``boundary`` (None: no compaction yet)."""
+    def persona(self, session_id: str, boundary: str | None, *, lineage: str | None = None) -> str:
+        """The session's persona for a request showing compaction ``boundary`` (None: no compaction yet).
+
+        Once a session has a persona it keeps it, whatever the store does: a
+        store that fails is worked around from memory (and the file), with one
+        warning.
+        """
         snapshots, _ = self._profile()
         key = (str(snapshots.store.path), snapshots.profile, session_id)
         with self._lock:
             seen = self._seen.get(key)
-            if seen is not None and seen.boundary == boundary:
-                self._seen.move_to_end(key)
-                return seen.text
-            text, settled = self._resolve(snapshots, session_id, boundary, seen)
-            if settled:
-                self._remember(key, Seen(boundary, text))
-            return text
+            if seen is None or seen.boundary != boundary:
+                try:
+                    seen = self._resolve(snapshots, session_id, boundary, seen, lineage)
+                    self._problems.recovered()
+                except PersonaError as error:
+                    seen = self._without_store(snapshots, boundary, seen, error)
+            elif not seen.recorded:
+                seen = self._record_pinned(snapshots, session_id, seen)
+            if seen.text or seen.recorded:  # nothing to pin yet (no file, no facts): ask again next time
+                self._remember(key, seen)
+                if lineage:
+                    self._remember_lineage(lineage, seen.text)
+            return seen.text
 
-    @staticmethod
-    def _resolve(snapshots: SessionSnapshots, session_id: str, boundary: str | None, seen: Seen | None
-                 ) -> tuple[str, bool]:
-        """The text to serve, refreshing at a new compaction, and whether it is settled for this boundary."""
+    def _resolve(self, snapshots: SessionSnapshots, session_id: str, boundary: str | None, seen: Seen | None,
+                 lineage: str | None) -> Seen:
+        """The text to serve, refreshing at a new compaction (PersonaError when the store fails)."""
         stored = snapshots.get(session_id)
-        if stored is None and boundary is None:  # a new conversation: its first snapshot
+        if stored is None and boundary is None:  # a new session: a branch keeps its parent's persona
+            inherited = self._lineage.get(lineage) if lineage else None
+            if inherited is not None:
+                return self._record_pinned(snapshots, session_id, Seen(None, inherited, recorded=False))
             first = snapshots.snapshot(session_id)
-            return first.text, bool(first.generation)
+            return Seen(None, first.text, recorded=bool(first.generation))
         if stored is not None and (boundary is None or stored.boundary == boundary):
-            return stored.text, True
+            return Seen(boundary, stored.text)
         # The summary changed, or a continuing session (a new id after compaction) was first seen here.
         refresh = snapshots.refresh_at_compaction(session_id, boundary=boundary)
         if refresh.error:
-            kept = stored.text if stored else (seen.text if seen else "")
-            return kept, stored is not None
-        return refresh.text, True
+            kept = stored.text if stored else (seen.text if seen else refresh.text)
+            return Seen(boundary, kept, recorded=stored is not None)
+        return Seen(boundary, refresh.text)
+
+    def _without_store(self, snapshots: SessionSnapshots, boundary: str | None, seen: Seen | None,
+                       error: PersonaError) -> Seen:
+        """The store failed: keep the session's persona, or take the file as it is (pinned in memory)."""
+        if seen is not None and seen.boundary == boundary:
+            return seen
+        try:
+            text = snapshots.current() if (seen is None or boundary is not None) else seen.text
+        except (OSError, PersonaError):
+            text = seen.text if seen is not None else ""
+        self._problems.warn(f"persona plugin: the persona store failed ({error}); serving the persona from memory "
+                            "until it recovers")
+        return Seen(boundary, text, recorded=False)
+
+    @staticmethod
+    def _record_pinned(snapshots: SessionSnapshots, session_id: str, seen: Seen) -> Seen:
+        """Try again to record a persona the session was given while the store could not take it."""
+        try:
+            snapshots.pin(session_id, seen.text, boundary=seen.boundary)
+        except PersonaError:
+            return seen
+        return Seen(seen.boundary, seen.text)
 
     def _remember(self, key: tuple[str, str, str], seen: Seen) -> None:
         self._seen[key] = seen
@@ -115,8 +158,18 @@ class PersonaPlugin:
         while len(self._seen) > MAX_SESSIONS:
             self._seen.popitem(last=False)
 
+    def _remember_lineage(self, fingerprint: str, text: str) -> None:
+        self._lineage[fingerprint] = text
+        self._lineage.move_to_end(fingerprint)
+        while len(self._lineage) > MAX_SESSIONS:
+            self._lineage.popitem(last=False)
+
     def _profile(self) -> tuple[SessionSnapshots, BoundTools]:
-        """Snapshots and tools for the Hermes home and user of this request (opened once each)."""
+        """Snapshots and tools for the Hermes home and user of this request.
+
+        At most MAX_PROFILES stay open; the least recently used one is closed,
+        so a gateway serving thousands of users holds a bounded number of files.
+        """
         home, user = _hermes_home(), _user_id()
         with self._lock:
             found = self._profiles.get((home, user))
@@ -125,6 +178,9 @@ class PersonaPlugin:
                 found = (SessionSnapshots(settings, busy_timeout_ms=settings.injection.busy_timeout_ms),
                          BoundTools(settings, legacy_names=False, writes=True))
                 self._profiles[(home, user)] = found
+                while len(self._profiles) > MAX_PROFILES:
+                    self._profiles.popitem(last=False)[1][0].close()
+            self._profiles.move_to_end((home, user))
             return found
 
     # -- tools ---------------------------------------------------------
@@ -208,15 +264,37 @@ def _messages(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield from (item for item in items if isinstance(item, dict))
 
 
+def _conversation(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in _messages(request) if m.get("role") not in ("system", "developer")]
+
+
 def compaction_marker(request: dict[str, Any]) -> str | None:
-    """A fingerprint of the request's compaction summary, or None before the first compaction."""
-    for message in _messages(request):
-        if message.get("role") in ("system", "developer"):
-            continue
+    """A fingerprint of the request's compaction summary, or None before the first compaction.
+
+    Only the first few messages are looked at, where Hermes puts the summary,
+    so a user who pastes summary-like text later on changes nothing.
+    """
+    for message in _conversation(request)[:SUMMARY_WINDOW]:
         content = message.get("content")
         if _is_summary(content):
-            return hashlib.sha256(_text_of(content).encode("utf-8", "surrogatepass")).hexdigest()
+            return _fingerprint(_text_of(content))
     return None
+
+
+def conversation_fingerprint(request: dict[str, Any]) -> str | None:
+    """A fingerprint of how the conversation began (its first two messages), once it has more than that.
+
+    A branch (a new session id carrying its parent's history) has the
+    parent's fingerprint, so it keeps the parent's persona and prompt cache.
+    """
+    conversation = _conversation(request)
+    if len(conversation) < 3:
+        return None
+    return _fingerprint(repr([(m.get("role"), _text_of(m.get("content"))) for m in conversation[:2]]))
+
+
+def _fingerprint(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def with_system_text(request: dict[str, Any], text: str) -> dict[str, Any]:
