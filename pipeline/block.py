@@ -42,4 +42,4 @@ def cap_block(text: str, target: ResolvedTarget, counter: str) -> str:
     if text.startswith("# "):
         text = text.partition("\n")[2].lstrip("\n")
     return cap_text(text, budget=target.budget, counter=get_counter(counter), boundary=target.boundary,
-                    note=target.note).text
+                    note=target.truncation_note).text

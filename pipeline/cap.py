@@ -9,6 +9,7 @@ such line is the preamble.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .tokens import TokenCounter
@@ -29,6 +30,7 @@ class Capped:
     sections_total: int
     sections_kept: int
     partial: bool = False
+    kept_indexes: tuple[int, ...] | None = None  # which sections survived; None means all of them
 
     @property
     def sections_dropped(self) -> int:
@@ -53,7 +55,10 @@ def split_sections(text: str, boundary: str) -> Split:
     return Split(preamble, sections)
 
 
-def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, note: str) -> Capped:
+Note = str | Callable[[], str]  # a callable is asked only when something is actually cut
+
+
+def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, note: Note) -> Capped:
     """Fit ``text`` into ``budget`` tokens without cutting a section or a line.
 
     Whole sections are kept in order; one that does not fit is skipped and
@@ -65,7 +70,7 @@ def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, no
     split = split_sections(text, boundary)
     total = len(split.sections)
     if budget <= 0 or not text:
-        return Capped("", 0, budget, total, 0)
+        return Capped("", 0, budget, total, 0, kept_indexes=())
     # Short text is counted whole first (the common case: one count). For long text, per-section counts
     # come first, and the whole is counted only if their sum says it might fit.
     estimates: list[int] | None = None
@@ -78,33 +83,40 @@ def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, no
         if tokens <= budget:
             return Capped(text, tokens, budget, total, total)
     sections = estimates[1:] if estimates is not None else counter.count_many(split.sections)
-    return _fit(split, budget, counter, note, sections)
+    return _fit(split, budget, counter, note() if callable(note) else note, sections)
 
 
-def _with_note(body: str, note: str) -> str:
+def with_note(body: str, note: str) -> str:
+    """``body`` with the truncation note on a line of its own, after a blank line if the format uses them.
+
+    Markdown and plain text separate sections by blank lines; JSON Lines and
+    XML do not, and a blank line would break a strict JSON Lines reader.
+    """
     if not note:
         return body
     if not body:
         return note + "\n"
-    separator = "" if body.endswith("\n\n") else "\n" if body.endswith("\n") else "\n\n"
-    return f"{body}{separator}{note}\n"
+    end = body if body.endswith("\n") else body + "\n"
+    if "\n\n" in body.strip("\n") and not end.endswith("\n\n"):
+        end += "\n"
+    return f"{end}{note}\n"
 
 
 def _fit(split: Split, budget: int, counter: TokenCounter, note: str, estimates: list[int]) -> Capped:
     total = len(split.sections)
     preamble = split.preamble
-    if counter.count(_with_note(preamble, note)) > budget:
+    if counter.count(with_note(preamble, note)) > budget:
         preamble = ""
-    base = counter.count(_with_note(preamble, note))
+    base = counter.count(with_note(preamble, note))
     kept = _choose(split, preamble, estimates, base, budget, counter, note, optimistic=True)
-    text = _with_note(_assemble(preamble, split.sections, kept), note) if kept else ""
+    text = with_note(_assemble(preamble, split.sections, kept), note) if kept else ""
     tokens = counter.count(text) if kept else 0
     if tokens > budget:  # the optimistic sums were off at some join: redo with exact counts throughout
         kept = _choose(split, preamble, estimates, base, budget, counter, note, optimistic=False)
-        text = _with_note(_assemble(preamble, split.sections, kept), note) if kept else ""
+        text = with_note(_assemble(preamble, split.sections, kept), note) if kept else ""
         tokens = counter.count(text) if kept else 0
     if kept:
-        return Capped(text, tokens, budget, total, len(kept))
+        return Capped(text, tokens, budget, total, len(kept), kept_indexes=tuple(kept))
     return _partial_first(preamble, split, budget, counter, note)
 
 
@@ -125,7 +137,7 @@ def _choose(split: Split, preamble: str, estimates: list[int], base: int, budget
             kept.append(index)
             used += estimate
             continue
-        exact = counter.count(_with_note(_assemble(preamble, split.sections, [*kept, index]), note))
+        exact = counter.count(with_note(_assemble(preamble, split.sections, [*kept, index]), note))
         if exact <= budget:
             kept.append(index)
             used = exact
@@ -152,11 +164,11 @@ def _partial_first(preamble: str, split: Split, budget: int, counter: TokenCount
     low, high = 1, len(lines)
     while low <= high:
         middle = (low + high) // 2
-        candidate = _with_note(prefix + "".join(lines[:middle]), note)
+        candidate = with_note(prefix + "".join(lines[:middle]), note)
         if counter.count(candidate) <= budget:
             best, low = candidate, middle + 1
         else:
             high = middle - 1
     if best:
-        return Capped(best, counter.count(best), budget, total, 0, partial=True)
-    return Capped("", 0, budget, total, 0)
+        return Capped(best, counter.count(best), budget, total, 0, partial=True, kept_indexes=(0,))
+    return Capped("", 0, budget, total, 0, kept_indexes=())

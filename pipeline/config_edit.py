@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import types
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -185,7 +186,8 @@ def _is_text_setting(key: str) -> bool:
         if part not in fields:
             return False
         node = fields[part].annotation
-    return node is str
+    return node is str or (typing.get_origin(node) in (typing.Union, types.UnionType)
+                            and set(typing.get_args(node)) == {str, type(None)})
 
 
 def _target_section(document: CommentedMap, env_name: str | None) -> CommentedMap:

@@ -23,11 +23,12 @@ class StageContext:
     reason: str = "explicit"
     dry_run: bool = False
     target: ResolvedTarget | None = None
-    cache: dict[str, Any] = field(default_factory=dict)  # per-run memo, e.g. the Jinja environment
+    cache: dict[str, Any] = field(default_factory=dict)  # per-run memo, e.g. the config fingerprint
+    explain: bool = False  # stages also say where every fact went (persona explain); costs time
 
     def for_target(self, target: ResolvedTarget) -> StageContext:
         return StageContext(self.settings, self.store, self.counter, self.clock, self.reason, self.dry_run,
-                            target, self.cache)
+                            target, self.cache, self.explain)
 
     @property
     def current_target(self) -> ResolvedTarget:

@@ -93,4 +93,6 @@ def describe(error: OSError) -> str:
         return "is a directory"
     if isinstance(error, PermissionError) and error.errno == errno.EACCES:
         return "is not readable (permission denied)"
+    if error.strerror and not error.strerror.startswith(("is ", "was ")):
+        return f"cannot be used ({error.strerror})"
     return error.strerror or str(error)

@@ -95,14 +95,19 @@ def run_pipeline(
     dry_run: bool = False,
     reason: str = "explicit",
     clock: Clock | None = None,
+    explain: bool = False,
 ) -> list[TargetReport]:
-    """Render the named targets (default: all) and return one report per target."""
+    """Render the named targets (default: all) and return one report per target.
+
+    With ``explain`` (and ``dry_run``), each report also says where every fact went.
+    """
     steps = plan(settings.pipeline)
     chosen = [settings.target(name, profile=store.session) for name in (targets or list(settings.targets))]
     if not dry_run:
         for target in chosen:
             settings.check_writable(target, profile=store.session)
-    ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run)
+    ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run,
+                       explain=explain)
     if not dry_run:
         ctx.cache["config_hash"] = config_hash(settings)
     with _gc_paused():

@@ -124,9 +124,10 @@ class CapSettings(Section):
     counter: Literal["o200k_base", "cl100k_base", "heuristic"] = Field(
         "o200k_base", description="Token counter: exact o200k_base or cl100k_base, or a conservative heuristic."
     )
-    truncation_note: str = Field(
-        "_(Some persona sections were left out to fit the token budget.)_",
-        description="Line appended when sections were dropped; it counts inside the budget.",
+    truncation_note: str | None = Field(
+        None,
+        description="Line appended when facts were left out; it counts inside the budget. Empty means the "
+        "template's own note, in its format (each shipped template has one).",
     )
 
 
@@ -185,7 +186,9 @@ class TargetSettings(Section):
     )
     budget: int | None = Field(None, le=1_000_000, description="Token budget. Empty means cap.token_cap.")
     boundary: str = Field("## ", min_length=1, description="A line starting with this begins a section.")
-    truncation_note: str | None = Field(None, description="Note when sections are dropped. Empty means cap's.")
+    truncation_note: str | None = Field(
+        None, description="Note when facts are left out. Empty means cap.truncation_note, else the template's own."
+    )
 
 
 class RenderSettings(Section):
@@ -334,6 +337,7 @@ class Settings(BaseSettings):
             budget=self.cap.token_cap if target.budget is None else target.budget,
             boundary=target.boundary,
             note=self.cap.truncation_note if target.truncation_note is None else target.truncation_note,
+            template_dirs=tuple(str(Path(d).expanduser()) for d in self.render.template_dirs),
         )
 
     @classmethod
@@ -359,7 +363,16 @@ class ResolvedTarget:
     path: Path
     budget: int
     boundary: str
-    note: str
+    note: str | None  # configured; None means the template's own (see truncation_note)
+    template_dirs: tuple[str, ...] = ()
+
+    def truncation_note(self) -> str:
+        """The note to append when facts are left out: the configured one, else the template's own."""
+        if self.note is not None:
+            return self.note
+        from .template_env import search_path, template_note  # Jinja only when a cap actually cuts
+
+        return template_note(search_path([Path(d) for d in self.template_dirs]), self.template)
 
 
 class LegacyEnvSource(PydanticBaseSettingsSource):

@@ -62,10 +62,38 @@ class PersonaContext:
         return cls(data["target"], sections, data["fact_count"])
 
 
+DEFAULT_NOTE = "_(Some persona facts were left out to fit the token budget.)_"
+EMPTY_CONTEXT = PersonaContext("", (), 0)
+
+
 def builtin_template_dir() -> Path:
     """``templates/`` beside the package in a checkout, or inside it when installed from a wheel."""
     packaged = Path(__file__).parent / "_templates"
     return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "templates"
+
+
+def is_builtin(filename: str) -> bool:
+    """Whether a template file is one of the shipped (trusted) templates."""
+    return os.path.realpath(filename).startswith(os.path.realpath(builtin_template_dir()) + os.sep)
+
+
+@lru_cache(maxsize=64)
+def template_note(search: tuple[str, ...], name: str) -> str:
+    """The truncation note in the template's own format: its ``truncation_note`` macro.
+
+    Every shipped template has one, so a target that leaves the note alone
+    still gets output that parses (a JSON object for JSON Lines, an element
+    for XML). User templates are never compiled in this process, so they, and
+    templates without the macro, get the markdown default.
+    """
+    env = make_environment(search)
+    try:
+        if not is_builtin(locate(env, name)):
+            return DEFAULT_NOTE
+        macro = getattr(env.get_template(name).make_module({"persona": EMPTY_CONTEXT}), "truncation_note", None)
+    except (TemplateError, jinja2.TemplateError):
+        return DEFAULT_NOTE
+    return str(macro()).strip() if callable(macro) else DEFAULT_NOTE
 
 
 class ConfinedLoader(jinja2.FileSystemLoader):

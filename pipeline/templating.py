@@ -19,6 +19,7 @@ from .template_env import (
     TemplateItem,
     TemplateSection,
     builtin_template_dir,
+    is_builtin,
     locate,
     make_environment,
     render_here,
@@ -69,14 +70,10 @@ def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *
     search = search_path(user_dirs)
     env = make_environment(search)
     filename = locate(env, name)  # found, not compiled: Jinja folds constants while compiling, so a user
-    if _is_builtin(filename):     # template is compiled only in the child, under its limits
+    if is_builtin(filename):      # template is compiled only in the child, under its limits
         return render_here(env, name, context, max_chars=max_chars, timeout_s=None)
     return _render_in_child(search, name, context, timeout_s=timeout_s, max_chars=max_chars,
                             max_memory_mb=max_memory_mb, filename=filename)
-
-
-def _is_builtin(filename: str) -> bool:
-    return os.path.realpath(filename).startswith(os.path.realpath(builtin_template_dir()) + os.sep)
 
 
 def _render_in_child(search: tuple[str, ...], name: str, context: PersonaContext, *, timeout_s: float,

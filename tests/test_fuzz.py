@@ -171,8 +171,8 @@ any_value = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(all
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(st.fixed_dictionaries({
     "tier": st.sampled_from(["permanent", "long_term", "working"]),
-    "topic": any_value.filter(lambda v: v is not None),
-    "content": any_value.filter(lambda v: v is not None),
+    "topic": any_value.filter(lambda v: v is not None and v == v),  # NOT NULL (and SQLite stores NaN as NULL)
+    "content": any_value.filter(lambda v: v is not None and v == v),
     "confidence": any_value, "reinforcement_count": any_value, "source_memory_id": any_value,
     "created_at": any_value, "last_reinforced_at": any_value, "promotion_reason": any_value,
 }), min_size=1, max_size=6))

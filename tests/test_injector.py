@@ -84,7 +84,7 @@ def test_a_hand_edited_file_is_capped_at_its_own_sections(persona_file):
     counter = get_counter("o200k_base")
     assert counter.count(block) <= 200
     expected = cap_text("".join(sections), budget=200, counter=counter, boundary="## ",
-                        note=load_settings().cap.truncation_note).text
+                        note=load_settings().target("markdown").truncation_note()).text
     assert block == expected and "\n" in block
 
 

@@ -242,9 +242,11 @@ def test_report_says_what_happened(settings, store):
     small = settings.model_copy(update={"cap": settings.cap.model_copy(update={"token_cap": 300})})
     report = render(small, store)
     assert report.facts_extracted == 200
-    assert report.sections_dropped > 0 and report.sections_kept > 0
+    # 40 topics of 5 facts in 300 tokens: each topic that fits keeps its best fact, and the rest are left out.
+    assert report.sections_dropped > 0 and report.sections_kept > 0 and report.fitted_out == 4 * report.sections_kept
+    assert len(report.dropped_topics) == report.sections_dropped
     assert report.tokens <= report.budget == 300
-    assert report.text.endswith(settings.cap.truncation_note + "\n")
+    assert report.text.endswith("_(Some persona facts were left out to fit the token budget.)_\n")
     assert report.written and report.changed
 
 

@@ -33,8 +33,8 @@ def test_render_json(tmp_path):
     data = json.loads(persona(tmp_path, "render", "--json").stdout)
     assert data[0] | {"sha256": None} == {
         "target": "markdown", "path": str(tmp_path / "p.md"), "facts_extracted": 1, "sections_kept": 1,
-        "sections_dropped": 0, "tokens": 6, "budget": 1500, "changed": True, "written": True, "stale": False,
-        "sha256": None}
+        "sections_dropped": 0, "dropped_topics": [], "fitted_out": 0, "tokens": 6, "budget": 1500, "changed": True,
+        "written": True, "stale": False, "sha256": None}
 
 
 def test_dry_run_and_stdout_write_nothing(tmp_path):

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import difflib
+import itertools
 from typing import Annotated
 
 import typer
 
+from ..explain import KEPT, Explanation
 from ..injector import PersonaInjector
 from ..model import TargetReport
 from ..runner import run_pipeline
-from .common import JsonOption, SessionOption, emit_json, state
+from .common import JsonOption, SessionOption, emit_json, shown, state, table
+
+NAMED_SECTIONS = 5  # dropped sections named in render's summary; the rest are counted
+CONTENT_WIDTH = 60
 
 
 def register(app: typer.Typer) -> None:
     app.command("render")(render)
+    app.command("explain")(explain)
     app.command("inject")(inject)
 
 
@@ -52,9 +58,16 @@ def _summary(report: TargetReport, dry_run: bool) -> str:
         state_ = "would change" if report.changed else "unchanged"
     else:
         state_ = "written" if report.written else "unchanged"
+    left_out = ""
+    if report.dropped_topics:
+        names = ", ".join(shown(topic, 30) for topic in report.dropped_topics[:NAMED_SECTIONS])
+        more = len(report.dropped_topics) - NAMED_SECTIONS
+        left_out = f" ({names}{f' and {more} more' if more > 0 else ''})"
+    fitted = f", {report.fitted_out} facts fitted out" if report.fitted_out else ""
     return (
         f"{report.target}: {report.facts_extracted} facts, {report.sections_kept} sections kept, "
-        f"{report.sections_dropped} dropped, {report.tokens}/{report.budget} tokens -> {report.path} ({state_})"
+        f"{report.sections_dropped} dropped{left_out}{fitted}, {report.tokens}/{report.budget} tokens -> "
+        f"{report.path} ({state_})"
     )
 
 
@@ -63,6 +76,49 @@ def _diff(report: TargetReport) -> str:
     after = report.text.splitlines(keepends=True)
     lines = difflib.unified_diff(before, after, f"{report.path} (on disk)", f"{report.path} (rendered)")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def explain(
+    ctx: typer.Context,
+    target: Annotated[
+        list[str] | None, typer.Option("--target", "-t", help="Explain this target (default: the injected one).")
+    ] = None,
+    session: SessionOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Say where every fact went in the render: kept, or left out and why. Writes nothing."""
+    cli = state(ctx)
+    settings = cli.settings()
+    with cli.store(session, readonly=True) as store:
+        reports = run_pipeline(settings, store=store, targets=target or [settings.injection.target], dry_run=True,
+                               explain=True)
+    explanations = [report.explanation for report in reports]
+    if as_json:
+        emit_json([explanation.to_dict() for explanation in explanations])
+        return
+    typer.echo("\n\n".join(_explanation_text(explanation) for explanation in explanations))
+
+
+def _explanation_text(explanation: Explanation) -> str:
+    kept = sum(1 for fact in explanation.facts if fact.fate == KEPT)
+    lines = [f"{explanation.target}: {explanation.tokens}/{explanation.budget} tokens, "
+             f"{len(explanation.sections)} sections, {kept} facts kept, {len(explanation.facts) - kept} left out",
+             "", table(["SECTION", "TOKENS"], [[shown(topic, 40), str(tokens)] for topic, tokens in
+                                               explanation.sections])]
+    for fate, facts in itertools.groupby(explanation.facts, key=lambda fact: _group(fact.fate)):
+        group = list(facts)
+        rows = [[fact.id, shown(fact.topic, 24), fact.tier, "-" if fact.score is None else f"{fact.score:.3f}",
+                 str(fact.tokens), shown(fact.content, CONTENT_WIDTH) + _why(fact.fate, fate)] for fact in group]
+        lines += ["", f"{fate} ({len(group)})", table(["ID", "TOPIC", "TIER", "SCORE", "TOKENS", "FACT"], rows)]
+    return "\n".join(lines)
+
+
+def _group(fate: str) -> str:
+    return "duplicate" if fate.startswith("duplicate of") else fate
+
+
+def _why(fate: str, group: str) -> str:
+    return f"  ({fate})" if fate != group else ""
 
 
 def inject(ctx: typer.Context, session: SessionOption = None) -> None:

@@ -1,17 +1,47 @@
-"""cap: the shared cap, applied with the target's budget and section boundary."""
+"""cap: fit the render into the target's budget, fairly across topics, with the section cap as the guard."""
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import Field
+
 from ..cap import cap_text
 from ..context import StageContext
-from ..model import CappedRender, Rendered
-from ..registry import NoOptions, stage
+from ..fit import fair_fit
+from ..model import CappedRender, RankedSection, Rendered
+from ..registry import StageOptions, stage
+from .render import render_sections
 
 
-@stage("cap", per_target=True)
-def cap(rendered: Rendered, *, ctx: StageContext, options: NoOptions) -> CappedRender:
-    """Fit the render into the target's token budget at section boundaries."""
-    target = rendered.target
-    capped = cap_text(rendered.text, budget=target.budget, counter=ctx.counter, boundary=target.boundary,
-                      note=target.note)
-    return CappedRender(capped, rendered)
+class CapOptions(StageOptions):
+    strategy: Literal["fair", "sections"] = Field(
+        "fair",
+        description="fair: drop the weakest facts across all topics first, so every topic whose best fact fits "
+        "keeps it (renders the template a few dozen times when the budget is tight); sections: keep whole "
+        "sections in rank order and skip those that do not fit (one render; whole topics can vanish).",
+    )
+
+
+@stage("cap", options=CapOptions, per_target=True)
+def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> CappedRender:
+    """Fit the render into the target's token budget; the section cap guards the result."""
+    target, ranked = rendered.target, rendered.ranked
+    fit = None
+    if options.strategy == "fair":
+        fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=ctx.counter,
+                       render=lambda sections: render_sections(ctx, target, ranked, sections),
+                       note=target.truncation_note)
+    text = fit.text if fit is not None else rendered.text
+    capped = cap_text(text, budget=target.budget, counter=ctx.counter, boundary=target.boundary,
+                      note=target.truncation_note)
+    kept = fit.sections if fit is not None else ranked.sections
+    return CappedRender(capped, rendered, _surviving(kept, capped.kept_indexes),
+                        fit.left_out if fit is not None else frozenset())
+
+
+def _surviving(sections: tuple[RankedSection, ...], indexes: tuple[int, ...] | None) -> tuple[RankedSection, ...]:
+    """The sections the guard kept (a template renders one boundary-led chunk per section)."""
+    if indexes is None:
+        return sections
+    return tuple(sections[index] for index in indexes if index < len(sections))

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ..clock import to_db
 from ..context import StageContext
-from ..model import FactSet, PersonaFact, Start
+from ..model import FactSet, LeftOut, PersonaFact, Start
 from ..registry import StageOptions, stage
 from ..store import TOMBSTONE_MARK, metadata_topic
 
@@ -53,10 +53,32 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
                 facts += _candidates(conn, now, store.session, options, int(store.max_fact_chars))
             generation = conn.execute("SELECT generation FROM persona_state WHERE id = 1").fetchone()[0]
             watermark = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM working_memory").fetchone()[0]
+            left_out = _left_out(conn, now, store.session, options, int(store.max_fact_chars)) if ctx.explain else ()
         finally:
             conn.execute("COMMIT")
     store.warn_broken_rows()
-    return FactSet(tuple(facts), int(generation), int(watermark))
+    return FactSet(tuple(facts), int(generation), int(watermark), left_out)
+
+
+def _left_out(conn: sqlite3.Connection, now: str, session: str, options: ExtractOptions, max_chars: int
+              ) -> tuple[LeftOut, ...]:
+    """For `persona explain`: demoted facts (their tombstones), and candidates below the threshold."""
+    found = [LeftOut(PersonaFact(f"t:{row[0]}", _demoted_tier(row[1]), str(row[2] or "general"), str(row[1]), 0.0,
+                                 0, 0.0, "tombstone"), "demoted (tombstone)")
+             for row in conn.execute("SELECT id, preference, topic FROM memoria_preferences WHERE session_id = ? "
+                                     "AND evolution = ? ORDER BY id", (session, TOMBSTONE_MARK))]
+    if options.candidates and options.candidate_sources:
+        below = options.model_copy(update={"min_importance": 0.0})
+        found += [LeftOut(fact, "candidate below min_importance")
+                  for fact in _candidates(conn, now, session, below, max_chars)
+                  if fact.confidence < options.min_importance]
+    return tuple(found)
+
+
+def _demoted_tier(tombstone: str) -> str:
+    """The tier in a tombstone's text, ``[demoted from long_term] ...``."""
+    head = str(tombstone).partition("]")[0]
+    return head.removeprefix("[demoted from ").strip() or "long_term"
 
 
 def _candidates(conn: sqlite3.Connection, now: str, session: str, options: ExtractOptions, max_chars: int

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pydantic import Field
 
 from ..context import StageContext
-from ..model import FactSet, PersonaFact, RankedFact, RankedPersona, RankedSection
+from ..model import FactSet, LeftOut, PersonaFact, RankedFact, RankedPersona, RankedSection, fact_label
 from ..registry import StageOptions, stage
 from ..sanitize import dedupe_key
 from ..settings import Tier
@@ -36,25 +36,31 @@ def rank(facts: FactSet, *, ctx: StageContext, options: RankOptions) -> RankedPe
     scores = _scores(items, options, retention.half_life_days if retention.enabled else None)
     # A total order: best score, then tier, then reinforcement, then the stable key.
     keys = [(-scores[i], TIER_RANK.get(f.tier, 3), -f.reinforcement_count, f.key) for i, f in enumerate(items)]
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # dedupe key -> the stronger fact that kept it
     groups: dict[str, list[RankedFact]] = defaultdict(list)
     omitted: dict[str, int] = defaultdict(int)
+    left_out: list[LeftOut] | None = list(facts.left_out) if ctx.explain else None
     limit, duplicates = options.max_items_per_section, 0
     for index in sorted(range(len(items)), key=keys.__getitem__):
         fact = items[index]
         key = dedupe_key(fact.content)
         if key in seen:
             duplicates += 1
+            if left_out is not None:
+                left_out.append(LeftOut(fact, f"duplicate of {fact_label(seen[key])}", scores[index]))
             continue
-        seen.add(key)
+        seen[key] = fact.key
         group = groups[fact.topic]
         if len(group) < limit:
             group.append(RankedFact(fact, scores[index]))
         else:
             omitted[fact.topic] += 1
+            if left_out is not None:
+                left_out.append(LeftOut(fact, "over max_items_per_section", scores[index]))
     # Groups were filled in global rank order, so sections come out ranked by their best fact.
     sections = tuple(RankedSection(topic, tuple(group), omitted[topic]) for topic, group in groups.items())
-    return RankedPersona(sections, len(items), duplicates, facts.generation, facts.memory_watermark)
+    return RankedPersona(sections, len(items), duplicates, facts.generation, facts.memory_watermark,
+                         tuple(left_out or ()))
 
 
 def _scores(items: tuple[PersonaFact, ...], options: RankOptions, decay_half_life: float | None) -> list[float]:

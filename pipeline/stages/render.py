@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..context import StageContext
-from ..model import RankedPersona, Rendered
+from ..model import RankedPersona, RankedSection, Rendered
 from ..registry import NoOptions, stage
+from ..settings import ResolvedTarget
 from ..templating import build_context, render_template
 
 
@@ -12,8 +15,13 @@ from ..templating import build_context, render_template
 def render(ranked: RankedPersona, *, ctx: StageContext, options: NoOptions) -> Rendered:
     """Render the target's template; the same input always gives the same bytes."""
     target = ctx.current_target
+    return Rendered(render_sections(ctx, target, ranked, ranked.sections), ranked, target)
+
+
+def render_sections(ctx: StageContext, target: ResolvedTarget, ranked: RankedPersona,
+                    sections: tuple[RankedSection, ...]) -> str:
+    """The target's template rendered with ``sections`` (all of them, or a fitted selection)."""
     limits = ctx.settings.render
-    text = render_template(limits.template_dirs, target.template, build_context(ranked, target.name),
-                           timeout_s=limits.timeout_s, max_chars=limits.max_output_chars,
-                           max_memory_mb=limits.max_memory_mb)
-    return Rendered(text, ranked, target)
+    context = build_context(replace(ranked, sections=sections), target.name)
+    return render_template(limits.template_dirs, target.template, context, timeout_s=limits.timeout_s,
+                           max_chars=limits.max_output_chars, max_memory_mb=limits.max_memory_mb)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -12,6 +13,7 @@ from pydantic import Field
 from ..atomic import PRIVATE_FILE, atomic_write_text, ensure_private_dir, remove_stale_temps
 from ..context import StageContext
 from ..errors import StageError
+from ..explain import explain
 from ..files import describe, read_regular_text
 from ..model import CappedRender, TargetReport
 from ..registry import StageOptions, stage
@@ -45,7 +47,8 @@ def write(capped: CappedRender, *, ctx: StageContext, options: WriteOptions) -> 
     path = capped.rendered.target.path
     if ctx.dry_run:
         previous = read_current(path)
-        return _report(capped, previous, written=False, stale=False)
+        report = _report(capped, previous, written=False, stale=False)
+        return replace(report, explanation=explain(capped, ctx.counter)) if ctx.explain else report
     ensure_private_dir(path.parent)
     try:
         with FileLock(lock_path(path), timeout=options.lock_timeout_s, mode=PRIVATE_FILE):
@@ -80,12 +83,16 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
 
 def _report(capped: CappedRender, previous: str | None, *, written: bool, stale: bool) -> TargetReport:
     target, ranked = capped.rendered.target, capped.rendered.ranked
+    kept_topics = {section.topic for section in capped.kept}
     return TargetReport(
         target=target.name,
         path=target.path,
         facts_extracted=ranked.facts_extracted,
-        sections_kept=capped.capped.sections_kept,
-        sections_dropped=capped.capped.sections_dropped,
+        sections_kept=len(capped.kept),
+        sections_dropped=len(ranked.sections) - len(capped.kept),
+        dropped_topics=tuple(s.topic for s in ranked.sections if s.topic not in kept_topics),
+        fitted_out=sum(1 for s in ranked.sections if s.topic in kept_topics for r in s.facts
+                       if r.fact.key in capped.fitted_out),
         tokens=capped.capped.tokens,
         budget=capped.capped.budget,
         changed=previous != capped.text,
