@@ -10,6 +10,8 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _SPACE = re.compile(r"\s+")
 _PUNCT = re.compile(r"[^\w\s]")
+# ASCII characters that are neither word characters nor whitespace: what _PUNCT removes from ASCII text.
+_ASCII_NON_WORD = {code: None for code in range(128) if not re.match(r"[\w\s]", chr(code))}
 
 
 def inline(text: str) -> str:
@@ -19,6 +21,10 @@ def inline(text: str) -> str:
     characters and terminal escapes go, and a leading ``#`` is escaped, so a
     fact can never forge structure in any template.
     """
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        # The common case, in one C-speed test: nothing to remove (printable text has no control
+        # characters, and its only whitespace is single spaces) and nothing to collapse.
+        return "\\" + text if text.startswith("#") else text
     cleaned = _CONTROL.sub("", _ANSI.sub("", text))
     flat = _SPACE.sub(" ", cleaned).strip()
     if flat.startswith("#"):
@@ -33,4 +39,6 @@ def xml(text: str) -> str:
 
 def dedupe_key(text: str) -> str:
     """Two facts with the same key are near-duplicates: same words, ignoring case and punctuation."""
+    if text.isascii():  # the same result as below, by a translation table instead of a regex
+        return " ".join(text.lower().translate(_ASCII_NON_WORD).split())
     return " ".join(_PUNCT.sub("", text.casefold()).split())

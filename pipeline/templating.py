@@ -12,14 +12,13 @@ import sys
 from pathlib import Path
 
 from .errors import TemplateError
-from .model import RankedPersona
+from .model import RankedFact, RankedPersona
 from .sanitize import inline
 from .template_env import (
     PersonaContext,
     TemplateItem,
     TemplateSection,
     builtin_template_dir,
-    is_builtin,
     locate,
     make_environment,
     render_here,
@@ -33,19 +32,21 @@ __all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context",
 CHILD_START_S = 10.0
 
 
-def build_context(ranked: RankedPersona, target: str) -> PersonaContext:
-    sections = tuple(
-        TemplateSection(
-            topic=inline(section.topic) or "general",
-            items=tuple(
-                TemplateItem(inline(r.fact.content), r.fact.tier, round(r.fact.confidence, 3),
-                             r.fact.reinforcement_count)
-                for r in section.facts
-            ),
-            omitted=section.omitted,
-        )
-        for section in ranked.sections
-    )
+def build_context(ranked: RankedPersona, target: str, memo: dict[str, TemplateItem] | None = None
+                  ) -> PersonaContext:
+    """What the template sees. ``memo`` keeps each fact's inert item across the renders of one run."""
+    items = {} if memo is None else memo
+
+    def item(ranked_fact: RankedFact) -> TemplateItem:
+        fact = ranked_fact.fact
+        found = items.get(fact.key)
+        if found is None:
+            found = items[fact.key] = TemplateItem(inline(fact.content), fact.tier, round(fact.confidence, 3),
+                                                   fact.reinforcement_count)
+        return found
+
+    sections = tuple(TemplateSection(inline(s.topic) or "general", tuple(map(item, s.facts)), s.omitted)
+                     for s in ranked.sections)
     return PersonaContext(target, sections, sum(len(s.items) for s in sections))
 
 
@@ -68,10 +69,12 @@ def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *
     and memory and CPU limits that hold for every expression.
     """
     search = search_path(user_dirs)
-    env = make_environment(search)
-    filename = locate(env, name)  # found, not compiled: Jinja folds constants while compiling, so a user
-    if is_builtin(filename):      # template is compiled only in the child, under its limits
-        return render_here(env, name, context, max_chars=max_chars, timeout_s=None)
+    if not any(os.path.isfile(os.path.join(directory, name)) for directory in search[:-1]):
+        builtin = make_environment(search[-1:], trusted=True)  # a shipped template: trusted, in this process
+        return render_here(builtin, name, context, max_chars=max_chars, timeout_s=None)
+    # Found, not compiled: Jinja folds constants while compiling, so a user template is compiled only in
+    # the child, under its limits.
+    filename = locate(make_environment(search), name)
     return _render_in_child(search, name, context, timeout_s=timeout_s, max_chars=max_chars,
                             max_memory_mb=max_memory_mb, filename=filename)
 

@@ -204,3 +204,21 @@ def test_rows_any_tool_could_write_never_break_a_read(rows):
         result = CliRunner().invoke(app, ["--db", str(Path(tmp) / "m.db"), "--set",
                                           f"injection.file={Path(tmp) / 'p.md'}", "tick", "--force"])
         assert result.exit_code == 0 and result.exception is None, result.stderr
+
+
+# -- the fast paths of the hot text functions give exactly what the general paths give ----------------------
+
+_printable_and_worse = st.text(alphabet=st.characters(codec="utf-8"), max_size=40) | st.text(
+    alphabet=st.sampled_from(list("ab #_-.,!?\t\n\x1b[31m\x07\x85\u2028\u00a0éß日本")), max_size=40)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(text=_printable_and_worse)
+def test_inline_and_dedupe_fast_paths_match_the_regex_paths(text):
+    import re
+
+    from pipeline import sanitize
+
+    cleaned = sanitize._SPACE.sub(" ", sanitize._CONTROL.sub("", sanitize._ANSI.sub("", text))).strip()
+    assert sanitize.inline(text) == ("\\" + cleaned if cleaned.startswith("#") else cleaned)
+    assert sanitize.dedupe_key(text) == " ".join(re.sub(r"[^\w\s]", "", text.casefold()).split())

@@ -31,7 +31,7 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     if options.strategy == "fair":
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=ctx.counter,
                        render=lambda sections: render_sections(ctx, target, ranked, sections),
-                       note=target.truncation_note)
+                       note=target.truncation_note, boundary=target.boundary)
     text = fit.text if fit is not None else rendered.text
     capped = cap_text(text, budget=target.budget, counter=ctx.counter, boundary=target.boundary,
                       note=target.truncation_note)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import Field
 
@@ -12,12 +14,14 @@ from ..model import FactSet, LeftOut, PersonaFact, Start
 from ..registry import StageOptions, stage
 from ..store import TOMBSTONE_MARK, metadata_topic
 
-# Columns in PersonaFact's field order, so rows become facts without a Python call per row.
+# Raw columns: each row is checked against the contract in the same pass that builds its fact.
 PERSONA_SQL = """
-SELECT printf('p:%012d', id), tier, topic, content, COALESCE(confidence, 0.7), COALESCE(reinforcement_count, 0),
-       COALESCE(MAX(0.0, julianday(?) - julianday(COALESCE(last_reinforced_at, created_at))), 0.0), 'persona'
-FROM memoria_persona WHERE session_id = ? AND ({valid}) IS NULL
+SELECT id, tier, topic, content, confidence, reinforcement_count,
+       MAX(0.0, julianday(?) - julianday(COALESCE(last_reinforced_at, created_at)))
+FROM memoria_persona WHERE session_id = ?
 """
+TIERS = frozenset({"permanent", "long_term", "working"})
+NUMBERS = (int, float)
 
 CANDIDATE_SQL = """
 SELECT m.id, m.content, m.metadata_json, COALESCE(m.importance, 0.0),
@@ -47,8 +51,7 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
     with store.read() as conn:
         conn.execute("BEGIN")
         try:
-            sql = PERSONA_SQL.format(valid=store.row_problem())
-            facts = list(map(PersonaFact._make, conn.execute(sql, (now, store.session))))
+            facts, broken = _persona_facts(conn.execute(PERSONA_SQL, (now, store.session)), store.max_fact_chars)
             if options.candidates and options.candidate_sources:
                 facts += _candidates(conn, now, store.session, options, int(store.max_fact_chars))
             generation = conn.execute("SELECT generation FROM persona_state WHERE id = 1").fetchone()[0]
@@ -56,8 +59,27 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
             left_out = _left_out(conn, now, store.session, options, int(store.max_fact_chars)) if ctx.explain else ()
         finally:
             conn.execute("COMMIT")
-    store.warn_broken_rows()
+    if broken:
+        store.warn_broken_rows()
     return FactSet(tuple(facts), int(generation), int(watermark), left_out)
+
+
+def _persona_facts(rows: Iterable[tuple[Any, ...]], max_chars: int) -> tuple[list[PersonaFact], bool]:
+    """Facts from rows that keep the contract, and whether any row broke it (the store names those).
+
+    The check is inline: at 100k rows a function call per row would cost more than the whole test.
+    """
+    facts: list[PersonaFact] = []
+    append, broken = facts.append, False
+    for fact_id, tier, topic, content, confidence, count, age in rows:
+        if (type(content) is str and type(topic) is str and tier in TIERS and 0 < len(content) <= max_chars
+                and (confidence is None or (type(confidence) in NUMBERS and 0 <= confidence <= 1))
+                and (count is None or (type(count) is int and count >= 0)) and not content.isspace()):
+            append(PersonaFact(f"p:{fact_id:012d}", tier, topic, content, 0.7 if confidence is None else confidence,
+                               count or 0, age or 0.0, "persona"))
+        else:
+            broken = True
+    return facts, broken
 
 
 def _left_out(conn: sqlite3.Connection, now: str, session: str, options: ExtractOptions, max_chars: int

@@ -22,6 +22,6 @@ def render_sections(ctx: StageContext, target: ResolvedTarget, ranked: RankedPer
                     sections: tuple[RankedSection, ...]) -> str:
     """The target's template rendered with ``sections`` (all of them, or a fitted selection)."""
     limits = ctx.settings.render
-    context = build_context(replace(ranked, sections=sections), target.name)
+    context = build_context(replace(ranked, sections=sections), target.name, ctx.cache.setdefault("items", {}))
     return render_template(limits.template_dirs, target.template, context, timeout_s=limits.timeout_s,
                            max_chars=limits.max_output_chars, max_memory_mb=limits.max_memory_mb)
