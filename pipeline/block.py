@@ -6,8 +6,10 @@ apart from both: the same reader, the same size bound, the same cap.
 
 from __future__ import annotations
 
+import threading
+
 from .cap import cap_text
-from .files import read_regular_prefix
+from .files import FileRead, read_file
 from .problems import ProblemLog
 from .settings import ResolvedTarget
 from .tokens import get_counter
@@ -20,7 +22,13 @@ def read_block(target: ResolvedTarget, *, counter: str, max_bytes: int, problems
     neither the host's memory nor the tokenizer's; bad UTF-8 is replaced.
     Both are warned about once.
     """
-    raw, truncated = read_regular_prefix(target.path, max_bytes)
+    return block_of(read_file(target.path, max_bytes), target, counter=counter, max_bytes=max_bytes,
+                    problems=problems)
+
+
+def block_of(found: FileRead, target: ResolvedTarget, *, counter: str, max_bytes: int, problems: ProblemLog) -> str:
+    """The capped block of a file already read."""
+    raw, truncated = found.data, found.truncated
     if truncated:
         problems.warn(f"persona file {target.path} is larger than {max_bytes} bytes (injection.max_file_bytes); "
                       "only its first whole lines up to that size are used")
@@ -37,9 +45,23 @@ def cap_block(text: str, target: ResolvedTarget, counter: str) -> str:
     """The shared cap with the target's budget, boundary and note, minus any title of the file's own.
 
     The injector's header is the block's only H1, so a leading ``# Title``
-    line is dropped first.
+    line is dropped first. Results are remembered per content: hosts build new
+    injectors (a new agent, a new session) for the same file all the time, and
+    only the first of them needs to count its tokens.
     """
-    if text.startswith("# "):
-        text = text.partition("\n")[2].lstrip("\n")
-    return cap_text(text, budget=target.budget, counter=get_counter(counter), boundary=target.boundary,
-                    note=target.truncation_note).text
+    key = (text, target, counter)
+    capped = _CAPPED.get(key)
+    if capped is None:
+        body = text.partition("\n")[2].lstrip("\n") if text.startswith("# ") else text
+        capped = cap_text(body, budget=target.budget, counter=get_counter(counter), boundary=target.boundary,
+                          note=target.truncation_note).text
+        with _CAPPED_LOCK:
+            _CAPPED[key] = capped
+            if len(_CAPPED) > MEMO_SIZE:
+                _CAPPED.pop(next(iter(_CAPPED)))
+    return capped
+
+
+MEMO_SIZE = 64  # distinct (content, target) pairs remembered; persona files are a few KB each
+_CAPPED: dict[tuple[str, ResolvedTarget, str], str] = {}
+_CAPPED_LOCK = threading.Lock()

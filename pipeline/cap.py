@@ -67,23 +67,29 @@ def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, no
     section's leading whole lines that fit are kept, so the persona is never
     empty merely because one section is large.
     """
-    split = split_sections(text, boundary)
-    total = len(split.sections)
     if budget <= 0 or not text:
-        return Capped("", 0, budget, total, 0, kept_indexes=())
-    # Short text is counted whole first (the common case: one count). For long text, per-section counts
-    # come first, and the whole is counted only if their sum says it might fit.
-    estimates: list[int] | None = None
-    maybe_fits = True
-    if len(text) > budget * LIKELY_CHARS_PER_TOKEN:
-        estimates = counter.count_many([split.preamble, *split.sections])
-        maybe_fits = sum(estimates) <= budget + JOIN_SLACK
-    if maybe_fits:
+        return Capped("", 0, budget, _count_sections(text, boundary), 0, kept_indexes=())
+    short = len(text) <= budget * LIKELY_CHARS_PER_TOKEN
+    if short:  # the common case, a file that fits: one count, no split
         tokens = counter.count(text)
         if tokens <= budget:
+            total = _count_sections(text, boundary)
             return Capped(text, tokens, budget, total, total)
-    sections = estimates[1:] if estimates is not None else counter.count_many(split.sections)
-    return _fit(split, budget, counter, note() if callable(note) else note, sections)
+    split = split_sections(text, boundary)
+    resolved = note() if callable(note) else note
+    if short:
+        return _fit(split, budget, counter, resolved, counter.count_many(split.sections))
+    # Long text: per-section counts first, and the whole is counted only if their sum says it might fit.
+    estimates = counter.count_many([split.preamble, *split.sections])
+    if sum(estimates) <= budget + JOIN_SLACK:
+        tokens = counter.count(text)
+        if tokens <= budget:
+            return Capped(text, tokens, budget, len(split.sections), len(split.sections))
+    return _fit(split, budget, counter, resolved, estimates[1:])
+
+
+def _count_sections(text: str, boundary: str) -> int:
+    return sum(1 for line in text.splitlines() if line.startswith(boundary)) if boundary else 0
 
 
 def with_note(body: str, note: str) -> str:

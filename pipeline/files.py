@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -26,24 +27,65 @@ def read_regular_bytes(path: Path, *, confine_symlinks: bool = True) -> bytes:
 
 def read_regular_prefix(path: Path, limit: int | None, *, confine_symlinks: bool = True) -> tuple[bytes, bool]:
     """At most ``limit`` bytes of the file, and whether there was more; see :func:`read_regular_bytes`."""
-    if confine_symlinks:
-        _check_symlink(path)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    found = read_file(path, limit, confine_symlinks=confine_symlinks)
+    return found.data, found.truncated
+
+
+@dataclass(frozen=True, slots=True)
+class FileRead:
+    """A file's bytes (at most a limit of them) and the state it was read in."""
+
+    data: bytes
+    truncated: bool
+    key: tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns): changes whenever the content can have
+
+
+def read_file(path: Path, limit: int | None, *, confine_symlinks: bool = True) -> FileRead:
+    """Read a regular file in one open: see :func:`read_regular_bytes` for what is refused."""
+    fd, info = _open_regular(path, confine_symlinks)
+    try:
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if limit is not None and size > limit:
+                return FileRead(b"".join(chunks)[:limit], True, _key(info))
+    finally:
+        os.close(fd)
+    return FileRead(b"".join(chunks), False, _key(info))
+
+
+def _open_regular(path: Path, confine_symlinks: bool) -> tuple[int, os.stat_result]:
+    flags = os.O_RDONLY | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW)  # the common case: one open, no lstat
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        if confine_symlinks:  # a symlink (or a loop): allowed only into the file's own directory
+            _check_symlink(path)
+        fd = os.open(path, flags)
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, f"is not a regular file ({_kind(info.st_mode)})", str(path))
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if limit is not None and size > limit:
-                return b"".join(chunks)[:limit], True
-    finally:
+    except BaseException:
         os.close(fd)
-    return b"".join(chunks), False
+        raise
+    return fd, info
+
+
+def probe_regular(path: Path) -> int:
+    """The size of a readable regular file, without reading it; OSError says why it is not one."""
+    fd, info = _open_regular(path, True)
+    os.close(fd)
+    return info.st_size
+
+
+def _key(info: os.stat_result) -> tuple[int, int, int, int]:
+    return info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns
 
 
 def real_path(path: Path) -> Path:

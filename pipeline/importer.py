@@ -179,7 +179,7 @@ def _apply(store: PersonaStore, conn: Any, entry: FactEntry, origin: str, report
             report.skipped_demoted.append(entry.key)
             return
         fact_id = store.insert_row(conn, tier=entry.tier, topic=entry.topic, content=entry.content,
-                                   confidence=entry.confidence, source=entry.key, reason=entry.reason)
+                                   confidence=entry.confidence, source=entry.key, reason=entry.reason).id
         _record_origin(conn, fact_id, origin, declared)
         report.added.append(fact_id)
         return

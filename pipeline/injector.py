@@ -8,15 +8,14 @@ be hand-edited, so the cap works on the text's own section boundaries.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .block import read_block
+from .block import block_of, read_block
 from .errors import PersonaError
-from .files import describe
+from .files import describe, read_file
 from .problems import ProblemLog
 from .sessions import Refresh, SessionSnapshots, appendix
 from .settings import ResolvedTarget, Settings
@@ -209,13 +208,13 @@ class PersonaInjector:
     # -- live mode -----------------------------------------------------
 
     def _refresh(self, cached: Block) -> Block:
-        path = self._target.path
+        injection = self.settings.injection
         try:
-            stat = os.stat(path)
-            key = (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
-            if key == cached.key:
+            found = read_file(self._target.path, injection.max_file_bytes)
+            if found.key == cached.key:
                 return cached
-            block = Block(self.read_capped(), key)
+            block = Block(block_of(found, self._target, counter=self.settings.cap.counter,
+                                   max_bytes=injection.max_file_bytes, problems=self.problems), found.key)
         except OSError as error:
             self.warn(error)
             return Block("", None)

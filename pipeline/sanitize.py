@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from xml.sax.saxutils import escape
 
 # ANSI CSI/OSC sequences first, then any other C0/C1 control except whitespace.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
@@ -32,9 +31,12 @@ def inline(text: str) -> str:
     return flat
 
 
+_XML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+
+
 def xml(text: str) -> str:
-    """Escape for XML text and attribute values."""
-    return escape(str(text), {'"': "&quot;", "'": "&apos;"})
+    """Escape for XML text and attribute values (one translation; xml.sax costs start-up time)."""
+    return str(text).translate(_XML)
 
 
 def dedupe_key(text: str) -> str:

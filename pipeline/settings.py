@@ -27,13 +27,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
-from pydantic_settings import (
-    BaseSettings,
-    EnvSettingsSource,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    SettingsError,
-)
 
 from .atomic import refuse_protected
 from .config_files import ConfigLayer, load_layers, parse_value, resolve_config_files
@@ -208,15 +201,15 @@ class RenderSettings(Section):
 StageEntry = str | dict[str, dict[str, Any]]
 
 
-class Settings(BaseSettings):
-    """The resolved configuration. Build it with :func:`load_settings`."""
+class Settings(BaseModel):
+    """The resolved configuration. Build it with :func:`load_settings`.
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX,
-        env_nested_delimiter="__",
-        extra="forbid",
-        validate_default=True,
-    )
+    A plain pydantic model: the sources are layered by :func:`load_settings`,
+    and pydantic-settings reads the ``MNEMOSYNE_PERSONA_*`` variables, imported
+    only when one is set (it costs a quarter of a second to import).
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
 
     store: StoreSettings = Field(default_factory=StoreSettings, description="The SQLite store.")
     injection: InjectionSettings = Field(default_factory=InjectionSettings, description="Prompt injection.")
@@ -340,19 +333,6 @@ class Settings(BaseSettings):
             template_dirs=tuple(str(Path(d).expanduser()) for d in self.render.template_dirs),
         )
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Constructing Settings only validates what it is given; the layered
-        # sources are resolved by load_settings, which also records provenance.
-        return (init_settings,)
-
 
 @dataclass(frozen=True, slots=True)
 class ResolvedTarget:
@@ -370,19 +350,15 @@ class ResolvedTarget:
         """The note to append when facts are left out: the configured one, else the template's own."""
         if self.note is not None:
             return self.note
-        from .template_env import search_path, template_note  # Jinja only when a cap actually cuts
+        from .template_env import template_note  # Jinja only when a cap actually cuts
+        from .template_files import search_path
 
         return template_note(search_path([Path(d) for d in self.template_dirs]), self.template)
 
 
-class LegacyEnvSource(PydanticBaseSettingsSource):
-    """Reads the five legacy flat variables and nests them."""
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        return _nest({path: os.environ[name] for name, path in LEGACY_ENV.items() if name in os.environ})
+def _legacy_env() -> dict[str, Any]:
+    """The five legacy flat variables, nested onto their fields."""
+    return _nest({path: os.environ[name] for name, path in LEGACY_ENV.items() if name in os.environ})
 
 
 def _nest(flat: Mapping[tuple[str, ...], Any]) -> dict[str, Any]:
@@ -419,9 +395,16 @@ def _expand_dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _env_layers() -> list[ConfigLayer]:
-    legacy = ConfigLayer("legacy-env", LegacyEnvSource(Settings)())
+    legacy = ConfigLayer("legacy-env", _legacy_env())
+    ours = [name for name in os.environ if name.upper().startswith(ENV_PREFIX) and name not in LEGACY_ENV
+            and name != CONFIG_ENV]
+    if not ours:
+        return [legacy, ConfigLayer("env", {})]
+    from pydantic_settings import EnvSettingsSource, SettingsError
+
     try:
-        values = EnvSettingsSource(Settings)()
+        values = EnvSettingsSource(Settings, case_sensitive=False, env_prefix=ENV_PREFIX,  # type: ignore[arg-type]
+                                   env_nested_delimiter="__")()
     except SettingsError as error:
         # Structured settings (targets, pipeline, a whole section) are read from the environment as JSON.
         field = re.search(r'field "([^"]+)"', str(error))

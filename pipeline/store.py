@@ -48,6 +48,16 @@ ROW_PROBLEM = """CASE
         THEN 'reinforcement_count is not a count'
 END"""
 MAX_ID = 2**63 - 1  # SQLite's INTEGER
+PROMOTE_LOOKUP = """
+SELECT (SELECT id FROM memoria_persona WHERE session_id = :session AND source_memory_id = :memory),
+       (SELECT 1 FROM memoria_preferences WHERE session_id = :session AND source_memory_id = :memory
+        AND evolution = :mark),
+       memory.content, memory.metadata_json
+FROM (SELECT 1) LEFT JOIN (
+    SELECT content, metadata_json FROM working_memory WHERE id = :memory
+    UNION ALL SELECT content, metadata_json FROM episodic_memory WHERE id = :memory LIMIT 1
+) AS memory
+"""
 FACT_COLUMNS = (
     "id, session_id, tier, topic, content, confidence, source_memory_id, created_at, "
     "last_reinforced_at, reinforcement_count, promotion_reason"
@@ -131,6 +141,7 @@ class PersonaStore:
         self.readonly = readonly
         self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._table_names: frozenset[str] | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings, *, session: str | None = None, clock: Clock = utc_now,
@@ -345,20 +356,22 @@ class PersonaStore:
         """
         check_tier(tier)
         with self.transaction() as conn:
-            existing = conn.execute(
-                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND source_memory_id = ?",
-                (self.session, memory_id),
-            ).fetchone()
+            # One look-up answers everything a promote needs to know; a commit is what a promote costs.
+            existing, tombstoned, content, metadata = conn.execute(PROMOTE_LOOKUP, {
+                "session": self.session, "memory": memory_id, "mark": TOMBSTONE_MARK}).fetchone()
             if existing is not None:
-                return Promotion(Fact(**dict(existing)), created=False)
-            if not force and self.is_tombstoned(memory_id):
+                return Promotion(self.get(existing), created=False)
+            if tombstoned and not force:
                 raise InputError(f"memory {memory_id} was demoted; pass --force to promote it again")
-            content, metadata = self._source_memory(conn, memory_id)
-            topic = self._derive_topic(conn, memory_id, metadata)
-            fact_id = self.insert_row(
-                conn, tier=tier, topic=topic, content=content, confidence=0.7, source=memory_id, reason=reason
-            )
-        return Promotion(self.get(fact_id), created=True)
+            if content is None:
+                raise NotFoundError(f"no memory with id {memory_id} in working_memory or episodic_memory")
+            if not isinstance(content, str) or not content.strip():
+                raise InputError(f"memory {memory_id} has empty content; nothing to promote")
+            content = check_text(f"memory {memory_id}", content, self.max_fact_chars, setting="store.max_fact_chars")
+            topic = metadata_topic(metadata) or self._linked_topic(conn, memory_id)
+            fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=0.7, source=memory_id,
+                                   reason=reason)
+        return Promotion(fact, created=True)
 
     def add(
         self,
@@ -390,10 +403,10 @@ class PersonaStore:
                 return Promotion(Fact(**dict(existing)), created=False)
             if not force and self.is_tombstoned(key):
                 raise InputError("that fact was demoted; pass --force to add it again")
-            fact_id = self.insert_row(
+            fact = self.insert_row(
                 conn, tier=tier, topic=topic, content=content, confidence=confidence, source=key, reason=reason
             )
-        return Promotion(self.get(fact_id), created=True)
+        return Promotion(fact, created=True)
 
     def demote(self, persona_id: int, *, reason: str | None = None) -> Fact:
         """Remove a fact, leaving a tombstone in ``memoria_preferences``, atomically."""
@@ -429,17 +442,17 @@ class PersonaStore:
         confidence: float,
         source: str | None,
         reason: str | None,
-    ) -> int:
+    ) -> Fact:
+        """Insert a fact (inside the caller's transaction) and return it as stored."""
         now = self.now()
-        cursor = conn.execute(
+        row = conn.execute(
             "INSERT INTO memoria_persona (session_id, tier, topic, content, confidence, source_memory_id, "
             "created_at, last_reinforced_at, reinforcement_count, promotion_reason) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING {FACT_COLUMNS}",
             (self.session, tier, topic, content, confidence, source, now, now, reason),
-        )
-        assert cursor.lastrowid is not None
+        ).fetchone()
         self.touch(conn)
-        return cursor.lastrowid
+        return Fact(**dict(row))
 
     def bury(self, conn: sqlite3.Connection, fact: Fact, reason: str) -> None:
         """Tombstone then delete; the caller's transaction makes the pair atomic."""
@@ -468,36 +481,27 @@ class PersonaStore:
         with self.read() as conn:
             return int(conn.execute("SELECT generation FROM persona_state WHERE id = 1").fetchone()[0])
 
-    def _source_memory(self, conn: sqlite3.Connection, memory_id: str) -> tuple[str, str | None]:
-        for table in ("working_memory", "episodic_memory"):
-            row = conn.execute(f"SELECT content, metadata_json FROM {table} WHERE id = ?", (memory_id,)).fetchone()
-            if row is not None:
-                if not (row["content"] or "").strip():
-                    raise InputError(f"memory {memory_id} has empty content; nothing to promote")
-                return check_text(f"memory {memory_id}", row["content"], self.max_fact_chars,
-                                  setting="store.max_fact_chars"), row["metadata_json"]
-        raise NotFoundError(f"no memory with id {memory_id} in working_memory or episodic_memory")
+    def _linked_topic(self, conn: sqlite3.Connection, memory_id: str) -> str:
+        """The topic of a preference or instruction linked to the memory, else ``general``."""
+        tables = self._tables(conn)
+        parts, params = [], []
+        for order, (table, extra) in enumerate((("memoria_preferences", "AND COALESCE(evolution, '') != ?"),
+                                                ("memoria_instructions", ""))):
+            if table in tables:
+                parts.append(f"SELECT topic, {order} AS source, id FROM {table} WHERE source_memory_id = ? "
+                             f"AND COALESCE(TRIM(topic), '') != '' {extra}")
+                params += [memory_id, TOMBSTONE_MARK] if extra else [memory_id]
+        if not parts:
+            return "general"
+        row = conn.execute(f"SELECT topic FROM ({' UNION ALL '.join(parts)}) ORDER BY source, id LIMIT 1",
+                           params).fetchone()
+        return str(row[0]).strip() if row is not None else "general"
 
-    def _derive_topic(self, conn: sqlite3.Connection, memory_id: str, metadata_json: str | None) -> str:
-        """metadata ``topic``, else a linked preference or instruction's topic, else ``general``."""
-        topic = metadata_topic(metadata_json)
-        if topic:
-            return topic
-        queries = (
-            ("memoria_preferences", "AND COALESCE(evolution, '') != ?", (memory_id, TOMBSTONE_MARK)),
-            ("memoria_instructions", "", (memory_id,)),
-        )
-        for table, extra, params in queries:
-            if not _table_exists(conn, table):
-                continue
-            row = conn.execute(
-                f"SELECT topic FROM {table} WHERE source_memory_id = ? AND COALESCE(TRIM(topic), '') != '' "
-                f"{extra} ORDER BY id LIMIT 1",
-                params,
-            ).fetchone()
-            if row is not None:
-                return str(row[0]).strip()
-        return "general"
+    def _tables(self, conn: sqlite3.Connection) -> frozenset[str]:
+        if self._table_names is None:
+            self._table_names = frozenset(row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"))
+        return self._table_names
 
 
 def check_id(persona_id: int) -> int:
@@ -530,7 +534,3 @@ def _create_private(path: Path) -> bool:
     except OSError as error:
         raise StoreError(f"cannot create database {path}: {error.strerror}") from None
     return True
-
-
-def _table_exists(conn: sqlite3.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None

@@ -10,11 +10,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -23,6 +22,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from .errors import TemplateError
 from .sanitize import xml
+from .template_files import builtin_template_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +64,6 @@ class PersonaContext:
 
 DEFAULT_NOTE = "_(Some persona facts were left out to fit the token budget.)_"
 EMPTY_CONTEXT = PersonaContext("", (), 0)
-
-
-def builtin_template_dir() -> Path:
-    """``templates/`` beside the package in a checkout, or inside it when installed from a wheel."""
-    packaged = Path(__file__).parent / "_templates"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "templates"
 
 
 def is_builtin(filename: str) -> bool:
@@ -138,11 +132,6 @@ def make_environment(search: tuple[str, ...], *, trusted: bool = False) -> jinja
     env.filters["xml"] = xml
     env.filters["json"] = _to_json
     return env
-
-
-def search_path(user_dirs: Sequence[Path]) -> tuple[str, ...]:
-    """User directories first, so a user template of the same name wins; the built-in ones last."""
-    return (*(str(Path(d).expanduser()) for d in user_dirs), str(builtin_template_dir()))
 
 
 def load(env: jinja2.Environment, name: str) -> jinja2.Template:

@@ -18,15 +18,14 @@ from .template_env import (
     PersonaContext,
     TemplateItem,
     TemplateSection,
-    builtin_template_dir,
     locate,
     make_environment,
     render_here,
-    search_path,
 )
+from .template_files import builtin_template_dir, search_path
 
 __all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context", "builtin_template_dir",
-           "render_template", "template_source"]
+           "render_template"]
 
 # Time the child needs to start before it renders anything (Python and jinja2 imports).
 CHILD_START_S = 10.0
@@ -50,14 +49,7 @@ def build_context(ranked: RankedPersona, target: str, memo: dict[str, TemplateIt
     return PersonaContext(target, sections, sum(len(s.items) for s in sections))
 
 
-def template_source(user_dirs: list[Path], name: str) -> str:
-    """The template's source, for fingerprints; "<missing NAME>" if it cannot be loaded (render says why)."""
-    env = make_environment(search_path(user_dirs))
-    try:
-        source, _, _ = env.loader.get_source(env, name)  # type: ignore[union-attr]
-    except Exception:  # not found, outside the template directories, not UTF-8: all reported by render
-        return f"<missing {name}>"
-    return str(source)
+
 
 
 def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *, timeout_s: float,

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .clock import from_db
-from .files import describe, read_regular_bytes
+from .files import describe, probe_regular
 from .settings import Settings
 from .store import PersonaStore
-from .templating import template_source
+from .template_files import template_source
 
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
@@ -92,14 +92,14 @@ def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerS
         if not path.exists():
             continue  # that is cold start
         try:
-            data = read_regular_bytes(path)  # the injector's own reader: a FIFO must not hang status or tick
+            size = probe_regular(path)  # the injector's own opener: a FIFO must not hang status or tick
         except OSError as error:
             problems.append(f"{path} is unreadable (it {describe(error)})")
             continue
         last = _last_render(store, path)
         if last is not None and last[1] != store.session:
             problems.append(f"{path} was last rendered for profile {last[1]!r}")
-        elif not data and last is not None and last[0] != EMPTY_SHA:
+        elif not size and last is not None and last[0] != EMPTY_SHA:
             problems.append(f"{path} is empty but its last render was not")
     reason = "; ".join(problems) if problems else "every persona file is readable"
     return TriggerState("recovery", enabled, enabled and bool(problems), reason)

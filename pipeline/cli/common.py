@@ -7,7 +7,7 @@ import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer._click.exceptions import UsageError  # typer vendors click; this is its usage error
@@ -15,8 +15,10 @@ from typer.core import TyperGroup
 
 from ..errors import PersonaError
 from ..sanitize import inline
-from ..settings import Settings, load_settings, parse_overrides
-from ..store import PersonaStore
+
+if TYPE_CHECKING:  # the settings and the store are imported by the commands that use them, not by --help
+    from ..settings import Settings
+    from ..store import PersonaStore
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", "-s", help="Session or profile id (default: store.session).")
@@ -36,6 +38,8 @@ class CliState:
     _settings: Settings | None = None
 
     def overrides(self) -> dict[str, Any]:
+        from ..settings import parse_overrides
+
         overrides = parse_overrides(self.set_pairs)
         if self.db is not None:
             overrides.setdefault("store", {})["path"] = str(self.db)
@@ -49,11 +53,15 @@ class CliState:
 
     def fresh_settings(self) -> Settings:
         """The settings resolved anew from every source (for long-running commands)."""
+        from ..settings import load_settings
+
         return load_settings(config_files=self.config_files or None, env_name=self.env_name,
                              overrides=self.overrides())
 
     def store(self, session: str | None, *, readonly: bool = False) -> PersonaStore:
         """The store; read-only commands pass ``readonly`` so they never change the database."""
+        from ..store import PersonaStore
+
         return PersonaStore.from_settings(self.settings(), session=session, readonly=readonly)
 
 

@@ -8,14 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ..atomic import atomic_write_text, refuse_protected
-from ..config_edit import model_leaves, reference_yaml, set_config_value
-from ..config_files import resolve_config_files
 from ..errors import ConfigError, PersonaError
-from ..files import real_path, regular_file_kind
 from ..paths import default_config_path
-from ..provenance import source_of
-from ..settings import load_settings_with_provenance
 from .common import CliState, JsonOption, emit_json, state
 
 config_app = typer.Typer(rich_markup_mode=None, help="Show, edit and create configuration.",
@@ -29,6 +23,10 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Print every effective setting."""
+    from ..config_edit import model_leaves
+    from ..provenance import source_of
+    from ..settings import load_settings_with_provenance
+
     cli = state(ctx)
     settings, provenance = load_settings_with_provenance(
         config_files=cli.config_files or None, env_name=cli.env_name, overrides=cli.overrides()
@@ -45,6 +43,8 @@ def show(
 
 
 def _edit_target(cli: CliState, file: Path | None) -> Path:
+    from ..config_files import resolve_config_files
+
     if file is not None:
         return file
     if cli.config_files:
@@ -61,6 +61,8 @@ def set_value(
     file: Annotated[Path | None, typer.Option("--file", help="File to edit (default: the last config file).")] = None,
 ) -> None:
     """Set one key in a YAML file, keeping its comments and layout."""
+    from ..config_edit import set_config_value
+
     cli = state(ctx)
     target = _edit_target(cli, file)
     set_config_value(target, key, value, env_name=cli.env_name, protected=_protected(cli))
@@ -84,6 +86,10 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write a commented config with every key at its default."""
+    from ..atomic import atomic_write_text, refuse_protected
+    from ..config_edit import reference_yaml
+    from ..files import real_path, regular_file_kind
+
     target = path or default_config_path()
     if target.exists() and not force:
         raise ConfigError([f"{target} already exists; pass --force to overwrite it"])

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..explain import KEPT, Explanation
-from ..injector import PersonaInjector
-from ..model import TargetReport
-from ..runner import run_pipeline
+if TYPE_CHECKING:
+    from ..explain import Explanation
+    from ..model import TargetReport
 from .common import JsonOption, SessionOption, emit_json, shown, state, table
 
 NAMED_SECTIONS = 5  # dropped sections named in render's summary; the rest are counted
@@ -36,6 +35,8 @@ def render(
     as_json: JsonOption = False,
 ) -> None:
     """Run the pipeline and write every target (or the named ones)."""
+    from ..runner import run_pipeline
+
     cli = state(ctx)
     settings = cli.settings()
     with cli.store(session, readonly=dry_run or stdout) as store:
@@ -87,6 +88,8 @@ def explain(
     as_json: JsonOption = False,
 ) -> None:
     """Say where every fact went in the render: kept, or left out and why. Writes nothing."""
+    from ..runner import run_pipeline
+
     cli = state(ctx)
     settings = cli.settings()
     with cli.store(session, readonly=True) as store:
@@ -100,6 +103,8 @@ def explain(
 
 
 def _explanation_text(explanation: Explanation) -> str:
+    from ..explain import KEPT
+
     kept = sum(1 for fact in explanation.facts if fact.fate == KEPT)
     lines = [f"{explanation.target}: {explanation.tokens}/{explanation.budget} tokens, "
              f"{len(explanation.sections)} sections, {kept} facts kept, {len(explanation.facts) - kept} left out",
@@ -123,6 +128,8 @@ def _why(fate: str, group: str) -> str:
 
 def inject(ctx: typer.Context, session: SessionOption = None) -> None:
     """Print exactly what would be appended to a system prompt."""
+    from ..injector import PersonaInjector
+
     settings = state(ctx).settings()
     injector = PersonaInjector(settings, session_id=session)
     if not settings.injection.enabled:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..sessions import SessionSnapshots
+if TYPE_CHECKING:
+    from ..sessions import SessionSnapshots
 from .common import JsonOption, emit_json, state, table
 
 session_app = typer.Typer(rich_markup_mode=None,
@@ -16,6 +17,8 @@ SessionArg = Annotated[str, typer.Argument(help="The session id the agent host u
 
 
 def _snapshots(ctx: typer.Context, *, readonly: bool = False) -> SessionSnapshots:
+    from ..sessions import SessionSnapshots
+
     cli = state(ctx)
     return SessionSnapshots(cli.settings(), store=cli.store(None, readonly=readonly))
 

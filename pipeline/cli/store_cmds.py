@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..importer import import_facts
-from ..store import Fact, Promotion
+if TYPE_CHECKING:
+    from ..store import Fact, Promotion
 from .common import JsonOption, SessionOption, emit_json, shown, state, table
 
 TierOption = Annotated[str, typer.Option("--tier", help="permanent, long_term or working.")]
@@ -130,6 +130,8 @@ def import_file(
     as_json: JsonOption = False,
 ) -> None:
     """Import a declarative facts file (idempotent, one transaction)."""
+    from ..importer import import_facts
+
     with state(ctx).store(session) as store:
         report = import_facts(store, file, prune=prune, force=force)
     if as_json:

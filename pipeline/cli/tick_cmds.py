@@ -5,15 +5,14 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import PersonaError
-from ..retention import apply_retention
-from ..store import PersonaStore
-from ..ticking import TickResult, tick
-from ..triggers import status_data
+
+if TYPE_CHECKING:
+    from ..ticking import TickResult
 from .common import CliState, JsonOption, SessionOption, emit_json, shown, state, table
 
 log = logging.getLogger(__name__)
@@ -29,6 +28,8 @@ def register(app: typer.Typer) -> None:
 
 def status(ctx: typer.Context, session: SessionOption = None, as_json: JsonOption = False) -> None:
     """Show each trigger's state and reason, the last run and fact counts per tier."""
+    from ..triggers import status_data
+
     cli = state(ctx)
     with cli.store(session, readonly=True) as store:
         data = status_data(cli.settings(), store)
@@ -62,6 +63,8 @@ def tick_command(
     as_json: JsonOption = False,
 ) -> None:
     """Apply retention, then render every target if any trigger fires. Safe to run often."""
+    from ..ticking import tick
+
     cli = state(ctx)
     with cli.store(session) as store:
         result = tick(cli.settings(), store=store, force=force)
@@ -93,6 +96,9 @@ def watch(
 
 
 def _watch_once(cli: CliState, session: str | None) -> None:
+    from ..store import PersonaStore
+    from ..ticking import tick
+
     try:
         settings = cli.fresh_settings()
         with PersonaStore.from_settings(settings, session=session) as store:
@@ -111,6 +117,8 @@ def retention(
     as_json: JsonOption = False,
 ) -> None:
     """Apply retention now (evict decayed or expired facts, auto-promote), or list it with --dry-run."""
+    from ..retention import apply_retention
+
     cli = state(ctx)
     settings = cli.settings()
     with cli.store(session, readonly=dry_run) as store:
