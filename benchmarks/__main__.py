@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import platform
+import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 from pipeline.injector import PersonaInjector
 from pipeline.runner import run_pipeline
 from pipeline.settings import Settings, load_settings
 from pipeline.store import PersonaStore
+
+from .corpus import corpus
 
 SIZES = (1_000, 10_000, 100_000)
 TOPICS = 40
@@ -37,7 +43,7 @@ def populate(db: Path, count: int) -> None:
          f"{PHRASES[i % len(PHRASES)]} (variant {i})", 0.5 + (i % 50) / 100, i % 17)
         for i in range(count)
     ]
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.executemany(
             "INSERT INTO memoria_persona (session_id, tier, topic, content, confidence, reinforcement_count) "
             "VALUES (?, ?, ?, ?, ?, ?)", rows)
@@ -100,7 +106,7 @@ def time_sessions(settings: Settings) -> tuple[float, float]:
 
 
 def populate_memories(db: Path, count: int) -> None:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.executemany(
             "INSERT INTO working_memory (id, content, source, importance, session_id) VALUES (?, ?, ?, ?, ?)",
             ((f"wm-{i}", f"memory {i}", "conversation", 0.5, "default") for i in range(count)))
@@ -133,6 +139,93 @@ def _median_us(call, repeats: int) -> float:
     return statistics.median(samples) / 1000
 
 
+def cli_times(runs: int = 15) -> list[tuple[str, float, float]]:
+    """(command, min ms, median ms) of whole `persona` processes, as a user starts them: 1k facts, rendered."""
+    persona = str(Path(sys.executable).with_name("persona"))
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "HERMES_HOME": tmp}
+        env = {key: value for key, value in env.items() if not key.startswith("MNEMOSYNE_")}
+        db = Path(tmp) / "mnemosyne" / "data" / "mnemosyne.db"
+        db.parent.mkdir(parents=True)
+        populate(db, 1_000)
+        subprocess.run([persona, "render"], env=env, check=True, capture_output=True)
+        out = []
+        for args in (["--help"], ["status"], ["--set", "injection.enabled=true", "inject"]):
+            samples = []
+            for attempt in range(runs + 2):  # two warm-ups fill the page cache
+                start = time.perf_counter()
+                subprocess.run([persona, *args], env=env, check=True, stdout=subprocess.DEVNULL)
+                if attempt >= 2:
+                    samples.append(time.perf_counter() - start)
+            out.append((f"persona {args[-1]}", min(samples) * 1000, statistics.median(samples) * 1000))
+    return out
+
+
+PEAK_MEMORY = """
+import resource, sys
+from pipeline.runner import run_pipeline
+from pipeline.settings import load_settings
+from pipeline.store import PersonaStore
+from pipeline.tokens import get_counter
+settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2]})
+get_counter(settings.cap.counter)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with PersonaStore.from_settings(settings) as store:
+    run_pipeline(settings, store=store)
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_memory(facts: int = 100_000) -> tuple[float, float]:
+    """(MB before the render, peak MB) of a fresh process that renders ``facts`` facts once."""
+    with tempfile.TemporaryDirectory() as tmp:
+        populate(Path(tmp) / "m.db", facts)
+        result = subprocess.run([sys.executable, "-c", PEAK_MEMORY, str(Path(tmp) / "m.db"),
+                                 str(Path(tmp) / "persona.md")], check=True, capture_output=True, text=True)
+    before, peak = (int(value) / 1024 for value in result.stdout.split())  # ru_maxrss is in KiB on Linux
+    return before, peak
+
+
+def scaling_ratios(rounds: int = 5) -> list[float]:
+    """Render time at 100k ÷ at 10k, once per round; each round times both sizes back to back."""
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = {}
+        for size in (10_000, 100_000):
+            folder = Path(tmp) / str(size)
+            folder.mkdir()
+            populate(folder / "m.db", size)
+            settings[size] = settings_in(folder)
+        for _ in range(rounds):
+            small, big = (time_pipeline(settings[size])[0] for size in (10_000, 100_000))
+            ratios.append(big / small)
+    return ratios
+
+
+def budget_use(topics: tuple[int, int], renders: int = 60) -> tuple[float, float, float]:
+    """(share within budget, median and min budget use of renders that overflowed), o200k, budget 1500.
+
+    Each render draws 20-1,500 multilingual facts over a number of topics in ``topics``.
+    """
+    rng = random.Random(20261130 + topics[0])
+    within, used = 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for index in range(renders):
+            folder = Path(tmp) / str(index)
+            folder.mkdir()
+            settings = settings_in(folder)
+            with PersonaStore.from_settings(settings) as store, store.transaction() as conn:
+                conn.executemany("INSERT INTO memoria_persona (session_id, tier, topic, content, confidence) "
+                                 "VALUES ('default', 'long_term', ?, ?, 0.7)",
+                                 corpus(rng, rng.randrange(20, 1500), rng.randrange(*topics)))
+            with PersonaStore.from_settings(settings) as store:
+                report = run_pipeline(settings, store=store, dry_run=True)[0]
+            within += report.tokens <= report.budget
+            if report.fitted_out or report.sections_dropped:
+                used.append(report.tokens / report.budget)
+    return within / renders, statistics.median(used), min(used)
+
+
 def main() -> None:
     rows: list[tuple[str, str, str]] = []
     pipeline_times = {}
@@ -159,6 +252,18 @@ def main() -> None:
         scale = f"{memories:,} memories"
         rows += [("persona status", scale, f"{status_us:.0f} µs"), ("persona tick, nothing to do", scale,
                                                                    f"{tick_us / 1000:.1f} ms")]
+    for command, fastest, median in cli_times():
+        rows.append((f"`{command}`, whole process", "min / median of 15", f"{fastest:.0f} / {median:.0f} ms"))
+    before, peak = peak_memory()
+    rows.append(("peak memory, one render", "100,000 facts", f"{peak:.0f} MB ({peak - before:.0f} MB above the "
+                                                               f"{before:.0f} MB before it)"))
+    ratios = scaling_ratios()
+    rows.append(("render time ratio, per round", "10k → 100k facts, 5 rounds",
+                 f"{min(ratios):.1f} min, {statistics.median(ratios):.1f} median, {max(ratios):.1f} max"))
+    for label, topics in (("3-8 topics", (3, 9)), ("20-60 topics", (20, 61))):
+        within, median, lowest = budget_use(topics)
+        rows.append(("budget use when content overflows", label,
+                     f"{median:.1%} median, {lowest:.1%} min; {within:.0%} within budget"))
     print(f"persona-tier benchmarks: {platform.machine()}, Python {sys.version.split()[0]}, "
           f"SQLite {sqlite3.sqlite_version}")
     print()

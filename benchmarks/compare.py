@@ -1,8 +1,11 @@
-"""`make bench-compare`: the same operations on persona-tier and on the existing tier, side by side.
+"""`make bench-compare`: persona-tier and the existing tier (mnemosyne-memory 3.15.1), side by side.
 
-The existing tier (mnemosyne-memory 3.15.1) runs in its own venv through
-benchmarks/existing_tier.py. Every output of both is checked with the exact
-o200k counter, and a wrong output is marked instead of credited as a speed-up.
+The existing tier runs in its own venv (benchmarks/existing_tier.py) as a
+long-lived process that answers one sample at a time, so every figure is
+measured interleaved: one sample of ours, one of theirs, again and again, and
+the medians compared. Both feel the same machine at the same moments.
+Every output of both is checked with the exact o200k counter, and a wrong
+output is marked rather than credited as a speed-up.
 """
 
 from __future__ import annotations
@@ -16,27 +19,63 @@ import statistics
 import subprocess
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
+from pipeline import block
 from pipeline.cap import split_sections
 from pipeline.importer import import_facts
+from pipeline.injector import PersonaInjector
 from pipeline.runner import run_pipeline
+from pipeline.settings import Settings
 from pipeline.store import PersonaStore
 from pipeline.tokens import get_counter
 from pipeline.triggers import evaluate
 
-from .__main__ import SIZES, _median_us, populate, populate_memories, settings_in, time_injector, time_pipeline
+from .__main__ import SIZES, populate, populate_memories, settings_in
+from .corpus import corpus
 
 CAP = 1500
 O200K = get_counter("o200k_base")
-LANGUAGES = {
-    "en": ["Answers tersely", "Prefers concrete examples over theory", "Never force-pushes shared branches"],
-    "zh": ["用中文回答技术问题", "代码注释保持英文", "喜欢简洁的解释"],
-    "ja": ["日本語のドキュメントは丁寧語で書く", "会議は午前中を避ける"],
-    "ar": ["يفضل الإجابات القصيرة", "يكتب التوثيق بالعربية"],
-    "de": ["Schreibt Commit-Nachrichten auf Englisch", "Bevorzugt kurze Antworten"],
-    "emoji": ["Uses 🎉 only in chat 🚀", "Reacts with 👍 to approvals"],
-}
+ROUNDS = {"render": 7, "inject": 300, "trigger": 300, "promote": 200}
+TRIGGER_MEMORIES = (1_000, 10_000, 100_000)
+
+
+class Theirs:
+    """The existing tier's process: one request per line in, one answer per line out."""
+
+    def __init__(self, python: str) -> None:
+        self.process = subprocess.Popen([python, str(Path(__file__).with_name("existing_tier.py"))],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, op: str, *args: Any) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"op": op, "args": list(args)}) + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(30)
+
+
+def interleaved(rounds: int, ours: Any, theirs: Any) -> tuple[float, float, Any, Any]:
+    """Median ns of ``rounds`` alternating samples; each callable returns (ns, output)."""
+    mine, other, last_mine, last_other = [], [], None, None
+    for _ in range(rounds):
+        ns, last_mine = ours()
+        mine.append(ns)
+        ns, last_other = theirs()
+        other.append(ns)
+    return statistics.median(mine), statistics.median(other), last_mine, last_other
+
+
+def timed(call: Any) -> tuple[int, Any]:
+    start = time.perf_counter_ns()
+    output = call()
+    return time.perf_counter_ns() - start, output
 
 
 def main() -> None:
@@ -45,89 +84,197 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="persona-compare-"))
     try:
-        ours, job = run_ours(work)
-        theirs = json.loads(subprocess.run([args.existing_python, str(Path(__file__).with_name("existing_tier.py")),
-                                            json.dumps(job)], check=True, capture_output=True, text=True).stdout)
-        print_table(ours, theirs, job)
+        job, ours = prepare(work)
+        theirs = Theirs(args.existing_python)
+        theirs.ask("setup", job)
+        rows = (render_rows(ours, theirs) + inject_rows(ours, theirs, job) + trigger_rows(ours, theirs)
+                + promote_rows(ours, theirs))
+        theirs.close()
+        print_table(rows)
         print_fidelity(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run_ours(work: Path) -> tuple[dict, dict]:
-    ours: dict = {"render": {}}
-    job: dict = {"workdir": str(work), "cap": CAP, "render_dbs": {}}
+def prepare(work: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each side gets its own copy of the same data."""
+    ours: dict[str, Any] = {"render": {}, "triggers": {}}
+    job: dict[str, Any] = {"workdir": str(work), "cap": CAP, "render_dbs": {}, "trigger_dbs": {}}
     for size in SIZES:
         folder = work / f"render-{size}"
         folder.mkdir()
         populate(folder / "m.db", size)
-        settings = settings_in(folder)
-        seconds, _, _ = time_pipeline(settings)
-        ours["render"][size] = {"seconds": seconds, "text": settings.target("markdown").path.read_text()}
-        job["render_dbs"][size] = str(folder / "m.db")
-        if size == SIZES[0]:
-            ours["inject_cold_us"], ours["inject_warm_us"] = _inject_figures(work, folder)
-            job["inject_file"] = str(work / "inject" / "persona.md")
-    ours["triggers"], job["trigger_db"], job["trigger_file"] = _trigger_figures(work)
-    promote_figures, promote_job = _promote_figures(work)
-    ours["promote"] = promote_figures
-    job.update(promote_job)
-    return ours, job
+        copy_db(folder / "m.db", work / f"theirs-{size}.db")
+        ours["render"][size] = settings_in(folder)
+        job["render_dbs"][size] = str(work / f"theirs-{size}.db")
+    capped = ours["render"][SIZES[0]]
+    with PersonaStore.from_settings(capped) as store:
+        run_pipeline(capped, store=store)
+    ours["capped_file"] = capped.target("markdown").path
+    ours["big_file"] = _uncapped_file(work, SIZES[0])
+    job["inject_file"] = str(ours["capped_file"])
+    for memories in TRIGGER_MEMORIES:
+        ours["triggers"][memories], job["trigger_dbs"][memories] = _trigger_store(work, memories)
+    job["trigger_file"] = str(work / "existing-persona.md")
+    Path(job["trigger_file"]).write_text("# Persona\n\n## style\n\n- Answers tersely.\n")
+    ours["promote"] = _promote_stores(work)
+    job.update(promote_db=ours["promote"]["promote_db"], memory_ids=ours["promote"]["memory_ids"])
+    return job, ours
 
 
-def _inject_figures(work: Path, source: Path) -> tuple[float, float]:
-    """A large hand-made persona file (every section, no cap), injected under the default budget."""
+def copy_db(source: Path, destination: Path) -> None:
+    """A consistent copy, WAL included (a plain file copy can miss committed rows still in the WAL)."""
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(destination)) as dst:
+        src.backup(dst)
+
+
+def _uncapped_file(work: Path, size: int) -> Path:
+    """A large hand-made persona file: every section, no cap (599 lines at 1k facts)."""
     folder = work / "inject"
     folder.mkdir()
     settings = settings_in(folder)
     big = settings.model_copy(update={"cap": settings.cap.model_copy(update={"token_cap": 1_000_000})})
-    shutil.copy(source / "m.db", folder / "m.db")
+    copy_db(work / f"render-{size}" / "m.db", folder / "m.db")
     with PersonaStore.from_settings(big) as store:
         run_pipeline(big, store=store)
-    return time_injector(settings)
+    return big.target("markdown").path
 
 
-def _trigger_figures(work: Path) -> tuple[dict, str, str]:
-    """10k new working memories since the last render: the interval trigger must fire."""
-    folder = work / "triggers"
+def _trigger_store(work: Path, memories: int) -> tuple[Settings, str]:
+    """1k real facts, rendered once, then ``memories`` new working memories: the interval trigger must fire."""
+    folder = work / f"triggers-{memories}"
     folder.mkdir()
+    populate(folder / "m.db", 1_000)
     settings = settings_in(folder)
     with PersonaStore.from_settings(settings) as store:
-        store.list()
-        run_pipeline(settings, store=store)  # an empty persona, rendered: the existing tier's blind spot
-        populate_memories(folder / "m.db", 10_000)
-        fired = {t.name: t.fired for t in evaluate(settings, store)}
-        us = _median_us(lambda: evaluate(settings, store), 200)
-    # The existing tier's own persona file: present and non-empty, so only its threshold trigger is in play.
-    theirs = folder / "existing-persona.md"
-    theirs.write_text("# Persona\n\n## style\n\n- Answers tersely.\n")
-    return {"us": us, "interval_fired": fired["interval"]}, str(folder / "m.db"), str(theirs)
+        run_pipeline(settings, store=store)
+    populate_memories(folder / "m.db", memories)
+    copy_db(folder / "m.db", work / f"theirs-triggers-{memories}.db")
+    return settings, str(work / f"theirs-triggers-{memories}.db")
 
 
-def _promote_figures(work: Path) -> tuple[dict, dict]:
+def _promote_stores(work: Path) -> dict[str, Any]:
     folder = work / "promote"
     folder.mkdir()
-    count = 10_000 + 400
+    count = 10_000 + 2 * ROUNDS["promote"] + 10
     for name in ("ours.db", "theirs.db"):
-        with PersonaStore(folder / name) as store:
-            store.list()
+        PersonaStore(folder / name).open()
         populate_memories(folder / name, count)
     ids = [f"wm-{i}" for i in range(count)]
-    with PersonaStore(folder / "ours.db") as store:
-        singles = iter(ids)
-        one_us = _median_us(lambda: store.promote(next(singles)), 200)
-        facts = folder / "facts.yaml"
-        facts.write_text("facts:\n" + "".join(f"  - {{topic: topic {i % 40}, content: 'imported fact {i}'}}\n"
-                                              for i in range(10_000)))
-        start = time.perf_counter()
-        report = import_facts(store, facts)
-        import_s = time.perf_counter() - start
-        store.promote(ids[0])
-        with store.read() as conn:
-            rows = conn.execute("SELECT COUNT(*) FROM memoria_persona WHERE source_memory_id = ?",
-                                (ids[0],)).fetchone()[0]
-    figures = {"one_us": one_us, "bulk_s": import_s, "bulk_n": len(report.added), "promote_twice_rows": rows}
-    return figures, {"promote_db": str(folder / "theirs.db"), "memory_ids": ids[200:] + ids[:200], "bulk": 10_000}
+    facts = folder / "facts.yaml"
+    facts.write_text("facts:\n" + "".join(f"  - {{topic: topic {i % 40}, content: 'imported fact {i}'}}\n"
+                                          for i in range(10_000)))
+    return {"promote_db": str(folder / "theirs.db"), "memory_ids": ids, "ours_db": str(folder / "ours.db"),
+            "facts": str(facts)}
+
+
+def render_rows(ours: dict[str, Any], theirs: Theirs) -> list[tuple]:
+    rows = []
+    for size in SIZES:
+        settings = ours["render"][size]
+        path = settings.target("markdown").path
+        with PersonaStore.from_settings(settings) as store:
+            def mine(store: PersonaStore = store, path: Path = path, settings: Settings = settings) -> tuple:
+                path.unlink(missing_ok=True)  # ours skips an unchanged file; the existing tier always writes
+                return timed(lambda: run_pipeline(settings, store=store)[0])
+
+            def other(size: int = size) -> tuple:
+                answer = theirs.ask("render", size)
+                return answer["ns"], answer["text"]
+
+            my_ns, their_ns, report, their_text = interleaved(ROUNDS["render"], mine, other)
+        my_tokens, my_sections = _checks(report.text)
+        their_tokens, their_sections = _checks(their_text)
+        verdict = []
+        if their_tokens > CAP:
+            verdict.append(f"over budget: {their_tokens} > {CAP} tokens")
+        if their_sections <= 1:
+            verdict.append(f"persona nearly empty: {their_sections} section(s)")
+        rows.append((f"render + write, {size // 1000}k facts", my_ns / 1e6, their_ns / 1e6, "ms",
+                     f"{my_sections} sections, {my_tokens} tokens, {report.fitted_out} fitted out",
+                     "; ".join(verdict) or f"{their_sections} sections, {their_tokens} tokens"))
+    return rows
+
+
+def inject_rows(ours: dict[str, Any], theirs: Theirs, job: dict[str, Any]) -> list[tuple]:
+    settings = ours["render"][SIZES[0]].model_copy(deep=True)
+    settings = settings.model_copy(update={"injection": settings.injection.model_copy(update={"enabled": True})})
+    rows = []
+    for label, path, forget in (("cold injection, already-capped file", ours["capped_file"], False),
+                                ("cold injection, over-cap file", ours["big_file"], False),
+                                ("cold injection, over-cap file never seen before", ours["big_file"], True)):
+        local = settings.model_copy(update={"injection": settings.injection.model_copy(update={"file": path})})
+
+        def mine(local: Settings = local, forget: bool = forget) -> tuple:
+            if forget:
+                block.forget()
+            injector = PersonaInjector(local)
+            return timed(injector.block)
+
+        def other(path: Path = path) -> tuple:
+            answer = theirs.ask("inject_cold", str(path))
+            return answer["ns"], answer["block"]
+
+        my_ns, their_ns, my_block, their_block = interleaved(ROUNDS["inject"], mine, other)
+        lines_in = path.read_text().count("\n")
+        bad = their_block.count("\n") < lines_in // 2 or O200K.count(their_block) > CAP
+        their_note = (f"newlines destroyed: {lines_in} lines in, {their_block.count(chr(10)) + 1} out; "
+                      f"{O200K.count(their_block)} tokens") if bad else "ok"
+        rows.append((label, my_ns / 1e3, their_ns / 1e3, "µs",
+                     f"{O200K.count(my_block)} tokens, cut at section boundaries", their_note))
+    warm = PersonaInjector(settings)
+    warm.block()
+
+    def mine_warm() -> tuple:
+        calls = 100_000
+        block_call = warm.block
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            block_call()
+        return (time.perf_counter_ns() - start) / calls, None
+
+    my_ns, their_ns, _, _ = interleaved(9, mine_warm, lambda: (theirs.ask("inject_warm", 100_000)["ns"], None))
+    rows.append(("warm injection", my_ns / 1e3, their_ns / 1e3, "µs", "no syscall", "two stat calls per call"))
+    return rows
+
+
+def trigger_rows(ours: dict[str, Any], theirs: Theirs) -> list[tuple]:
+    rows = []
+    for memories in TRIGGER_MEMORIES:
+        settings = ours["triggers"][memories]
+        with PersonaStore.from_settings(settings) as store:
+            def mine(store: PersonaStore = store, settings: Settings = settings) -> tuple:
+                return timed(lambda: {t.name: t.fired for t in evaluate(settings, store)})
+
+            def other(memories: int = memories) -> tuple:
+                answer = theirs.ask("trigger", memories)
+                return answer["ns"], answer["result"]
+
+            my_ns, their_ns, fired, result = interleaved(ROUNDS["trigger"], mine, other)
+        should = result["should"] if isinstance(result, dict) else bool(result)
+        rows.append((f"trigger check, {memories // 1000}k memories", my_ns / 1e3, their_ns / 1e3, "µs",
+                     f"7 triggers; interval fired: {fired['interval']}",
+                     "fired" if should else f"wrong: did not fire for {memories:,} new memories"))
+    return rows
+
+
+def promote_rows(ours: dict[str, Any], theirs: Theirs) -> list[tuple]:
+    job = ours["promote"]
+    ids = iter(job["memory_ids"])  # each side promotes the same memories, in its own database
+    with PersonaStore(Path(job["ours_db"])) as store:
+        my_ns, their_ns, _, _ = interleaved(
+            ROUNDS["promote"], lambda: (timed(lambda: store.promote(next(ids)))[0], None),
+            lambda: (theirs.ask("promote_one")["ns"], None))
+        again = store.promote(job["memory_ids"][0])
+        rows = [("promote one fact", my_ns / 1e3, their_ns / 1e3, "µs",
+                 f"promote twice: {1 if not again.created else 2} row", "")]
+        import_ns, report = timed(lambda: import_facts(store, Path(job["facts"])))
+    bulk = theirs.ask("promote_bulk", 10_000)
+    twice = bulk["promote_twice_rows"]
+    rows[0] = (*rows[0][:5], f"wrong: promote twice made {twice} rows" if twice != 1 else "promote twice: 1 row")
+    rows.append(("10k facts: import vs 10k promotes", import_ns / 1e9, bulk["ns"] / 1e9, "s",
+                 f"{len(report.added)} facts, one transaction", f"{bulk['count']} facts, one commit each"))
+    return rows
 
 
 def _checks(text: str) -> tuple[int, int]:
@@ -135,89 +282,42 @@ def _checks(text: str) -> tuple[int, int]:
     return O200K.count(text), len(split_sections(text, "## ").sections)
 
 
-def print_table(ours: dict, theirs: dict, job: dict) -> None:
-    rows = []
-    for size in SIZES:
-        mine, other = ours["render"][size], theirs["render"][str(size)]
-        my_tokens, my_sections = _checks(mine["text"])
-        their_tokens, their_sections = _checks(other["text"])
-        verdict = []
-        if their_tokens > CAP:
-            verdict.append(f"over budget: {their_tokens} > {CAP} tokens")
-        if their_sections <= 1:
-            verdict.append(f"persona nearly empty: {their_sections} section(s)")
-        rows.append((f"full render, {size // 1000}k facts", f"{mine['seconds'] * 1000:.1f} ms",
-                     f"{other['seconds'] * 1000:.1f} ms", other["seconds"] / mine["seconds"],
-                     f"{my_sections} sections, {my_tokens} tokens", "; ".join(verdict) or
-                     f"{their_sections} sections, {their_tokens} tokens"))
-    inject_file = Path(job["inject_file"]).read_text()
-    block = theirs["inject"]["block"]
-    lines_in, lines_out = inject_file.count("\n"), block.count("\n")
-    inject_verdict = f"newlines destroyed: {lines_in} lines in, {lines_out + 1} out; " \
-                     f"{O200K.count(block)} tokens" if lines_out < lines_in // 2 else "ok"
-    rows.append(("injection, cold call", f"{ours['inject_cold_us']:.1f} µs", f"{theirs['inject']['cold_us']:.1f} µs",
-                 theirs["inject"]["cold_us"] / ours["inject_cold_us"], "capped at section boundaries",
-                 inject_verdict))
-    rows.append(("injection, warm call", f"{ours['inject_warm_us']:.3f} µs", f"{theirs['inject']['warm_us']:.3f} µs",
-                 theirs["inject"]["warm_us"] / ours["inject_warm_us"], "no syscall",
-                 "two stat calls per call; " + ("wrong output (above)" if inject_verdict != "ok" else "ok")))
-    should = theirs["triggers"]["result"]
-    trigger_us = (ours["triggers"]["us"], theirs["triggers"]["us"])
-    rows.append(("trigger check, 10k memories", f"{trigger_us[0]:.0f} µs", f"{trigger_us[1]:.0f} µs",
-                 trigger_us[1] / trigger_us[0],
-                 f"interval fired: {ours['triggers']['interval_fired']}",
-                 "wrong: did not fire for 10k new memories" if not should["should"] else should["reason"]))
-    promote = theirs["promote"]
-    rows.append(("promote one fact", f"{ours['promote']['one_us']:.0f} µs", f"{promote['one_us']:.0f} µs",
-                 promote["one_us"] / ours["promote"]["one_us"],
-                 f"promote twice: {ours['promote']['promote_twice_rows']} row",
-                 f"wrong: promote twice made {promote['promote_twice_rows']} rows"
-                 if promote["promote_twice_rows"] != 1 else "ok"))
-    rows.append(("import/promote 10k facts", f"{ours['promote']['bulk_s']:.2f} s (import)",
-                 f"{promote['bulk_s']:.2f} s (10k promotes)", promote["bulk_s"] / ours["promote"]["bulk_s"],
-                 f"{ours['promote']['bulk_n']} facts, one transaction",
-                 f"{promote['bulk_n']} facts, one commit each"))
-    print("| operation | persona-tier | existing 3.15.1 | existing / ours | persona-tier output | existing output |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for name, mine, other, ratio, my_note, their_note in rows:
-        print(f"| {name} | {mine} | {other} | {ratio:.1f}x | {my_note} | {their_note} |")
+def print_table(rows: list[tuple]) -> None:
+    print("| figure | persona-tier | existing 3.15.1 | ratio (theirs ÷ ours) | persona-tier output | existing output |")
+    print("| --- | ---: | ---: | ---: | --- | --- |")
+    for name, mine, other, unit, my_note, their_note in rows:
+        print(f"| {name} | {_fmt(mine)} {unit} | {_fmt(other)} {unit} | {other / mine:.2f} | {my_note} | "
+              f"{their_note} |")
 
 
-def corpus(rng: random.Random, facts: int, topics: int) -> list[tuple[str, str]]:
-    out = []
-    for i in range(facts):
-        language = rng.choice(list(LANGUAGES))
-        text = rng.choice(LANGUAGES[language])
-        out.append((f"{language}-{rng.randrange(topics)}", f"{text} ({i}){' ' + 'detail ' * rng.randrange(12)}"))
-    return out
+def _fmt(value: float) -> str:
+    return f"{value:.3f}" if value < 1 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
 def print_fidelity(work: Path, renders: int = 100) -> None:
-    """Share of renders within budget (exact o200k), and median budget use when content overflows."""
+    """Share of renders within budget (exact o200k), and budget use when content overflows."""
     rng = random.Random(20261130)
-    within = overflow = 0
-    used: list[float] = []
+    within, used = 0, []
     for index in range(renders):
         folder = work / f"fidelity-{index}"
         folder.mkdir()
         settings = settings_in(folder)
+        PersonaStore.from_settings(settings).open()
+        with sqlite3.connect(folder / "m.db") as conn:
+            conn.executemany("INSERT INTO memoria_persona (tier, topic, content, confidence) "
+                             "VALUES ('long_term', ?, ?, 0.7)", corpus(rng, rng.randrange(20, 1500),
+                                                                       rng.randrange(3, 60)))
         with PersonaStore.from_settings(settings) as store:
-            store.list()
-            rows = corpus(rng, rng.randrange(20, 1500), rng.randrange(3, 60))
-            with sqlite3.connect(folder / "m.db") as conn:
-                conn.executemany("INSERT INTO memoria_persona (tier, topic, content, confidence) "
-                                 "VALUES ('long_term', ?, ?, 0.7)", rows)
             report = run_pipeline(settings, store=store, dry_run=True)[0]
         tokens = O200K.count(report.text)
         within += tokens <= CAP
-        if report.sections_dropped:
-            overflow += 1
+        if report.fitted_out or report.sections_dropped:
             used.append(tokens / CAP)
         shutil.rmtree(folder)
     print()
     print(f"budget fidelity over {renders} multilingual renders (o200k, budget {CAP}): "
-          f"{within / renders:.0%} within budget; {overflow} overflowed, median budget use "
-          f"{statistics.median(used):.1%} (min {min(used):.1%})")
+          f"{within / renders:.0%} within budget; {len(used)} overflowed, budget use median "
+          f"{statistics.median(used):.1%}, min {min(used):.1%}")
 
 
 if __name__ == "__main__":

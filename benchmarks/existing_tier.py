@@ -1,14 +1,14 @@
-"""Drive the existing tier (mnemosyne-memory 3.15.1) through the operations we benchmark.
+"""The existing tier (mnemosyne-memory 3.15.1), driven sample by sample for the side-by-side benchmark.
 
-Runs in its own venv (`make bench-compare` makes it); imports nothing of ours.
-Reads a JSON job on argv[1], prints JSON results: timings in microseconds and
-the outputs, which the caller checks for correctness with the exact counter.
+Runs in its own venv (`make bench-compare` makes it) and imports nothing of
+ours. It reads one JSON request per line on stdin and answers one JSON line
+per request, so the caller can interleave its samples with ours: both feel
+the same machine at the same moments.
 """
 
 import json
 import os
 import sqlite3
-import statistics
 import sys
 import time
 
@@ -20,88 +20,89 @@ class Beam:
         self.conn = sqlite3.connect(path)
 
 
-def median_us(call, repeats):
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter_ns()
-        call()
-        samples.append(time.perf_counter_ns() - start)
-    return statistics.median(samples) / 1000
+STATE = {}
 
 
-def render(job):
-    from mnemosyne.core.persona import write_persona_file
-
-    out = {}
-    for size, db in job["render_dbs"].items():
-        conn = sqlite3.connect(db)
-        path = job["workdir"] + f"/existing-{size}.md"
-
-        def run(conn=conn, path=path):
-            rows = conn.execute("SELECT content, topic, confidence, tier FROM memoria_persona").fetchall()
-            candidates = [{"content": c, "topic": t, "importance": i, "tier": tier} for c, t, i, tier in rows]
-            write_persona_file(candidates, persona_file=path, token_cap=job["cap"])
-
-        seconds = median_us(run, 3) / 1e6
-        with open(path, encoding="utf-8") as handle:
-            out[size] = {"seconds": seconds, "text": handle.read()}
-    return out
-
-
-def inject(job):
+def setup(job):
     os.environ["MNEMOSYNE_PERSONA_ENABLED"] = "true"  # the existing tier reads these at import time
     os.environ["MNEMOSYNE_PERSONA_FILE"] = job["inject_file"]
     os.environ["MNEMOSYNE_PERSONA_TOKEN_CAP"] = str(job["cap"])
+    from hermes_memory_provider.persona_adapter import PersonaAdapter
+    from mnemosyne.core.persona import PersonaTriggers, write_persona_file
     from mnemosyne.integrations.hermes_persona_prompt import HermesPersonaPromptMixin
 
-    agent = HermesPersonaPromptMixin()
+    STATE.update(job=job, write=write_persona_file, agent=HermesPersonaPromptMixin(),
+                 promoter=PersonaAdapter(beam_instance=Beam(job["promote_db"])), ids=iter(job["memory_ids"]),
+                 triggers={int(size): PersonaTriggers(Beam(db), persona_file=job["trigger_file"], interval=50,
+                                                 daily_sync_hour=-1) for size, db in job["trigger_dbs"].items()})
+    return {}
 
-    def cold():
-        agent._persona_cache = {"mtime": None, "content": None}
-        agent._persona_block()
 
-    cold_us = median_us(cold, 200)
+def render(size):
+    job = STATE["job"]
+    conn = sqlite3.connect(job["render_dbs"][str(size)])
+    path = f"{job['workdir']}/existing-{size}.md"
+    start = time.perf_counter_ns()
+    rows = conn.execute("SELECT content, topic, confidence, tier FROM memoria_persona").fetchall()
+    candidates = [{"content": c, "topic": t, "importance": i, "tier": tier} for c, t, i, tier in rows]
+    STATE["write"](candidates, persona_file=path, token_cap=job["cap"])
+    elapsed = time.perf_counter_ns() - start
+    with open(path, encoding="utf-8") as handle:
+        return {"ns": elapsed, "text": handle.read()}
+
+
+def inject_cold(path):
+    os.environ["MNEMOSYNE_PERSONA_FILE"] = path
+    agent = STATE["agent"]
+    agent.PERSONA_FILE = path
+    agent._persona_cache = {"mtime": None, "content": None}
+    start = time.perf_counter_ns()
+    block = agent._persona_block()
+    return {"ns": time.perf_counter_ns() - start, "block": block}
+
+
+def inject_warm(calls):
+    agent = STATE["agent"]
     agent._persona_block()
-    calls = 100_000
     start = time.perf_counter_ns()
     for _ in range(calls):
         agent._persona_block()
-    warm_us = (time.perf_counter_ns() - start) / calls / 1000
-    return {"cold_us": cold_us, "warm_us": warm_us, "block": agent._persona_block()}
+    return {"ns": (time.perf_counter_ns() - start) / calls}
 
 
-def triggers(job):
-    from mnemosyne.core.persona import PersonaTriggers
+def trigger(size):
+    checker = STATE["triggers"][size]
+    start = time.perf_counter_ns()
+    result = checker.should_generate()
+    return {"ns": time.perf_counter_ns() - start, "result": result}
 
-    checker = PersonaTriggers(Beam(job["trigger_db"]), persona_file=job["trigger_file"], interval=50,
-                              daily_sync_hour=-1)
-    return {"us": median_us(checker.should_generate, 200), "result": checker.should_generate()}
+
+def promote_one():
+    start = time.perf_counter_ns()
+    STATE["promoter"].handle_tool_call("mnemosyne_persona_promote", {"memory_id": next(STATE["ids"]),
+                                                                     "tier": "long_term"})
+    return {"ns": time.perf_counter_ns() - start}
 
 
-def promote(job):
-    from hermes_memory_provider.persona_adapter import PersonaAdapter
+def promote_bulk(count):
+    ids = [next(STATE["ids"]) for _ in range(count)]
+    start = time.perf_counter_ns()
+    for memory_id in ids:
+        STATE["promoter"].handle_tool_call("mnemosyne_persona_promote", {"memory_id": memory_id, "tier": "long_term"})
+    elapsed = time.perf_counter_ns() - start
+    again = ids[0]
+    STATE["promoter"].handle_tool_call("mnemosyne_persona_promote", {"memory_id": again, "tier": "long_term"})
+    rows = STATE["promoter"]._conn().execute("SELECT COUNT(*) FROM memoria_persona WHERE source_memory_id = ?",
+                                             (again,)).fetchone()[0]
+    return {"ns": elapsed, "count": count, "promote_twice_rows": rows}
 
-    adapter = PersonaAdapter(beam_instance=Beam(job["promote_db"]))
-    ids = iter(job["memory_ids"])
 
-    def one():
-        adapter.handle_tool_call("mnemosyne_persona_promote", {"memory_id": next(ids), "tier": "long_term"})
-
-    one_us = median_us(one, 200)
-    remaining = list(ids)[: job["bulk"]]
-    start = time.perf_counter()
-    for memory_id in remaining:
-        adapter.handle_tool_call("mnemosyne_persona_promote", {"memory_id": memory_id, "tier": "long_term"})
-    bulk_s = time.perf_counter() - start
-    again = json.loads(adapter.handle_tool_call("mnemosyne_persona_promote",
-                                                {"memory_id": job["memory_ids"][0], "tier": "long_term"}))
-    rows = adapter._conn().execute("SELECT COUNT(*) FROM memoria_persona WHERE source_memory_id = ?",
-                                   (job["memory_ids"][0],)).fetchone()[0]
-    return {"one_us": one_us, "bulk_s": bulk_s, "bulk_n": len(remaining), "promote_twice_rows": rows,
-            "promote_twice": again}
-
+OPERATIONS = {"setup": setup, "render": render, "inject_cold": inject_cold, "inject_warm": inject_warm,
+              "trigger": trigger, "promote_one": promote_one, "promote_bulk": promote_bulk}
 
 if __name__ == "__main__":
-    job = json.loads(sys.argv[1])
-    print(json.dumps({"render": render(job), "inject": inject(job), "triggers": triggers(job),
-                      "promote": promote(job)}))
+    for line in sys.stdin:
+        request = json.loads(line)
+        answer = OPERATIONS[request["op"]](*request.get("args", []))
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()

@@ -44,15 +44,26 @@ class Split:
 
 
 def split_sections(text: str, boundary: str) -> Split:
-    """Cut text into a preamble and sections, each starting at a boundary line. Lossless."""
-    lines = text.splitlines(keepends=True)
-    starts = [i for i, line in enumerate(lines) if boundary and line.startswith(boundary)]
+    """Cut text into a preamble and sections, each starting at a boundary line. Lossless.
+
+    Lines end where ``str.splitlines`` ends them (the boundary itself holds no
+    line end; settings refuse one). Sections are slices found with ``str.find``
+    rather than by splitting and re-joining every line.
+    """
+    starts = []
+    at = text.find(boundary) if boundary else -1
+    while at != -1:
+        if at == 0 or text[at - 1] in LINE_ENDS:
+            starts.append(at)
+        at = text.find(boundary, at + 1)
     if not starts:
         return Split(text, ())
-    preamble = "".join(lines[: starts[0]])
-    bounds = [*starts, len(lines)]
-    sections = tuple("".join(lines[a:b]) for a, b in itertools.pairwise(bounds))
-    return Split(preamble, sections)
+    bounds = [*starts, len(text)]
+    return Split(text[: starts[0]], tuple(text[a:b] for a, b in itertools.pairwise(bounds)))
+
+
+# What str.splitlines ends a line at.
+LINE_ENDS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 Note = str | Callable[[], str]  # a callable is asked only when something is actually cut

@@ -25,6 +25,7 @@ from ruamel.yaml.error import YAMLError
 
 from .config_files import parse_yaml_file, read_yaml_text
 from .errors import ConfigError, FactsFileError, InputError
+from .schema import FIND_FACT
 from .settings import Tier
 from .store import PersonaStore, content_key
 from .validation import MAX_TOPIC_CHARS, check_text
@@ -169,9 +170,9 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
 def _apply(store: PersonaStore, conn: Any, entry: FactEntry, origin: str, report: ImportReport, force: bool) -> None:
     row = conn.execute(
         "SELECT p.id, p.tier, p.confidence, p.promotion_reason, o.persona_id AS origin_id, o.file_tier, "
-        "o.file_confidence, o.file_reason FROM memoria_persona p LEFT JOIN persona_origins o ON o.persona_id = p.id "
-        "WHERE p.session_id = ? AND (p.source_memory_id = ? OR (p.topic = ? AND p.content = ?)) ORDER BY p.id LIMIT 1",
-        (store.session, entry.key, entry.topic, entry.content),
+        f"o.file_confidence, o.file_reason FROM memoria_persona p LEFT JOIN persona_origins o ON o.persona_id = p.id "
+        f"WHERE p.id = ({FIND_FACT})",
+        (store.session, entry.key, store.session, entry.topic, entry.content),
     ).fetchone()
     declared = (entry.tier, entry.confidence, entry.reason)
     if row is None:

@@ -7,9 +7,11 @@ be hand-edited, so the cap works on the text's own section boundaries.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,8 @@ from .settings import ResolvedTarget, Settings
 log = logging.getLogger(__name__)
 
 FileKey = tuple[int, int, int, int]
+# (path, sha256 of its bytes) -> the exact token count a render recorded for them, or None.
+KnownTokens = Callable[[Path, str], "int | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +54,10 @@ class PersonaInjector:
     Every method may be called from any thread.
     """
 
-    def __init__(self, settings: Settings, *, session_id: str | None = None) -> None:
+    def __init__(self, settings: Settings, *, session_id: str | None = None,
+                 known_tokens: KnownTokens | None = None) -> None:
         self.settings = settings
+        self._known_tokens = known_tokens
         self.session_id = session_id
         self.enabled = settings.injection.enabled
         self.header = settings.injection.header
@@ -214,12 +220,23 @@ class PersonaInjector:
             if found.key == cached.key:
                 return cached
             block = Block(block_of(found, self._target, counter=self.settings.cap.counter,
-                                   max_bytes=injection.max_file_bytes, problems=self.problems), found.key)
+                                   max_bytes=injection.max_file_bytes, problems=self.problems,
+                                   known_tokens=self._recorded_tokens(found.data)), found.key)
         except OSError as error:
             self.warn(error)
             return Block("", None)
         self.problems.recovered()
         return block
+
+    def _recorded_tokens(self, data: bytes) -> int | None:
+        """The count a render recorded for these bytes; a failing lookup only means counting them again."""
+        if self._known_tokens is None:
+            return None
+        try:
+            return self._known_tokens(self._target.path, hashlib.sha256(data).hexdigest())
+        except PersonaError as error:
+            log.debug("no recorded token count for %s: %s", self._target.path, error)
+            return None
 
     def warn(self, error: OSError) -> None:
         """Log a read failure once per distinct problem."""

@@ -23,17 +23,18 @@ class RunRecord:
     memory_watermark: int
     outcome: str  # written, unchanged or stale
     config_hash: str | None = None
+    counter: str | None = None  # the token counter ``tokens`` is exact under
 
 
 def record_run(store: PersonaStore, run: RunRecord) -> None:
     with store.transaction() as conn:
         conn.execute(
             "INSERT INTO persona_runs (run_at, session_id, target, path, reason, sha256, tokens, budget, "
-            "sections_kept, sections_dropped, generation, memory_watermark, outcome, config_hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "sections_kept, sections_dropped, generation, memory_watermark, outcome, config_hash, counter) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (store.now(), store.session, run.target, str(run.path), run.reason, run.sha256, run.tokens, run.budget,
              run.sections_kept, run.sections_dropped, run.generation, run.memory_watermark, run.outcome,
-             run.config_hash),
+             run.config_hash, run.counter),
         )
 
 
@@ -44,6 +45,16 @@ def newest_generation(store: PersonaStore, path: Path) -> int | None:
             "SELECT MAX(generation) FROM persona_runs WHERE path = ? AND outcome != 'stale'", (str(path),)
         ).fetchone()
     return None if row[0] is None else int(row[0])
+
+
+def recorded_tokens(store: PersonaStore, path: Path, sha256: str, counter: str) -> int | None:
+    """The exact count under ``counter`` a render recorded for these bytes at ``path``; None if none did."""
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT tokens FROM persona_runs WHERE path = ? AND sha256 = ? AND counter = ? AND outcome != 'stale' "
+            "ORDER BY id DESC LIMIT 1", (str(path), sha256, counter)
+        ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:

@@ -147,7 +147,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE persona_origins ADD COLUMN file_confidence REAL",
         "ALTER TABLE persona_origins ADD COLUMN file_reason TEXT",
     ),
+    (
+        # "Is this topic and text already a fact?" (add, import) without reading the whole table:
+        # an OR across two columns defeated the source index and made a 10k import quadratic.
+        "CREATE INDEX IF NOT EXISTS idx_persona_topic_content ON memoria_persona(session_id, topic, content)",
+    ),
+    (
+        # The counter a run's token count is exact under: `persona inject` trusts a recorded count
+        # for the same bytes and counter instead of loading the tokenizer.
+        "ALTER TABLE persona_runs ADD COLUMN counter TEXT",
+    ),
 )
+
+# The oldest fact with this source key, or else with this topic and text: two index lookups.
+FIND_FACT = ("SELECT MIN(id) FROM (SELECT id FROM memoria_persona WHERE session_id = ? AND source_memory_id = ? "
+             "UNION ALL SELECT id FROM memoria_persona WHERE session_id = ? AND topic = ? AND content = ?)")
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

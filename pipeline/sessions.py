@@ -18,11 +18,12 @@ import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .block import read_block
+from .block import block_of
 from .clock import Clock, utc_now
 from .errors import PersonaError, StoreError
-from .files import describe
+from .files import describe, read_file
 from .problems import ProblemLog
+from .runs import recorded_tokens
 from .settings import Settings
 from .store import PersonaStore
 
@@ -106,9 +107,19 @@ class SessionSnapshots:
             return self._read()
 
     def _read(self) -> str:
-        injection = self.settings.injection
-        return read_block(self.target, counter=self.settings.cap.counter, max_bytes=injection.max_file_bytes,
-                          problems=self.problems)
+        max_bytes = self.settings.injection.max_file_bytes
+        found = read_file(self.target.path, max_bytes)
+        return block_of(found, self.target, counter=self.settings.cap.counter, max_bytes=max_bytes,
+                        problems=self.problems, known_tokens=self._recorded_tokens(found.data))
+
+    def _recorded_tokens(self, data: bytes) -> int | None:
+        """The count the render that wrote these bytes recorded: a host's first turn need not load the tokenizer."""
+        try:
+            return recorded_tokens(self.store, self.target.path, hashlib.sha256(data).hexdigest(),
+                                   self.settings.cap.counter)
+        except PersonaError as error:
+            log.debug("no recorded token count for %s: %s", self.target.path, error)
+            return None
 
     def _render_cold_start(self) -> bool:
         if not any(self.store.count_by_tier().values()):

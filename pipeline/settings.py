@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from .atomic import refuse_protected
+from .cap import LINE_ENDS
 from .config_files import ConfigLayer, load_layers, parse_value, resolve_config_files
 from .errors import ConfigError, InputError, StageError
 from .files import real_path, regular_file_kind
@@ -182,6 +183,13 @@ class TargetSettings(Section):
     truncation_note: str | None = Field(
         None, description="Note when facts are left out. Empty means cap.truncation_note, else the template's own."
     )
+
+    @field_validator("boundary")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if any(char in LINE_ENDS for char in value):
+            raise ValueError("must be the start of one line, without a line break in it")
+        return value
 
 
 class RenderSettings(Section):

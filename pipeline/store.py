@@ -21,7 +21,7 @@ from .atomic import ensure_private_dir
 from .clock import Clock, to_db, utc_now
 from .errors import InputError, NotFoundError, StoreError
 from .problems import ProblemLog
-from .schema import ensure_schema, shadow_schema
+from .schema import FIND_FACT, ensure_schema, shadow_schema
 from .settings import TIERS, Settings, db_path
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
 
@@ -36,9 +36,12 @@ TOMBSTONE_MARK = "persona_tombstone"
 TIER_ORDER = "CASE tier WHEN 'permanent' THEN 0 WHEN 'long_term' THEN 1 ELSE 2 END"
 # Rows are written by other tools too, and the schema allows values that break our contract. Such a row is
 # skipped (and named in one warning) by every read that renders or ranks, never rendered and never fatal.
+# Every character Python's str.isspace() accepts: "empty" means the same to SQL and to Python.
+SQL_WHITESPACE = ("char(9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, "
+                  "8198, 8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288)")
 ROW_PROBLEM = """CASE
     WHEN typeof(content) != 'text' THEN 'content is ' || typeof(content)
-    WHEN length(trim(content)) = 0 THEN 'content is empty'
+    WHEN length(trim(content, {whitespace})) = 0 THEN 'content is empty'
     WHEN length(content) > {max_chars} THEN 'content is ' || length(content) || ' characters (the limit is {max_chars})'
     WHEN typeof(topic) != 'text' THEN 'topic is ' || typeof(topic)
     WHEN tier NOT IN ('permanent', 'long_term', 'working') THEN 'tier is not a tier'
@@ -313,7 +316,7 @@ class PersonaStore:
 
     def row_problem(self) -> str:
         """SQL naming what is wrong with a ``memoria_persona`` row, NULL for a good one."""
-        return ROW_PROBLEM.format(max_chars=int(self.max_fact_chars))
+        return ROW_PROBLEM.format(max_chars=int(self.max_fact_chars), whitespace=SQL_WHITESPACE)
 
     def warn_broken_rows(self) -> tuple[tuple[int, str], ...]:
         """Name every row of this session that breaks the contract, once each per process; return them."""
@@ -395,9 +398,8 @@ class PersonaStore:
         key = content_key(topic, content)
         with self.transaction() as conn:
             existing = conn.execute(
-                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND "
-                "(source_memory_id = ? OR (topic = ? AND content = ?)) ORDER BY id LIMIT 1",
-                (self.session, key, topic, content),
+                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({FIND_FACT})",
+                (self.session, key, self.session, topic, content),
             ).fetchone()
             if existing is not None:
                 return Promotion(Fact(**dict(existing)), created=False)

@@ -29,8 +29,9 @@ class TokenCounter(Protocol):
 class ExactCounter:
     """Exact BPE counts from toktok (offline, no data files)."""
 
-    # Below this many texts, counting one by one beats waking toktok's thread pool.
-    BATCH_FROM = 32
+    # Below this many texts, counting one by one beats waking toktok's thread pool (measured on
+    # 2 cores: 200 texts, 0.6 ms one by one against 0.7 ms batched; 2,000 short lines, 1.4 against 0.7).
+    BATCH_FROM = 500
 
     def __init__(self, encoding: str) -> None:
         import toktok

@@ -95,6 +95,19 @@ def test_split_is_lossless():
     assert split.sections == ("## a\nx\n", "## b\ny")
 
 
+@settings(max_examples=500, deadline=None)
+@given(text=st.lists(st.sampled_from(["## ", "#", "\n", "\r", "\r\n", "\x0b", "\x85", "\u2028", "a", " "]),
+                     max_size=30).map("".join),
+       boundary=st.sampled_from(["## ", "#", "a", " "]))
+def test_a_section_starts_exactly_where_a_line_starts_with_the_boundary(text, boundary):
+    # Every line end str.splitlines knows ends a line here too, "\r\n" once.
+    split = split_sections(text, boundary)
+    lines = text.splitlines(keepends=True)
+    assert split.preamble + "".join(split.sections) == text
+    assert len(split.sections) == sum(line.startswith(boundary) for line in lines)
+    assert all(s.startswith(boundary) for s in split.sections)
+
+
 # -- properties -------------------------------------------------------------------
 
 fact_text = st.one_of(

@@ -352,6 +352,7 @@ BAD_ROWS = {
     "NULL content": "content = NULL",
     "BLOB content": "content = X'DEADBEEF'",
     "empty content": "content = '   '",
+    "whitespace content": "content = char(9, 12288, 10)",
     "6 MB content": "content = '{big}'",
     "BLOB topic": "topic = X'CAFE'",
     "text count": "reinforcement_count = 'many'",

@@ -24,6 +24,7 @@ from pipeline.tokens import get_counter
 from .conftest import write
 
 HEADER = "\n\n# L3 Persona (Active Behavioral Rules)\n"
+O200K = get_counter("o200k_base")
 
 
 @pytest.fixture
@@ -204,3 +205,57 @@ def test_hermes_mixin_disabled_by_default(persona_file):
     write(persona_file, "## a\n\n- x\n")
     agent = Agent(load_settings(overrides={"injection.file": str(persona_file)}))
     assert agent.system_prompt() == "You are Hermes."
+
+
+TOKENIZER_LOADED = """
+import sys
+from pipeline.cli import app
+try:
+    app(sys.argv[1:], prog_name="persona")
+except SystemExit:
+    pass
+print("toktok" in sys.modules, file=sys.stderr)
+"""
+
+
+def inject_in_a_process(tmp_path: Path, persona_file: Path) -> tuple[str, bool]:
+    """(what `persona inject` prints, whether it loaded the tokenizer), in a fresh process."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(Path(__file__).parent.parent)}
+    done = subprocess.run([sys.executable, "-c", TOKENIZER_LOADED, "--db", str(tmp_path / "m.db"), "--set",
+                           "injection.enabled=true", "--set", f"injection.file={persona_file}", "--set",
+                           "cap.token_cap=120", "inject"],
+                          capture_output=True, text=True, env=env, timeout=120, check=True)
+    return done.stdout, done.stderr.strip().splitlines()[-1] == "True"
+
+
+def test_inject_trusts_the_count_a_render_recorded_and_caps_anything_else(tmp_path, persona_file):
+    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(persona_file),
+                                        "injection.enabled": True, "cap.token_cap": 120})
+    with PersonaStore.from_settings(settings) as store:
+        for i in range(40):
+            store.add(f"Fact number {i} about how the user likes to work", topic=f"topic {i % 7}")
+        report = run_pipeline(settings, store=store)[0]
+    assert report.tokens == O200K.count(persona_file.read_text())  # the recorded count is the file's exact count
+    counted = PersonaInjector(settings).inject("")
+
+    printed, loaded = inject_in_a_process(tmp_path, persona_file)
+    assert printed == counted and not loaded  # the same bytes out, and no tokenizer load for them
+
+    persona_file.write_text(persona_file.read_text() + "## added by hand\n\n" + "- a long hand-written line\n" * 60)
+    printed, loaded = inject_in_a_process(tmp_path, persona_file)
+    assert loaded and printed == PersonaInjector(settings).inject("")
+    assert O200K.count(printed.removeprefix(HEADER)) <= 120 and "added by hand" not in printed
+
+
+@pytest.mark.parametrize("template", ["persona.md.j2", "persona.txt.j2", "persona.xml.j2", "persona.jsonl.j2"])
+def test_a_title_line_only_takes_tokens_away(tmp_path, template):
+    # Why a recorded count for a whole file also bounds its body once the injector drops the title.
+    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "p"),
+                                        "targets.markdown.template": template})
+    with PersonaStore.from_settings(settings) as store:
+        for i in range(30):
+            store.add(f"Préfère les réponses courtes {i} 🎉 用中文", topic=f"topic {i % 5}")
+        text = run_pipeline(settings, store=store, dry_run=True)[0].text
+    lines = text.split("\n", 1)
+    body = lines[1].lstrip("\n") if text.startswith("# ") else text
+    assert O200K.count(body) == O200K.count(text) - (O200K.count(text[: len(text) - len(body)]) if body != text else 0)

@@ -17,8 +17,10 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.injector import PersonaInjector
 from pipeline.integrations.hermes import PersonaPromptMixin
+from pipeline.runner import run_pipeline
 from pipeline.sessions import SessionSnapshots, digest
 from pipeline.settings import load_settings
+from pipeline.store import PersonaStore
 
 from .conftest import write
 
@@ -348,3 +350,33 @@ def test_session_mode_warm_block_makes_no_syscall(settings, persona, monkeypatch
     assert [injector.block() for _ in range(100)] == [first] * 100
     assert calls == []
     injector.close()
+
+
+FIRST_TURN = """
+import json, sys
+from pipeline.sessions import SessionSnapshots
+from pipeline.settings import load_settings
+settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2],
+                                    "injection.enabled": True, "injection.mode": "session"})
+snapshots = SessionSnapshots(settings)
+print(json.dumps(snapshots.snapshot("first").text))
+print("toktok" in sys.modules)
+"""
+
+
+def test_a_sessions_first_snapshot_of_a_rendered_file_needs_no_tokenizer(tmp_path):
+    # The host's first turn: the render recorded the file's exact count, so the tokenizer
+    # (most of a second to load) stays unloaded, and the snapshot is what counting gives.
+    db, persona = tmp_path / "m.db", tmp_path / "persona.md"
+    settings = load_settings(overrides={"store.path": str(db), "injection.file": str(persona),
+                                        "injection.enabled": True})
+    with PersonaStore.from_settings(settings) as store:
+        for i in range(30):
+            store.add(f"Keeps replies short, rule {i}", topic=f"topic {i % 4}")
+        run_pipeline(settings, store=store)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(Path(__file__).parent.parent)}
+    done = subprocess.run([sys.executable, "-c", FIRST_TURN, str(db), str(persona)], capture_output=True, text=True,
+                          env=env, timeout=120, check=True)
+    text, loaded = done.stdout.splitlines()
+    assert loaded == "False"
+    assert json.loads(text) == PersonaInjector(settings).block() != ""

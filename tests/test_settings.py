@@ -332,3 +332,9 @@ def test_default_database_follows_mnemosyne(monkeypatch, tmp_path):
     monkeypatch.setenv("MNEMOSYNE_DATA_DIR", str(tmp_path / "data"))
     assert db_path(load_settings()) == tmp_path / "data" / "mnemosyne.db"
     assert db_path(load_settings(overrides={"store.path": str(tmp_path / "x.db")})) == tmp_path / "x.db"
+
+
+@pytest.mark.parametrize("boundary", ["## \n", "a\rb", "\u2028## "])
+def test_a_section_boundary_with_a_line_break_is_refused(boundary):
+    with pytest.raises(ConfigError, match=r"targets\.markdown\.boundary: .*without a line break"):
+        load_settings(overrides={"targets.markdown.boundary": boundary})

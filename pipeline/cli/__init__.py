@@ -34,16 +34,24 @@ def _print_version(value: bool | None) -> None:
 def main(
     ctx: typer.Context,
     config: Annotated[
-        list[Path] | None, typer.Option("--config", "-c", help="YAML config file; repeatable, later files win.")
+        list[Path] | None,
+        typer.Option("--config", "-c", metavar="FILE", help="YAML config file; repeatable, later files win."),
     ] = None,
-    env: Annotated[str | None, typer.Option("--env", help="Config section to apply (else $MNEMOSYNE_ENV).")] = None,
+    env: Annotated[
+        str | None, typer.Option("--env", metavar="NAME", help="Config section to apply (else $MNEMOSYNE_ENV).")
+    ] = None,
     set_: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a setting: key.path=value; repeatable.")
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Override a setting: key.path=value; repeatable."),
     ] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="SQLite database (overrides store.path).")] = None,
+    db: Annotated[
+        Path | None, typer.Option("--db", metavar="FILE", help="SQLite database (overrides store.path).")
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
-    version: Annotated[bool | None, typer.Option("--version", is_eager=True, callback=_print_version,
-                                                 help="Print the version and exit.")] = None,
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
+    ] = None,
 ) -> None:
     """Global options apply to every command."""
     configure_logging(debug)

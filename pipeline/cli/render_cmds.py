@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
 def render(
     ctx: typer.Context,
     target: Annotated[
-        list[str] | None, typer.Option("--target", "-t", help="Render only this target; repeatable.")
+        list[str] | None, typer.Option("--target", "-t", metavar="NAME", help="Render only this target; repeatable.")
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Render and report, but write nothing.")] = False,
     stdout: Annotated[bool, typer.Option("--stdout", help="Print the rendered text instead of writing.")] = False,
@@ -82,7 +82,8 @@ def _diff(report: TargetReport) -> str:
 def explain(
     ctx: typer.Context,
     target: Annotated[
-        list[str] | None, typer.Option("--target", "-t", help="Explain this target (default: the injected one).")
+        list[str] | None,
+        typer.Option("--target", "-t", metavar="NAME", help="Explain this target (default: the injected one)."),
     ] = None,
     session: SessionOption = None,
     as_json: JsonOption = False,
@@ -129,10 +130,16 @@ def _why(fate: str, group: str) -> str:
 def inject(ctx: typer.Context, session: SessionOption = None) -> None:
     """Print exactly what would be appended to a system prompt."""
     from ..injector import PersonaInjector
+    from ..runs import recorded_tokens
 
-    settings = state(ctx).settings()
-    injector = PersonaInjector(settings, session_id=session)
+    cli = state(ctx)
+    settings = cli.settings()
     if not settings.injection.enabled:
         typer.echo("injection is disabled (injection.enabled = false); nothing would be appended", err=True)
         return
-    typer.echo(injector.appendix(injector.block()), nl=False)
+    counter = settings.cap.counter
+    with cli.store(session, readonly=True) as store:
+        # A file the pipeline wrote has its count on record: the tokenizer need not load for it.
+        injector = PersonaInjector(settings, session_id=session,
+                                   known_tokens=lambda path, sha: recorded_tokens(store, path, sha, counter))
+        typer.echo(injector.appendix(injector.block()), nl=False)

@@ -75,7 +75,8 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
             log.debug("wrote %s:\n%s", path, capped.text)
         report = _report(capped, previous, written=written, stale=stale)
         outcome = "stale" if stale else "written" if written else "unchanged"
-        record_run(ctx.store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash")))
+        record_run(ctx.store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash"),
+                                      ctx.counter.name))
     log.info("target %s: %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens, report.budget,
              generation)
     return report
@@ -104,9 +105,9 @@ def _report(capped: CappedRender, previous: str | None, *, written: bool, stale:
     )
 
 
-def _record(capped: CappedRender, report: TargetReport, reason: str, outcome: str, fingerprint: str | None
-            ) -> RunRecord:
+def _record(capped: CappedRender, report: TargetReport, reason: str, outcome: str, fingerprint: str | None,
+            counter: str) -> RunRecord:
     ranked = capped.rendered.ranked
     return RunRecord(report.target, report.path, reason, report.sha256, report.tokens, report.budget,
                      report.sections_kept, report.sections_dropped, ranked.generation, ranked.memory_watermark,
-                     outcome, fingerprint)
+                     outcome, fingerprint, counter)
