@@ -18,6 +18,8 @@ from pipeline.injector import PersonaInjector
 from pipeline.runner import run_pipeline
 from pipeline.settings import Settings, load_settings
 from pipeline.store import PersonaStore
+from pipeline.ticking import tick
+from pipeline.triggers import status_data
 
 from .corpus import corpus
 
@@ -114,9 +116,6 @@ def populate_memories(db: Path, count: int) -> None:
 
 def time_status_and_tick(memories: int) -> tuple[float, float]:
     """(status µs, no-op tick µs) with `memories` working memories and 1k persona facts, after a render."""
-    from pipeline.cli.tick_cmds import status_data
-    from pipeline.ticking import tick
-
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         populate(workdir / "m.db", 1_000)
@@ -162,27 +161,33 @@ def cli_times(runs: int = 15) -> list[tuple[str, float, float]]:
 
 
 PEAK_MEMORY = """
-import resource, sys
+import sys
 from pipeline.runner import run_pipeline
 from pipeline.settings import load_settings
 from pipeline.store import PersonaStore
 from pipeline.tokens import get_counter
+
+def peak_kib():
+    # VmHWM belongs to this process image; ru_maxrss would carry the parent's peak across fork and exec.
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
 settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2]})
 get_counter(settings.cap.counter)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_kib()
 with PersonaStore.from_settings(settings) as store:
     run_pipeline(settings, store=store)
-print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(before, peak_kib())
 """
 
 
 def peak_memory(facts: int = 100_000) -> tuple[float, float]:
-    """(MB before the render, peak MB) of a fresh process that renders ``facts`` facts once."""
+    """(peak MB before the render, peak MB after it) of a fresh process that renders ``facts`` facts once."""
     with tempfile.TemporaryDirectory() as tmp:
         populate(Path(tmp) / "m.db", facts)
         result = subprocess.run([sys.executable, "-c", PEAK_MEMORY, str(Path(tmp) / "m.db"),
                                  str(Path(tmp) / "persona.md")], check=True, capture_output=True, text=True)
-    before, peak = (int(value) / 1024 for value in result.stdout.split())  # ru_maxrss is in KiB on Linux
+    before, peak = (int(value) / 1024 for value in result.stdout.split())
     return before, peak
 
 
