@@ -17,6 +17,7 @@ __all__ = [
     "PersonaError",
     "StageError",
     "StoreError",
+    "StoreUnavailable",
     "TemplateError",
 ]
 
@@ -43,6 +44,13 @@ class ConfigError(PersonaError):
 
 class StoreError(PersonaError):
     """The database could not be opened, read or written."""
+
+
+class StoreUnavailable(StoreError):
+    """The database server could not be reached, or the connection was lost; nothing was changed.
+
+    Worth retrying: a worker retries its tick, and the next operation opens a new connection.
+    """
 
 
 class NotFoundError(StoreError):

@@ -25,7 +25,6 @@ from ruamel.yaml.error import YAMLError
 
 from .config_files import parse_yaml_file, read_yaml_text
 from .errors import ConfigError, FactsFileError, InputError
-from .schema import FIND_FACT
 from .settings import Tier
 from .store import PersonaStore, content_key
 from .validation import MAX_TOPIC_CHARS, check_text
@@ -171,8 +170,8 @@ def _apply(store: PersonaStore, conn: Any, entry: FactEntry, origin: str, report
     row = conn.execute(
         "SELECT p.id, p.tier, p.confidence, p.promotion_reason, o.persona_id AS origin_id, o.file_tier, "
         f"o.file_confidence, o.file_reason FROM memoria_persona p LEFT JOIN persona_origins o ON o.persona_id = p.id "
-        f"WHERE p.id = ({FIND_FACT})",
-        (store.session, entry.key, store.session, entry.topic, entry.content),
+        f"WHERE p.id = ({store.dialect.find_fact})",
+        {"session": store.session, "key": entry.key, "topic": entry.topic, "content": entry.content},
     ).fetchone()
     declared = (entry.tier, entry.confidence, entry.reason)
     if row is None:
@@ -203,8 +202,10 @@ def _apply(store: PersonaStore, conn: Any, entry: FactEntry, origin: str, report
 
 
 def _record_origin(conn: Any, fact_id: int, origin: str, declared: tuple[str, float, str | None]) -> None:
-    conn.execute("INSERT OR REPLACE INTO persona_origins (persona_id, origin, file_tier, file_confidence, "
-                 "file_reason) VALUES (?, ?, ?, ?, ?)", (fact_id, origin, *declared))
+    conn.execute("INSERT INTO persona_origins (persona_id, origin, file_tier, file_confidence, file_reason) "
+                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (persona_id) DO UPDATE SET origin = excluded.origin, "
+                 "file_tier = excluded.file_tier, file_confidence = excluded.file_confidence, "
+                 "file_reason = excluded.file_reason", (fact_id, origin, *declared))
 
 
 def _prune(store: PersonaStore, conn: Any, origin: str, keep: set[str], report: ImportReport) -> None:

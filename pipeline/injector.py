@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .block import block_of, read_block
+from .block_source import BlockSource
 from .errors import PersonaError
 from .files import describe, read_file
 from .problems import ProblemLog
@@ -55,7 +56,7 @@ class PersonaInjector:
     """
 
     def __init__(self, settings: Settings, *, session_id: str | None = None,
-                 known_tokens: KnownTokens | None = None) -> None:
+                 known_tokens: KnownTokens | None = None, profile: str | None = None) -> None:
         self.settings = settings
         self._known_tokens = known_tokens
         self.session_id = session_id
@@ -63,7 +64,8 @@ class PersonaInjector:
         self.header = settings.injection.header
         self.mode = settings.injection.mode
         self.problems = ProblemLog(log)
-        self._target: ResolvedTarget = settings.target(settings.injection.target)
+        # The profile whose persona this is (default store.session); a file target must allow it ({profile}).
+        self._target: ResolvedTarget = settings.target(settings.injection.target, profile=profile)
         self._interval_ns = settings.injection.check_interval_ms * 1_000_000
         self._checked_at: int | None = None
         self._block = Block("", None)
@@ -71,6 +73,7 @@ class PersonaInjector:
         self._snapshots: SessionSnapshots | None = None
         self._lock = threading.RLock()
         self._live_fallback_said = False
+        self._source = BlockSource(settings, self._target, self.problems) if self._target.in_store else None
 
     @property
     def path(self) -> Path:
@@ -89,6 +92,8 @@ class PersonaInjector:
                 self._live_fallback_said = True
                 log.warning("injection.mode is session but the host gave no session id; injecting the live file "
                             "instead of one snapshot shared by every session")
+        if self._source is not None:
+            return self._source.text()
         now = time.monotonic_ns()
         if self._checked_at is not None and now - self._checked_at < self._interval_ns:
             return self._block.text
@@ -106,7 +111,9 @@ class PersonaInjector:
         return appendix(self.header, block)
 
     def read_capped(self) -> str:
-        """Read the file now and cap it; OSError propagates to the caller."""
+        """Read the file (or the stored block) now and cap it; OSError propagates to the caller."""
+        if self._source is not None:
+            return self._source.text()
         injection = self.settings.injection
         return read_block(self._target, counter=self.settings.cap.counter, max_bytes=injection.max_file_bytes,
                           problems=self.problems)
@@ -210,6 +217,8 @@ class PersonaInjector:
             if self._snapshots is not None:
                 self._snapshots.close()
                 self._snapshots = None
+            if self._source is not None:
+                self._source.close()
 
     # -- live mode -----------------------------------------------------
 

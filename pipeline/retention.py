@@ -44,7 +44,7 @@ def plan_retention(store: PersonaStore, rules: RetentionSettings) -> list[Retent
     with store.read() as conn:
         rows = conn.execute(
             "SELECT id, tier, COALESCE(confidence, 0.7), COALESCE(reinforcement_count, 0), "
-            "julianday(?) - julianday(COALESCE(last_reinforced_at, created_at)) "
+            f"{store.dialect.age_days('?', 'COALESCE(last_reinforced_at, created_at)')} "
             f"FROM memoria_persona WHERE session_id = ? AND tier != 'permanent' AND ({store.row_problem()}) IS NULL "
             "ORDER BY id",
             (to_db(store.clock()), store.session),

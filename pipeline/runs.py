@@ -58,7 +58,8 @@ def recorded_tokens(store: PersonaStore, path: Path, sha256: str, counter: str) 
 
 
 def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:
-    """The most recent runs, newest first."""
+    """The profile's most recent runs, newest first."""
     with store.read() as conn:
-        rows = conn.execute("SELECT * FROM persona_runs ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        rows = conn.execute("SELECT * FROM persona_runs WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                            (store.session, limit)).fetchall()
     return [dict(row) for row in rows]

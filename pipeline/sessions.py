@@ -18,7 +18,8 @@ import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .block import block_of
+from .block import block_of, cap_block
+from .blocks import MissingBlock, read_block
 from .clock import Clock, utc_now
 from .errors import PersonaError, StoreError
 from .files import describe, read_file
@@ -107,6 +108,12 @@ class SessionSnapshots:
             return self._read()
 
     def _read(self) -> str:
+        if self.target.in_store:
+            stored = read_block(self.store, self.target.name)
+            if stored is None:
+                raise MissingBlock(f"no block rendered yet for target {self.target.name!r}")
+            known = stored.tokens if stored.counter == self.settings.cap.counter else None
+            return cap_block(stored.text, self.target, self.settings.cap.counter, known_tokens=known)
         max_bytes = self.settings.injection.max_file_bytes
         found = read_file(self.target.path, max_bytes)
         return block_of(found, self.target, counter=self.settings.cap.counter, max_bytes=max_bytes,
@@ -132,7 +139,7 @@ class SessionSnapshots:
 
     def describe(self, error: BaseException) -> str:
         """One line for a failed read, for warnings and Refresh.error."""
-        if isinstance(error, OSError):
+        if isinstance(error, OSError) and not isinstance(error, MissingBlock):
             return f"persona file {self.target.path} {describe(error)}"
         return str(error)
 
@@ -168,7 +175,8 @@ class SessionSnapshots:
         try:
             with self.store.transaction() as conn:
                 conn.execute(
-                    f"INSERT OR IGNORE INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, NULL)",
+                    f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, NULL) "
+                    "ON CONFLICT DO NOTHING",
                     (self.profile, session_id, self.target.name, text, digest(text), self.store.now()),
                 )
         except StoreError as error:  # e.g. another writer holds the database: serve the text, record it later
@@ -189,7 +197,7 @@ class SessionSnapshots:
         """
         with self.store.transaction() as conn:
             conn.execute(
-                f"INSERT OR IGNORE INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?)",
+                f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO NOTHING",
                 (self.profile, session_id, self.target.name, text, digest(text), self.store.now(), boundary),
             )
         pinned = self.get(session_id)
@@ -244,7 +252,9 @@ class SessionSnapshots:
 
     def _insert(self, conn: Any, session_id: str, text: str, generation: int, boundary: str | None) -> None:
         conn.execute(
-            f"INSERT OR REPLACE INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (profile, session_id, target) DO UPDATE SET text = excluded.text, sha256 = excluded.sha256, "
+            "generation = excluded.generation, recorded_at = excluded.recorded_at, boundary = excluded.boundary",
             (self.profile, session_id, self.target.name, text, digest(text), generation, self.store.now(), boundary),
         )
 

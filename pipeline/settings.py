@@ -68,6 +68,28 @@ class StoreSettings(Section):
         description="SQLite database. Empty means Mnemosyne's own: $MNEMOSYNE_DATA_DIR/mnemosyne.db, "
         "else $HERMES_HOME/mnemosyne/data/mnemosyne.db, else ~/.hermes/mnemosyne/data/mnemosyne.db.",
     )
+    url: str | None = Field(
+        None,
+        description="A database URL; wins over path. postgresql://user@host:port/db for a PostgreSQL server, "
+        "sqlite:///path or a bare path for a SQLite file.",
+    )
+    statement_timeout_ms: int = Field(
+        30_000, ge=0, le=3_600_000,
+        description="PostgreSQL: a statement running longer is cancelled with an error (0: no limit).",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _known_scheme(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        scheme, found, _ = value.partition("://")
+        if found and f"{scheme}://" not in (*SERVER_SCHEMES, "sqlite://"):
+            raise ValueError(f"unknown database scheme {scheme!r}: expected postgresql://user@host:port/db, "
+                             "sqlite:///path, or a path")
+        if found and scheme == "sqlite" and not value.removeprefix("sqlite://"):
+            raise ValueError("sqlite:// needs a path, as in sqlite:///home/me/persona.db")
+        return value
     session: str = Field("default", min_length=1, description="Session or profile id whose facts are read and written.")
     busy_timeout_ms: int = Field(
         5000, ge=0, le=3_600_000, description="How long to wait for a locked database before failing."
@@ -94,6 +116,11 @@ class InjectionSettings(Section):
         250, ge=0, le=86_400_000, description="How often the injector may stat the file; 0 checks on every call."
     )
     target: str = Field("markdown", min_length=1, description="The target whose file the injector reads.")
+    source: Literal["file", "store"] = Field(
+        "file",
+        description="file: the target's file on this host; store: the target's block in the database "
+        "(the target needs output: store), so every host injects the same persona.",
+    )
     mode: Literal["live", "session"] = Field(
         "live",
         description="live: the file as it is now (cached by mtime); session: the snapshot a session was first "
@@ -139,6 +166,12 @@ class TriggerSettings(Section):
     cold_start: bool = Field(True, description="Render when a target's file does not exist.")
     recovery: bool = Field(True, description="Render when a target's file is unreadable, or empty but should not be.")
     on_interval: bool = Field(True, description="Render after `interval` new working memories.")
+    interval_scope: Literal["all", "profile"] = Field(
+        "all",
+        description="Which new working memories count toward `interval`: all (Mnemosyne files memories under "
+        "conversation ids) or profile (memories whose session_id is the profile, as a shared database "
+        "serving many users files them).",
+    )
     daily_sync: bool = Field(True, description="Render once per UTC day at or after `daily_sync_hour`.")
     store_changed: bool = Field(True, description="Render after a promote, demote, reinforce, import or eviction.")
     config_changed: bool = Field(True, description="Render when the settings or a template changed.")
@@ -175,6 +208,11 @@ class HermesSettings(Section):
 
 class TargetSettings(Section):
     template: str = Field("persona.md.j2", min_length=1, description="Template file name.")
+    output: Literal["file", "store"] = Field(
+        "file",
+        description="file: write `path`; store: write the rendered, capped text into the database "
+        "(persona_blocks, per profile), where injectors on every host read it.",
+    )
     path: Path | None = Field(
         None, description="Output file. Empty means injection.file. `{profile}` in it expands to the profile id."
     )
@@ -259,10 +297,20 @@ class Settings(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _store_source_has_a_store_target(self) -> Settings:
+        target = self.targets[self.injection.target]
+        if self.injection.source == "store" and target.output != "store":
+            raise ValueError(f"injection.source is store, but target {self.injection.target!r} writes a file; set "
+                             f"targets.{self.injection.target}.output: store")
+        return self
+
+    @model_validator(mode="after")
     def _per_user_paths(self) -> Settings:
         if self.hermes.profile != "user_id":
             return self
         target = self.targets[self.injection.target]
+        if target.output == "store":
+            return self  # blocks are keyed by profile
         path = target.path or self.injection.file
         if path is not None and "{profile}" not in str(path):
             key = f"targets.{self.injection.target}.path" if target.path else "injection.file"
@@ -274,6 +322,8 @@ class Settings(BaseModel):
     def _one_file_per_target(self) -> Settings:
         owners: dict[str, str] = {}
         for name, target in self.targets.items():
+            if target.output == "store":
+                continue
             where = str((target.path or self.injection.file or Path("<injection.file>")).expanduser())
             if where in owners:
                 raise ValueError(f"targets {owners[where]!r} and {name!r} both write {where}; give each its own path "
@@ -290,8 +340,8 @@ class Settings(BaseModel):
         protected |= {Path(f"{db}{end}"): f"the database's {end} file" for end in ("-wal", "-shm", "-journal")}
         if config_files:
             protected |= {path: f"the config file {path}" for path in self._config_files}
-        for name in self.targets:
-            if name != besides:
+        for name, settings in self.targets.items():
+            if name != besides and settings.output == "file":
                 path = self.target(name, profile=profile if "{profile}" in self._raw_path(name) else None).path
                 protected[path] = f"target {name!r}'s file"
         return protected
@@ -299,6 +349,8 @@ class Settings(BaseModel):
     def check_writable(self, target: ResolvedTarget, *, profile: str | None = None) -> None:
         """Raise unless ``target``'s file may be written: a regular file (or none yet, StageError), and none of
         :meth:`protected_paths` (InputError). Checked before anything is rendered, so a bad path changes nothing."""
+        if target.in_store:
+            return
         kind = regular_file_kind(target.path)
         if kind is not None:
             raise StageError(f"cannot write persona file {target.path}: it is {kind}")
@@ -325,20 +377,25 @@ class Settings(BaseModel):
         owner = self.store.session
         profile = owner if profile is None else profile
         raw = self._raw_path(name)
-        if "{profile}" not in raw and profile != owner:
+        if target.output == "file" and "{profile}" not in raw and profile != owner:
             key = f"targets.{name}.path" if target.path else "injection.file"
             raise InputError(
                 f"target {name!r} writes {raw}, which belongs to profile {owner!r} (store.session); to use it for "
                 f"profile {profile!r}, put {{profile}} in {key} or set store.session"
             )
+        # A store target's "path" only names its block (in run records); nothing is written there.
+        path = (Path(f"store:{profile_slug(profile)}") / name if target.output == "store"
+                else Path(raw.replace("{profile}", profile_slug(profile))).expanduser())
         return ResolvedTarget(
             name=name,
             template=target.template,
-            path=Path(raw.replace("{profile}", profile_slug(profile))).expanduser(),
+            path=path,
             budget=self.cap.token_cap if target.budget is None else target.budget,
             boundary=target.boundary,
             note=self.cap.truncation_note if target.truncation_note is None else target.truncation_note,
             template_dirs=tuple(str(Path(d).expanduser()) for d in self.render.template_dirs),
+            output=target.output,
+            profile=profile,
         )
 
 
@@ -353,6 +410,12 @@ class ResolvedTarget:
     boundary: str
     note: str | None  # configured; None means the template's own (see truncation_note)
     template_dirs: tuple[str, ...] = ()
+    output: str = "file"  # or "store": the text goes to persona_blocks, keyed by (profile, name)
+    profile: str = "default"
+
+    @property
+    def in_store(self) -> bool:
+        return self.output == "store"
 
     def truncation_note(self) -> str:
         """The note to append when facts are left out: the configured one, else the template's own."""
@@ -506,5 +569,17 @@ def _closest_env_hint(name: str) -> str:
 
 
 def db_path(settings: Settings) -> Path:
-    """The database the settings point at."""
+    """The SQLite file the settings point at (for a server URL, the file it would be without one)."""
+    url = settings.store.url
+    if url and not url.startswith(SERVER_SCHEMES):
+        return Path(url.removeprefix("sqlite://")).expanduser()
     return (settings.store.path or default_db_path()).expanduser()
+
+
+SERVER_SCHEMES = ("postgresql://", "postgres://")
+
+
+def store_target(settings: Settings) -> Path | str:
+    """What the store opens: a ``postgresql://`` URL, or a SQLite file's path."""
+    url = settings.store.url
+    return url if url and url.startswith(SERVER_SCHEMES) else db_path(settings)

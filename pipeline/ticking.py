@@ -1,21 +1,19 @@
 """`persona tick`: apply retention, then render every target if any trigger fires.
 
-Ticks serialize on a lock file beside the database, and every decision is
-made from database state inside the lock, so a tick right after another, or
-racing it, finds nothing left to do.
+Ticks of one profile serialize on its tick lock, and every decision is made
+from database state inside the lock, so a tick right after another, or racing
+it, finds nothing left to do.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from filelock import FileLock, Timeout
-
-from .atomic import PRIVATE_FILE
 from .clock import Clock, utc_now
-from .errors import StoreError
+from .errors import PersonaError, StoreError, StoreUnavailable
 from .model import TargetReport
 from .retention import RetentionAction, apply_retention
 from .runner import run_pipeline
@@ -46,20 +44,17 @@ class TickResult:
         }
 
 
-def tick_lock(store: PersonaStore) -> FileLock:
-    """The lock every tick on this database takes."""
-    return FileLock(Path(f"{store.path}.persona-tick.lock"), timeout=TICK_LOCK_TIMEOUT_S, mode=PRIVATE_FILE)
-
-
 def tick(settings: Settings, *, store: PersonaStore, force: bool = False) -> TickResult:
-    """Retention, then triggers, then (if any fired) a render of every target, under the tick lock."""
+    """Retention, then triggers, then (if any fired) a render of every target, under the profile's tick lock.
+
+    On SQLite the lock is a file beside the database; on PostgreSQL, a lock of
+    the profile's on the server, released if the worker dies.
+    """
     store.open()  # a bad path fails before the lock file is made
-    try:
-        with tick_lock(store):
-            return _tick_locked(settings, store, force)
-    except Timeout:
-        raise StoreError(f"another persona tick on {store.path} held the lock for {TICK_LOCK_TIMEOUT_S:g} s") \
-            from None
+    with store.profile_lock(TICK_LOCK_TIMEOUT_S) as held:
+        if not held:
+            raise StoreError(f"another persona tick on {store.label} held the lock for {TICK_LOCK_TIMEOUT_S:g} s")
+        return _tick_locked(settings, store, force)
 
 
 def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
@@ -71,6 +66,70 @@ def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickRe
     reason = "; ".join(f"{state.name}: {state.reason}" for state in fired)
     reports = run_pipeline(settings, store=store, reason=reason)
     return TickResult(True, reason, states, evicted, reports)
+
+
+@dataclass
+class ProfileTick:
+    """What `tick --all-profiles` did for one profile."""
+
+    profile: str
+    outcome: Literal["rendered", "nothing to do", "busy", "failed"]
+    result: TickResult | None = None
+    error: str | None = None
+    attempts: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile, "outcome": self.outcome, "attempts": self.attempts, "error": self.error,
+                "result": self.result.to_dict() if self.result else None}
+
+
+RETRIES = 3  # a lost connection (a server restart) is retried this many times per profile
+RETRY_PAUSE_S = 0.5
+
+
+def profiles(store: PersonaStore) -> list[str]:
+    """Every profile the database knows: any with facts, a change counter or a block."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT session_id FROM memoria_persona WHERE session_id IS NOT NULL UNION "
+            "SELECT session_id FROM persona_state UNION SELECT profile FROM persona_blocks ORDER BY 1").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def tick_all(settings: Settings, *, force: bool = False, clock: Clock = utc_now) -> list[ProfileTick]:
+    """Tick every profile once, sharing the work with any other worker doing the same.
+
+    A profile another worker is ticking is skipped ("busy"): its lock is held
+    for as long as that tick runs, so no profile is rendered twice at once,
+    and whatever changed is rendered by whoever holds it. Workers start at a
+    random profile, so several spread over the list instead of queueing at
+    its head. A lost connection is retried; a worker killed mid-render
+    releases its lock with its connection, and the profile's next tick
+    finds the change still unrendered.
+    """
+    with PersonaStore.from_settings(settings, clock=clock) as store:
+        names = profiles(store)
+    start = random.randrange(len(names)) if names else 0
+    return [_tick_profile(settings, name, force, clock) for name in names[start:] + names[:start]]
+
+
+def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -> ProfileTick:
+    error: PersonaError | None = None
+    for attempt in range(1, RETRIES + 1):
+        try:
+            with PersonaStore.from_settings(settings, session=profile, clock=clock) as store, \
+                    store.profile_lock(0) as held:
+                if not held:
+                    return ProfileTick(profile, "busy", attempts=attempt)
+                result = _tick_locked(settings, store, force)
+                return ProfileTick(profile, "rendered" if result.rendered else "nothing to do", result,
+                                   attempts=attempt)
+        except StoreUnavailable as lost:
+            error = lost
+            time.sleep(RETRY_PAUSE_S * attempt)
+        except PersonaError as failed:
+            return ProfileTick(profile, "failed", error=str(failed), attempts=attempt)
+    return ProfileTick(profile, "failed", error=str(error), attempts=RETRIES)
 
 
 class Regenerator:

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from .blocks import existing_blocks
 from .clock import from_db
 from .files import describe, probe_regular
 from .settings import Settings
@@ -44,11 +45,11 @@ class LastRun:
 
 
 def last_run(store: PersonaStore) -> LastRun | None:
-    """The most recent run that rendered current data (written or found unchanged)."""
+    """The profile's most recent run that rendered current data (written or found unchanged)."""
     with store.read() as conn:
         row = conn.execute(
             "SELECT run_at, generation, memory_watermark, config_hash FROM persona_runs "
-            "WHERE outcome != 'stale' ORDER BY id DESC LIMIT 1"
+            "WHERE session_id = ? AND outcome != 'stale' ORDER BY id DESC LIMIT 1", (store.session,)
         ).fetchone()
     return None if row is None else LastRun(*row)
 
@@ -67,21 +68,25 @@ def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) ->
     rules = settings.triggers
     last = last_run(store)
     now = store.clock()
-    paths = [settings.target(name, profile=store.session).path for name in settings.targets]
+    targets = [settings.target(name, profile=store.session) for name in settings.targets]
+    paths = [target.path for target in targets if not target.in_store]
+    in_store = [target.name for target in targets if target.in_store]
     return [
         TriggerState("explicit", rules.explicit, rules.explicit and force,
                      "--force was given" if force else "no --force"),
-        _cold_start(rules.cold_start, paths),
+        _cold_start(rules.cold_start, paths, store, in_store),
         _recovery(rules.recovery, paths, store),
-        _interval(rules.on_interval, rules.interval, store, last),
+        _interval(rules.on_interval, rules.interval, rules.interval_scope, store, last),
         _daily(rules.daily_sync, rules.daily_sync_hour, now, last),
         _store_changed(rules.store_changed, store, last),
         _config_changed(rules.config_changed, settings, last),
     ]
 
 
-def _cold_start(enabled: bool, paths: list[Path]) -> TriggerState:
+def _cold_start(enabled: bool, paths: list[Path], store: PersonaStore, in_store: list[str]) -> TriggerState:
     missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
+    have = existing_blocks(store, in_store)
+    missing += [f"the store (target {name!r})" for name in in_store if name not in have]
     reason = f"no persona file at {', '.join(missing)}" if missing else "every persona file exists"
     return TriggerState("cold_start", enabled, enabled and bool(missing), reason)
 
@@ -115,12 +120,14 @@ def _last_render(store: PersonaStore, path: Path) -> tuple[str, str] | None:
     return None if row is None else (str(row[0]), str(row[1]))
 
 
-def _interval(enabled: bool, interval: int, store: PersonaStore, last: LastRun | None) -> TriggerState:
+def _interval(enabled: bool, interval: int, scope: str, store: PersonaStore, last: LastRun | None) -> TriggerState:
     watermark = last.memory_watermark if last else 0
+    mine, params = ("session_id = ? AND ", (store.session,)) if scope == "profile" else ("", ())
     # Bounded: never counts more than `interval` rows, however many arrived.
     with store.read() as conn:
         new = conn.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM working_memory WHERE rowid > ? LIMIT ?)", (watermark, interval)
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM working_memory WHERE {mine}rowid > ? LIMIT ?) AS new",
+            (*params, watermark, interval)
         ).fetchone()[0]
     fired = enabled and new >= interval
     shown = f"{new}+" if new >= interval else str(new)

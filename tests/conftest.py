@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 
 from pipeline.settings import load_settings
 from pipeline.store import PersonaStore
+
+from .databases import Db, open_database
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -24,6 +27,12 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    """The same test on both backends: a SQLite file, and a schema of its own on the PostgreSQL server."""
+    yield from open_database(request.param, tmp_path)
 
 
 @pytest.fixture

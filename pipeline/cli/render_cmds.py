@@ -140,6 +140,8 @@ def inject(ctx: typer.Context, session: SessionOption = None) -> None:
     counter = settings.cap.counter
     with cli.store(session, readonly=True) as store:
         # A file the pipeline wrote has its count on record: the tokenizer need not load for it.
-        injector = PersonaInjector(settings, session_id=session,
+        # A stored block belongs to the profile --session names; a file is the one injection.file names.
+        in_store = settings.targets[settings.injection.target].output == "store"
+        injector = PersonaInjector(settings, session_id=session, profile=store.session if in_store else None,
                                    known_tokens=lambda path, sha: recorded_tokens(store, path, sha, counter))
         typer.echo(injector.appendix(injector.block()), nl=False)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import PersonaError
+from ..errors import InputError, PersonaError
 
 if TYPE_CHECKING:
     from ..ticking import TickResult
@@ -60,15 +60,38 @@ def tick_command(
     ctx: typer.Context,
     force: Annotated[bool, typer.Option("--force", help="Render even if no other trigger fires.")] = False,
     session: SessionOption = None,
+    all_profiles: Annotated[bool, typer.Option(
+        "--all-profiles", help="Tick every profile in the database; several workers share the work.")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Apply retention, then render every target if any trigger fires. Safe to run often."""
     from ..ticking import tick
 
     cli = state(ctx)
+    if all_profiles:
+        if session is not None:
+            raise InputError("--all-profiles ticks every profile; leave out --session")
+        _tick_all(cli, force, as_json)
+        return
     with cli.store(session) as store:
         result = tick(cli.settings(), store=store, force=force)
     emit_json(result.to_dict()) if as_json else typer.echo(_say(result))
+
+
+def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
+    from ..ticking import tick_all
+
+    ticks = tick_all(cli.settings(), force=force)
+    if as_json:
+        emit_json([t.to_dict() for t in ticks])
+    else:
+        for t in ticks:
+            typer.echo(f"{t.profile}: {t.outcome}" + (f" ({t.error})" if t.error else ""))
+        counts = {outcome: sum(t.outcome == outcome for t in ticks)
+                  for outcome in ("rendered", "nothing to do", "busy", "failed")}
+        typer.echo(f"{len(ticks)} profiles: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
+    if any(t.outcome == "failed" for t in ticks):
+        raise typer.Exit(1)
 
 
 def watch(

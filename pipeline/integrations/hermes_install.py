@@ -13,9 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sqlite3
 import sysconfig
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +27,8 @@ from ..errors import ConfigError
 from ..files import real_path
 from ..paths import hermes_home as default_hermes_home
 from ..paths import hermes_home_override
-from ..settings import db_path, load_settings
+from ..settings import load_settings
+from ..store import PersonaStore
 
 NAME = "persona"  # the plugin directory, the provider name and the plugins.enabled entry
 Mode = Literal["plugin", "provider"]
@@ -320,10 +319,8 @@ def _store_is_empty(home: Path) -> bool:
     """Whether the store Hermes will use holds no facts yet (read only; nothing is created)."""
     try:
         with hermes_home_override(home):
-            path = db_path(load_settings())
-        if not path.is_file():
-            return True
-        with closing(sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)) as conn:
-            return conn.execute("SELECT 1 FROM memoria_persona LIMIT 1").fetchone() is None
+            settings = load_settings()
+        with PersonaStore.from_settings(settings, readonly=True) as store:
+            return not any(store.count_by_tier().values())
     except Exception:  # a broken config or database is reported by the commands that use it
         return True

@@ -94,7 +94,7 @@ class PersonaPlugin:
         warning.
         """
         snapshots, _ = self._profile()
-        key = (str(snapshots.store.path), snapshots.profile, session_id)
+        key = (snapshots.store.label, snapshots.profile, session_id)
         with self._lock:
             seen = self._seen.get(key)
             if seen is None or seen.boundary != boundary:

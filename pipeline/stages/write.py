@@ -11,6 +11,7 @@ from filelock import FileLock, Timeout
 from pydantic import Field
 
 from ..atomic import PRIVATE_FILE, atomic_write_text, ensure_private_dir, remove_stale_temps
+from ..blocks import StoredBlock, put_block, read_block
 from ..context import StageContext
 from ..errors import StageError
 from ..explain import explain
@@ -45,6 +46,8 @@ def read_current(path: Path) -> str | None:
 def write(capped: CappedRender, *, ctx: StageContext, options: WriteOptions) -> TargetReport:
     """Replace the target file atomically, unless a newer render is already there."""
     path = capped.rendered.target.path
+    if capped.rendered.target.in_store:
+        return _write_block(capped, ctx)
     if ctx.dry_run:
         previous = read_current(path)
         report = _report(capped, previous, written=False, stale=False)
@@ -79,6 +82,32 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
                                       ctx.counter.name))
     log.info("target %s: %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens, report.budget,
              generation)
+    return report
+
+
+def _write_block(capped: CappedRender, ctx: StageContext) -> TargetReport:
+    """An `output: store` target: the block row replaces the file, in the transaction that records the run."""
+    store, target = ctx.store, capped.rendered.target
+    current = read_block(store, target.name)
+    previous = None if current is None else current.text
+    if ctx.dry_run:
+        report = _report(capped, previous, written=False, stale=False)
+        return replace(report, explanation=explain(capped, ctx.counter)) if ctx.explain else report
+    generation = capped.rendered.ranked.generation
+    with store.transaction() as conn:
+        newest = newest_generation(store, target.path)
+        stale = newest is not None and generation < newest
+        written = not stale and previous != capped.text
+        report = _report(capped, previous, written=written, stale=stale)
+        if written:
+            put_block(store, conn, StoredBlock(store.session, target.name, generation, report.sha256, capped.text,
+                                               report.tokens, ctx.counter.name, store.now()))
+            log.debug("wrote block %s of profile %s:\n%s", target.name, store.session, capped.text)
+        outcome = "stale" if stale else "written" if written else "unchanged"
+        record_run(store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash"),
+                                  ctx.counter.name))
+    log.info("target %s (store): %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens,
+             report.budget, generation)
     return report
 
 

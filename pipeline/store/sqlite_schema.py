@@ -1,4 +1,4 @@
-"""Database schema: Mnemosyne's tables when missing, and our own versioned tables.
+"""SQLite schema: Mnemosyne's tables when missing, and our own versioned tables.
 
 Mnemosyne's tables are created with ``IF NOT EXISTS`` and exactly Mnemosyne's
 columns; an existing table is never altered. Our tables carry the prefix
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from .errors import StoreError
+from ..errors import StoreError
 
 MNEMOSYNE_TABLES = (
     """CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -157,11 +157,35 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # for the same bytes and counter instead of loading the tokenizer.
         "ALTER TABLE persona_runs ADD COLUMN counter TEXT",
     ),
+    (
+        # Each profile has its own generation: in a database shared by many profiles, one profile's
+        # change must not make every other profile look changed. Profiles that exist start at the
+        # old shared generation, so every run already recorded stays comparable.
+        "CREATE TABLE persona_state_v8 (session_id TEXT PRIMARY KEY, generation INTEGER NOT NULL DEFAULT 0, "
+        "changed_at TEXT)",
+        "INSERT INTO persona_state_v8 (session_id, generation, changed_at) "
+        "SELECT profiles.session_id, state.generation, state.changed_at FROM (SELECT session_id FROM memoria_persona "
+        "WHERE session_id IS NOT NULL UNION SELECT session_id FROM persona_runs UNION SELECT profile FROM "
+        "persona_snapshots) AS profiles, persona_state AS state WHERE state.id = 1",
+        "DROP TABLE persona_state",
+        "ALTER TABLE persona_state_v8 RENAME TO persona_state",
+        "CREATE INDEX idx_persona_runs_profile ON persona_runs(session_id, id)",
+    ),
+    (
+        # Rendered, capped blocks for `output: store` targets, read by `injection.source: store`.
+        """CREATE TABLE persona_blocks (
+            profile TEXT NOT NULL,
+            target TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            counter TEXT NOT NULL,
+            rendered_at TEXT NOT NULL,
+            PRIMARY KEY (profile, target)
+        )""",
+    ),
 )
-
-# The oldest fact with this source key, or else with this topic and text: two index lookups.
-FIND_FACT = ("SELECT MIN(id) FROM (SELECT id FROM memoria_persona WHERE session_id = ? AND source_memory_id = ? "
-             "UNION ALL SELECT id FROM memoria_persona WHERE session_id = ? AND topic = ? AND content = ?)")
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,6 +1,9 @@
-"""The persona store: ``memoria_persona`` in a Mnemosyne-compatible SQLite file.
+"""The persona store: ``memoria_persona`` in a Mnemosyne-compatible database.
 
-Every operation runs in one transaction and reads only its session's rows.
+Every operation runs in one transaction and reads only its profile's rows (the
+``session_id`` column). The backend is an embedded SQLite file by default, or a
+PostgreSQL server named by a ``postgresql://`` URL; both run the same SQL but
+for the few fragments in :mod:`.dialect`.
 """
 
 from __future__ import annotations
@@ -8,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,13 +18,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .atomic import ensure_private_dir
-from .clock import Clock, to_db, utc_now
-from .errors import InputError, NotFoundError, StoreError
-from .problems import ProblemLog
-from .schema import FIND_FACT, ensure_schema, shadow_schema
-from .settings import TIERS, Settings, db_path
-from .validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
+from ..clock import Clock, to_db, utc_now
+from ..errors import InputError, NotFoundError, StoreError
+from ..problems import ProblemLog
+from ..settings import TIERS, Settings, store_target
+from ..validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
+from .backend import Backend, Connection, open_backend
 
 log = logging.getLogger(__name__)
 BROKEN_ROWS = ProblemLog(log)
@@ -34,32 +34,16 @@ __all__ = ["TOMBSTONE_MARK", "Fact", "PersonaStore", "Promotion", "tombstone_tex
 # real preferences by a column, not by parsing text.
 TOMBSTONE_MARK = "persona_tombstone"
 TIER_ORDER = "CASE tier WHEN 'permanent' THEN 0 WHEN 'long_term' THEN 1 ELSE 2 END"
-# Rows are written by other tools too, and the schema allows values that break our contract. Such a row is
-# skipped (and named in one warning) by every read that renders or ranks, never rendered and never fatal.
-# Every character Python's str.isspace() accepts: "empty" means the same to SQL and to Python.
-SQL_WHITESPACE = ("char(9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, "
-                  "8198, 8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288)")
-ROW_PROBLEM = """CASE
-    WHEN typeof(content) != 'text' THEN 'content is ' || typeof(content)
-    WHEN length(trim(content, {whitespace})) = 0 THEN 'content is empty'
-    WHEN length(content) > {max_chars} THEN 'content is ' || length(content) || ' characters (the limit is {max_chars})'
-    WHEN typeof(topic) != 'text' THEN 'topic is ' || typeof(topic)
-    WHEN tier NOT IN ('permanent', 'long_term', 'working') THEN 'tier is not a tier'
-    WHEN confidence IS NOT NULL AND (typeof(confidence) NOT IN ('integer', 'real') OR confidence < 0 OR confidence > 1)
-        THEN 'confidence is not a number from 0 to 1'
-    WHEN reinforcement_count IS NOT NULL AND (typeof(reinforcement_count) != 'integer' OR reinforcement_count < 0)
-        THEN 'reinforcement_count is not a count'
-END"""
-MAX_ID = 2**63 - 1  # SQLite's INTEGER
+MAX_ID = 2**63 - 1  # SQLite's INTEGER, PostgreSQL's bigint
 PROMOTE_LOOKUP = """
 SELECT (SELECT id FROM memoria_persona WHERE session_id = :session AND source_memory_id = :memory),
        (SELECT 1 FROM memoria_preferences WHERE session_id = :session AND source_memory_id = :memory
         AND evolution = :mark),
        memory.content, memory.metadata_json
-FROM (SELECT 1) LEFT JOIN (
+FROM (SELECT 1 AS one) AS one LEFT JOIN (
     SELECT content, metadata_json FROM working_memory WHERE id = :memory
     UNION ALL SELECT content, metadata_json FROM episodic_memory WHERE id = :memory LIMIT 1
-) AS memory
+) AS memory ON TRUE
 """
 FACT_COLUMNS = (
     "id, session_id, tier, topic, content, confidence, source_memory_id, created_at, "
@@ -111,19 +95,20 @@ def tombstone_text(tier: str, content: str) -> str:
 
 
 class PersonaStore:
-    """Store operations on one database, scoped to one session.
+    """Store operations on one database, scoped to one profile (``session``).
 
     Safe to call from any thread: hosts such as Hermes run each turn on a new
-    thread, so the one connection is shared (``check_same_thread=False``) and
-    every use of it holds :attr:`lock`. Reach the connection only through
-    :meth:`read` or :meth:`transaction`.
+    thread, so the one connection is shared and every use of it holds
+    :attr:`lock`. Reach the connection only through :meth:`read`,
+    :meth:`snapshot` or :meth:`transaction`.
 
+    ``target`` is a SQLite file path, or a ``postgresql://`` URL.
     Use as a context manager, or call :meth:`close`.
     """
 
     def __init__(
         self,
-        path: Path,
+        target: Path | str,
         *,
         session: str = "default",
         busy_timeout_ms: int = 5000,
@@ -132,30 +117,44 @@ class PersonaStore:
         max_fact_chars: int = 2000,
         create_directory: bool = False,
         readonly: bool = False,
+        statement_timeout_ms: int = 0,
     ) -> None:
-        self.path = Path(path).expanduser()
         check_text("session", session, 1000)
+        self.backend: Backend = open_backend(target, busy_timeout_ms=busy_timeout_ms, readonly=readonly,
+                                             create_directory=create_directory,
+                                             statement_timeout_ms=statement_timeout_ms)
+        self.dialect = self.backend.dialect
         self.reinforce_step = reinforce_step
         self.max_fact_chars = max_fact_chars
         self.session = session
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
-        self.create_directory = create_directory
         self.readonly = readonly
         self.lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
+        self._conn: Connection | None = None
+        self._depth = 0  # nested read()s on this store; a pooled connection goes back when it reaches 0
         self._table_names: frozenset[str] | None = None
+
+    @property
+    def path(self) -> Path | None:
+        """The SQLite file, or None for a server."""
+        return getattr(self.backend, "path", None)
+
+    @property
+    def label(self) -> str:
+        """How messages name this database (a URL without its password)."""
+        return self.backend.label
 
     @classmethod
     def from_settings(cls, settings: Settings, *, session: str | None = None, clock: Clock = utc_now,
                       busy_timeout_ms: int | None = None, readonly: bool = False) -> PersonaStore:
-        """A store on the configured database and session (``busy_timeout_ms`` overrides the setting).
+        """A store on the configured database and profile (``busy_timeout_ms`` overrides the setting).
 
         A ``readonly`` store never changes the database, not even its schema
         or journal mode; read-only commands use one.
         """
         return cls(
-            db_path(settings),
+            store_target(settings),
             session=session or settings.store.session,
             busy_timeout_ms=settings.store.busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms,
             clock=clock,
@@ -164,6 +163,7 @@ class PersonaStore:
             # Mnemosyne's own layout under the Hermes home is ours to create; a path the user typed is not.
             create_directory=settings.is_default("store.path") and not readonly,
             readonly=readonly,
+            statement_timeout_ms=settings.store.statement_timeout_ms,
         )
 
     def __enter__(self) -> PersonaStore:
@@ -175,7 +175,7 @@ class PersonaStore:
     def close(self) -> None:
         with self.lock:
             if self._conn is not None:
-                self._conn.close()
+                self.backend.release(self._conn)
                 self._conn = None
 
     def open(self) -> None:
@@ -183,102 +183,83 @@ class PersonaStore:
         with self.read():
             pass
 
-    def _connection(self) -> sqlite3.Connection:
-        # Callers hold the lock.
+    def _connection(self) -> Connection:
+        # Callers hold the lock. A server connection that was lost is replaced here, so the next
+        # operation after a restart works without the caller doing anything.
+        if self._conn is not None and not self.backend.alive(self._conn):
+            self.backend.release(self._conn)
+            self._conn = None
         if self._conn is None:
-            self._conn = self._open()
+            self._conn = self.backend.connect()
         return self._conn
-
-    def _open(self) -> sqlite3.Connection:
-        if self.readonly:
-            return self._open_readonly()
-        parent = self.path.parent
-        if self.create_directory and not parent.exists():
-            try:
-                ensure_private_dir(parent)
-            except OSError as error:
-                raise StoreError(f"cannot create the database directory {parent}: {error.strerror}") from None
-        if not parent.is_dir():
-            raise StoreError(f"database directory {parent} does not exist (create it, or set store.path / --db)")
-        if self.path.is_dir():
-            raise StoreError(f"database path {self.path} is a directory")
-        created = _create_private(self.path) or self.path.stat().st_size == 0
-        with self.errors():
-            conn = self._connect(str(self.path))
-            try:
-                if created:  # an existing database keeps the journal mode its owner chose
-                    conn.execute("PRAGMA journal_mode = WAL")
-                ensure_schema(conn)
-            except BaseException:
-                conn.close()
-                raise
-        return conn
-
-    def _open_readonly(self) -> sqlite3.Connection:
-        """The database opened read-only (a missing one reads as empty); nothing on disk changes."""
-        if self.path.is_dir():
-            raise StoreError(f"database path {self.path} is a directory")
-        target = f"{self.path.absolute().as_uri()}?mode=ro" if self.path.exists() else "file::memory:"
-        with self.errors():
-            conn = self._connect(target, uri=True)
-            try:
-                shadow_schema(conn)
-            except BaseException:
-                conn.close()
-                raise
-        return conn
-
-    def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
-        conn = sqlite3.connect(target, timeout=self.busy_timeout_ms / 1000, isolation_level=None,
-                               check_same_thread=False, uri=uri)
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-        return conn
 
     @contextmanager
     def errors(self) -> Iterator[None]:
-        """Turn sqlite3 failures into one clear StoreError naming the database."""
-        try:
+        """Turn driver failures into one clear StoreError naming the database."""
+        with self.backend.errors():
             yield
-        except sqlite3.Error as error:
-            raise StoreError(self._explain(error)) from error
-        except (UnicodeEncodeError, OverflowError) as error:  # a value SQLite cannot hold reached a query
-            raise StoreError(f"database {self.path}: a value cannot be stored ({error})") from None
-
-    def _explain(self, error: sqlite3.Error) -> str:
-        text = str(error)
-        if "locked" in text or "busy" in text:
-            return f"database {self.path} is locked by another writer (waited {self.busy_timeout_ms} ms)"
-        if "not a database" in text:
-            return f"{self.path} is not a SQLite database"
-        if "unable to open" in text:
-            return f"cannot open database {self.path}: check that it and its directory are readable and writable"
-        if "malformed" in text:
-            return f"database {self.path} is corrupt ({text})"
-        return f"database {self.path}: {text}"
 
     @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """The connection, held for this thread; sqlite3 failures become StoreError."""
+    def read(self) -> Iterator[Connection]:
+        """The connection, held for this thread; driver failures become StoreError.
+
+        A server connection is borrowed from the pool for the outermost read
+        (or transaction) and given back when it ends; a SQLite file stays open.
+        """
         with self.lock, self.errors():
-            yield self._connection()
+            conn = self._connection()
+            self._depth += 1
+            try:
+                yield conn
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and getattr(self.backend, "pooled", False):
+                    self._conn = None
+                    self.backend.release(conn)
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; taken immediately so writers queue instead of deadlocking."""
+    def snapshot(self) -> Iterator[Connection]:
+        """A read-only transaction: every query inside it sees the same state of the database."""
+        with self.read() as conn:
+            if conn.in_transaction:
+                yield conn
+                return
+            conn.execute(self.dialect.begin_snapshot)
+            try:
+                yield conn
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """One write transaction; taken immediately so writers queue instead of deadlocking.
+
+        On PostgreSQL, writers of the same profile queue on a lock of that
+        profile's, as SQLite's writers queue on the file: two hosts promoting
+        the same memory at once make one row.
+        """
         if self.readonly:
-            raise StoreError(f"database {self.path} was opened read-only; this command cannot change it")
+            raise StoreError(f"database {self.label} was opened read-only; this command cannot change it")
         with self.read() as conn:
             if conn.in_transaction:  # nested: the outer transaction commits or rolls back
                 yield conn
                 return
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(self.dialect.begin_write)
             try:
+                self.backend.claim_write(conn, self.session)
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                if self.backend.alive(conn):
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    @contextmanager
+    def profile_lock(self, timeout_s: float) -> Iterator[bool]:
+        """Held while one worker renders this profile; yields False when another kept it for ``timeout_s``."""
+        with self.backend.profile_lock(self, timeout_s) as held:
+            yield held
 
     def now(self) -> str:
         return to_db(self.clock())
@@ -316,16 +297,16 @@ class PersonaStore:
 
     def row_problem(self) -> str:
         """SQL naming what is wrong with a ``memoria_persona`` row, NULL for a good one."""
-        return ROW_PROBLEM.format(max_chars=int(self.max_fact_chars), whitespace=SQL_WHITESPACE)
+        return self.dialect.row_problem(self.max_fact_chars)
 
     def warn_broken_rows(self) -> tuple[tuple[int, str], ...]:
         """Name every row of this session that breaks the contract, once each per process; return them."""
         with self.read() as conn:
             broken = tuple((int(row[0]), str(row[1])) for row in conn.execute(
                 f"SELECT id, problem FROM (SELECT id, {self.row_problem()} AS problem FROM memoria_persona "
-                "WHERE session_id = ?) WHERE problem IS NOT NULL ORDER BY id", (self.session,)))
+                "WHERE session_id = ?) AS checked WHERE problem IS NOT NULL ORDER BY id", (self.session,)))
         for fact_id, problem in broken:
-            BROKEN_ROWS.warn(f"database {self.path}: skipping persona fact #{fact_id}: {problem}")
+            BROKEN_ROWS.warn(f"database {self.label}: skipping persona fact #{fact_id}: {problem}")
         return broken
 
     def count_by_tier(self) -> dict[str, int]:
@@ -398,8 +379,8 @@ class PersonaStore:
         key = content_key(topic, content)
         with self.transaction() as conn:
             existing = conn.execute(
-                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({FIND_FACT})",
-                (self.session, key, self.session, topic, content),
+                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({self.dialect.find_fact})",
+                {"session": self.session, "key": key, "topic": topic, "content": content},
             ).fetchone()
             if existing is not None:
                 return Promotion(Fact(**dict(existing)), created=False)
@@ -423,7 +404,7 @@ class PersonaStore:
         with self.transaction() as conn:
             cursor = conn.execute(
                 "UPDATE memoria_persona SET reinforcement_count = reinforcement_count + 1, "
-                "last_reinforced_at = ?, confidence = MIN(1.0, COALESCE(confidence, 0.7) + ?) "
+                f"last_reinforced_at = ?, confidence = {self.dialect.least}(1.0, COALESCE(confidence, 0.7) + ?) "
                 "WHERE id = ? AND session_id = ?",
                 (self.now(), self.reinforce_step, persona_id, self.session),
             )
@@ -436,7 +417,7 @@ class PersonaStore:
 
     def insert_row(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         *,
         tier: str,
         topic: str,
@@ -456,7 +437,7 @@ class PersonaStore:
         self.touch(conn)
         return Fact(**dict(row))
 
-    def bury(self, conn: sqlite3.Connection, fact: Fact, reason: str) -> None:
+    def bury(self, conn: Connection, fact: Fact, reason: str) -> None:
         """Tombstone then delete; the caller's transaction makes the pair atomic."""
         conn.execute(
             "INSERT INTO memoria_preferences (session_id, preference, topic, evolution, context_snippet, "
@@ -474,16 +455,18 @@ class PersonaStore:
         conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (fact.id,))
         self.touch(conn)
 
-    def touch(self, conn: sqlite3.Connection) -> None:
-        """Record a store change (inside the caller's transaction)."""
-        conn.execute("UPDATE persona_state SET generation = generation + 1, changed_at = ? WHERE id = 1", (self.now(),))
+    def touch(self, conn: Connection) -> None:
+        """Record a change of this profile (inside the caller's transaction)."""
+        conn.execute("INSERT INTO persona_state (session_id, generation, changed_at) VALUES (?, 1, ?) "
+                     "ON CONFLICT (session_id) DO UPDATE SET generation = persona_state.generation + 1, "
+                     "changed_at = excluded.changed_at", (self.session, self.now()))
 
     def generation(self) -> int:
-        """How many changes the store has seen; it only grows."""
+        """How many changes this profile has seen; it only grows."""
         with self.read() as conn:
-            return int(conn.execute("SELECT generation FROM persona_state WHERE id = 1").fetchone()[0])
+            return profile_generation(conn, self.session)
 
-    def _linked_topic(self, conn: sqlite3.Connection, memory_id: str) -> str:
+    def _linked_topic(self, conn: Connection, memory_id: str) -> str:
         """The topic of a preference or instruction linked to the memory, else ``general``."""
         tables = self._tables(conn)
         parts, params = [], []
@@ -495,14 +478,13 @@ class PersonaStore:
                 params += [memory_id, TOMBSTONE_MARK] if extra else [memory_id]
         if not parts:
             return "general"
-        row = conn.execute(f"SELECT topic FROM ({' UNION ALL '.join(parts)}) ORDER BY source, id LIMIT 1",
+        row = conn.execute(f"SELECT topic FROM ({' UNION ALL '.join(parts)}) AS linked ORDER BY source, id LIMIT 1",
                            params).fetchone()
         return str(row[0]).strip() if row is not None else "general"
 
-    def _tables(self, conn: sqlite3.Connection) -> frozenset[str]:
+    def _tables(self, conn: Connection) -> frozenset[str]:
         if self._table_names is None:
-            self._table_names = frozenset(row[0] for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"))
+            self._table_names = self.backend.tables(conn)
         return self._table_names
 
 
@@ -524,15 +506,7 @@ def metadata_topic(metadata_json: str | None) -> str | None:
     return topic.strip() if isinstance(topic, str) and topic.strip() else None
 
 
-def _create_private(path: Path) -> bool:
-    """A new database holds personal data: create it 0600 (SQLite gives its -wal and -shm files the same mode).
-
-    Returns whether the file was created now.
-    """
-    try:
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-    except FileExistsError:
-        return False
-    except OSError as error:
-        raise StoreError(f"cannot create database {path}: {error.strerror}") from None
-    return True
+def profile_generation(conn: Connection, profile: str) -> int:
+    """A profile's change counter (0 before its first change)."""
+    row = conn.execute("SELECT generation FROM persona_state WHERE session_id = ?", (profile,)).fetchone()
+    return 0 if row is None else int(row[0])

@@ -1,0 +1,72 @@
+"""What the store needs from a database engine, and how a target picks one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+from .dialect import Dialect
+from .sqlite import SqliteBackend
+
+Params = Sequence[Any] | Mapping[str, Any]
+
+
+class Cursor(Protocol):
+    rowcount: int
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """The part of ``sqlite3.Connection`` the store uses; rows index by position and by name."""
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def execute(self, sql: str, parameters: Params = ..., /) -> Cursor: ...
+
+
+class Backend(Protocol):
+    dialect: Dialect
+
+    @property
+    def label(self) -> str: ...
+
+    def connect(self) -> Any: ...
+
+    def release(self, conn: Any) -> None: ...
+
+    def alive(self, conn: Any) -> bool: ...
+
+    def claim_write(self, conn: Any, profile: str) -> None: ...
+
+    def notify(self, conn: Any, channel: str, payload: str) -> None: ...
+
+    def profile_lock(self, store: Any, timeout_s: float) -> AbstractContextManager[bool]: ...
+
+    def tables(self, conn: Any) -> frozenset[str]: ...
+
+    def errors(self) -> AbstractContextManager[None]: ...
+
+
+def is_server_url(target: Path | str) -> bool:
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
+def open_backend(target: Path | str, *, busy_timeout_ms: int, readonly: bool, create_directory: bool,
+                 statement_timeout_ms: int) -> Backend:
+    """The backend for a SQLite path (or ``sqlite:///path``) or a ``postgresql://`` URL."""
+    if is_server_url(target):
+        from .postgres import PostgresBackend  # psycopg is needed only for a server
+
+        return PostgresBackend(str(target), busy_timeout_ms=busy_timeout_ms, readonly=readonly,
+                               statement_timeout_ms=statement_timeout_ms)
+    path = Path(str(target).removeprefix("sqlite://")) if str(target).startswith("sqlite://") else Path(target)
+    return SqliteBackend(path, busy_timeout_ms=busy_timeout_ms, create_directory=create_directory,
+                         readonly=readonly)

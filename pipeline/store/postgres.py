@@ -1,0 +1,292 @@
+"""The server backend: PostgreSQL through psycopg 3, for many profiles on many hosts.
+
+Connections come from one ``psycopg_pool`` pool per URL and process, and are
+held only for one read or one transaction, so a gateway serving hundreds of
+profiles needs a handful of connections, not one per profile. A lost
+connection (a server restart) is dropped and replaced on the next operation.
+"""
+
+from __future__ import annotations
+
+import atexit
+import re
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import psycopg.errors
+from psycopg.pq import TransactionStatus
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ..errors import StoreError, StoreUnavailable
+from .dialect import POSTGRES
+from .postgres_schema import ensure_schema
+
+CONNECT_TIMEOUT_S = 10
+POOL_MAX = 8  # per URL and process: workers and gateways hold a connection only for one operation
+WRITE_LOCK = "persona-write:"  # advisory lock names: one profile's writers queue, as on a SQLite file
+TICK_LOCK = "persona-tick:"
+LOCK_POLL_S = 0.05
+
+
+class Row:
+    """A result row like ``sqlite3.Row``: by position, by column name, and ``dict(row)``."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, values: Sequence[Any], index: Mapping[str, int]) -> None:
+        self._values = values
+        self._index = index
+
+    def __getitem__(self, key: int | str) -> Any:
+        return self._values[self._index[key]] if isinstance(key, str) else self._values[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+    def __repr__(self) -> str:
+        return f"Row({dict(zip(self._index, self._values, strict=True))!r})"
+
+
+def _rows(cursor: Any) -> Any:
+    index = {column.name: i for i, column in enumerate(cursor.description or ())}
+    return lambda values: Row(values, index)
+
+
+@lru_cache(maxsize=512)
+def translate(sql: str) -> str:
+    """SQLite placeholders to psycopg's: ``?`` to ``%s``, ``:name`` to ``%(name)s``, ``%`` to ``%%``.
+
+    Quoted strings and identifiers are copied as they are (but for ``%``).
+    """
+    out: list[str] = []
+    i, n = 0, len(sql)
+    while i < n:
+        char = sql[i]
+        if char in "'\"":
+            end = i + 1
+            while end < n and not (sql[end] == char and sql[end + 1:end + 2] != char):
+                end += 2 if sql[end] == char else 1
+            out.append(sql[i:end + 1].replace("%", "%%"))
+            i = end + 1
+        elif char == "?":
+            out.append("%s")
+            i += 1
+        elif char == ":" and i + 1 < n and (sql[i + 1].isalpha() or sql[i + 1] == "_") and sql[i - 1:i] != ":":
+            name = re.match(r"\w+", sql[i + 1:])
+            assert name is not None
+            out.append(f"%({name.group()})s")
+            i += 1 + len(name.group())
+        elif char == "%":
+            out.append("%%")
+            i += 1
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+class PgConnection:
+    """A pooled psycopg connection that speaks the store's SQL (SQLite placeholders, sqlite3-like rows)."""
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        self.raw = raw
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = (), /) -> Any:
+        if not parameters:  # without parameters psycopg reads the text as it is
+            return self.raw.execute(sql)
+        return self.raw.execute(translate(sql), parameters)
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+_POOLS: dict[str, ConnectionPool[Any]] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def close_pool(url: str) -> None:
+    """Close this process's connections to ``url`` (a worker done with a database, or a test)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.pop(url, None)
+    if pool is not None:
+        pool.close(timeout=1)
+
+
+def _close_pools() -> None:
+    with _POOLS_LOCK:
+        for pool in _POOLS.values():
+            pool.close(timeout=1)
+        _POOLS.clear()
+
+
+atexit.register(_close_pools)
+
+
+class PostgresBackend:
+    """One PostgreSQL database, shared by every profile and every host that names it."""
+
+    dialect = POSTGRES
+    pooled = True
+
+    def __init__(self, url: str, *, busy_timeout_ms: int, readonly: bool, statement_timeout_ms: int) -> None:
+        self.url = url
+        self.busy_timeout_ms = busy_timeout_ms
+        self.statement_timeout_ms = statement_timeout_ms
+        self.readonly = readonly
+
+    @property
+    def label(self) -> str:
+        return redact(self.url)
+
+    # -- connections ----------------------------------------------------
+
+    def connect(self) -> PgConnection:
+        raw = self._pool().getconn()
+        try:
+            self._configure(raw)
+        except BaseException:
+            self._pool().putconn(raw)
+            raise
+        return PgConnection(raw)
+
+    def release(self, conn: PgConnection) -> None:
+        pool = _POOLS.get(self.url)
+        if pool is None:
+            conn.raw.close()
+            return
+        if self.alive(conn) and conn.in_transaction:
+            conn.raw.rollback()
+        pool.putconn(conn.raw)  # a broken connection is discarded by the pool
+
+    def alive(self, conn: PgConnection) -> bool:
+        return not (conn.raw.closed or conn.raw.broken)
+
+    def _configure(self, raw: psycopg.Connection[Any]) -> None:
+        # Per checkout: this store's waits, not the last borrower's.
+        raw.execute("SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
+                    (f"{int(self.busy_timeout_ms)}ms", f"{int(self.statement_timeout_ms)}ms"))
+
+    def _pool(self) -> ConnectionPool[Any]:
+        with _POOLS_LOCK:
+            pool = _POOLS.get(self.url)
+            if pool is None:
+                # One direct connection first: a wrong URL, a refused connection or bad
+                # credentials are reported as themselves, not as a pool timeout.
+                with self.errors(), psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S,
+                                                    autocommit=True) as probe:
+                    ensure_schema(PgConnection(probe))
+                pool = ConnectionPool(self.url, min_size=1, max_size=POOL_MAX, open=True,
+                                      timeout=CONNECT_TIMEOUT_S, check=ConnectionPool.check_connection,
+                                      kwargs={"autocommit": True, "row_factory": _rows,
+                                              "connect_timeout": CONNECT_TIMEOUT_S},
+                                      name=f"persona {self.label}")
+                _POOLS[self.url] = pool
+            return pool
+
+    # -- locks ------------------------------------------------------------
+
+    def claim_write(self, conn: PgConnection, profile: str) -> None:
+        """Queue behind the profile's other writers until this transaction ends (at most lock_timeout)."""
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (WRITE_LOCK + profile,))
+
+    def notify(self, conn: PgConnection, channel: str, payload: str) -> None:
+        """Announce to every listening host; delivered when the caller's transaction commits."""
+        conn.execute("SELECT pg_notify(?, ?)", (channel, payload))
+
+    @contextmanager
+    def profile_lock(self, store: Any, timeout_s: float) -> Iterator[bool]:
+        """The profile's tick lock, on a connection of its own for as long as the tick runs.
+
+        A session lock: if the worker dies, its connection closes and the
+        server releases the lock, so nothing is left blocked.
+        """
+        key = TICK_LOCK + store.session
+        with self.errors():
+            raw = self._pool().getconn()
+        try:
+            deadline = time.monotonic() + timeout_s
+            with self.errors():
+                while not raw.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()[0]:
+                    if time.monotonic() >= deadline:
+                        yield False
+                        return
+                    time.sleep(LOCK_POLL_S)
+            try:
+                yield True
+            finally:
+                if not (raw.closed or raw.broken):
+                    with self.errors():
+                        raw.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+        finally:
+            self._pool().putconn(raw)
+
+    def tables(self, conn: PgConnection) -> frozenset[str]:
+        return frozenset(row[0] for row in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"))
+
+    # -- errors -----------------------------------------------------------
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """Turn psycopg failures into one clear StoreError naming the server (never its password)."""
+        try:
+            yield
+        except psycopg.errors.QueryCanceled as error:
+            raise StoreError(f"database {self.label}: a statement ran past store.statement_timeout_ms "
+                             f"({self.statement_timeout_ms} ms) and was cancelled; nothing was changed") from error
+        except psycopg.errors.LockNotAvailable as error:
+            raise StoreError(f"database {self.label}: another writer held this profile for longer than "
+                             f"{self.busy_timeout_ms} ms; nothing was changed") from error
+        except PoolTimeout as error:
+            raise StoreUnavailable(f"cannot reach PostgreSQL at {self.label} (no connection within "
+                                   f"{CONNECT_TIMEOUT_S} s); nothing was changed") from error
+        except psycopg.OperationalError as error:
+            raise self._explain_operational(error) from error
+        except psycopg.DataError as error:
+            raise StoreError(f"database {self.label}: a value cannot be stored ({_first_line(error)})") from None
+        except psycopg.Error as error:
+            raise StoreError(f"database {self.label}: {_first_line(error)}") from error
+        except (UnicodeEncodeError, OverflowError) as error:
+            raise StoreError(f"database {self.label}: a value cannot be stored ({error})") from None
+
+    def _explain_operational(self, error: psycopg.OperationalError) -> StoreError:
+        text = _first_line(error)
+        parts = urlsplit(self.url)
+        server = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+        if "Connection refused" in text or "could not connect" in text or "timeout expired" in text:
+            return StoreUnavailable(f"cannot connect to PostgreSQL at {server} ({text}); is the server running, "
+                                    "and is store.url right?")
+        if "password authentication failed" in text or ("role" in text and "does not exist" in text):
+            return StoreError(f"PostgreSQL at {server} refused user {parts.username or '(default)'!r}: {text}")
+        if "database" in text and "does not exist" in text:
+            return StoreError(f"PostgreSQL at {server}: {text}; create it, or fix the database name in store.url")
+        if "invalid" in text and ("dsn" in text or "connection option" in text or "URI" in text):
+            return StoreError(f"store.url {self.label} is not a valid PostgreSQL URL: {text}")
+        return StoreUnavailable(f"lost the connection to PostgreSQL at {server} ({text}); nothing was changed")
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
