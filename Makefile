@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install render test test-hermes lint typecheck bench bench-compare golden clean
+.PHONY: all help install render test test-hermes lint typecheck bench bench-compare bench-pg golden clean
 
 all: lint typecheck test ## lint, typecheck, then test
 
@@ -53,6 +53,9 @@ bench: $(STAMP) ## print the benchmark table (figures, not pass/fail)
 	$(BIN)/python -m benchmarks
 
 COMPARE_VENV := var/bench-compare-venv
+
+bench-pg: $(STAMP) ## PostgreSQL: import, tick workers, render latency, injection, propagation (own database)
+	$(BIN)/python -m benchmarks.postgres
 
 bench-compare: $(STAMP) ## run the same operations on mnemosyne-memory 3.15.1 (own venv) and print the ratios
 	test -x $(COMPARE_VENV)/bin/python || $(PYTHON) -m venv $(COMPARE_VENV)

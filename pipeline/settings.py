@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -89,6 +90,11 @@ class StoreSettings(Section):
                              "sqlite:///path, or a path")
         if found and scheme == "sqlite" and not value.removeprefix("sqlite://"):
             raise ValueError("sqlite:// needs a path, as in sqlite:///home/me/persona.db")
+        if value.startswith(SERVER_SCHEMES):
+            try:
+                urlsplit(value).port  # noqa: B018 - parsing is the check
+            except ValueError as error:
+                raise ValueError(f"not a valid PostgreSQL URL ({error})") from None
         return value
     session: str = Field("default", min_length=1, description="Session or profile id whose facts are read and written.")
     busy_timeout_ms: int = Field(

@@ -124,6 +124,18 @@ class Db:
                          f"'{message}'); END")
 
 
+def fail_inserts_of(db: Db, content: str, message: str) -> None:
+    """Make inserting a persona row with this content fail with ``message``."""
+    if db.is_postgres:
+        db.execute(f"CREATE FUNCTION fail_insert() RETURNS trigger AS $$ BEGIN IF NEW.content = '{content}' THEN "
+                   f"RAISE EXCEPTION '{message}'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql")
+        db.execute("CREATE TRIGGER fail_insert AFTER INSERT ON memoria_persona FOR EACH ROW EXECUTE FUNCTION "
+                   "fail_insert()")
+    else:
+        db.execute(f"CREATE TRIGGER fail_insert AFTER INSERT ON memoria_persona WHEN NEW.content = '{content}' "
+                   f"BEGIN SELECT RAISE(ABORT, '{message}'); END")
+
+
 def open_database(kind: str, tmp_path: Path) -> Iterator[Db]:
     if kind == "sqlite":
         yield Db(kind, tmp_path / "mnemosyne.db")

@@ -334,9 +334,11 @@ def test_the_cli_and_the_provider_use_the_same_paths_under_hermes_home(tmp_path,
     provider.shutdown()
 
 
-def test_each_gateway_user_gets_their_own_persona(tmp_path):
+def test_each_gateway_user_gets_their_own_persona(tmp_path, database):
     hermes_home = tmp_path / "gateway"
-    write(hermes_home / "mnemosyne" / "persona.yaml", "hermes:\n  profile: user_id\n")
+    shared = (f"store:\n  url: {database.target}\ntargets:\n  markdown:\n    output: store\n"
+              "injection:\n  source: store\n") if database.is_postgres else ""
+    write(hermes_home / "mnemosyne" / "persona.yaml", "hermes:\n  profile: user_id\n" + shared)
     for user, fact in (("alice", "Alice likes haiku."), ("bob", "Bob wants bullet points.")):
         made = Host(hermes_home, user_id=user, session_id=f"{user}-chat")
         made.provider.handle_tool_call("persona_add", {"content": fact, "topic": "style"})
@@ -345,7 +347,7 @@ def test_each_gateway_user_gets_their_own_persona(tmp_path):
                                                                            session_id="b2")
     assert "Alice likes haiku." in alice.turn() and "Bob" not in alice.turn()
     assert "Bob wants bullet points." in bob.turn() and "Alice" not in bob.turn()
-    assert (hermes_home / "memory" / "persona-alice.md").exists()
+    assert (hermes_home / "memory" / "persona-alice.md").exists() != database.is_postgres  # a file, or a block
     listed = json.loads(bob.provider.handle_tool_call("persona_list", {}))
     assert [p["content"] for p in listed["personas"]] == ["Bob wants bullet points."]
     refused = json.loads(bob.provider.handle_tool_call("persona_list", {"session": "alice"}))

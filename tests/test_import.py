@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from pipeline.errors import FactsFileError, StoreError
@@ -11,6 +9,7 @@ from pipeline.importer import import_facts
 from pipeline.store import PersonaStore
 
 from .conftest import write
+from .databases import fail_inserts_of
 
 FACTS = """\
 facts:
@@ -21,6 +20,14 @@ facts:
   - topic: tooling
     content: Uses uv, never pip.
 """
+
+
+@pytest.fixture
+def store(database) -> PersonaStore:
+    """Every import test runs on both backends."""
+    with database.store() as opened:
+        opened.open()
+        yield opened
 
 
 def snapshot(store: PersonaStore) -> list[dict]:
@@ -36,7 +43,7 @@ def test_import_adds_facts(store, tmp_path):
     assert facts["Uses uv, never pip."].tier == "long_term"
 
 
-def test_import_twice_changes_nothing(store, tmp_path, db):
+def test_import_twice_changes_nothing(store, tmp_path):
     path = write(tmp_path / "facts.yaml", FACTS)
     import_facts(store, path)
     before = snapshot(store)
@@ -59,7 +66,7 @@ def test_changed_tier_updates_the_row(store, tmp_path):
     assert {f.content: f.tier for f in store.list()}["Answers tersely."] == "working"
 
 
-def test_prune_tombstones_facts_no_longer_in_the_file(store, tmp_path, db):
+def test_prune_tombstones_facts_no_longer_in_the_file(store, tmp_path, database):
     path = write(tmp_path / "facts.yaml", FACTS)
     other = write(tmp_path / "other.yaml", "- {topic: misc, content: From another file.}\n")
     import_facts(store, path)
@@ -68,8 +75,7 @@ def test_prune_tombstones_facts_no_longer_in_the_file(store, tmp_path, db):
     report = import_facts(store, path, prune=True)
     assert len(report.pruned) == 1
     assert sorted(f.content for f in store.list()) == ["Answers tersely.", "From another file."]
-    with sqlite3.connect(db) as conn:
-        tomb = conn.execute("SELECT preference, context_snippet FROM memoria_preferences").fetchone()
+    tomb = database.execute("SELECT preference, context_snippet FROM memoria_preferences")[0]
     assert tomb[0] == "[demoted from long_term] Uses uv, never pip."
     assert tomb[1].startswith("pruned: no longer in ")
 
@@ -123,12 +129,8 @@ def test_duplicate_entries_are_errors(store, tmp_path):
         import_facts(store, path)
 
 
-def test_a_failure_mid_import_rolls_everything_back(store, tmp_path):
-    with store.read() as conn:
-        conn.execute(
-        "CREATE TRIGGER fail_second AFTER INSERT ON memoria_persona WHEN NEW.content = 'Uses uv, never pip.' "
-        "BEGIN SELECT RAISE(ABORT, 'injected'); END"
-    )
+def test_a_failure_mid_import_rolls_everything_back(store, database, tmp_path):
+    fail_inserts_of(database, "Uses uv, never pip.", "injected")
     with pytest.raises(StoreError, match="injected"):
         import_facts(store, write(tmp_path / "facts.yaml", FACTS))
     assert store.list() == []

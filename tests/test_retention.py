@@ -17,8 +17,6 @@ from pipeline.settings import load_settings
 from pipeline.store import PersonaStore
 from pipeline.ticking import tick
 
-from .conftest import add_memory
-
 
 class Clock:
     def __init__(self) -> None:
@@ -33,16 +31,18 @@ def clock():
     return Clock()
 
 
-def make_settings(tmp_path, **retention):
-    overrides = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "p.md"),
+def make_settings(tmp_path, database=None, **retention):
+    where = database.settings() if database is not None else {"store.path": str(tmp_path / "m.db")}
+    overrides = {**where, "injection.file": str(tmp_path / "p.md"),
                  "retention.half_life_days": 10, "retention.evict_below": 0.25, "retention.working_ttl_hours": 48}
     overrides.update({f"retention.{k}": v for k, v in retention.items()})
     return load_settings(overrides=overrides)
 
 
 @pytest.fixture
-def settings(tmp_path):
-    return make_settings(tmp_path)
+def settings(tmp_path, database):
+    """Each retention rule on both backends."""
+    return make_settings(tmp_path, database)
 
 
 @pytest.fixture
@@ -100,8 +100,8 @@ def test_working_expiry_boundary(settings, store, clock):
     assert action.action == "evict" and "working fact expired: 48.0 h" in action.why
 
 
-def test_auto_promotion_boundary(tmp_path, clock):
-    settings = make_settings(tmp_path, promote_after=3)
+def test_auto_promotion_boundary(tmp_path, clock, database):
+    settings = make_settings(tmp_path, database, promote_after=3)
     with PersonaStore.from_settings(settings, clock=clock) as store:
         fact = store.add("habit", topic="t", tier="working").fact
         store.reinforce(fact.id)
@@ -112,14 +112,13 @@ def test_auto_promotion_boundary(tmp_path, clock):
         assert action.action == "promote" and store.get(fact.id).tier == "long_term"
 
 
-def test_eviction_leaves_a_sticky_tombstone(settings, store, clock):
-    add_memory(store.path, "m1", "Was true once.")
+def test_eviction_leaves_a_sticky_tombstone(settings, store, clock, database):
+    database.add_memory("m1", "Was true once.")
     store.promote("m1")
     clock.now += timedelta(days=100)
     apply_retention(store, settings.retention)
     assert store.list() == []
-    with sqlite3.connect(store.path) as conn:
-        preference, reason = conn.execute("SELECT preference, context_snippet FROM memoria_preferences").fetchone()
+    preference, reason = database.execute("SELECT preference, context_snippet FROM memoria_preferences")[0]
     assert preference == "[demoted from long_term] Was true once."
     assert reason.startswith("evicted: effective confidence")
     with pytest.raises(InputError, match="memory m1 was demoted"):
@@ -136,8 +135,8 @@ def test_dry_run_changes_nothing(settings, store, clock):
     assert [f.to_dict() for f in store.list()] == before and store.generation() == generation
 
 
-def test_retention_can_be_switched_off(tmp_path, clock):
-    settings = make_settings(tmp_path, enabled=False)
+def test_retention_can_be_switched_off(tmp_path, clock, database):
+    settings = make_settings(tmp_path, database, enabled=False)
     with PersonaStore.from_settings(settings, clock=clock) as store:
         fact = store.add("old", topic="t", tier="working", confidence=0.5).fact
         assert store.reinforce(fact.id).confidence == 0.5  # no confidence step either

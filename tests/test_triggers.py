@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from pipeline.store import PersonaStore
 from pipeline.ticking import Regenerator, tick
 from pipeline.triggers import daily_slot, evaluate
 
-from .conftest import add_memory, write
+from .conftest import write
 
 REPO = Path(__file__).parent.parent
 
@@ -40,9 +39,9 @@ def clock():
 
 
 @pytest.fixture
-def settings(tmp_path):
-    return load_settings(overrides={"store.path": str(tmp_path / "m.db"),
-                                    "injection.file": str(tmp_path / "persona.md"),
+def settings(tmp_path, database):
+    """Every trigger on both backends."""
+    return load_settings(overrides={**database.settings(), "injection.file": str(tmp_path / "persona.md"),
                                     "triggers.interval": 5})
 
 
@@ -94,12 +93,12 @@ def test_an_empty_file_for_an_empty_store_is_not_a_recovery(settings, store):
     assert not fired(settings, store)["recovery"]
 
 
-def test_interval_fires_on_an_empty_persona_table_and_stops_after_a_render(settings, store):
+def test_interval_fires_on_an_empty_persona_table_and_stops_after_a_render(settings, store, database):
     settle(settings, store)
     for i in range(4):
-        add_memory(store.path, f"m{i}", "note")
+        database.add_memory(f"m{i}", "note")
     assert not fired(settings, store)["interval"]
-    add_memory(store.path, "m4", "note")
+    database.add_memory("m4", "note")
     assert fired(settings, store)["interval"]  # the existing tier never fired with no persona rows
     result = tick(settings, store=store)
     assert result.rendered and "interval" in result.reason
@@ -144,9 +143,9 @@ def test_daily_slot():
 
 
 @pytest.mark.parametrize("change", ["add", "reinforce", "demote", "promote", "import"])
-def test_store_changed_fires_after_each_kind_of_change(settings, store, tmp_path, change):
+def test_store_changed_fires_after_each_kind_of_change(settings, store, tmp_path, change, database):
     fact = store.add("x", topic="t").fact
-    add_memory(store.path, "m1", "promotable")
+    database.add_memory("m1", "promotable")
     settle(settings, store)
     if change == "add":
         store.add("y", topic="t")
@@ -191,33 +190,31 @@ def test_each_trigger_can_be_switched_off(tmp_path, clock):
 # -- tick ---------------------------------------------------------------------------
 
 
-def test_tick_is_idempotent(settings, store):
+def test_tick_is_idempotent(settings, store, database):
     store.add("x", topic="t")
     first = tick(settings, store=store)
     assert first.rendered and "cold_start" in first.reason
     second = tick(settings, store=store)
     assert not second.rendered and second.reason == "no trigger fired"
-    with sqlite3.connect(store.path) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM persona_runs").fetchone()[0] == 1
+    assert database.execute("SELECT COUNT(*) FROM persona_runs") == [(1,)]
 
 
-def test_tick_records_the_reason(settings, store):
+def test_tick_records_the_reason(settings, store, database):
     store.add("x", topic="t")
     tick(settings, store=store)
-    with sqlite3.connect(store.path) as conn:
-        reason = conn.execute("SELECT reason FROM persona_runs").fetchone()[0]
+    reason = database.execute("SELECT reason FROM persona_runs")[0][0]
     assert reason.startswith("cold_start: no persona file at ")
 
 
-def test_regenerator_counts_in_memory_then_asks_the_database(settings, clock):
+def test_regenerator_counts_in_memory_then_asks_the_database(settings, clock, database):
     regenerator = Regenerator(settings, clock=clock)
     with PersonaStore.from_settings(settings, clock=clock) as store:
         store.add("x", topic="t")
         tick(settings, store=store)
     for i in range(4):
-        add_memory(settings.store.path, f"m{i}", "note")
+        database.add_memory(f"m{i}", "note")
         assert regenerator.notify_memory_written() is None
-    add_memory(settings.store.path, "m4", "note")
+    database.add_memory("m4", "note")
     result = regenerator.notify_memory_written()
     assert result is not None and result.rendered and "interval" in result.reason
     assert not regenerator.maybe_regenerate().rendered
@@ -229,7 +226,7 @@ from pathlib import Path
 from pipeline.settings import load_settings
 from pipeline.store import PersonaStore
 from pipeline.ticking import tick
-settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2]})
+settings = load_settings(overrides={"store.url": sys.argv[1], "injection.file": sys.argv[2]})
 go = Path(sys.argv[3])
 while not go.exists():
     time.sleep(0.001)
@@ -238,18 +235,17 @@ with PersonaStore.from_settings(settings) as store:
 """
 
 
-def test_concurrent_ticks_in_real_processes_render_once(settings, store, tmp_path):
+def test_concurrent_ticks_in_real_processes_render_once(settings, store, tmp_path, database):
     store.add("x", topic="t")
     env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO)}
     go = tmp_path / "go"
-    procs = [subprocess.Popen([sys.executable, "-c", TICK_SCRIPT, str(store.path), str(tmp_path / "persona.md"),
+    procs = [subprocess.Popen([sys.executable, "-c", TICK_SCRIPT, str(database.target), str(tmp_path / "persona.md"),
                                str(go)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for _ in range(3)]
     go.touch()
     outcomes = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     assert sorted(outcomes) == [False, False, True]
-    with sqlite3.connect(store.path) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM persona_runs").fetchone()[0] == 1
+    assert database.execute("SELECT COUNT(*) FROM persona_runs") == [(1,)]
 
 
 # -- CLI --------------------------------------------------------------------------------

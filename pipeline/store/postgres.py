@@ -116,10 +116,14 @@ class PgConnection:
 def redact(url: str) -> str:
     """The URL without its password, for messages and logs."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
+    try:
+        if parts.password is None:
+            return url
+        port = parts.port
+    except ValueError:
+        return f"{parts.scheme}://{parts.hostname or ''}/..."
     host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{port}" if port else "")
     return urlunsplit(parts._replace(netloc=netloc))
 
 

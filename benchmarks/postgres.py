@@ -1,0 +1,284 @@
+"""`make bench-pg`: persona-tier on PostgreSQL, many profiles, several workers.
+
+Runs against the server at PERSONA_BENCH_POSTGRES_URL (default: this
+project's machines' server) in a database of its own, dropped afterwards.
+Prints figures, not pass/fail:
+
+- import of PROFILES profiles x FACTS facts (declarative facts files, one
+  transaction per profile, IMPORTERS processes);
+- `tick --all-profiles` throughput with 1, 2 and 4 worker processes, each
+  time over CHANGED profiles with a change to render (all PROFILES in the
+  database);
+- per-profile render latency (p50, p99);
+- cold injection from the store, and the warm path;
+- how long until every one of WATCHERS injector processes sees a new block.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+import psycopg
+
+from pipeline.importer import import_facts
+from pipeline.injector import PersonaInjector
+from pipeline.settings import Settings, load_settings
+from pipeline.store import PersonaStore
+from pipeline.store.listen import listener_for
+from pipeline.store.postgres import close_pool
+from pipeline.ticking import tick
+
+PROFILES = int(os.environ.get("PERSONA_BENCH_PROFILES", "10000"))
+FACTS = 50
+IMPORTERS = 4
+CHANGED = 1000
+WATCHERS = 4
+ROUNDS = 10
+ADMIN_URL = os.environ.get("PERSONA_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+REPO = Path(__file__).resolve().parent.parent
+TOPICS = ("style", "tools", "git", "writing", "review")
+
+
+def main() -> None:
+    database = f"persona_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {database}")
+    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{database}"
+    rows: list[tuple[str, str]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            config = write_config(work, url)
+            rows += bench_import(work, url)
+            rows += bench_ticks(work, url, config)
+            rows += bench_latency(url, config)
+            rows += bench_injection(url, config)
+            rows += bench_propagation(work, url, config)
+    finally:
+        close_pool(url)
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+    with psycopg.connect(ADMIN_URL) as admin:
+        version = admin.execute("SHOW server_version").fetchone()[0]
+    print(f"persona-tier on PostgreSQL {version}: {PROFILES:,} profiles x {FACTS} facts, "
+          f"{os.cpu_count()} cores (server and workers share them)")
+    print()
+    print("| figure | value |")
+    print("| --- | ---: |")
+    for figure, value in rows:
+        print(f"| {figure} | {value} |")
+
+
+def write_config(work: Path, url: str) -> Path:
+    path = work / "persona.yaml"
+    path.write_text(f"store:\n  url: {url}\ntargets:\n  markdown:\n    output: store\n"
+                    "injection:\n  enabled: true\n  source: store\n  check_interval_ms: 250\n")
+    return path
+
+
+def settings_for(config: Path, profile: str = "default") -> Settings:
+    return load_settings(config_files=[config], overrides={"store.session": profile})
+
+
+def profile(index: int) -> str:
+    return f"user-{index:05d}"
+
+
+# -- import -----------------------------------------------------------------------------
+
+
+def _import_share(url: str, folder: str, indexes: list[int]) -> int:
+    for index in indexes:
+        with PersonaStore(url, session=profile(index)) as store:
+            import_facts(store, Path(folder) / f"{index}.yaml")
+    return len(indexes)
+
+
+def bench_import(work: Path, url: str) -> list[tuple[str, str]]:
+    folder = work / "facts"
+    folder.mkdir()
+    for index in range(PROFILES):
+        lines = "".join(f"  - {{topic: {TOPICS[k % len(TOPICS)]}, content: 'Rule {k} of user {index}: "
+                        f"keep answers short and concrete'}}\n" for k in range(FACTS))
+        (folder / f"{index}.yaml").write_text("facts:\n" + lines)
+    with PersonaStore(url) as store:
+        store.open()  # the schema, before the importers race to make it
+    shares = [list(range(k, PROFILES, IMPORTERS)) for k in range(IMPORTERS)]
+    start = time.perf_counter()
+    with ProcessPoolExecutor(IMPORTERS, mp_context=get_context("spawn")) as pool:
+        done = sum(pool.map(_import_share, [url] * IMPORTERS, [str(folder)] * IMPORTERS, shares))
+    seconds = time.perf_counter() - start
+    facts = done * FACTS
+    return [(f"import {done:,} profiles x {FACTS} facts ({IMPORTERS} processes)",
+             f"{seconds:.0f} s, {facts / seconds:,.0f} facts/s")]
+
+
+# -- tick --all-profiles ---------------------------------------------------------------------
+
+
+def change_profiles(url: str, count: int) -> None:
+    """Give ``count`` profiles a store change to render (the rest stay rendered)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE persona_state SET generation = generation + 1 WHERE session_id IN "
+                     "(SELECT session_id FROM persona_state ORDER BY random() LIMIT %s)", (count,))
+
+
+def run_workers(config: Path, workers: int) -> float:
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(REPO)}
+    start = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-m", "pipeline", "-c", str(config), "tick", "--all-profiles",
+                               "--json"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for _ in range(workers)]
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"a tick worker failed: {err}")
+    return time.perf_counter() - start
+
+
+def rendered_since(url: str, after: int) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT COUNT(*) FROM persona_runs WHERE id > %s AND outcome = 'written'",
+                            (after,)).fetchone()[0]
+
+
+def last_run_id(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT COALESCE(MAX(id), 0) FROM persona_runs").fetchone()[0]
+
+
+def bench_ticks(work: Path, url: str, config: Path) -> list[tuple[str, str]]:
+    rows = []
+    before = last_run_id(url)
+    seconds = run_workers(config, 4)  # the first render of every profile
+    rows.append((f"first render of all {PROFILES:,} profiles, 4 workers",
+                 f"{seconds:.0f} s, {rendered_since(url, before) / seconds:,.0f} profiles/s"))
+    seconds = run_workers(config, 4)
+    rows.append((f"`tick --all-profiles` with nothing to do, 4 workers over {PROFILES:,}",
+                 f"{seconds:.1f} s, {PROFILES / seconds:,.0f} profiles/s"))
+    base = None
+    for workers in (1, 2, 4):
+        change_profiles(url, CHANGED)
+        before = last_run_id(url)
+        seconds = run_workers(config, workers)
+        rendered = rendered_since(url, before)
+        rate = rendered / seconds
+        base = base or rate
+        rows.append((f"`tick --all-profiles`, {workers} worker(s), {CHANGED:,} of {PROFILES:,} changed",
+                     f"{seconds:.1f} s, {rate:,.0f} renders/s ({rate / base:.2f}x one worker; "
+                     f"{rendered:,} rendered)"))
+    return rows
+
+
+# -- per-profile latency, injection -----------------------------------------------------------
+
+
+def bench_latency(url: str, config: Path, samples: int = 300) -> list[tuple[str, str]]:
+    change_profiles(url, samples * 3)
+    times = []
+    settings = settings_for(config)
+    with psycopg.connect(url) as conn:
+        changed = [row[0] for row in conn.execute(
+            "SELECT s.session_id FROM persona_state s WHERE s.generation > (SELECT MAX(r.generation) FROM "
+            "persona_runs r WHERE r.session_id = s.session_id) LIMIT %s", (samples,))]
+    for name in changed:
+        with PersonaStore.from_settings(settings, session=name) as store:
+            start = time.perf_counter()
+            tick(settings, store=store)
+            times.append(time.perf_counter() - start)
+    times.sort()
+    p50, p99 = times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
+    return [(f"render latency per profile ({FACTS} facts), tick of one changed profile",
+             f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms ({len(times)} profiles)")]
+
+
+def bench_injection(url: str, config: Path, samples: int = 200) -> list[tuple[str, str]]:
+    cold = []
+    for index in range(samples):
+        injector = PersonaInjector(settings_for(config, profile(index)))
+        start = time.perf_counter_ns()
+        text = injector.block()
+        cold.append(time.perf_counter_ns() - start)
+        if not text:
+            raise SystemExit(f"no block injected for {profile(index)}")
+        injector.close()
+    warm_injector = PersonaInjector(settings_for(config, profile(0)))
+    warm_injector.block()
+    listener_for(url).wait_connected(10)
+    warm_injector.block()
+    calls = 200_000
+    start = time.perf_counter_ns()
+    for _ in range(calls):
+        warm_injector.block()
+    warm = (time.perf_counter_ns() - start) / calls
+    warm_injector.close()
+    return [("cold injection from the store (new injector, block read and capped)",
+             f"median {statistics.median(cold) / 1000:.0f} µs, max {max(cold) / 1000:.0f} µs"),
+            ("warm injection from the store (listener connected)", f"{warm / 1000:.3f} µs, no query")]
+
+
+# -- propagation ----------------------------------------------------------------------------------
+
+WATCHER = """
+import sys, time
+from pipeline.injector import PersonaInjector
+from pipeline.settings import load_settings
+from pipeline.store.listen import listener_for
+settings = load_settings(config_files=[sys.argv[1]], overrides={"store.session": sys.argv[2]})
+injector = PersonaInjector(settings)
+injector.block()
+listener_for(settings.store.url).wait_connected(10)
+injector.block()
+print("ready", flush=True)
+for line in sys.stdin:
+    marker = line.strip()
+    while marker not in injector.block():
+        time.sleep(0.0005)
+    print(time.time(), flush=True)
+"""
+
+
+def bench_propagation(work: Path, url: str, config: Path) -> list[tuple[str, str]]:
+    name = profile(1)
+    settings = settings_for(config, name)
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(REPO)}
+    watchers = [subprocess.Popen([sys.executable, "-c", WATCHER, str(config), name], env=env, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True) for _ in range(WATCHERS)]
+    for proc in watchers:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    delays = []
+    for round_ in range(ROUNDS):
+        marker = f"Propagation marker {round_} {uuid.uuid4().hex[:6]}"
+        for proc in watchers:
+            assert proc.stdin is not None
+            proc.stdin.write(marker + "\n")
+            proc.stdin.flush()
+        with PersonaStore.from_settings(settings) as store:
+            store.add(marker, topic="style", tier="permanent")
+            tick(settings, store=store)
+        committed = time.time()
+        seen = []
+        for proc in watchers:
+            assert proc.stdout is not None
+            seen.append(float(proc.stdout.readline()))
+        delays.append(max(0.0, max(seen) - committed))  # a watcher may see it before tick() returns
+    for proc in watchers:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(30)
+    return [(f"time until all {WATCHERS} injector processes see a new block (LISTEN/NOTIFY), {ROUNDS} rounds",
+             f"median {statistics.median(delays) * 1000:.1f} ms, max {max(delays) * 1000:.1f} ms "
+             f"(polling fallback bound: check_interval_ms = {settings.injection.check_interval_ms} ms)")]
+
+
+if __name__ == "__main__":
+    main()
