@@ -33,7 +33,7 @@ from pipeline.importer import import_facts
 from pipeline.injector import PersonaInjector
 from pipeline.settings import Settings, load_settings
 from pipeline.store import PersonaStore
-from pipeline.store.listen import listener_for
+from pipeline.store.listen import listener_for, stop_listener
 from pipeline.store.postgres import close_pool
 from pipeline.ticking import tick
 
@@ -64,6 +64,7 @@ def main() -> None:
             rows += bench_injection(url, config)
             rows += bench_propagation(work, url, config)
     finally:
+        stop_listener(url)
         close_pool(url)
         with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
@@ -146,8 +147,9 @@ def run_workers(config: Path, workers: int) -> float:
 
 
 def rendered_since(url: str, after: int) -> int:
+    """Renders recorded since run ``after`` (a re-render of unchanged facts is recorded as unchanged)."""
     with psycopg.connect(url) as conn:
-        return conn.execute("SELECT COUNT(*) FROM persona_runs WHERE id > %s AND outcome = 'written'",
+        return conn.execute("SELECT COUNT(*) FROM persona_runs WHERE id > %s AND outcome != 'stale'",
                             (after,)).fetchone()[0]
 
 
@@ -232,7 +234,7 @@ WATCHER = """
 import sys, time
 from pipeline.injector import PersonaInjector
 from pipeline.settings import load_settings
-from pipeline.store.listen import listener_for
+from pipeline.store.listen import listener_for, stop_listener
 settings = load_settings(config_files=[sys.argv[1]], overrides={"store.session": sys.argv[2]})
 injector = PersonaInjector(settings)
 injector.block()

@@ -55,8 +55,8 @@ class BlockSource:
             self._checked_at = time.monotonic_ns()
             try:
                 store = self._open()
-                version = block_version(store, self.target.name)
-                if version != self._version:
+                # Nothing held yet: read the block at once. Else the hash first, and the text only if it moved.
+                if self._version is None or block_version(store, self.target.name) != self._version:
                     self._load(store)
                 self._heard = heard
                 self.problems.recovered()

@@ -121,7 +121,8 @@ def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -
                     store.profile_lock(0) as held:
                 if not held:
                     return ProfileTick(profile, "busy", attempts=attempt)
-                result = _tick_locked(settings, store, force)
+                with store.read():  # one borrowed connection for the whole tick, not one per query
+                    result = _tick_locked(settings, store, force)
                 return ProfileTick(profile, "rendered" if result.rendered else "nothing to do", result,
                                    attempts=attempt)
         except StoreUnavailable as lost:

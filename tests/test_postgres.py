@@ -27,7 +27,8 @@ from pipeline.errors import ConfigError, StoreError
 from pipeline.injector import PersonaInjector
 from pipeline.sessions import SessionSnapshots
 from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
+from pipeline.stages.extract import persona_sql
+from pipeline.store import POSTGRES, PersonaStore
 from pipeline.store.listen import listener_for
 from pipeline.tools import PersonaTools, call
 
@@ -161,7 +162,9 @@ def test_a_server_restart_mid_tick_loses_no_render_and_duplicates_nothing(tmp_pa
     out, err = worker.communicate(timeout=300)
     assert worker.returncode == 0, err
     ticks = json.loads(out)
-    assert killed >= 1 and all(t["outcome"] == "rendered" for t in ticks), [t for t in ticks if t["error"]]
+    # A tick whose connection died after its commit is retried and finds its own render done.
+    assert killed >= 1 and all(t["outcome"] == "rendered" or (t["outcome"] == "nothing to do" and t["attempts"] > 1)
+                               for t in ticks), [t for t in ticks if t["outcome"] != "rendered"]
     assert written_runs(pg) == dict.fromkeys(names, 1)  # every profile exactly once
     assert pg.execute("SELECT COUNT(*) FROM persona_blocks")[0][0] == len(names)
 
@@ -379,3 +382,37 @@ def test_tools_and_session_snapshots_read_the_stored_block(tmp_path, pg):
         assert refreshed.changed and "Never force-push" in refreshed.text  # ... until its compaction
     preview = call(tools, "persona_inject_preview", {})
     assert "Never force-push" in preview["block"]
+
+
+def test_db_takes_a_url_and_a_path_overrides_a_configured_url(tmp_path, pg):
+    with pg.store() as store:
+        store.add("On the server.", topic="t")
+    on_server = runner.invoke(app, ["--db", str(pg.target), "list", "--json"])
+    assert on_server.exit_code == 0 and "On the server." in on_server.stdout
+    cfg = config(tmp_path, pg)
+    local = runner.invoke(app, ["-c", str(cfg), "--db", str(tmp_path / "local.db"), "list", "--json"])
+    assert local.exit_code == 0 and json.loads(local.stdout) == []
+
+
+PER_PROFILE_QUERIES = {
+    "facts": (persona_sql(POSTGRES), ("2026-01-01 00:00:00", "alice")),
+    "generation": ("SELECT generation FROM persona_state WHERE session_id = ?", ("alice",)),
+    "last run": ("SELECT run_at FROM persona_runs WHERE session_id = ? AND outcome != 'stale' ORDER BY id DESC "
+                 "LIMIT 1", ("alice",)),
+    "block": ("SELECT text FROM persona_blocks WHERE profile = ? AND target = ?", ("alice", "markdown")),
+    "snapshot": ("SELECT text FROM persona_snapshots WHERE profile = ? AND session_id = ? AND target = ?",
+                 ("alice", "s1", "markdown")),
+    "tombstone": ("SELECT 1 FROM memoria_preferences WHERE session_id = ? AND source_memory_id = ? AND evolution = "
+                  "'persona_tombstone'", ("alice", "m1")),
+    "new memories": ("SELECT 1 FROM working_memory WHERE session_id = ? AND rowid > ? LIMIT 50", ("alice", 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PER_PROFILE_QUERIES))
+def test_every_per_profile_query_has_an_index_starting_with_the_profile(pg, name):
+    # With scans forbidden, a query with no usable index still scans; each of these must not.
+    with pg.store() as store:
+        store.open()
+    sql, params = PER_PROFILE_QUERIES[name]
+    plan = "\n".join(pg.explain_without_scans(sql, params))
+    assert "Seq Scan" not in plan and "Index" in plan, plan

@@ -274,6 +274,31 @@ def test_tick_command(tmp_path):
     assert data["rendered"] and data["reason"] == "explicit: --force was given"
 
 
+def test_tick_all_profiles_on_one_sqlite_host(tmp_path):
+    def tick_all(*args):
+        return CliRunner().invoke(app, ["--db", str(tmp_path / "m.db"), "--set",
+                                        f"injection.file={tmp_path / 'persona-{profile}.md'}", *args])
+
+    for user in ("alice", "bob"):
+        assert tick_all("add", f"{user}'s rule", "--topic", "t", "--session", user).exit_code == 0
+    first = tick_all("tick", "--all-profiles")
+    assert first.exit_code == 0, first.output
+    assert "alice: rendered" in first.stdout and "bob: rendered" in first.stdout
+    assert "bob's rule" in (tmp_path / "persona-bob.md").read_text()
+    assert "alice" not in (tmp_path / "persona-bob.md").read_text()
+    assert "2 profiles: 0 rendered, 2 nothing to do" in tick_all("tick", "--all-profiles").stdout
+    refused = tick_all("tick", "--all-profiles", "--session", "bob")
+    assert refused.exit_code == 1 and "leave out --session" in refused.stderr
+
+
+def test_tick_all_profiles_reports_a_profile_it_cannot_render_and_fails(tmp_path):
+    base = ["--db", str(tmp_path / "m.db"), "--set", f"injection.file={tmp_path / 'persona.md'}"]
+    CliRunner().invoke(app, [*base, "add", "x", "--topic", "t", "--session", "bob"])
+    result = CliRunner().invoke(app, [*base, "tick", "--all-profiles"])
+    # One file for every profile would mix users: the render is refused, by name, and the exit code says so.
+    assert result.exit_code == 1 and "bob: failed" in result.stdout and "{profile}" in result.stdout
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_watch_stops_cleanly_on_a_signal(tmp_path, sig):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}

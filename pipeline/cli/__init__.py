@@ -45,7 +45,8 @@ def main(
         typer.Option("--set", metavar="KEY=VALUE", help="Override a setting: key.path=value; repeatable."),
     ] = None,
     db: Annotated[
-        Path | None, typer.Option("--db", metavar="FILE", help="SQLite database (overrides store.path).")
+        str | None,
+        typer.Option("--db", metavar="FILE|URL", help="SQLite file or postgresql:// URL (overrides the config)."),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
     version: Annotated[

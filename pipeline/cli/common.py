@@ -33,7 +33,7 @@ class CliState:
     config_files: list[Path] = field(default_factory=list)
     env_name: str | None = None
     set_pairs: list[str] = field(default_factory=list)
-    db: Path | None = None
+    db: str | None = None
     debug: bool = False
     _settings: Settings | None = None
 
@@ -41,8 +41,10 @@ class CliState:
         from ..settings import parse_overrides
 
         overrides = parse_overrides(self.set_pairs)
-        if self.db is not None:
-            overrides.setdefault("store", {})["path"] = str(self.db)
+        if self.db is not None:  # --db names the database, whatever the config said: a URL or a file
+            is_url = "://" in self.db
+            overrides.setdefault("store", {}).update(url=self.db if is_url else None,
+                                                     **({} if is_url else {"path": self.db}))
         return overrides
 
     def settings(self) -> Settings:

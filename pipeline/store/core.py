@@ -425,8 +425,12 @@ class PersonaStore:
         confidence: float,
         source: str | None,
         reason: str | None,
+        touch: bool = True,
     ) -> Fact:
-        """Insert a fact (inside the caller's transaction) and return it as stored."""
+        """Insert a fact (inside the caller's transaction) and return it as stored.
+
+        ``touch=False`` leaves recording the change to the caller (an import records one for all its rows).
+        """
         now = self.now()
         row = conn.execute(
             "INSERT INTO memoria_persona (session_id, tier, topic, content, confidence, source_memory_id, "
@@ -434,7 +438,8 @@ class PersonaStore:
             f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING {FACT_COLUMNS}",
             (self.session, tier, topic, content, confidence, source, now, now, reason),
         ).fetchone()
-        self.touch(conn)
+        if touch:
+            self.touch(conn)
         return Fact(**dict(row))
 
     def bury(self, conn: Connection, fact: Fact, reason: str) -> None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import atexit
 import re
+import select
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -32,6 +34,10 @@ POOL_MAX = 8  # per URL and process: workers and gateways hold a connection only
 WRITE_LOCK = "persona-write:"  # advisory lock names: one profile's writers queue, as on a SQLite file
 TICK_LOCK = "persona-tick:"
 LOCK_POLL_S = 0.05
+IDLE_CHECK_S = 5.0  # a pooled connection idle this long is checked before it is lent out
+
+# Per pooled connection: the (lock, statement) timeouts it carries, and when it was last lent out.
+_STATE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], float]] = weakref.WeakKeyDictionary()
 
 
 class Row:
@@ -149,6 +155,18 @@ def _close_pools() -> None:
 atexit.register(_close_pools)
 
 
+def _has_input(raw: psycopg.Connection[Any]) -> bool:
+    """Whether the server sent anything to an idle connection: for a pooled one, only a farewell."""
+    if raw.closed or raw.broken:
+        return True
+    return bool(select.select([raw.fileno()], [], [], 0)[0])
+
+
+def _try_lock(raw: psycopg.Connection[Any], key: str) -> bool:
+    row = raw.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+    return bool(row and row[0])
+
+
 class PostgresBackend:
     """One PostgreSQL database, shared by every profile and every host that names it."""
 
@@ -168,13 +186,32 @@ class PostgresBackend:
     # -- connections ----------------------------------------------------
 
     def connect(self) -> PgConnection:
-        raw = self._pool().getconn()
-        try:
-            self._configure(raw)
-        except BaseException:
-            self._pool().putconn(raw)
-            raise
-        return PgConnection(raw)
+        return PgConnection(self._checkout())
+
+    def _checkout(self) -> psycopg.Connection[Any]:
+        """A live pooled connection carrying this store's timeouts.
+
+        After a server restart the pool still holds connections the server
+        closed; each is found dead here, before any statement of ours ran on
+        it, dropped, and the next one tried (the pool opens new ones as needed).
+        """
+        pool = self._pool()
+        for _ in range(POOL_MAX + 1):
+            with self.errors():
+                raw = pool.getconn()
+            try:
+                self._prepare(raw)
+                return raw
+            except psycopg.OperationalError:
+                pool.putconn(raw)  # a broken connection is discarded by the pool
+                if not (raw.closed or raw.broken):
+                    with self.errors():
+                        raise
+            except BaseException:
+                pool.putconn(raw)
+                raise
+        with self.errors():  # every pooled connection was dead and so was a fresh one: report the last
+            raise psycopg.OperationalError("no live connection after the pool was refilled")
 
     def release(self, conn: PgConnection) -> None:
         pool = _POOLS.get(self.url)
@@ -188,10 +225,25 @@ class PostgresBackend:
     def alive(self, conn: PgConnection) -> bool:
         return not (conn.raw.closed or conn.raw.broken)
 
-    def _configure(self, raw: psycopg.Connection[Any]) -> None:
-        # Per checkout: this store's waits, not the last borrower's.
-        raw.execute("SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
-                    (f"{int(self.busy_timeout_ms)}ms", f"{int(self.statement_timeout_ms)}ms"))
+    def _prepare(self, raw: psycopg.Connection[Any]) -> None:
+        """This store's waits on the borrowed connection, and a check of one that may be dead.
+
+        Both cost a round trip, so each is made only when needed: a connection
+        keeps the timeouts its last borrower set, and an idle connection the
+        server closed (a restart, an administrator) has something to read,
+        which a zero-timeout poll sees without a round trip. One idle for
+        longer than IDLE_CHECK_S is checked anyway, for a peer that vanished
+        without a word.
+        """
+        wanted = (int(self.busy_timeout_ms), int(self.statement_timeout_ms))
+        state = _STATE.get(raw)
+        now = time.monotonic()
+        if state is None or state[0] != wanted:
+            raw.execute("SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
+                        (f"{wanted[0]}ms", f"{wanted[1]}ms"))
+        elif now - state[1] > IDLE_CHECK_S or _has_input(raw):
+            raw.execute("SELECT 1")
+        _STATE[raw] = (wanted, now)
 
     def _pool(self) -> ConnectionPool[Any]:
         with _POOLS_LOCK:
@@ -203,7 +255,7 @@ class PostgresBackend:
                                                     autocommit=True) as probe:
                     ensure_schema(PgConnection(probe))
                 pool = ConnectionPool(self.url, min_size=1, max_size=POOL_MAX, open=True,
-                                      timeout=CONNECT_TIMEOUT_S, check=ConnectionPool.check_connection,
+                                      timeout=CONNECT_TIMEOUT_S,
                                       kwargs={"autocommit": True, "row_factory": _rows,
                                               "connect_timeout": CONNECT_TIMEOUT_S},
                                       name=f"persona {self.label}")
@@ -228,12 +280,11 @@ class PostgresBackend:
         server releases the lock, so nothing is left blocked.
         """
         key = TICK_LOCK + store.session
-        with self.errors():
-            raw = self._pool().getconn()
+        raw = self._checkout()
         try:
             deadline = time.monotonic() + timeout_s
             with self.errors():
-                while not raw.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()[0]:
+                while not _try_lock(raw, key):
                     if time.monotonic() >= deadline:
                         yield False
                         return
@@ -241,9 +292,9 @@ class PostgresBackend:
             try:
                 yield True
             finally:
-                if not (raw.closed or raw.broken):
-                    with self.errors():
-                        raw.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+                # A lost connection has released the lock with its session: the tick's work stands.
+                with suppress(psycopg.OperationalError):
+                    raw.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
         finally:
             self._pool().putconn(raw)
 
