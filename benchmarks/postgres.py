@@ -158,12 +158,25 @@ def last_run_id(url: str) -> int:
         return conn.execute("SELECT COALESCE(MAX(id), 0) FROM persona_runs").fetchone()[0]
 
 
+def database_size(url: str) -> tuple[str, str]:
+    """The database's size once every profile has its facts, one block and one run: the capacity figure."""
+    with psycopg.connect(url) as conn:
+        total = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        tables = conn.execute(
+            "SELECT relname, pg_total_relation_size(oid) FROM pg_class WHERE relkind = 'r' AND relnamespace = "
+            "'public'::regnamespace ORDER BY 2 DESC LIMIT 3").fetchall()
+    biggest = ", ".join(f"{name} {size / 2**20:,.0f} MB" for name, size in tables)
+    return (f"database size, {PROFILES:,} profiles rendered once",
+            f"{total / 2**20:,.0f} MB, {total / PROFILES / 1024:.1f} KB per profile ({biggest})")
+
+
 def bench_ticks(work: Path, url: str, config: Path) -> list[tuple[str, str]]:
     rows = []
     before = last_run_id(url)
     seconds = run_workers(config, 4)  # the first render of every profile
     rows.append((f"first render of all {PROFILES:,} profiles, 4 workers",
                  f"{seconds:.0f} s, {rendered_since(url, before) / seconds:,.0f} profiles/s"))
+    rows.append(database_size(url))
     seconds = run_workers(config, 4)
     rows.append((f"`tick --all-profiles` with nothing to do, 4 workers over {PROFILES:,}",
                  f"{seconds:.1f} s, {PROFILES / seconds:,.0f} profiles/s"))

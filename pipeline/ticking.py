@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .clock import Clock, utc_now
+from .due import all_profiles, due_profiles
 from .errors import PersonaError, StoreError, StoreUnavailable
 from .model import TargetReport
 from .retention import RetentionAction, apply_retention
@@ -73,7 +74,7 @@ class ProfileTick:
     """What `tick --all-profiles` did for one profile."""
 
     profile: str
-    outcome: Literal["rendered", "nothing to do", "busy", "failed"]
+    outcome: Literal["rendered", "nothing to do", "up to date", "busy", "failed"]
     result: TickResult | None = None
     error: str | None = None
     attempts: int = 1
@@ -87,30 +88,27 @@ RETRIES = 3  # a lost connection (a server restart) is retried this many times p
 RETRY_PAUSE_S = 0.5
 
 
-def profiles(store: PersonaStore) -> list[str]:
-    """Every profile the database knows: any with facts, a change counter or a block."""
-    with store.read() as conn:
-        rows = conn.execute(
-            "SELECT session_id FROM memoria_persona WHERE session_id IS NOT NULL UNION "
-            "SELECT session_id FROM persona_state UNION SELECT profile FROM persona_blocks ORDER BY 1").fetchall()
-    return [str(row[0]) for row in rows]
-
-
 def tick_all(settings: Settings, *, force: bool = False, clock: Clock = utc_now) -> list[ProfileTick]:
     """Tick every profile once, sharing the work with any other worker doing the same.
 
     A profile another worker is ticking is skipped ("busy"): its lock is held
     for as long as that tick runs, so no profile is rendered twice at once,
-    and whatever changed is rendered by whoever holds it. Workers start at a
-    random profile, so several spread over the list instead of queueing at
-    its head. A lost connection is retried; a worker killed mid-render
+    and whatever changed is rendered by whoever holds it. Only the profiles
+    one query finds due are visited (``due.due_profiles``); the rest are
+    reported "up to date". Workers start at a random profile, so several
+    spread over the list instead of queueing at its head. A lost connection is retried; a worker killed mid-render
     releases its lock with its connection, and the profile's next tick
     finds the change still unrendered.
     """
     with PersonaStore.from_settings(settings, clock=clock) as store:
-        names = profiles(store)
-    start = random.randrange(len(names)) if names else 0
-    return [_tick_profile(settings, name, force, clock) for name in names[start:] + names[:start]]
+        names = all_profiles(store)
+        due = None if force else due_profiles(settings, store)
+    visit = names if due is None else due
+    start = random.randrange(len(visit)) if visit else 0
+    ticks = [_tick_profile(settings, name, force, clock) for name in visit[start:] + visit[:start]]
+    if due is not None:
+        ticks += [ProfileTick(name, "up to date", attempts=0) for name in sorted(set(names) - set(due))]
+    return ticks
 
 
 def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -> ProfileTick:

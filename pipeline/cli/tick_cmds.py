@@ -86,9 +86,10 @@ def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
         emit_json([t.to_dict() for t in ticks])
     else:
         for t in ticks:
-            typer.echo(f"{t.profile}: {t.outcome}" + (f" ({t.error})" if t.error else ""))
+            if t.outcome != "up to date":  # thousands of these say nothing a count does not
+                typer.echo(f"{t.profile}: {t.outcome}" + (f" ({t.error})" if t.error else ""))
         counts = {outcome: sum(t.outcome == outcome for t in ticks)
-                  for outcome in ("rendered", "nothing to do", "busy", "failed")}
+                  for outcome in ("rendered", "nothing to do", "up to date", "busy", "failed")}
         typer.echo(f"{len(ticks)} profiles: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
     if any(t.outcome == "failed" for t in ticks):
         raise typer.Exit(1)

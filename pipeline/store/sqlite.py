@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,18 @@ from ..atomic import PRIVATE_FILE, ensure_private_dir
 from ..errors import StoreError
 from .dialect import SQLITE
 from .sqlite_schema import ensure_schema, shadow_schema
+
+
+def _has_power() -> bool:
+    with closing(sqlite3.connect(":memory:")) as probe:
+        try:
+            probe.execute("SELECT power(2, 1)")
+        except sqlite3.OperationalError:
+            return False
+    return True
+
+
+HAS_POWER = _has_power()
 
 
 class SqliteBackend:
@@ -79,6 +92,8 @@ class SqliteBackend:
                                check_same_thread=False, uri=uri)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        if not HAS_POWER:  # SQLite's math functions are a build option; retention's due check needs this one
+            conn.create_function("power", 2, math.pow, deterministic=True)
         return conn
 
     def release(self, conn: sqlite3.Connection) -> None:

@@ -1,0 +1,93 @@
+"""Which profiles a tick may have work for, in one query over the whole database.
+
+`persona tick --all-profiles` used to visit every profile: a lock and seven
+queries each, so 10,000 profiles with nothing to do cost 30 s of a worker, and
+every worker repeated the whole walk. This query asks the same questions as
+the triggers (``triggers.evaluate``) and retention (``retention.plan_retention``)
+of every profile at once, so only the profiles it names are visited.
+
+It may name too many, never too few: the visit decides, from the same state,
+exactly as before. So every comparison leans towards "due" at its boundary
+(floating-point rounding must not hide a due fact), and a condition it cannot
+ask of the database (a persona file's existence or readability) makes it
+give up and return None: visit them all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .clock import to_db
+from .settings import Settings
+from .store import PersonaStore
+from .triggers import config_hash, daily_slot
+
+MARGIN = 1e-9  # relative: a fact this close to expiring or decaying away counts as due
+
+PROFILES = ("SELECT session_id AS profile FROM memoria_persona WHERE session_id IS NOT NULL "
+            "UNION SELECT session_id FROM persona_state UNION SELECT profile FROM persona_blocks")
+
+
+def all_profiles(store: PersonaStore) -> list[str]:
+    """Every profile the database knows: any with facts, a change counter or a block."""
+    with store.read() as conn:
+        return [str(row[0]) for row in conn.execute(f"{PROFILES} ORDER BY 1")]
+
+
+def due_profiles(settings: Settings, store: PersonaStore) -> list[str] | None:
+    """The profiles a tick may render or apply retention to; None when only visiting each can tell."""
+    targets = [settings.target(name) for name in settings.targets]
+    if any(not target.in_store for target in targets):
+        return None  # cold start and recovery look at files on this host
+    conditions, params = _conditions(settings, store, [target.name for target in targets])
+    with store.read() as conn:
+        rows = conn.execute(
+            f"SELECT n.profile FROM ({PROFILES}) AS n LEFT JOIN persona_runs r ON r.id = ("
+            "SELECT MAX(x.id) FROM persona_runs x WHERE x.session_id = n.profile AND x.outcome != 'stale') "
+            f"WHERE r.id IS NULL OR {' OR '.join(conditions)} ORDER BY 1", params).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def _conditions(settings: Settings, store: PersonaStore, in_store: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """SQL conditions on profile ``n.profile`` and its last run ``r`` (never NULL here), one per trigger."""
+    rules, now = settings.triggers, store.clock()
+    conditions, params = ["FALSE"], {"now": to_db(now)}
+    if rules.cold_start and in_store:
+        conditions.append(f"(SELECT COUNT(*) FROM persona_blocks b WHERE b.profile = n.profile AND b.target IN "
+                          f"({', '.join(f':target{k}' for k in range(len(in_store)))})) < {len(in_store)}")
+        params |= {f"target{k}": name for k, name in enumerate(in_store)}
+    if rules.on_interval:
+        mine = "w.session_id = n.profile AND " if rules.interval_scope == "profile" else ""
+        conditions.append(f"EXISTS (SELECT 1 FROM working_memory w WHERE {mine}w.rowid > r.memory_watermark "
+                          f"ORDER BY w.rowid LIMIT 1 OFFSET {int(rules.interval) - 1})")
+    if rules.daily_sync and 0 <= rules.daily_sync_hour <= 23:
+        conditions.append("r.run_at < :slot")
+        params["slot"] = to_db(daily_slot(now, rules.daily_sync_hour))
+    if rules.store_changed:
+        conditions.append("COALESCE((SELECT s.generation FROM persona_state s WHERE s.session_id = n.profile), 0) "
+                          "> r.generation")
+    if rules.config_changed:
+        conditions.append("(r.config_hash IS NOT NULL AND r.config_hash != :config)")
+        params["config"] = config_hash(settings)
+    if settings.retention.enabled:
+        conditions.append(_retention_due(settings, store))
+        params |= _retention_params(settings)
+    return conditions, params
+
+
+def _retention_due(settings: Settings, store: PersonaStore) -> str:
+    """A fact of the profile that retention would evict or promote now (see ``retention._judge``)."""
+    dialect = store.dialect
+    age = f"{dialect.greatest}(COALESCE({dialect.age_days(':now', 'COALESCE(last_reinforced_at, created_at)')}, 0), 0)"
+    promote = ("(COALESCE(reinforcement_count, 0) >= :promote_after) OR "
+               if settings.retention.promote_after else "")
+    return (f"EXISTS (SELECT 1 FROM memoria_persona f WHERE f.session_id = n.profile AND f.tier != 'permanent' "
+            f"AND ({store.row_problem()}) IS NULL AND ("
+            f"(tier = 'working' AND ({promote}{age} * 24 >= :ttl_hours)) OR "
+            f"(tier = 'long_term' AND COALESCE(confidence, 0.7) * power(0.5, {age} / :half_life) < :evict_below)))")
+
+
+def _retention_params(settings: Settings) -> dict[str, Any]:
+    rules = settings.retention
+    return {"promote_after": rules.promote_after, "ttl_hours": rules.working_ttl_hours * (1 - MARGIN),
+            "half_life": rules.half_life_days, "evict_below": rules.evict_below * (1 + MARGIN)}
