@@ -57,7 +57,7 @@ def _conditions(settings: Settings, store: PersonaStore, in_store: list[str]) ->
                           f"({', '.join(f':target{k}' for k in range(len(in_store)))})) < {len(in_store)}")
         params |= {f"target{k}": name for k, name in enumerate(in_store)}
     if rules.on_interval:
-        mine = "w.session_id = n.profile AND " if rules.interval_scope == "profile" else ""
+        mine = "w.session_id = n.profile AND " if store.memory_scope == "profile" else ""
         conditions.append(f"EXISTS (SELECT 1 FROM working_memory w WHERE {mine}w.rowid > r.memory_watermark "
                           f"ORDER BY w.rowid LIMIT 1 OFFSET {int(rules.interval) - 1})")
     if rules.daily_sync and 0 <= rules.daily_sync_hour <= 23:

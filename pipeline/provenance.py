@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from .config_files import ConfigLayer, Path_, deep_merge
 from .errors import ConfigError
+from .redact import redact
 
 Provenance = dict[Path_, str]
 M = TypeVar("M", bound=BaseModel)
@@ -91,7 +92,7 @@ def _describe_error(item: Any, provenance: Provenance) -> str:
     if item["type"] == "extra_forbidden":
         return f"unknown key {dotted} in {source}"
     value = item.get("input")
-    shown = repr(value) if not isinstance(value, Mapping) else "a mapping"
+    shown = repr(redact(value)) if not isinstance(value, Mapping) else "a mapping"
     return f"{dotted}: {item['msg'].lower()} (got {shown}, from {source})"
 
 

@@ -97,6 +97,12 @@ class StoreSettings(Section):
                 raise ValueError(f"not a valid PostgreSQL URL ({error})") from None
         return value
     session: str = Field("default", min_length=1, description="Session or profile id whose facts are read and written.")
+    memory_scope: Literal["all", "profile"] = Field(
+        "all",
+        description="Which working and episodic memories are a profile's, to promote and to count toward "
+        "triggers.interval: all (one user's database; Mnemosyne files memories under conversation ids) or "
+        "profile (memories whose session_id is the profile, as a shared database serving many users files them).",
+    )
     busy_timeout_ms: int = Field(
         5000, ge=0, le=3_600_000, description="How long to wait for a locked database before failing."
     )
@@ -172,12 +178,6 @@ class TriggerSettings(Section):
     cold_start: bool = Field(True, description="Render when a target's file does not exist.")
     recovery: bool = Field(True, description="Render when a target's file is unreadable, or empty but should not be.")
     on_interval: bool = Field(True, description="Render after `interval` new working memories.")
-    interval_scope: Literal["all", "profile"] = Field(
-        "all",
-        description="Which new working memories count toward `interval`: all (Mnemosyne files memories under "
-        "conversation ids) or profile (memories whose session_id is the profile, as a shared database "
-        "serving many users files them).",
-    )
     daily_sync: bool = Field(True, description="Render once per UTC day at or after `daily_sync_hour`.")
     store_changed: bool = Field(True, description="Render after a promote, demote, reinforce, import or eviction.")
     config_changed: bool = Field(True, description="Render when the settings or a template changed.")

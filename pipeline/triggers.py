@@ -76,7 +76,7 @@ def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) ->
                      "--force was given" if force else "no --force"),
         _cold_start(rules.cold_start, paths, store, in_store),
         _recovery(rules.recovery, paths, store),
-        _interval(rules.on_interval, rules.interval, rules.interval_scope, store, last),
+        _interval(rules.on_interval, rules.interval, store, last),
         _daily(rules.daily_sync, rules.daily_sync_hour, now, last),
         _store_changed(rules.store_changed, store, last),
         _config_changed(rules.config_changed, settings, last),
@@ -120,9 +120,9 @@ def _last_render(store: PersonaStore, path: Path) -> tuple[str, str] | None:
     return None if row is None else (str(row[0]), str(row[1]))
 
 
-def _interval(enabled: bool, interval: int, scope: str, store: PersonaStore, last: LastRun | None) -> TriggerState:
+def _interval(enabled: bool, interval: int, store: PersonaStore, last: LastRun | None) -> TriggerState:
     watermark = last.memory_watermark if last else 0
-    mine, params = ("session_id = ? AND ", (store.session,)) if scope == "profile" else ("", ())
+    mine, params = ("session_id = ? AND ", (store.session,)) if store.memory_scope == "profile" else ("", ())
     # Bounded: never counts more than `interval` rows, however many arrived.
     with store.read() as conn:
         new = conn.execute(

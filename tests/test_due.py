@@ -35,7 +35,7 @@ def clock():
 def make_settings(database, **overrides):
     return load_settings(overrides={
         **database.settings(), "targets.markdown.output": "store", "injection.source": "store",
-        "triggers.daily_sync_hour": 0, "triggers.interval": 2, "triggers.interval_scope": "profile",
+        "triggers.daily_sync_hour": 0, "triggers.interval": 2, "store.memory_scope": "profile",
         "retention.working_ttl_hours": 1, "retention.half_life_days": 0.25, "retention.promote_after": 2,
         **overrides})
 

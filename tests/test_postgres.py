@@ -92,6 +92,10 @@ def test_an_unknown_scheme_is_a_config_error_naming_the_setting():
     ("postgresql://nobody_here@127.0.0.1:5432/test", r"refused user 'nobody_here'"),
     ("postgresql://postgres@127.0.0.1:5432/no_such_db_here", r"no_such_db_here.* does not exist"),
     ("postgresql://postgres@127.0.0.1:notaport/test", r"(?i)store\.url: .*not a valid PostgreSQL URL \(port"),
+    ("postgresql://postgres@no-such-host.invalid:5432/test", r"cannot connect to PostgreSQL at no-such-host\.invalid"
+                                                             r":5432 .*check store\.url"),
+    ("postgresql://postgres@127.0.0.1:5432/test?sslmode=bogus", r"store\.url .* is not a valid PostgreSQL URL: .*"
+                                                                r"sslmode"),
 ])
 def test_a_bad_url_or_credentials_is_one_clear_error(url, message):
     require_server()
@@ -101,10 +105,21 @@ def test_a_bad_url_or_credentials_is_one_clear_error(url, message):
     assert re.search(message, result.stderr), result.stderr
 
 
-def test_a_password_never_appears_in_an_error(pg):
+def test_a_password_never_appears_in_an_error(pg, tmp_path):
     refused = server_url().replace("postgres@", "postgres:hunter2@", 1).replace(":5432", ":1", 1)
     result = runner.invoke(app, ["--set", f"store.url={refused}", "list"])
     assert result.exit_code == 1 and "hunter2" not in result.output
+    for bad in ("mysql://postgres:hunter2@127.0.0.1:5432/x", "postgresql://postgres:hunter2@127.0.0.1:99999/x"):
+        result = runner.invoke(app, ["--db", bad, "list"])  # a config error shows the value it refused
+        assert result.exit_code == 1 and "invalid configuration: store.url" in result.stderr
+        assert "hunter2" not in result.output and "postgres:***@" in result.stderr
+    config = tmp_path / "persona.yaml"
+    config.write_text("store:\n  url: postgresql://postgres:hunter2@127.0.0.1:70000/x\n")
+    result = runner.invoke(app, ["-c", str(config), "list"])
+    assert result.exit_code == 1 and "hunter2" not in result.output and f"{config}:2" in result.stderr
+    for shown in (["config", "show"], ["config", "show", "--json", "--sources"]):
+        result = runner.invoke(app, ["--db", "postgresql://postgres:hunter2@db.internal/x", *shown])
+        assert result.exit_code == 0 and "hunter2" not in result.output and "postgres:***@db.internal" in result.output
     with_password = str(pg.target).replace("postgres@", "postgres:hunter2@", 1)  # trust auth ignores it
     with PersonaStore(with_password, statement_timeout_ms=50) as store, \
             pytest.raises(StoreError) as raised, store.read() as conn:

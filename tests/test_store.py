@@ -141,6 +141,19 @@ def test_promoting_twice_keeps_one_row(store, database):
     assert len(store.list()) == 1
 
 
+@pytest.mark.parametrize("table", ["working_memory", "episodic_memory"])
+def test_with_memory_scope_profile_a_profile_promotes_only_its_own_memories(store, database, table):
+    database.add_memory("m-alice", "Alice wants bullet points.", table=table, session="alice")
+    with database.store(session="bob", memory_scope="profile") as bob:
+        with pytest.raises(NotFoundError, match="no memory with id m-alice filed under profile 'bob'"):
+            bob.promote("m-alice")
+        assert bob.list() == []
+    with database.store(session="alice", memory_scope="profile") as alice:
+        assert alice.promote("m-alice").created
+    with database.store(session="bob") as shared:  # the default: one user's database, every memory theirs
+        assert shared.promote("m-alice").created
+
+
 def test_promote_unknown_id_is_an_error(store):
     with pytest.raises(NotFoundError, match="no memory with id nope in working_memory or episodic_memory"):
         store.promote("nope")

@@ -25,6 +25,7 @@ def show(
     """Print every effective setting."""
     from ..config_edit import model_leaves
     from ..provenance import source_of
+    from ..redact import redact
     from ..settings import load_settings_with_provenance
 
     cli = state(ctx)
@@ -34,9 +35,11 @@ def show(
     leaves = [(".".join(path), value, source_of(provenance, path)) for path, value in model_leaves(settings)]
     if as_json:
         data = settings.model_dump(mode="json")
+        data["store"]["url"] = redact(data["store"]["url"])
         emit_json({"settings": data, "sources": {k: s for k, _, s in leaves}} if sources else data)
         return
     for key, value, source in leaves:
+        value = redact(value)
         shown = repr(value) if isinstance(value, str) and value != value.strip() else value
         line = f"{key} = {shown}"
         typer.echo(f"{line:<60}  # {source}" if sources else line)

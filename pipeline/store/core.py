@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..clock import Clock, to_db, utc_now
 from ..errors import InputError, NotFoundError, StoreError
@@ -41,10 +41,13 @@ SELECT (SELECT id FROM memoria_persona WHERE session_id = :session AND source_me
         AND evolution = :mark),
        memory.content, memory.metadata_json
 FROM (SELECT 1 AS one) AS one LEFT JOIN (
-    SELECT content, metadata_json FROM working_memory WHERE id = :memory
-    UNION ALL SELECT content, metadata_json FROM episodic_memory WHERE id = :memory LIMIT 1
+    SELECT content, metadata_json FROM working_memory WHERE {mine}id = :memory
+    UNION ALL SELECT content, metadata_json FROM episodic_memory WHERE {mine}id = :memory LIMIT 1
 ) AS memory ON TRUE
 """
+# store.memory_scope: every memory in the database is the user's, or only those filed under the profile.
+PROMOTE_LOOKUPS = {"all": PROMOTE_LOOKUP.format(mine=""),
+                   "profile": PROMOTE_LOOKUP.format(mine="session_id = :session AND ")}
 FACT_COLUMNS = (
     "id, session_id, tier, topic, content, confidence, source_memory_id, created_at, "
     "last_reinforced_at, reinforcement_count, promotion_reason"
@@ -118,6 +121,7 @@ class PersonaStore:
         create_directory: bool = False,
         readonly: bool = False,
         statement_timeout_ms: int = 0,
+        memory_scope: Literal["all", "profile"] = "all",
     ) -> None:
         check_text("session", session, 1000)
         self.backend: Backend = open_backend(target, busy_timeout_ms=busy_timeout_ms, readonly=readonly,
@@ -127,6 +131,7 @@ class PersonaStore:
         self.reinforce_step = reinforce_step
         self.max_fact_chars = max_fact_chars
         self.session = session
+        self.memory_scope = memory_scope
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
         self.readonly = readonly
@@ -164,6 +169,7 @@ class PersonaStore:
             create_directory=settings.is_default("store.path") and not readonly,
             readonly=readonly,
             statement_timeout_ms=settings.store.statement_timeout_ms,
+            memory_scope=settings.store.memory_scope,
         )
 
     def __enter__(self) -> PersonaStore:
@@ -341,14 +347,15 @@ class PersonaStore:
         check_tier(tier)
         with self.transaction() as conn:
             # One look-up answers everything a promote needs to know; a commit is what a promote costs.
-            existing, tombstoned, content, metadata = conn.execute(PROMOTE_LOOKUP, {
+            existing, tombstoned, content, metadata = conn.execute(PROMOTE_LOOKUPS[self.memory_scope], {
                 "session": self.session, "memory": memory_id, "mark": TOMBSTONE_MARK}).fetchone()
             if existing is not None:
                 return Promotion(self.get(existing), created=False)
             if tombstoned and not force:
                 raise InputError(f"memory {memory_id} was demoted; pass --force to promote it again")
             if content is None:
-                raise NotFoundError(f"no memory with id {memory_id} in working_memory or episodic_memory")
+                mine = f" filed under profile {self.session!r}" if self.memory_scope == "profile" else ""
+                raise NotFoundError(f"no memory with id {memory_id}{mine} in working_memory or episodic_memory")
             if not isinstance(content, str) or not content.strip():
                 raise InputError(f"memory {memory_id} has empty content; nothing to promote")
             content = check_text(f"memory {memory_id}", content, self.max_fact_chars, setting="store.max_fact_chars")

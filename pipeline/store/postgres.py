@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import psycopg
 import psycopg.errors
@@ -26,6 +26,7 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import StoreError, StoreUnavailable
+from ..redact import redact_url
 from .dialect import POSTGRES
 from .postgres_schema import ensure_schema
 
@@ -119,20 +120,6 @@ class PgConnection:
         return self.raw.execute(translate(sql), parameters)
 
 
-def redact(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    parts = urlsplit(url)
-    try:
-        if parts.password is None:
-            return url
-        port = parts.port
-    except ValueError:
-        return f"{parts.scheme}://{parts.hostname or ''}/..."
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{port}" if port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 _POOLS: dict[str, ConnectionPool[Any]] = {}
 _POOLS_LOCK = threading.Lock()
 
@@ -181,7 +168,7 @@ class PostgresBackend:
 
     @property
     def label(self) -> str:
-        return redact(self.url)
+        return redact_url(self.url)
 
     # -- connections ----------------------------------------------------
 
@@ -251,8 +238,9 @@ class PostgresBackend:
             if pool is None:
                 # One direct connection first: a wrong URL, a refused connection or bad
                 # credentials are reported as themselves, not as a pool timeout.
-                with self.errors(), psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S,
-                                                    autocommit=True) as probe:
+                with self.errors(connecting=True):
+                    probe = psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+                with self.errors(), probe:
                     ensure_schema(PgConnection(probe))
                 pool = ConnectionPool(self.url, min_size=1, max_size=POOL_MAX, open=True,
                                       timeout=CONNECT_TIMEOUT_S,
@@ -305,8 +293,12 @@ class PostgresBackend:
     # -- errors -----------------------------------------------------------
 
     @contextmanager
-    def errors(self) -> Iterator[None]:
-        """Turn psycopg failures into one clear StoreError naming the server (never its password)."""
+    def errors(self, *, connecting: bool = False) -> Iterator[None]:
+        """Turn psycopg failures into one clear StoreError naming the server (never its password).
+
+        ``connecting``: the first connection, so a failure is a wrong URL or an unreachable server, never a
+        lost connection.
+        """
         try:
             yield
         except psycopg.errors.QueryCanceled as error:
@@ -319,7 +311,7 @@ class PostgresBackend:
             raise StoreUnavailable(f"cannot reach PostgreSQL at {self.label} (no connection within "
                                    f"{CONNECT_TIMEOUT_S} s); nothing was changed") from error
         except psycopg.OperationalError as error:
-            raise self._explain_operational(error) from error
+            raise self._explain_operational(error, connecting) from error
         except psycopg.DataError as error:
             raise StoreError(f"database {self.label}: a value cannot be stored ({_first_line(error)})") from None
         except psycopg.Error as error:
@@ -327,7 +319,7 @@ class PostgresBackend:
         except (UnicodeEncodeError, OverflowError) as error:
             raise StoreError(f"database {self.label}: a value cannot be stored ({error})") from None
 
-    def _explain_operational(self, error: psycopg.OperationalError) -> StoreError:
+    def _explain_operational(self, error: psycopg.OperationalError, connecting: bool) -> StoreError:
         text = _first_line(error)
         parts = urlsplit(self.url)
         server = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
@@ -338,8 +330,10 @@ class PostgresBackend:
             return StoreError(f"PostgreSQL at {server} refused user {parts.username or '(default)'!r}: {text}")
         if "database" in text and "does not exist" in text:
             return StoreError(f"PostgreSQL at {server}: {text}; create it, or fix the database name in store.url")
-        if "invalid" in text and ("dsn" in text or "connection option" in text or "URI" in text):
+        if "invalid" in text and ("dsn" in text or "connection option" in text or "URI" in text or "value" in text):
             return StoreError(f"store.url {self.label} is not a valid PostgreSQL URL: {text}")
+        if connecting:
+            return StoreUnavailable(f"cannot connect to PostgreSQL at {server} ({text}); check store.url")
         return StoreUnavailable(f"lost the connection to PostgreSQL at {server} ({text}); nothing was changed")
 
 
