@@ -26,7 +26,7 @@ install: $(STAMP) ## create .venv and install the package with its dev extra
 DEMO := env -i PATH="$$PATH" HOME="$(CURDIR)/$(DEMO_DIR)/home" $(BIN)/persona -c config/demo.yaml
 
 render: $(STAMP) ## import the example facts into var/demo and render every target of config/demo.yaml
-	mkdir -p -m 700 $(DEMO_DIR)/home
+	mkdir -p -m 700 $(DEMO_DIR) $(DEMO_DIR)/home
 	$(DEMO) import config/facts.example.yaml
 	$(DEMO) render
 

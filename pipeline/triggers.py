@@ -87,7 +87,8 @@ def _cold_start(enabled: bool, paths: list[Path], store: PersonaStore, in_store:
     missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
     have = existing_blocks(store, in_store)
     missing += [f"the store (target {name!r})" for name in in_store if name not in have]
-    reason = f"no persona file at {', '.join(missing)}" if missing else "every persona file exists"
+    kinds = " and ".join(kind for kind, some in (("persona file", paths), ("stored block", in_store)) if some)
+    reason = f"no persona file at {', '.join(missing)}" if missing else f"every {kinds or 'persona file'} exists"
     return TriggerState("cold_start", enabled, enabled and bool(missing), reason)
 
 
@@ -106,7 +107,8 @@ def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerS
             problems.append(f"{path} was last rendered for profile {last[1]!r}")
         elif not size and last is not None and last[0] != EMPTY_SHA:
             problems.append(f"{path} is empty but its last render was not")
-    reason = "; ".join(problems) if problems else "every persona file is readable"
+    reason = "; ".join(problems) if problems else ("every persona file is readable" if paths
+                                                    else "no persona file to read (every target is stored)")
     return TriggerState("recovery", enabled, enabled and bool(problems), reason)
 
 

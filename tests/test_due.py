@@ -101,6 +101,10 @@ def test_each_cause_makes_its_profile_due(database, clock):
         add(settings, name, clock, f"{name}'s rule", tier="working" if name == "reinforced" else "long_term")
     tick_all(settings, clock=clock)
     assert due(settings, clock) == set()
+    with PersonaStore.from_settings(settings, session="settled", clock=clock) as store:
+        reasons = {t.name: t.reason for t in evaluate(settings, store)}
+    assert reasons["cold_start"] == "every stored block exists"
+    assert reasons["recovery"] == "no persona file to read (every target is stored)"
     add(settings, "changed", clock, "a new rule")
     database.execute("DELETE FROM persona_blocks WHERE profile = 'block-lost'")
     database.add_memory("m1", "note", session="memories")
