@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from .config_files import ConfigLayer, Path_, deep_merge
 from .errors import ConfigError
-from .redact import redact
+from .urls import redact
 
 Provenance = dict[Path_, str]
 M = TypeVar("M", bound=BaseModel)
@@ -93,7 +93,8 @@ def _describe_error(item: Any, provenance: Provenance) -> str:
         return f"unknown key {dotted} in {source}"
     value = item.get("input")
     shown = repr(redact(value)) if not isinstance(value, Mapping) else "a mapping"
-    return f"{dotted}: {item['msg'].lower()} (got {shown}, from {source})"
+    message = str(item["msg"])
+    return f"{dotted}: {message[:1].lower()}{message[1:]} (got {shown}, from {source})"
 
 
 def _strip_unknown(model: type[BaseModel], data: Any, prefix: Path_) -> tuple[Any, list[tuple[Path_, str]]]:

@@ -36,6 +36,7 @@ from .errors import ConfigError, InputError, StageError
 from .files import real_path, regular_file_kind
 from .paths import default_db_path, default_persona_file, profile_slug
 from .provenance import Provenance, validate_layers
+from .urls import port_problem, redact_url
 
 ENV_PREFIX = "MNEMOSYNE_PERSONA_"
 CONFIG_ENV = "MNEMOSYNE_PERSONA_CONFIG"
@@ -91,10 +92,13 @@ class StoreSettings(Section):
         if found and scheme == "sqlite" and not value.removeprefix("sqlite://"):
             raise ValueError("sqlite:// needs a path, as in sqlite:///home/me/persona.db")
         if value.startswith(SERVER_SCHEMES):
-            try:
-                urlsplit(value).port  # noqa: B018 - parsing is the check
-            except ValueError as error:
-                raise ValueError(f"not a valid PostgreSQL URL ({error})") from None
+            problem = port_problem(value)
+            if problem:
+                raise ValueError(f"not a valid PostgreSQL URL ({problem})")
+            shown = urlsplit(redact_url(value))
+            if not shown.path.strip("/") and "dbname=" not in shown.query:
+                # libpq would pick a database named after the user; tables must not land somewhere unnamed.
+                raise ValueError("names no database: expected postgresql://user@host:port/db")
         return value
     session: str = Field("default", min_length=1, description="Session or profile id whose facts are read and written.")
     memory_scope: Literal["all", "profile"] = Field(

@@ -22,6 +22,7 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
+from pipeline import ticking
 from pipeline.cli import app
 from pipeline.errors import ConfigError, StoreError
 from pipeline.injector import PersonaInjector
@@ -117,6 +118,14 @@ def test_a_password_never_appears_in_an_error(pg, tmp_path):
     config.write_text("store:\n  url: postgresql://postgres:hunter2@127.0.0.1:70000/x\n")
     result = runner.invoke(app, ["-c", str(config), "list"])
     assert result.exit_code == 1 and "hunter2" not in result.output and f"{config}:2" in result.stderr
+    # Passwords a URL should have encoded, or in a parameter: the driver repeats what it cannot parse.
+    for url in ("postgresql://postgres@127.0.0.1:5432/x?bogusparam=1&password=Hunter2Q",
+                "postgresql://postgres:Hunter2%zz@127.0.0.1:5432/x", "postgresql://postgres:pa ssHunter2@127.0.0.1/x",
+                "postgresql://postgres:p@ssHunter2@127.0.0.1:5432/x", "postgresql://postgres:pa/ssHunter2@127.0.0.1/x",
+                "postgresql://postgres:pa/ss@Hunter2@127.0.0.1:1/x"):
+        result = runner.invoke(app, ["--db", url, "list"])
+        assert result.exit_code == 1 and "Hunter2" not in result.output, (url, result.output)
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.output
     for shown in (["config", "show"], ["config", "show", "--json", "--sources"]):
         result = runner.invoke(app, ["--db", "postgresql://postgres:hunter2@db.internal/x", *shown])
         assert result.exit_code == 0 and "hunter2" not in result.output and "postgres:***@db.internal" in result.output
@@ -125,6 +134,17 @@ def test_a_password_never_appears_in_an_error(pg, tmp_path):
             pytest.raises(StoreError) as raised, store.read() as conn:
         conn.execute("SELECT pg_sleep(1)")
     assert "hunter2" not in str(raised.value) and "postgres:***@" in str(raised.value)
+
+
+def test_a_schema_check_blocked_by_another_session_fails_in_time_instead_of_hanging(pg):
+    from pipeline.store.postgres_schema import SCHEMA_LOCK
+
+    with psycopg.connect(str(pg.target), autocommit=True) as holder:
+        holder.execute(f"SELECT pg_advisory_lock({SCHEMA_LOCK})")  # another process mid-migration
+        result = runner.invoke(app, ["--db", str(pg.target), "--set", "store.busy_timeout_ms=300", "list"])
+    # The wait ended by the store's own timeout, not by the other session letting go.
+    assert result.exit_code == 1 and "stayed locked for 300 ms" in result.stderr, result.output
+    assert runner.invoke(app, ["--db", str(pg.target), "list"]).exit_code == 0  # and it works once released
 
 
 def test_a_statement_timeout_is_a_clear_error_and_the_store_still_works(pg):
@@ -182,6 +202,30 @@ def test_a_server_restart_mid_tick_loses_no_render_and_duplicates_nothing(tmp_pa
                                for t in ticks), [t for t in ticks if t["outcome"] != "rendered"]
     assert written_runs(pg) == dict.fromkeys(names, 1)  # every profile exactly once
     assert pg.execute("SELECT COUNT(*) FROM persona_blocks")[0][0] == len(names)
+
+
+def test_more_threads_ticking_at_once_than_the_pool_holds_all_finish(tmp_path, pg):
+    # A host's threads (a gateway's turns) each tick: a tick holding one pooled connection while waiting
+    # for another once starved a process of 8 or more such threads.
+    names = fill_profiles(pg, 24, 3)
+    settings = load_settings(config_files=[config(tmp_path, pg)])
+    start, outcomes = threading.Barrier(len(names)), {}
+
+    def work(name: str) -> None:
+        with PersonaStore.from_settings(settings, session=name) as store:
+            start.wait()
+            try:
+                outcomes[name] = ticking.tick(settings, store=store).rendered
+            except StoreError as error:
+                outcomes[name] = str(error)
+
+    threads = [threading.Thread(target=work, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert outcomes == dict.fromkeys(names, True)
+    assert written_runs(pg) == dict.fromkeys(names, 1)
 
 
 PROMOTER = """

@@ -25,8 +25,8 @@ def show(
     """Print every effective setting."""
     from ..config_edit import model_leaves
     from ..provenance import source_of
-    from ..redact import redact
     from ..settings import load_settings_with_provenance
+    from ..urls import redact
 
     cli = state(ctx)
     settings, provenance = load_settings_with_provenance(

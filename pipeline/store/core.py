@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..clock import Clock, to_db, utc_now
-from ..errors import InputError, NotFoundError, StoreError
+from ..errors import InputError, NotFoundError, StoreError, StoreUnavailable
 from ..problems import ProblemLog
 from ..settings import TIERS, Settings, store_target
 from ..validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
@@ -191,8 +191,12 @@ class PersonaStore:
 
     def _connection(self) -> Connection:
         # Callers hold the lock. A server connection that was lost is replaced here, so the next
-        # operation after a restart works without the caller doing anything.
+        # operation after a restart works without the caller doing anything; but not inside an
+        # operation, whose transaction and locks went with the connection.
         if self._conn is not None and not self.backend.alive(self._conn):
+            if self._depth:
+                raise StoreUnavailable(f"lost the connection to {self.label} in the middle of an operation; "
+                                       "nothing of it after its last commit was kept")
             self.backend.release(self._conn)
             self._conn = None
         if self._conn is None:

@@ -15,6 +15,7 @@ import logging
 import threading
 
 from ..blocks import CHANNEL, parse_announcement
+from ..urls import scrub
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,9 @@ class BlockListener:
                             self._hear(note.payload)
             except psycopg.Error as error:
                 if self.connected:
+                    said = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
                     log.warning("lost the block listener's connection (%s); injectors poll until it is back",
-                                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__)
+                                scrub(said, self.url))
             finally:
                 self.connected = False
                 self._up.clear()

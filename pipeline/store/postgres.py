@@ -18,7 +18,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit
 
 import psycopg
 import psycopg.errors
@@ -26,7 +25,7 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import StoreError, StoreUnavailable
-from ..redact import redact_url
+from ..urls import redact_url, scrub, server_of, user_of
 from .dialect import POSTGRES
 from .postgres_schema import ensure_schema
 
@@ -241,7 +240,14 @@ class PostgresBackend:
                 with self.errors(connecting=True):
                     probe = psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
                 with self.errors(), probe:
-                    ensure_schema(PgConnection(probe))
+                    self._prepare(probe)  # a locked table must not hang the first command (or a prompt)
+                    try:
+                        ensure_schema(PgConnection(probe))
+                    except psycopg.errors.LockNotAvailable as error:
+                        raise StoreError(
+                            f"database {self.label}: its tables stayed locked for {self.busy_timeout_ms} ms "
+                            "(another process migrating them, or an open transaction on them) while persona-tier "
+                            "checked its schema; nothing was changed, try again") from error
                 pool = ConnectionPool(self.url, min_size=1, max_size=POOL_MAX, open=True,
                                       timeout=CONNECT_TIMEOUT_S,
                                       kwargs={"autocommit": True, "row_factory": _rows,
@@ -262,29 +268,27 @@ class PostgresBackend:
 
     @contextmanager
     def profile_lock(self, store: Any, timeout_s: float) -> Iterator[bool]:
-        """The profile's tick lock, on a connection of its own for as long as the tick runs.
+        """The profile's tick lock, on the store's own connection for as long as the tick runs.
 
         A session lock: if the worker dies, its connection closes and the
-        server releases the lock, so nothing is left blocked.
+        server releases the lock, so nothing is left blocked. The tick's
+        queries share that connection: holding one pooled connection while
+        waiting for another would deadlock a process whose threads all tick.
         """
         key = TICK_LOCK + store.session
-        raw = self._checkout()
-        try:
+        with store.read() as conn:
             deadline = time.monotonic() + timeout_s
-            with self.errors():
-                while not _try_lock(raw, key):
-                    if time.monotonic() >= deadline:
-                        yield False
-                        return
-                    time.sleep(LOCK_POLL_S)
+            while not _try_lock(conn.raw, key):
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(LOCK_POLL_S)
             try:
                 yield True
             finally:
                 # A lost connection has released the lock with its session: the tick's work stands.
                 with suppress(psycopg.OperationalError):
-                    raw.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
-        finally:
-            self._pool().putconn(raw)
+                    conn.raw.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
     def tables(self, conn: PgConnection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute(
@@ -308,26 +312,36 @@ class PostgresBackend:
             raise StoreError(f"database {self.label}: another writer held this profile for longer than "
                              f"{self.busy_timeout_ms} ms; nothing was changed") from error
         except PoolTimeout as error:
-            raise StoreUnavailable(f"cannot reach PostgreSQL at {self.label} (no connection within "
-                                   f"{CONNECT_TIMEOUT_S} s); nothing was changed") from error
+            raise self._explain_pool_timeout() from error
         except psycopg.OperationalError as error:
             raise self._explain_operational(error, connecting) from error
         except psycopg.DataError as error:
-            raise StoreError(f"database {self.label}: a value cannot be stored ({_first_line(error)})") from None
+            raise StoreError(f"database {self.label}: a value cannot be stored ({self._said(error)})") from None
         except psycopg.Error as error:
-            raise StoreError(f"database {self.label}: {_first_line(error)}") from error
+            raise StoreError(f"database {self.label}: {self._said(error)}") from error
         except (UnicodeEncodeError, OverflowError) as error:
             raise StoreError(f"database {self.label}: a value cannot be stored ({error})") from None
 
+    def _said(self, error: BaseException) -> str:
+        """The driver's first line, without any piece of the password it may have repeated from the URL."""
+        return scrub(_first_line(error), self.url)
+
+    def _explain_pool_timeout(self) -> StoreUnavailable:
+        pool = _POOLS.get(self.url)
+        if pool is not None and pool.get_stats().get("pool_size", 0) >= POOL_MAX:
+            return StoreUnavailable(f"all {POOL_MAX} connections this process keeps to PostgreSQL at {self.label} "
+                                    f"stayed busy for {CONNECT_TIMEOUT_S} s; nothing was changed")
+        return StoreUnavailable(f"cannot reach PostgreSQL at {self.label} (no connection within "
+                                f"{CONNECT_TIMEOUT_S} s); nothing was changed")
+
     def _explain_operational(self, error: psycopg.OperationalError, connecting: bool) -> StoreError:
-        text = _first_line(error)
-        parts = urlsplit(self.url)
-        server = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+        text = self._said(error)
+        server = server_of(self.url)
         if "Connection refused" in text or "could not connect" in text or "timeout expired" in text:
             return StoreUnavailable(f"cannot connect to PostgreSQL at {server} ({text}); is the server running, "
                                     "and is store.url right?")
         if "password authentication failed" in text or ("role" in text and "does not exist" in text):
-            return StoreError(f"PostgreSQL at {server} refused user {parts.username or '(default)'!r}: {text}")
+            return StoreError(f"PostgreSQL at {server} refused user {user_of(self.url) or '(default)'!r}: {text}")
         if "database" in text and "does not exist" in text:
             return StoreError(f"PostgreSQL at {server}: {text}; create it, or fix the database name in store.url")
         if "invalid" in text and ("dsn" in text or "connection option" in text or "URI" in text or "value" in text):
