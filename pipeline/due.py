@@ -15,12 +15,17 @@ give up and return None: visit them all.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from .clock import to_db
+from .errors import InputError
 from .settings import Settings
 from .store import PersonaStore
 from .triggers import config_hash, daily_slot
+from .validation import MAX_PROFILE_CHARS, check_text
+
+log = logging.getLogger(__name__)
 
 MARGIN = 1e-9  # relative: a fact this close to expiring or decaying away counts as due
 
@@ -31,7 +36,26 @@ PROFILES = ("SELECT session_id AS profile FROM memoria_persona WHERE session_id 
 def all_profiles(store: PersonaStore) -> list[str]:
     """Every profile the database knows: any with facts, a change counter or a block."""
     with store.read() as conn:
-        return [str(row[0]) for row in conn.execute(f"{PROFILES} ORDER BY 1")]
+        return usable([str(row[0]) for row in conn.execute(f"{PROFILES} ORDER BY 1")])
+
+
+def usable(names: list[str]) -> list[str]:
+    """The names a profile can have. Another tool may have written an empty, blank or over-long
+    session_id: such rows are left alone with one warning, rather than failing every tick (or, for an
+    empty one, being ticked as the default profile)."""
+    kept, refused = [], []
+    for name in names:
+        try:
+            check_text("profile", name, MAX_PROFILE_CHARS)
+        except InputError:
+            refused.append(name)
+        else:
+            kept.append(name)
+    if refused:
+        shown = ", ".join(repr(name[:40]) for name in refused[:3])
+        log.warning("skipping %d profile(s) whose session_id cannot be a profile (empty, blank, a NUL byte or over "
+                    "%d characters): %s", len(refused), MAX_PROFILE_CHARS, shown)
+    return kept
 
 
 def due_profiles(settings: Settings, store: PersonaStore) -> list[str] | None:

@@ -58,6 +58,9 @@ Tier = Literal["permanent", "long_term", "working"]
 TIERS: tuple[str, ...] = ("permanent", "long_term", "working")
 
 
+MAX_TARGET_NAME = 100
+
+
 class Section(BaseModel):
     """Base of every nested settings section: unknown keys are errors."""
 
@@ -293,6 +296,16 @@ class Settings(BaseModel):
             return value
         merged = {"markdown": {}, **value}
         return {name: target for name, target in merged.items() if target is not None}
+
+    @field_validator("targets")
+    @classmethod
+    def _target_names_are_plain(cls, value: dict[str, TargetSettings]) -> dict[str, TargetSettings]:
+        # A name travels in file names, messages and the hosts' block announcements (tab-separated).
+        for name in value:
+            if not name.strip() or len(name) > MAX_TARGET_NAME or any(ord(c) < 32 or ord(c) == 127 for c in name):
+                raise ValueError(f"target name {name!r} must be 1-{MAX_TARGET_NAME} characters with no control "
+                                 "characters (tab, newline, ...)")
+        return value
 
     # Which home-relative paths load_settings filled in (rather than the user setting them).
     _defaulted: frozenset[str] = PrivateAttr(default=frozenset())

@@ -100,15 +100,29 @@ def tick_all(settings: Settings, *, force: bool = False, clock: Clock = utc_now)
     releases its lock with its connection, and the profile's next tick
     finds the change still unrendered.
     """
-    with PersonaStore.from_settings(settings, clock=clock) as store:
-        names = all_profiles(store)
-        due = None if force else due_profiles(settings, store)
-    visit = names if due is None else due
+    names, due = _survey(settings, force, clock)
+    known = set(names)  # the usable names: due_profiles does not judge them
+    visit = names if due is None else [name for name in due if name in known]
     start = random.randrange(len(visit)) if visit else 0
     ticks = [_tick_profile(settings, name, force, clock) for name in visit[start:] + visit[:start]]
     if due is not None:
-        ticks += [ProfileTick(name, "up to date", attempts=0) for name in sorted(set(names) - set(due))]
+        ticks += [ProfileTick(name, "up to date", attempts=0) for name in sorted(known - set(due))]
     return ticks
+
+
+def _survey(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str] | None]:
+    """Every profile, and those due (None: visit all); a lost connection is retried as a profile's tick is."""
+    for attempt in range(1, RETRIES):
+        try:
+            return _survey_once(settings, force, clock)
+        except StoreUnavailable:
+            time.sleep(RETRY_PAUSE_S * attempt)
+    return _survey_once(settings, force, clock)
+
+
+def _survey_once(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str] | None]:
+    with PersonaStore.from_settings(settings, clock=clock) as store:
+        return all_profiles(store), None if force else due_profiles(settings, store)
 
 
 def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -> ProfileTick:

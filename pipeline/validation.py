@@ -6,6 +6,7 @@ from .errors import InputError
 from .settings import TIERS
 
 MAX_TOPIC_CHARS = 200  # a topic is a section heading, not a fact
+MAX_PROFILE_CHARS = 1000  # a profile (session_id) names a user, not a document
 
 
 def check_tier(tier: str) -> str:

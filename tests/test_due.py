@@ -166,3 +166,17 @@ def test_around_each_boundary_the_query_never_misses_what_a_visit_would_do(datab
             acting = {each for each in ("working", "faint") if acts(settings, each, clock)}
             assert (name in acting) == (offset > 0) or offset == 0  # the boundary is where we think it is
             assert acting <= due(settings, clock), (name, offset)
+
+
+def test_a_session_id_no_profile_can_have_is_skipped_with_one_warning(database, clock, caplog):
+    settings = make_settings(database)
+    add(settings, "alice", clock, "rule")
+    for bad in ("", "   ", "x" * 1500):  # written by another tool
+        database.execute("INSERT INTO memoria_persona (session_id, tier, topic, content) "
+                         "VALUES (?, 'long_term', 't', 'stray')", (bad,))
+    with caplog.at_level("WARNING", logger="pipeline.due"):
+        ticks = tick_all(settings, clock=clock)
+    assert [(t.profile, t.outcome) for t in ticks] == [("alice", "rendered")]  # never '' ticked as default
+    warnings = [r.getMessage() for r in caplog.records if r.name == "pipeline.due"]
+    assert len(warnings) == 1 and warnings[0].startswith("skipping 3 profile(s) whose session_id cannot be")
+    assert database.execute("SELECT DISTINCT session_id FROM persona_runs") == [("alice",)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -338,3 +339,14 @@ def test_default_database_follows_mnemosyne(monkeypatch, tmp_path):
 def test_a_section_boundary_with_a_line_break_is_refused(boundary):
     with pytest.raises(ConfigError, match=r"targets\.markdown\.boundary: .*without a line break"):
         load_settings(overrides={"targets.markdown.boundary": boundary})
+
+
+@pytest.mark.parametrize("name", ["my\ttarget", "line\nbreak", " ", "x" * 101, "bell\x07"])
+def test_a_target_name_with_control_characters_is_refused_by_name(tmp_path, name):
+    # Names travel in tab-separated block announcements: a tab in one once filed a new block under the
+    # wrong target, and injectors kept the old one.
+    config = tmp_path / "persona.yaml"
+    config.write_text(f"targets:\n  {json.dumps(name)}:\n    output: store\n")
+    with pytest.raises(ConfigError, match=r"target name .* must be 1-100 characters with no control characters"):
+        load_settings(config_files=[config])
+    assert load_settings(overrides={"targets.chat.output": "store"}).targets["chat"].output == "store"

@@ -22,7 +22,7 @@ from ..clock import Clock, to_db, utc_now
 from ..errors import InputError, NotFoundError, StoreError, StoreUnavailable
 from ..problems import ProblemLog
 from ..settings import TIERS, Settings, store_target
-from ..validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
+from ..validation import MAX_PROFILE_CHARS, MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
 from .backend import Backend, Connection, open_backend
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class PersonaStore:
         statement_timeout_ms: int = 0,
         memory_scope: Literal["all", "profile"] = "all",
     ) -> None:
-        check_text("session", session, 1000)
+        check_text("session", session, MAX_PROFILE_CHARS)
         self.backend: Backend = open_backend(target, busy_timeout_ms=busy_timeout_ms, readonly=readonly,
                                              create_directory=create_directory,
                                              statement_timeout_ms=statement_timeout_ms)

@@ -9,6 +9,7 @@ connection (a server restart) is dropped and replaced on the next operation.
 from __future__ import annotations
 
 import atexit
+import logging
 import re
 import select
 import threading
@@ -35,6 +36,10 @@ WRITE_LOCK = "persona-write:"  # advisory lock names: one profile's writers queu
 TICK_LOCK = "persona-tick:"
 LOCK_POLL_S = 0.05
 IDLE_CHECK_S = 5.0  # a pooled connection idle this long is checked before it is lent out
+
+# The pool warns of each dead connection it discards; the operation's own one-line error says enough.
+if logging.getLogger("psycopg.pool").level == logging.NOTSET:
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 # Per pooled connection: the (lock, statement) timeouts it carries, and when it was last lent out.
 _STATE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], float]] = weakref.WeakKeyDictionary()
