@@ -147,6 +147,25 @@ def test_a_schema_check_blocked_by_another_session_fails_in_time_instead_of_hang
     assert runner.invoke(app, ["--db", str(pg.target), "list"]).exit_code == 0  # and it works once released
 
 
+@pytest.mark.parametrize(("column", "wrong", "needed"), [
+    ("session_id", "integer", "text"), ("reinforcement_count", "text", "an integer"),
+    ("confidence", "text", "a number"),
+])
+def test_a_table_with_a_column_of_the_wrong_type_is_refused_before_anything_changes(pg, column, wrong, needed):
+    columns = {"id": "bigint PRIMARY KEY", "session_id": "text", "tier": "text", "topic": "text", "content": "text",
+               "confidence": "double precision", "source_memory_id": "text", "created_at": "timestamptz",
+               "last_reinforced_at": "timestamptz", "reinforcement_count": "integer", "promotion_reason": "text"}
+    columns[column] = wrong
+    pg.execute(f"CREATE TABLE memoria_persona ({', '.join(f'{name} {kind}' for name, kind in columns.items())})")
+    tables = pg.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
+    for args in (["add", "x", "--topic", "t"], ["list"]):
+        result = runner.invoke(app, ["--db", str(pg.target), *args])
+        assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.output
+        assert f"column memoria_persona.{column} is {wrong}, but persona-tier needs {needed}" in result.stderr
+    assert pg.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()") \
+        == tables
+
+
 def test_a_statement_timeout_is_a_clear_error_and_the_store_still_works(pg):
     with pg.store(statement_timeout_ms=100) as store:
         store.add("kept", topic="t")

@@ -170,17 +170,44 @@ def ensure_schema(conn: Any) -> None:
         raise
 
 
+TEXT_TYPES = ("text", "character varying", "character")
+INTEGER_TYPES = ("smallint", "integer", "bigint")
+NUMBER_TYPES = (*INTEGER_TYPES, "numeric", "real", "double precision")
+# The columns whose type our statements rely on (timestamps may be text or timestamp: both compare).
+NEEDED_TYPES = {
+    **{("memoria_persona", column): ("text", TEXT_TYPES) for column in (
+        "session_id", "tier", "topic", "content", "source_memory_id", "promotion_reason")},
+    **{("memoria_preferences", column): ("text", TEXT_TYPES) for column in (
+        "session_id", "topic", "evolution", "source_memory_id")},
+    **{(table, column): ("text", TEXT_TYPES) for table in ("working_memory", "episodic_memory")
+       for column in ("id", "content", "session_id", "metadata_json")},
+    ("memoria_persona", "id"): ("an integer", INTEGER_TYPES),
+    ("memoria_persona", "reinforcement_count"): ("an integer", INTEGER_TYPES),
+    ("working_memory", "rowid"): ("an integer", INTEGER_TYPES),
+    ("memoria_persona", "confidence"): ("a number", NUMBER_TYPES),
+    ("working_memory", "importance"): ("a number", NUMBER_TYPES),
+    ("episodic_memory", "importance"): ("a number", NUMBER_TYPES),
+}
+
+
 def check_compatible(conn: Any) -> None:
-    """Refuse, with nothing changed, a table another tool made without a column persona-tier needs."""
+    """Refuse, with nothing changed, a table another tool made without a column persona-tier needs, or with one
+    of a type its statements cannot use."""
     needed = {**REQUIRED_COLUMNS, "working_memory": (*REQUIRED_COLUMNS["working_memory"], "rowid")}
-    have: dict[str, set[str]] = {}
-    for table, column in conn.execute(
-            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()"):
-        have.setdefault(table, set()).add(column)
+    have: dict[str, dict[str, str]] = {}
+    for table, column, data_type in conn.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = current_schema()"):
+        have.setdefault(table, {})[column] = data_type
     for table, columns in needed.items():
         missing = [column for column in columns if table in have and column not in have[table]]
         if missing:
             raise StoreError(f"table {table} has no column {missing[0]!r}, which persona-tier needs; it is not a "
+                             "Mnemosyne-compatible table, and nothing was changed")
+    for (table, column), (kind, types) in NEEDED_TYPES.items():
+        found = have.get(table, {}).get(column)
+        if found is not None and found not in types:
+            raise StoreError(f"column {table}.{column} is {found}, but persona-tier needs {kind}; it is not a "
                              "Mnemosyne-compatible table, and nothing was changed")
 
 
