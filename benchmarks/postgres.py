@@ -9,6 +9,7 @@ Prints figures, not pass/fail:
 - `tick --all-profiles` throughput with 1, 2 and 4 worker processes, each
   time over CHANGED profiles with a change to render (all PROFILES in the
   database);
+- the database's size once every profile is rendered (the capacity figure);
 - per-profile render latency (p50, p99);
 - cold injection from the store, and the warm path;
 - how long until every one of WATCHERS injector processes sees a new block.
