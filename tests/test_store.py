@@ -154,6 +154,13 @@ def test_with_memory_scope_profile_a_profile_promotes_only_its_own_memories(stor
         assert shared.promote("m-alice").created
 
 
+def test_a_nul_in_a_list_filter_is_one_clear_error_on_both_backends(store):
+    store.add("Terse.", topic="style")
+    with pytest.raises(InputError, match="topic contains a NUL byte"):
+        store.list(topic="sty\x00le")
+    assert [fact.content for fact in store.list(topic="style")] == ["Terse."]
+
+
 def test_promote_unknown_id_is_an_error(store):
     with pytest.raises(NotFoundError, match="no memory with id nope in working_memory or episodic_memory"):
         store.promote("nope")

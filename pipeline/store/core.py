@@ -295,6 +295,8 @@ class PersonaStore:
             clauses.append("tier = ?")
             params.append(check_tier(tier))
         if topic is not None:
+            if "\x00" in topic:  # no stored topic holds one; say so alike on both backends
+                raise InputError("topic contains a NUL byte")
             clauses.append("topic = ?")
             params.append(topic)
         sql = (
