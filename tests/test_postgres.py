@@ -166,6 +166,19 @@ def test_a_table_with_a_column_of_the_wrong_type_is_refused_before_anything_chan
         == tables
 
 
+@pytest.mark.parametrize(("existing", "said"), [
+    ("CREATE TABLE persona_blocks (x int)", "already has a table persona_blocks that persona-tier did not make"),
+    ("CREATE TABLE persona_schema (id int)", "has a table persona_schema that persona-tier did not make"),
+])
+def test_a_table_of_ours_made_by_another_tool_is_refused_by_name(pg, existing, said):
+    pg.execute(existing)
+    result = runner.invoke(app, ["--db", str(pg.target), "list"])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1 and said in result.stderr, result.output
+    assert [row[0] for row in pg.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")] == [
+        existing.split()[2]]  # nothing else was made
+
+
 def test_a_statement_timeout_is_a_clear_error_and_the_store_still_works(pg):
     with pg.store(statement_timeout_ms=100) as store:
         store.add("kept", topic="t")

@@ -8,7 +8,10 @@ Every per-profile query has an index that starts with the profile
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+import psycopg.errors
 
 from ..errors import StoreError
 from .sqlite_schema import REQUIRED_COLUMNS
@@ -144,7 +147,27 @@ SCHEMA_LOCK = 7_406_112_001  # an advisory lock key: one process migrates at a t
 
 
 def ensure_schema(conn: Any) -> None:
-    """Create missing tables and apply pending migrations in one transaction, one process at a time."""
+    """Create missing tables and apply pending migrations in one transaction, one process at a time.
+
+    A table of ours that another tool already made under the same name is refused by name, with
+    nothing changed, instead of surfacing as the server's "already exists".
+    """
+    try:
+        _ensure_schema(conn)
+    except psycopg.errors.DuplicateTable as error:
+        raise StoreError(f"this database already has a table {_quoted_name(error)} that persona-tier did not make; "
+                         "nothing was changed: use another database or schema") from None
+    except psycopg.errors.UndefinedColumn:
+        raise StoreError("this database has a table persona_schema that persona-tier did not make (it has no "
+                         "version); nothing was changed: use another database or schema") from None
+
+
+def _quoted_name(error: Exception) -> str:
+    found = re.search(r'"([^"]+)"', str(error))
+    return found.group(1) if found else "of the same name"
+
+
+def _ensure_schema(conn: Any) -> None:
     if _version(conn) == SCHEMA_VERSION:
         return
     conn.execute("BEGIN")
