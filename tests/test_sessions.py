@@ -380,3 +380,16 @@ def test_a_sessions_first_snapshot_of_a_rendered_file_needs_no_tokenizer(tmp_pat
     text, loaded = done.stdout.splitlines()
     assert loaded == "False"
     assert json.loads(text) == PersonaInjector(settings).block() != ""
+
+
+def test_session_cli_takes_the_profile(tmp_path):
+    runner = CliRunner()
+    base = ["--db", str(tmp_path / "m.db"), "--set", f"injection.file={tmp_path / 'persona-{profile}.md'}"]
+    for user in ("alice", "bob"):
+        assert runner.invoke(app, [*base, "add", f"{user}'s rule.", "--topic", "t", "--session", user]).exit_code == 0
+    shown = runner.invoke(app, [*base, "session", "show", "chat-1", "--profile", "bob"])
+    assert shown.exit_code == 0 and "bob's rule." in shown.stdout and "alice" not in shown.stdout
+    assert runner.invoke(app, [*base, "session", "list", "-p", "bob"]).stdout.splitlines()[1].startswith("chat-1")
+    assert runner.invoke(app, [*base, "session", "list", "-p", "alice"]).stdout == "no session snapshots\n"
+    forgot = runner.invoke(app, [*base, "session", "forget", "chat-1", "--profile", "bob"])
+    assert forgot.stdout == "forgot session chat-1 (1 snapshot)\n"

@@ -14,19 +14,23 @@ session_app = typer.Typer(rich_markup_mode=None,
                           help="Per-session persona snapshots, refreshed only at compaction.",
                           no_args_is_help=True)
 SessionArg = Annotated[str, typer.Argument(help="The session id the agent host uses.")]
+# The positional argument is the host's session; whose persona it holds is the profile.
+ProfileOption = Annotated[str | None, typer.Option(
+    "--profile", "-p", help="Profile whose persona the snapshots hold (default: store.session).")]
 
 
-def _snapshots(ctx: typer.Context, *, readonly: bool = False) -> SessionSnapshots:
+def _snapshots(ctx: typer.Context, profile: str | None, *, readonly: bool = False) -> SessionSnapshots:
     from ..sessions import SessionSnapshots
 
     cli = state(ctx)
-    return SessionSnapshots(cli.settings(), store=cli.store(None, readonly=readonly))
+    return SessionSnapshots(cli.settings(), store=cli.store(profile, readonly=readonly))
 
 
 @session_app.command("show")
-def show(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = False) -> None:
+def show(ctx: typer.Context, session_id: SessionArg, profile: ProfileOption = None,
+         as_json: JsonOption = False) -> None:
     """Print a session's snapshot, its generation and hash (recording it if it has none)."""
-    with _snapshots(ctx) as snapshots:
+    with _snapshots(ctx, profile) as snapshots:
         snapshot = snapshots.snapshot(session_id)
     if as_json:
         emit_json(snapshot.to_dict())
@@ -37,9 +41,10 @@ def show(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = False
 
 
 @session_app.command("compact")
-def compact(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = False) -> None:
+def compact(ctx: typer.Context, session_id: SessionArg, profile: ProfileOption = None,
+            as_json: JsonOption = False) -> None:
     """Run the compaction-boundary refresh: re-record only if the persona file changed."""
-    with _snapshots(ctx) as snapshots:
+    with _snapshots(ctx, profile) as snapshots:
         result = snapshots.refresh_at_compaction(session_id)
     if as_json:
         emit_json(result.to_dict())
@@ -50,9 +55,9 @@ def compact(ctx: typer.Context, session_id: SessionArg, as_json: JsonOption = Fa
 
 
 @session_app.command("list")
-def list_sessions(ctx: typer.Context, as_json: JsonOption = False) -> None:
+def list_sessions(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
     """List sessions with a snapshot."""
-    with _snapshots(ctx, readonly=True) as snapshots:
+    with _snapshots(ctx, profile, readonly=True) as snapshots:
         found = snapshots.list()
     if as_json:
         emit_json([{k: v for k, v in s.to_dict().items() if k != "text"} for s in found])
@@ -64,8 +69,8 @@ def list_sessions(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 
 @session_app.command("forget")
-def forget(ctx: typer.Context, session_id: SessionArg) -> None:
+def forget(ctx: typer.Context, session_id: SessionArg, profile: ProfileOption = None) -> None:
     """Delete a session's snapshots, e.g. when the session ends."""
-    with _snapshots(ctx) as snapshots:
+    with _snapshots(ctx, profile) as snapshots:
         removed = snapshots.forget(session_id)
     typer.echo(f"forgot session {session_id} ({removed} snapshot{'s' if removed != 1 else ''})")
