@@ -27,6 +27,7 @@ from .validation import MAX_PROFILE_CHARS, check_text
 
 log = logging.getLogger(__name__)
 
+MAX_HALVINGS = 1000  # 2^1000 is about 1e301: still a float on both engines
 MARGIN = 1e-9  # relative: a fact this close to expiring or decaying away counts as due
 
 PROFILES = ("SELECT session_id AS profile FROM memoria_persona WHERE session_id IS NOT NULL "
@@ -108,7 +109,19 @@ def _retention_due(settings: Settings, store: PersonaStore) -> str:
     return (f"EXISTS (SELECT 1 FROM memoria_persona f WHERE f.session_id = n.profile AND f.tier != 'permanent' "
             f"AND ({store.row_problem()}) IS NULL AND ("
             f"(tier = 'working' AND ({promote}{age} * 24 >= :ttl_hours)) OR "
-            f"(tier = 'long_term' AND COALESCE(confidence, 0.7) * power(0.5, {age} / :half_life) < :evict_below)))")
+            f"(tier = 'long_term' AND {_decayed_away(age)})))")
+
+
+def _decayed_away(age: str) -> str:
+    """confidence x 0.5^(age / half-life) < evict_below, without leaving PostgreSQL's float range.
+
+    PostgreSQL raises on a float underflow (0.5^2000, or a tiny confidence times a small power), so
+    the comparison is turned around to confidence < evict_below x 2^(age / half-life), and past
+    MAX_HALVINGS half-lives (where the decayed confidence is below 1e-300) a fact counts as due.
+    """
+    halvings = f"({age} / :half_life)"
+    return (f"CASE WHEN {halvings} >= {MAX_HALVINGS} THEN TRUE "
+            f"ELSE COALESCE(confidence, 0.7) < :evict_below * power(2.0, {halvings}) END")
 
 
 def _retention_params(settings: Settings) -> dict[str, Any]:

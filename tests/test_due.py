@@ -180,3 +180,17 @@ def test_a_session_id_no_profile_can_have_is_skipped_with_one_warning(database, 
     warnings = [r.getMessage() for r in caplog.records if r.name == "pipeline.due"]
     assert len(warnings) == 1 and warnings[0].startswith("skipping 3 profile(s) whose session_id cannot be")
     assert database.execute("SELECT DISTINCT session_id FROM persona_runs") == [("alice",)]
+
+
+def test_a_fact_decayed_far_past_the_float_range_is_due_not_an_error(database, clock):
+    # 0.5^2000 underflows: PostgreSQL raises on that, which once failed the whole sweep for every profile.
+    settings = make_settings(database, **{"retention.half_life_days": 1})
+    add(settings, "alice", clock, "rule")
+    add(settings, "victim", clock, "rule")
+    tick_all(settings, clock=clock)
+    database.execute("INSERT INTO memoria_persona (session_id, tier, topic, content, confidence, created_at, "
+                     "last_reinforced_at) VALUES ('victim', 'long_term', 't', 'ancient', 1e-300, "
+                     "'2020-01-01 00:00:00', '2020-01-01 00:00:00')")
+    assert acts(settings, "victim", clock) and due(settings, clock) == {"victim"}
+    assert {t.profile: t.outcome for t in tick_all(settings, clock=clock)} == {"victim": "rendered",
+                                                                                "alice": "up to date"}
