@@ -86,7 +86,8 @@ def _conditions(settings: Settings, store: PersonaStore, in_store: list[str]) ->
         conditions.append(f"EXISTS (SELECT 1 FROM working_memory w WHERE {mine}w.rowid > r.memory_watermark "
                           f"ORDER BY w.rowid LIMIT 1 OFFSET {int(rules.interval) - 1})")
     if rules.daily_sync and 0 <= rules.daily_sync_hour <= 23:
-        conditions.append("r.run_at < :slot")
+        # Text order is time order for our own format only: any other text is left to the visit to judge.
+        conditions.append("(r.run_at < :slot OR length(r.run_at) != 19 OR substr(r.run_at, 11, 1) != ' ')")
         params["slot"] = to_db(daily_slot(now, rules.daily_sync_hour))
     if rules.store_changed:
         conditions.append("COALESCE((SELECT s.generation FROM persona_state s WHERE s.session_id = n.profile), 0) "

@@ -7,6 +7,7 @@ it, finds nothing left to do.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from .store import PersonaStore
 from .triggers import TriggerState, evaluate
 
 TICK_LOCK_TIMEOUT_S = 120.0
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -122,7 +125,18 @@ def _survey(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], l
 
 def _survey_once(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str] | None]:
     with PersonaStore.from_settings(settings, clock=clock) as store:
-        return all_profiles(store), None if force else due_profiles(settings, store)
+        names = all_profiles(store)
+        if force:
+            return names, None
+        try:
+            return names, due_profiles(settings, store)
+        except StoreUnavailable:
+            raise
+        except StoreError as error:
+            # A row the query cannot read (another tool's odd value) must not stop every profile's tick:
+            # visit them all, and let that row fail only its own profile.
+            log.warning("could not ask which profiles are due (%s); visiting every profile", error)
+            return names, None
 
 
 def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -> ProfileTick:

@@ -194,3 +194,43 @@ def test_a_fact_decayed_far_past_the_float_range_is_due_not_an_error(database, c
     assert acts(settings, "victim", clock) and due(settings, clock) == {"victim"}
     assert {t.profile: t.outcome for t in tick_all(settings, clock=clock)} == {"victim": "rendered",
                                                                                 "alice": "up to date"}
+
+
+@pytest.mark.parametrize("stamp", ["not a date", "", "infinity", "2026-05-10T08:00:00.5+02:00"])
+def test_another_tools_odd_timestamp_fails_nothing(database, clock, stamp):
+    # PostgreSQL cannot cast such text: it now has no age, as julianday() makes it on SQLite.
+    settings = make_settings(database)
+    for name in ("alice", "bob"):
+        add(settings, name, clock, "rule")
+    tick_all(settings, clock=clock)
+    database.execute("INSERT INTO memoria_persona (session_id, tier, topic, content, created_at, last_reinforced_at) "
+                     "VALUES ('bob', 'long_term', 't', 'odd', ?, ?)", (stamp, stamp))
+    add(settings, "alice", clock, "a new rule")
+    ticks = {t.profile: t.outcome for t in tick_all(settings, clock=clock)}
+    assert ticks["alice"] == "rendered" and ticks["bob"] in ("rendered", "up to date")
+
+
+def test_when_the_due_query_cannot_run_every_profile_is_visited(database, clock, caplog):
+    settings = make_settings(database)
+    add(settings, "alice", clock, "rule")
+    tick_all(settings, clock=clock)
+    # A table the query reads is gone (another tool's doing): the sweep falls back to visiting every
+    # profile, and each visit reports its own failure, as before there was a query.
+    database.execute("DROP TABLE working_memory")
+    with caplog.at_level("WARNING", logger="pipeline.ticking"):
+        ticks = tick_all(settings, clock=clock)
+    assert "could not ask which profiles are due" in caplog.text
+    assert [t.profile for t in ticks] == ["alice"] and ticks[0].outcome == "failed"  # the visit says why itself
+
+
+def test_a_run_time_in_another_format_is_left_to_the_visit(database, clock):
+    settings = make_settings(database, **{"triggers.daily_sync_hour": 12, "retention.enabled": False})
+    clock.now = clock.now.replace(hour=8)
+    for name in ("alice", "bob", "carol"):
+        add(settings, name, clock, "rule")
+    tick_all(settings, clock=clock)
+    database.execute("UPDATE persona_runs SET run_at = '2026-05-10T08:00:00' WHERE session_id = 'bob'")
+    database.execute("UPDATE persona_runs SET run_at = '2026-05-10 08:00:00+00:00' WHERE session_id = 'carol'")
+    clock.now = clock.now.replace(hour=12, minute=30)  # past the daily sync hour: all three are due
+    assert {name for name in ("alice", "bob", "carol") if acts(settings, name, clock)} == {"alice", "bob", "carol"}
+    assert due(settings, clock) == {"alice", "bob", "carol"}

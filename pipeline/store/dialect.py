@@ -13,6 +13,9 @@ from dataclasses import dataclass
 WHITESPACE_CODES = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198,
                     8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288)
 TIER_CHECK = "tier NOT IN ('permanent', 'long_term', 'working')"
+# What PostgreSQL can cast to a timestamp among the texts SQLite's julianday() reads: date, time, fraction, zone.
+TIMESTAMP_SHAPE = ("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+                   "([ T]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$")
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,10 @@ class Dialect:
         """Days from the timestamp text ``column`` to the timestamp text ``now``."""
         if self.name == "sqlite":
             return f"julianday({now}) - julianday({column})"
-        seconds = f"EXTRACT(EPOCH FROM (CAST({now} AS timestamp) - CAST({column} AS timestamp)))"
+        # Another tool's text that is no timestamp is NULL (no age), as julianday() makes it on SQLite,
+        # instead of an error that would fail every query reading it.
+        moment = f"CASE WHEN {column} ~ '{TIMESTAMP_SHAPE}' THEN CAST({column} AS timestamp) END"
+        seconds = f"EXTRACT(EPOCH FROM (CAST({now} AS timestamp) - {moment}))"
         return f"CAST({seconds} AS double precision) / 86400.0"  # EXTRACT gives numeric: Decimal in Python
 
     def padded_id(self, column: str) -> str:
