@@ -321,7 +321,9 @@ class PostgresBackend:
         except psycopg.OperationalError as error:
             raise self._explain_operational(error, connecting) from error
         except psycopg.DataError as error:
-            raise StoreError(f"database {self.label}: a value cannot be stored ({self._said(error)})") from None
+            # Either way round: a value we sent (NUL in text) or one another tool stored (a 30th of February).
+            raise StoreError(f"database {self.label}: a value is out of range or malformed "
+                             f"({self._said(error)})") from None
         except psycopg.Error as error:
             raise StoreError(f"database {self.label}: {self._said(error)}") from error
         except (UnicodeEncodeError, OverflowError) as error:
