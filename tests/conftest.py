@@ -6,6 +6,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,21 @@ from pipeline.store import PersonaStore
 from .databases import Db, open_database
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+class Clock:
+    """A clock that moves only when a test moves it (``clock.now += ...``)."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(datetime(2026, 5, 10, 12, 0, tzinfo=UTC))
 
 
 @pytest.fixture(autouse=True)

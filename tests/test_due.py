@@ -7,7 +7,7 @@ the rest are reported "up to date" and left alone.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -17,19 +17,6 @@ from pipeline.settings import load_settings
 from pipeline.store import PersonaStore
 from pipeline.ticking import tick_all
 from pipeline.triggers import evaluate
-
-
-class Clock:
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock():
-    return Clock(datetime(2026, 5, 10, 12, 0, tzinfo=UTC))
 
 
 def make_settings(database, **overrides):

@@ -17,18 +17,12 @@ from pipeline.settings import load_settings
 from pipeline.store import PersonaStore
 from pipeline.ticking import tick
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
+from .conftest import Clock
 
 
 @pytest.fixture
 def clock():
-    return Clock()
+    return Clock(datetime(2026, 1, 1, tzinfo=UTC))
 
 
 def make_settings(tmp_path, database=None, **retention):

@@ -25,19 +25,6 @@ from .conftest import write
 REPO = Path(__file__).parent.parent
 
 
-class Clock:
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock():
-    return Clock(datetime(2026, 5, 10, 12, 0, tzinfo=UTC))
-
-
 @pytest.fixture
 def settings(tmp_path, database):
     """Every trigger on both backends."""
