@@ -27,7 +27,7 @@ from pipeline.cli import app
 from pipeline.errors import ConfigError, StoreError
 from pipeline.injector import PersonaInjector
 from pipeline.sessions import SessionSnapshots
-from pipeline.settings import load_settings
+from pipeline.settings import Settings, load_settings
 from pipeline.stages.extract import persona_sql
 from pipeline.store import POSTGRES, PersonaStore
 from pipeline.store.listen import listener_for
@@ -345,7 +345,7 @@ WATCHER = """
 import sys, time
 from pipeline.injector import PersonaInjector
 from pipeline.sessions import SessionSnapshots
-from pipeline.settings import load_settings
+from pipeline.settings import Settings, load_settings
 settings = load_settings(config_files=[sys.argv[1]], overrides={"store.session": sys.argv[2]})
 injector = PersonaInjector(settings)
 print("ready " + str(int("Answers tersely" in injector.block())), flush=True)
@@ -355,12 +355,18 @@ print("seen", time.time(), flush=True)
 """
 
 
-def test_a_promote_and_render_reach_two_injector_processes_within_the_bound(tmp_path, pg):
+def alice_rendered(tmp_path: Path, pg: Db) -> tuple[Path, Settings]:
+    """A config on this test's schema, and profile alice with one fact, rendered into the store."""
     cfg = config(tmp_path, pg)
     settings = load_settings(config_files=[cfg], overrides={"store.session": "alice"})
     with PersonaStore.from_settings(settings) as store:
         store.add("Answers tersely", topic="style")
     assert runner.invoke(app, ["-c", str(cfg), "tick", "--session", "alice"]).exit_code == 0
+    return cfg, settings
+
+
+def test_a_promote_and_render_reach_two_injector_processes_within_the_bound(tmp_path, pg):
+    cfg, settings = alice_rendered(tmp_path, pg)
     watchers = [subprocess.Popen([sys.executable, "-c", WATCHER, str(cfg), "alice"], env=env(tmp_path),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     for proc in watchers:
@@ -380,11 +386,7 @@ def test_a_promote_and_render_reach_two_injector_processes_within_the_bound(tmp_
 
 
 def test_the_warm_path_makes_no_query(pg, tmp_path):
-    cfg = config(tmp_path, pg)
-    settings = load_settings(config_files=[cfg], overrides={"store.session": "alice"})
-    with PersonaStore.from_settings(settings) as store:
-        store.add("Answers tersely", topic="style")
-    assert runner.invoke(app, ["-c", str(cfg), "tick", "--session", "alice"]).exit_code == 0
+    _, settings = alice_rendered(tmp_path, pg)
     injector = PersonaInjector(settings)
     assert "Answers tersely" in injector.block()
     assert listener_for(str(pg.target)).wait_connected(10)
@@ -407,11 +409,7 @@ def test_the_warm_path_makes_no_query(pg, tmp_path):
 
 
 def test_an_unreachable_server_never_breaks_the_prompt(tmp_path, pg):
-    cfg = config(tmp_path, pg)
-    settings = load_settings(config_files=[cfg], overrides={"store.session": "alice"})
-    with PersonaStore.from_settings(settings) as store:
-        store.add("Answers tersely", topic="style")
-    assert runner.invoke(app, ["-c", str(cfg), "tick", "--session", "alice"]).exit_code == 0
+    _, settings = alice_rendered(tmp_path, pg)
     injector = PersonaInjector(settings)
     first = injector.block()
     gone = settings.model_copy(update={"store": settings.store.model_copy(
