@@ -26,7 +26,12 @@ class RunRecord:
     counter: str | None = None  # the token counter ``tokens`` is exact under
 
 
-def record_run(store: PersonaStore, run: RunRecord) -> None:
+def record_run(store: PersonaStore, run: RunRecord, *, keep: int = 0) -> None:
+    """Record a run; with ``keep``, delete the profile's runs older than its ``keep`` newest.
+
+    The log would otherwise grow by a row per target per render forever (a million rows a year at
+    10,000 users rendering daily). What the triggers and the stale check read is the newest runs.
+    """
     with store.transaction() as conn:
         conn.execute(
             "INSERT INTO persona_runs (run_at, session_id, target, path, reason, sha256, tokens, budget, "
@@ -36,6 +41,10 @@ def record_run(store: PersonaStore, run: RunRecord) -> None:
              run.sections_kept, run.sections_dropped, run.generation, run.memory_watermark, run.outcome,
              run.config_hash, run.counter),
         )
+        if keep:
+            conn.execute("DELETE FROM persona_runs WHERE session_id = ? AND id <= (SELECT id FROM persona_runs "
+                         "WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+                         (store.session, store.session, keep))
 
 
 def newest_generation(store: PersonaStore, path: Path) -> int | None:

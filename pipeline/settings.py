@@ -117,6 +117,11 @@ class StoreSettings(Section):
         2000, ge=1, le=1_000_000,
         description="Longest fact accepted by add, promote and import; persona facts are short rules."
     )
+    keep_runs: int = Field(
+        100, ge=0, le=1_000_000,
+        description="Run records (persona_runs) kept per profile; older ones are deleted at each render. "
+        "0 keeps every one.",
+    )
 
 
 class InjectionSettings(Section):

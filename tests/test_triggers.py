@@ -186,6 +186,23 @@ def test_tick_is_idempotent(settings, store, database):
     assert database.execute("SELECT COUNT(*) FROM persona_runs") == [(1,)]
 
 
+def test_the_run_log_keeps_each_profiles_newest_runs_only(tmp_path, database, clock):
+    settings = load_settings(overrides={**database.settings(), "store.keep_runs": 3,
+                                        "injection.file": str(tmp_path / "persona-{profile}.md")})
+    stores = {name: PersonaStore.from_settings(settings, session=name, clock=clock) for name in ("alice", "bob")}
+    stores["bob"].add("bob's rule", topic="t")
+    tick(settings, store=stores["bob"])
+    stores["alice"].add("alice's rule", topic="t")
+    for _ in range(6):
+        tick(settings, store=stores["alice"], force=True)
+    runs = database.execute("SELECT session_id, id FROM persona_runs ORDER BY id")
+    assert [name for name, _ in runs] == ["bob", "alice", "alice", "alice"]  # bob's one run is not alice's to prune
+    assert [run_id for _, run_id in runs[1:]] == [5, 6, 7]  # alice's three newest of six
+    assert not tick(settings, store=stores["alice"]).rendered  # the triggers read the newest: nothing to do
+    for store in stores.values():
+        store.close()
+
+
 def test_tick_records_the_reason(settings, store, database):
     store.add("x", topic="t")
     tick(settings, store=store)

@@ -79,7 +79,7 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
         report = _report(capped, previous, written=written, stale=stale)
         outcome = "stale" if stale else "written" if written else "unchanged"
         record_run(ctx.store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash"),
-                                      ctx.counter.name))
+                                      ctx.counter.name), keep=ctx.settings.store.keep_runs)
     log.info("target %s: %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens, report.budget,
              generation)
     return report
@@ -105,7 +105,7 @@ def _write_block(capped: CappedRender, ctx: StageContext) -> TargetReport:
             log.debug("wrote block %s of profile %s:\n%s", target.name, store.session, capped.text)
         outcome = "stale" if stale else "written" if written else "unchanged"
         record_run(store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash"),
-                                  ctx.counter.name))
+                                  ctx.counter.name), keep=ctx.settings.store.keep_runs)
     log.info("target %s (store): %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens,
              report.budget, generation)
     return report
