@@ -63,6 +63,9 @@ def tick(settings: Settings, *, store: PersonaStore, force: bool = False) -> Tic
 
 def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
     evicted = apply_retention(store, settings.retention)
+    if any(action.action == "promote" for action in evicted):
+        # A promoted fact is judged as long_term at once (it keeps its age), so one tick settles it.
+        evicted += apply_retention(store, settings.retention)
     states = evaluate(settings, store, force=force)
     fired = [state for state in states if state.fired]
     if not fired:

@@ -106,6 +106,19 @@ def test_auto_promotion_boundary(tmp_path, clock, database):
         assert action.action == "promote" and store.get(fact.id).tier == "long_term"
 
 
+def test_a_tick_that_promotes_an_old_fact_also_judges_it_as_long_term(tmp_path, clock, database):
+    # Reinforced often, but long ago: promoted out of working, then decayed away, in one tick.
+    settings = make_settings(tmp_path, database, promote_after=3)
+    with PersonaStore.from_settings(settings, clock=clock) as store:
+        fact = store.add("old habit", topic="t", tier="working").fact
+        for _ in range(3):
+            store.reinforce(fact.id)
+        clock.now += timedelta(days=100)  # effective confidence far below evict_below as long_term
+        result = tick(settings, store=store)
+        assert [action.action for action in result.retention] == ["promote", "evict"]
+        assert store.list() == [] and plan_retention(store, settings.retention) == []
+
+
 def test_eviction_leaves_a_sticky_tombstone(settings, store, clock, database):
     database.add_memory("m1", "Was true once.")
     store.promote("m1")
