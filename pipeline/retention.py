@@ -78,15 +78,27 @@ def _judge(tier: str, confidence: float, count: int, age_days: float, rules: Ret
 
 
 def apply_retention(store: PersonaStore, rules: RetentionSettings, *, dry_run: bool = False) -> list[RetentionAction]:
-    """Evict and promote, in one transaction; with ``dry_run``, only say what would happen."""
+    """Evict and promote, in one transaction; with ``dry_run``, only say what would happen.
+
+    A promoted fact keeps its age, so it is judged again as long_term in the same transaction:
+    an old fact promoted now may also have decayed away, and one pass settles it.
+    """
     actions = plan_retention(store, rules)
     if dry_run or not actions:
         return actions
     with store.transaction() as conn:
-        for action in actions:
-            if action.action == "evict":
-                store.bury(conn, store.get(action.persona_id), f"evicted: {action.why}")
-            else:
-                conn.execute("UPDATE memoria_persona SET tier = 'long_term' WHERE id = ?", (action.persona_id,))
-                store.touch(conn)
+        _apply(store, conn, actions)
+        if any(action.action == "promote" for action in actions):
+            again = plan_retention(store, rules)  # only promoted facts can have changed their verdict
+            _apply(store, conn, again)
+            actions += again
     return actions
+
+
+def _apply(store: PersonaStore, conn: Any, actions: list[RetentionAction]) -> None:
+    for action in actions:
+        if action.action == "evict":
+            store.bury(conn, store.get(action.persona_id), f"evicted: {action.why}")
+        else:
+            conn.execute("UPDATE memoria_persona SET tier = 'long_term' WHERE id = ?", (action.persona_id,))
+            store.touch(conn)

@@ -63,9 +63,6 @@ def tick(settings: Settings, *, store: PersonaStore, force: bool = False) -> Tic
 
 def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
     evicted = apply_retention(store, settings.retention)
-    if any(action.action == "promote" for action in evicted):
-        # A promoted fact is judged as long_term at once (it keeps its age), so one tick settles it.
-        evicted += apply_retention(store, settings.retention)
     states = evaluate(settings, store, force=force)
     fired = [state for state in states if state.fired]
     if not fired:
@@ -102,22 +99,19 @@ def tick_all(settings: Settings, *, force: bool = False, clock: Clock = utc_now)
     and whatever changed is rendered by whoever holds it. Only the profiles
     one query finds due are visited (``due.due_profiles``); the rest are
     reported "up to date". Workers start at a random profile, so several
-    spread over the list instead of queueing at its head. A lost connection is retried; a worker killed mid-render
-    releases its lock with its connection, and the profile's next tick
-    finds the change still unrendered.
+    spread over the list instead of queueing at its head. A lost connection
+    is retried; a worker killed mid-render releases its lock with its
+    connection, and the profile's next tick finds the change still unrendered.
     """
-    names, due = _survey(settings, force, clock)
-    known = set(names)  # the usable names: due_profiles does not judge them
-    visit = names if due is None else [name for name in due if name in known]
+    names, visit = _survey(settings, force, clock)
     start = random.randrange(len(visit)) if visit else 0
     ticks = [_tick_profile(settings, name, force, clock) for name in visit[start:] + visit[:start]]
-    if due is not None:
-        ticks += [ProfileTick(name, "up to date", attempts=0) for name in sorted(known - set(due))]
+    ticks += [ProfileTick(name, "up to date", attempts=0) for name in sorted(set(names) - set(visit))]
     return ticks
 
 
-def _survey(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str] | None]:
-    """Every profile, and those due (None: visit all); a lost connection is retried as a profile's tick is."""
+def _survey(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str]]:
+    """Every usable profile, and those to visit; a lost connection is retried as a profile's tick is."""
     for attempt in range(1, RETRIES):
         try:
             return _survey_once(settings, force, clock)
@@ -126,20 +120,24 @@ def _survey(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], l
     return _survey_once(settings, force, clock)
 
 
-def _survey_once(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str] | None]:
+def _survey_once(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str]]:
     with PersonaStore.from_settings(settings, clock=clock) as store:
         names = all_profiles(store)
         if force:
-            return names, None
+            return names, names
         try:
-            return names, due_profiles(settings, store)
+            due = due_profiles(settings, store)
         except StoreUnavailable:
             raise
         except StoreError as error:
             # A row the query cannot read (another tool's odd value) must not stop every profile's tick:
             # visit them all, and let that row fail only its own profile.
             log.warning("could not ask which profiles are due (%s); visiting every profile", error)
-            return names, None
+            due = None
+    if due is None:
+        return names, names
+    usable = set(names)  # due_profiles does not judge names; all_profiles skipped the unusable ones
+    return names, [name for name in due if name in usable]
 
 
 def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -> ProfileTick:
