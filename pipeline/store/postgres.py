@@ -187,21 +187,16 @@ class PostgresBackend:
         it, dropped, and the next one tried (the pool opens new ones as needed).
         """
         pool = self._pool()
-        for _ in range(POOL_MAX + 1):
-            with self.errors():
+        with self.errors():
+            for _ in range(POOL_MAX + 1):
                 raw = pool.getconn()
-            try:
-                self._prepare(raw)
-                return raw
-            except psycopg.OperationalError:
-                pool.putconn(raw)  # a broken connection is discarded by the pool
-                if not (raw.closed or raw.broken):
-                    with self.errors():
+                try:
+                    self._prepare(raw)
+                    return raw
+                except BaseException as error:
+                    pool.putconn(raw)  # a broken connection is discarded by the pool
+                    if not (isinstance(error, psycopg.OperationalError) and (raw.closed or raw.broken)):
                         raise
-            except BaseException:
-                pool.putconn(raw)
-                raise
-        with self.errors():  # every pooled connection was dead and so was a fresh one: report the last
             raise psycopg.OperationalError("no live connection after the pool was refilled")
 
     def release(self, conn: PgConnection) -> None:
