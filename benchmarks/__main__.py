@@ -14,12 +14,7 @@ import time
 from contextlib import closing
 from pathlib import Path
 
-from pipeline.injector import PersonaInjector
-from pipeline.runner import run_pipeline
-from pipeline.settings import Settings, load_settings
-from pipeline.store import PersonaStore
-from pipeline.ticking import tick
-from pipeline.triggers import status_data
+from pipeline import PersonaInjector, PersonaStore, Settings, load_settings, run_pipeline, status_data, tick
 
 from .corpus import corpus
 
@@ -162,10 +157,10 @@ def cli_times(runs: int = 15) -> list[tuple[str, float, float]]:
 
 PEAK_MEMORY = """
 import sys
-from pipeline.runner import run_pipeline
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
-from pipeline.tokens import get_counter
+from pipeline import run_pipeline
+from pipeline import load_settings
+from pipeline import PersonaStore
+from pipeline import get_counter
 
 def peak_kib():
     # VmHWM belongs to this process image; ru_maxrss would carry the parent's peak across fork and exec.

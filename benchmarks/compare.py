@@ -23,15 +23,9 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from pipeline import block
-from pipeline.cap import split_sections
-from pipeline.importer import import_facts
-from pipeline.injector import PersonaInjector
-from pipeline.runner import run_pipeline
-from pipeline.settings import Settings
-from pipeline.store import PersonaStore
-from pipeline.tokens import get_counter
-from pipeline.triggers import evaluate
+from pipeline import PersonaInjector, PersonaStore, Settings, evaluate, get_counter, import_facts, run_pipeline
+from pipeline.inject import file_source as block
+from pipeline.render.section_cap import split_sections
 
 from .__main__ import SIZES, populate, populate_memories, settings_in
 from .corpus import corpus

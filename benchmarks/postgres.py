@@ -30,13 +30,9 @@ from pathlib import Path
 
 import psycopg
 
-from pipeline.importer import import_facts
-from pipeline.injector import PersonaInjector
-from pipeline.settings import Settings, load_settings
-from pipeline.store import PersonaStore
-from pipeline.store.listen import listener_for, stop_listener
-from pipeline.store.postgres import close_pool
-from pipeline.ticking import tick
+from pipeline import PersonaInjector, PersonaStore, Settings, import_facts, load_settings, tick
+from pipeline.store.postgres.backend import close_pool
+from pipeline.store.postgres.listen import listener_for, stop_listener
 
 PROFILES = int(os.environ.get("PERSONA_BENCH_PROFILES", "10000"))
 FACTS = 50
@@ -246,9 +242,9 @@ def bench_injection(url: str, config: Path, samples: int = 200) -> list[tuple[st
 
 WATCHER = """
 import sys, time
-from pipeline.injector import PersonaInjector
-from pipeline.settings import load_settings
-from pipeline.store.listen import listener_for, stop_listener
+from pipeline import PersonaInjector
+from pipeline import load_settings
+from pipeline.store.postgres.listen import listener_for, stop_listener
 settings = load_settings(config_files=[sys.argv[1]], overrides={"store.session": sys.argv[2]})
 injector = PersonaInjector(settings)
 injector.block()

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
+from pipeline import PersonaStore, load_settings
 
 from .databases import Db, open_database
 

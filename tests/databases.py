@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 import pytest
 
-from pipeline.store import PersonaStore
+from pipeline import PersonaStore
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
 REQUIRED = "PERSONA_TEST_POSTGRES"
@@ -85,7 +85,7 @@ class Db:
         if self.is_postgres:
             import psycopg
 
-            from pipeline.store.postgres import translate
+            from pipeline.store.postgres.backend import translate
 
             with psycopg.connect(str(self.target), autocommit=True) as conn:
                 cursor = conn.execute(translate(sql), params) if params else conn.execute(sql)
@@ -97,7 +97,7 @@ class Db:
         """PostgreSQL's plan for ``sql`` with sequential scans forbidden (a tiny table is scanned otherwise)."""
         import psycopg
 
-        from pipeline.store.postgres import translate
+        from pipeline.store.postgres.backend import translate
 
         with psycopg.connect(str(self.target), autocommit=True) as conn:
             conn.execute("SET enable_seqscan = off")
@@ -143,7 +143,7 @@ def open_database(kind: str, tmp_path: Path) -> Iterator[Db]:
     require_server()
     import psycopg
 
-    from pipeline.store.postgres import close_pool
+    from pipeline.store.postgres.backend import close_pool
 
     schema = f"t_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(server_url(), autocommit=True) as conn:

@@ -10,10 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pipeline.config_edit import reference_yaml
-from pipeline.runner import run_pipeline
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
+from pipeline import PersonaStore, load_settings, run_pipeline
+from pipeline.config.edit import reference_yaml
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 REFERENCE_CONFIG = Path(__file__).parent.parent / "config" / "persona.yaml"

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.cap import cap_text, split_sections
-from pipeline.tokens import HeuristicCounter, get_counter
+from pipeline import cap_text, get_counter
+from pipeline.render.section_cap import split_sections
+from pipeline.render.tokens import HeuristicCounter
 
 O200K = get_counter("o200k_base")
 NOTE = "_(truncated)_"
@@ -119,7 +120,7 @@ topics = st.lists(st.tuples(st.text(min_size=1, max_size=12), st.lists(fact_text
 
 
 def build(persona: list[tuple[str, list[str]]]) -> tuple[str, list[str]]:
-    from pipeline.sanitize import inline
+    from pipeline.render.sanitize import inline
 
     sections = [
         f"## {inline(topic) or 'general'}\n\n" + "".join(f"- {inline(f)}\n" for f in facts) + "\n"
@@ -172,7 +173,7 @@ FALLBACK_SCRIPT = """
 import logging, sys
 sys.modules["toktok"] = None  # as if the wheel were missing on this platform
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
-from pipeline.tokens import get_counter
+from pipeline import get_counter
 counter = get_counter("o200k_base")
 print(counter.name, counter.count("你好世界"))
 """

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pipeline import NotFoundError, PersonaStore
 from pipeline.cli import app
-from pipeline.errors import NotFoundError
-from pipeline.store import PersonaStore
 
 from .conftest import REPO, add_memory, write
 
@@ -183,8 +182,8 @@ def test_the_cli_runs_as_a_real_process(db, entry):
 
 
 def test_readme_documents_every_command_and_setting():
-    from pipeline.config_edit import model_leaves
-    from pipeline.settings import Settings
+    from pipeline import Settings
+    from pipeline.config.edit import model_leaves
 
     readme = (REPO / "README.md").read_text()
     for path, _ in model_leaves(Settings()):
@@ -206,8 +205,8 @@ def test_readme_settings_table_shows_the_real_defaults():
 
     from ruamel.yaml import YAML
 
-    from pipeline.config_edit import model_leaves
-    from pipeline.settings import Settings
+    from pipeline import Settings
+    from pipeline.config.edit import model_leaves
 
     defaults = {".".join(path): value for path, value in model_leaves(Settings())}
     rows = re.findall(r"^\| `([a-z_.]+)` \| `([^`]*)`", (REPO / "README.md").read_text(), flags=re.MULTILINE)

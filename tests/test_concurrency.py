@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.runner import run_pipeline
-from pipeline.runs import newest_generation
-from pipeline.store import PersonaStore
+from pipeline import PersonaStore, run_pipeline
+from pipeline.store.runs import newest_generation
 
 from .conftest import write
 from .workers import settings_for

@@ -11,12 +11,8 @@ from datetime import timedelta
 
 import pytest
 
-from pipeline.due import due_profiles
-from pipeline.retention import plan_retention
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
-from pipeline.ticking import tick_all
-from pipeline.triggers import evaluate
+from pipeline import PersonaStore, evaluate, load_settings, plan_retention, tick_all
+from pipeline.schedule.due import due_profiles
 
 
 def make_settings(database, **overrides):
@@ -161,10 +157,10 @@ def test_a_session_id_no_profile_can_have_is_skipped_with_one_warning(database, 
     for bad in ("", "   ", "x" * 1500):  # written by another tool
         database.execute("INSERT INTO memoria_persona (session_id, tier, topic, content) "
                          "VALUES (?, 'long_term', 't', 'stray')", (bad,))
-    with caplog.at_level("WARNING", logger="pipeline.due"):
+    with caplog.at_level("WARNING", logger="pipeline.schedule.due"):
         ticks = tick_all(settings, clock=clock)
     assert [(t.profile, t.outcome) for t in ticks] == [("alice", "rendered")]  # never '' ticked as default
-    warnings = [r.getMessage() for r in caplog.records if r.name == "pipeline.due"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "pipeline.schedule.due"]
     assert len(warnings) == 1 and warnings[0].startswith("skipping 3 profile(s) whose session_id cannot be")
     assert database.execute("SELECT DISTINCT session_id FROM persona_runs") == [("alice",)]
 
@@ -204,7 +200,7 @@ def test_when_the_due_query_cannot_run_every_profile_is_visited(database, clock,
     # A table the query reads is gone (another tool's doing): the sweep falls back to visiting every
     # profile, and each visit reports its own failure, as before there was a query.
     database.execute("DROP TABLE working_memory")
-    with caplog.at_level("WARNING", logger="pipeline.ticking"):
+    with caplog.at_level("WARNING", logger="pipeline.schedule.tick"):
         ticks = tick_all(settings, clock=clock)
     assert "could not ask which profiles are due" in caplog.text
     assert [t.profile for t in ticks] == ["alice"] and ticks[0].outcome == "failed"  # the visit says why itself

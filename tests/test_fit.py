@@ -20,15 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pipeline.cap import with_note
+from pipeline import PersonaStore, StageContext, Start, get_counter, load_settings, plan, run_pipeline
 from pipeline.cli import app
-from pipeline.context import StageContext
-from pipeline.model import Start
-from pipeline.runner import plan, run_pipeline
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
-from pipeline.templating import build_context, render_template
-from pipeline.tokens import get_counter
+from pipeline.render.notes import truncation_note
+from pipeline.render.section_cap import with_note
+from pipeline.render.templating import build_context, render_template
 
 from .conftest import add_memory
 
@@ -81,7 +77,7 @@ def run_fit(seed: int, topics: int, facts: int, budget: int):
             again = run_pipeline(settings_, store=store, dry_run=True)[0]
             ranked = ranked_persona(settings_, store)
     target = settings_.target("markdown")
-    note, counter = target.truncation_note(), get_counter("o200k_base")
+    note, counter = truncation_note(target), get_counter("o200k_base")
 
     def size(sections) -> int:
         context = build_context(replace(ranked, sections=sections), "markdown")
@@ -182,7 +178,7 @@ def test_the_note_appears_only_when_something_was_left_out(tmp_path):
 
 
 def test_a_fresh_fair_render_leaves_the_guard_nothing_to_cut(tmp_path):
-    from pipeline.cap import cap_text
+    from pipeline import cap_text
 
     fill(tmp_path / "m.db", corpus(7, 5, 2000))
     settings_ = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "p"),
@@ -191,7 +187,7 @@ def test_a_fresh_fair_render_leaves_the_guard_nothing_to_cut(tmp_path):
         text = run_pipeline(settings_, store=store, dry_run=True)[0].text
     target = settings_.target("markdown")
     guard = cap_text(text, budget=700, counter=get_counter("o200k_base"), boundary="## ",
-                     note=target.truncation_note())
+                     note=truncation_note(target))
     assert guard.text == text and guard.sections_dropped == 0
 
 

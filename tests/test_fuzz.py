@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
+from pipeline import PersonaError, Settings, load_settings
 from pipeline.cli import app
-from pipeline.config_edit import model_leaves
-from pipeline.errors import PersonaError
-from pipeline.settings import LEGACY_ENV, Settings, load_settings
+from pipeline.config.edit import model_leaves
+from pipeline.config.schema import LEGACY_ENV
 
 KEYS = [".".join(path) for path, _ in model_leaves(Settings())]
 COMMANDS = [["add"], ["promote"], ["demote"], ["list"], ["reinforce"], ["import"], ["render"], ["inject"],
@@ -144,7 +144,7 @@ def hostile_yaml(draw: st.DrawFn) -> str:
 @settings(max_examples=120, deadline=None)
 @given(text=hostile_yaml())
 def test_hostile_yaml_is_only_ever_a_typed_error_in_every_reader(text):
-    from pipeline.importer import read_facts_file
+    from pipeline import read_facts_file
     from pipeline.integrations.hermes_install import install_plugin
 
     _load(text, {})
@@ -180,10 +180,7 @@ def test_rows_any_tool_could_write_never_break_a_read(rows):
     import sqlite3
     from contextlib import closing
 
-    from pipeline.retention import plan_retention
-    from pipeline.runner import run_pipeline
-    from pipeline.store import PersonaStore
-    from pipeline.triggers import status_data
+    from pipeline import PersonaStore, plan_retention, run_pipeline, status_data
 
     with tempfile.TemporaryDirectory() as tmp:
         settings_ = load_settings(overrides={"store.path": str(Path(tmp) / "m.db"),
@@ -217,7 +214,7 @@ _printable_and_worse = st.text(alphabet=st.characters(codec="utf-8"), max_size=4
 def test_inline_and_dedupe_fast_paths_match_the_regex_paths(text):
     import re
 
-    from pipeline import sanitize
+    from pipeline.render import sanitize
 
     cleaned = sanitize._SPACE.sub(" ", sanitize._CONTROL.sub("", sanitize._ANSI.sub("", text))).strip()
     assert sanitize.inline(text) == ("\\" + cleaned if cleaned.startswith("#") else cleaned)

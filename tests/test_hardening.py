@@ -22,13 +22,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pipeline import InputError, PersonaError, PersonaInjector, PersonaStore, load_settings, run_pipeline
 from pipeline.cli import app
-from pipeline.errors import InputError, PersonaError
-from pipeline.injector import PersonaInjector
-from pipeline.runner import run_pipeline
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
-from pipeline.tools import PersonaTools, call
+from pipeline.integrations.tools import PersonaTools, call
 
 from .conftest import write
 
@@ -390,8 +386,8 @@ def test_a_row_that_breaks_the_contract_is_skipped_with_one_warning(tmp_path, na
 HUGE_FILE = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (400 * 1024 * 1024, 400 * 1024 * 1024))
-from pipeline.injector import PersonaInjector
-from pipeline.settings import load_settings
+from pipeline import PersonaInjector
+from pipeline import load_settings
 settings = load_settings(overrides={"injection.enabled": True, "injection.file": sys.argv[1]})
 block = PersonaInjector(settings).block()
 print(len(block), block.count("- fact"))

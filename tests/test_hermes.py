@@ -21,11 +21,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pipeline import PersonaPromptMixin, PersonaStore, load_settings
 from pipeline.cli import app
-from pipeline.integrations.hermes import PersonaPromptMixin
 from pipeline.integrations.hermes_provider import PersonaMemoryProvider
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
 
 from .conftest import write
 from .hermes_threads import LongLivedThread, on_new_thread
@@ -454,7 +452,7 @@ def test_a_bad_environment_never_raises_from_initialize_or_get_tool_schemas(home
 
 UNWRITABLE_HOME = """
 import json, os, sys
-import pipeline.ticking  # everything is imported first: the unprivileged user cannot read root's Python
+import pipeline.schedule.tick  # everything is imported first: the unprivileged user cannot read root's Python
 from pipeline.integrations.hermes_provider import PersonaMemoryProvider
 if os.geteuid() == 0:
     os.setgid(65534); os.setuid(65534)  # root may write anywhere; an ordinary user may not

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.errors import FactsFileError, StoreError
-from pipeline.importer import import_facts
-from pipeline.store import PersonaStore
+from pipeline import FactsFileError, PersonaStore, StoreError, import_facts
 
 from .conftest import write
 from .databases import fail_inserts_of

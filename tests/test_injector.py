@@ -12,14 +12,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cap import cap_text
+from pipeline import (
+    PersonaInjector,
+    PersonaPromptMixin,
+    PersonaStore,
+    cap_text,
+    get_counter,
+    load_settings,
+    run_pipeline,
+)
 from pipeline.cli import app
-from pipeline.injector import PersonaInjector
-from pipeline.integrations.hermes import HermesPersonaPromptMixin, PersonaPromptMixin
-from pipeline.runner import run_pipeline
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
-from pipeline.tokens import get_counter
+from pipeline.integrations.hermes import HermesPersonaPromptMixin
+from pipeline.render.notes import truncation_note
 
 from .conftest import write
 
@@ -85,7 +89,7 @@ def test_a_hand_edited_file_is_capped_at_its_own_sections(persona_file):
     counter = get_counter("o200k_base")
     assert counter.count(block) <= 200
     expected = cap_text("".join(sections), budget=200, counter=counter, boundary="## ",
-                        note=load_settings().target("markdown").truncation_note()).text
+                        note=truncation_note(load_settings().target("markdown"))).text
     assert block == expected and "\n" in block
 
 
@@ -151,8 +155,8 @@ def test_recovers_when_the_file_appears(persona_file):
 
 PERMISSION_SCRIPT = """
 import logging, os, sys
-from pipeline.injector import PersonaInjector
-from pipeline.settings import load_settings
+from pipeline import PersonaInjector
+from pipeline import load_settings
 if os.geteuid() == 0:
     os.setgid(65534); os.setuid(65534)  # drop root, so the file mode really applies
 logging.basicConfig(level=logging.WARNING, format="%(message)s")

@@ -23,7 +23,7 @@ def anyio_backend():
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    from pipeline.store import PersonaStore
+    from pipeline import PersonaStore
 
     with PersonaStore(tmp_path / "m.db") as store:
         store.list()

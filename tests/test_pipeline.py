@@ -10,17 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cap import cap_text
-from pipeline.context import StageContext
-from pipeline.errors import StageError, TemplateError
-from pipeline.model import CappedRender, RankedPersona, Rendered, TargetReport
-from pipeline.registry import NoOptions, StageOptions, known_stages, stage
-from pipeline.runner import plan, run_pipeline
-from pipeline.settings import load_settings
+from pipeline import (
+    CappedRender,
+    NoOptions,
+    PersonaStore,
+    RankedPersona,
+    Rendered,
+    StageContext,
+    StageError,
+    StageOptions,
+    TargetReport,
+    TemplateError,
+    cap_text,
+    get_counter,
+    known_stages,
+    load_settings,
+    plan,
+    run_pipeline,
+    stage,
+)
 from pipeline.stages.write import WriteOptions
 from pipeline.stages.write import write as write_stage
-from pipeline.store import PersonaStore
-from pipeline.tokens import get_counter
 
 from . import golden
 from .conftest import add_memory, write
@@ -94,7 +104,7 @@ def test_a_third_party_stage_registers_and_runs_like_a_builtin(settings, store):
                                                           {"shout": {"suffix": "?"}}, "write"]})
         assert render(custom, store).text.endswith("- QUIET FACT\n?")
     finally:
-        from pipeline import registry
+        from pipeline.stages import registry
 
         registry._STAGES.pop("shout")
 

@@ -22,16 +22,13 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import ticking
+from pipeline import ConfigError, PersonaInjector, PersonaStore, SessionSnapshots, Settings, StoreError, load_settings
 from pipeline.cli import app
-from pipeline.errors import ConfigError, StoreError
-from pipeline.injector import PersonaInjector
-from pipeline.sessions import SessionSnapshots
-from pipeline.settings import Settings, load_settings
+from pipeline.integrations.tools import PersonaTools, call
+from pipeline.schedule import tick as ticking
 from pipeline.stages.extract import persona_sql
-from pipeline.store import POSTGRES, PersonaStore
-from pipeline.store.listen import listener_for
-from pipeline.tools import PersonaTools, call
+from pipeline.store import POSTGRES
+from pipeline.store.postgres.listen import listener_for
 
 from .databases import Db, open_database, require_server, server_url
 
@@ -137,7 +134,7 @@ def test_a_password_never_appears_in_an_error(pg, tmp_path):
 
 
 def test_a_schema_check_blocked_by_another_session_fails_in_time_instead_of_hanging(pg):
-    from pipeline.store.postgres_schema import SCHEMA_LOCK
+    from pipeline.store.postgres.schema import SCHEMA_LOCK
 
     with psycopg.connect(str(pg.target), autocommit=True) as holder:
         holder.execute(f"SELECT pg_advisory_lock({SCHEMA_LOCK})")  # another process mid-migration
@@ -262,7 +259,7 @@ def test_more_threads_ticking_at_once_than_the_pool_holds_all_finish(tmp_path, p
 
 PROMOTER = """
 import sys, time
-from pipeline.store import PersonaStore
+from pipeline import PersonaStore
 url, start = sys.argv[1], float(sys.argv[2])
 with PersonaStore(url) as store:
     store.open()
@@ -343,9 +340,9 @@ def test_a_worker_killed_mid_run_loses_nothing(tmp_path, pg):
 
 WATCHER = """
 import sys, time
-from pipeline.injector import PersonaInjector
-from pipeline.sessions import SessionSnapshots
-from pipeline.settings import Settings, load_settings
+from pipeline import PersonaInjector
+from pipeline import SessionSnapshots
+from pipeline import Settings, load_settings
 settings = load_settings(config_files=[sys.argv[1]], overrides={"store.session": sys.argv[2]})
 injector = PersonaInjector(settings)
 print("ready " + str(int("Answers tersely" in injector.block())), flush=True)

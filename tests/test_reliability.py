@@ -18,12 +18,17 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pipeline import (
+    InputError,
+    PersonaInjector,
+    PersonaStore,
+    StageError,
+    StoreError,
+    TemplateError,
+    load_settings,
+    run_pipeline,
+)
 from pipeline.cli import app
-from pipeline.errors import InputError, StageError, StoreError, TemplateError
-from pipeline.injector import PersonaInjector
-from pipeline.runner import run_pipeline
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
 
 from . import golden
 from .conftest import add_memory, write
@@ -43,7 +48,7 @@ def python(code: str, *args: str, **popen) -> subprocess.Popen:
 REINFORCER = """
 import sys, time
 from pathlib import Path
-from pipeline.store import PersonaStore
+from pipeline import PersonaStore
 go = Path(sys.argv[2])
 while not go.exists():
     time.sleep(0.001)
@@ -71,7 +76,7 @@ def test_four_processes_reinforcing_one_fact_lose_no_update(db, tmp_path):
 PROMOTER = """
 import json, sys, time
 from pathlib import Path
-from pipeline.store import PersonaStore
+from pipeline import PersonaStore
 go = Path(sys.argv[2])
 while not go.exists():
     time.sleep(0.001)
@@ -100,7 +105,7 @@ def test_concurrent_promotes_of_the_same_memory_make_one_row(db, tmp_path):
 CRASHER = """
 import sys
 from pathlib import Path
-from pipeline.atomic import atomic_write_text
+from pipeline.fs.write import atomic_write_text
 path, old, new = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 print("ready", flush=True)
 while True:

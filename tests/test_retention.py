@@ -9,13 +9,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from typer.testing import CliRunner
 
+from pipeline import InputError, PersonaStore, apply_retention, load_settings, plan_retention, run_pipeline, tick
 from pipeline.cli import app
-from pipeline.errors import InputError
-from pipeline.retention import apply_retention, effective_confidence, plan_retention
-from pipeline.runner import run_pipeline
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
-from pipeline.ticking import tick
+from pipeline.schedule.retention import effective_confidence
 
 from .conftest import Clock
 

@@ -14,13 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pipeline import PersonaInjector, PersonaPromptMixin, PersonaStore, SessionSnapshots, load_settings, run_pipeline
 from pipeline.cli import app
-from pipeline.injector import PersonaInjector
-from pipeline.integrations.hermes import PersonaPromptMixin
-from pipeline.runner import run_pipeline
-from pipeline.sessions import SessionSnapshots, digest
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
+from pipeline.inject.sessions import digest
 
 from .conftest import write
 
@@ -142,7 +138,7 @@ def test_a_missing_file_and_an_empty_store_pin_nothing(settings, tmp_path):
 
 
 def test_a_missing_file_is_rendered_before_the_first_snapshot_when_the_store_has_facts(settings, tmp_path):
-    from pipeline.store import PersonaStore
+    from pipeline import PersonaStore
 
     with PersonaStore.from_settings(settings) as store:
         store.add("Answers tersely.", topic="style")
@@ -197,8 +193,8 @@ def test_a_failed_first_read_is_not_pinned(settings, tmp_path):
 
 PERMISSION_SCRIPT = """
 import json, os, sys
-from pipeline.sessions import SessionSnapshots
-from pipeline.settings import load_settings
+from pipeline import SessionSnapshots
+from pipeline import load_settings
 if os.geteuid() == 0:
     os.setgid(65534); os.setuid(65534)
 settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2],
@@ -240,8 +236,8 @@ def test_permission_denied_at_compaction_keeps_the_old_snapshot(tmp_path, settin
 REFRESH_SCRIPT = """
 import json, sys, time
 from pathlib import Path
-from pipeline.sessions import SessionSnapshots
-from pipeline.settings import load_settings
+from pipeline import SessionSnapshots
+from pipeline import load_settings
 settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2],
                                     "injection.enabled": True, "injection.mode": "session"})
 go = Path(sys.argv[3])
@@ -354,8 +350,8 @@ def test_session_mode_warm_block_makes_no_syscall(settings, persona, monkeypatch
 
 FIRST_TURN = """
 import json, sys
-from pipeline.sessions import SessionSnapshots
-from pipeline.settings import load_settings
+from pipeline import SessionSnapshots
+from pipeline import load_settings
 settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2],
                                     "injection.enabled": True, "injection.mode": "session"})
 snapshots = SessionSnapshots(settings)

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config_edit import reference_yaml
-from pipeline.config_files import load_file_layer
-from pipeline.errors import ConfigError
-from pipeline.settings import Settings, load_settings, load_settings_with_provenance
+from pipeline import ConfigError, Settings, load_settings, load_settings_with_provenance
+from pipeline.config.edit import reference_yaml
+from pipeline.config.files import load_file_layer
 
 from .conftest import REPO, write
 
@@ -325,7 +324,7 @@ def test_merge_tokens_stay_literal_too(tmp_path):
 
 
 def test_default_database_follows_mnemosyne(monkeypatch, tmp_path):
-    from pipeline.settings import db_path
+    from pipeline.config.schema import db_path
 
     assert db_path(load_settings()) == tmp_path / "home" / ".hermes" / "mnemosyne" / "data" / "mnemosyne.db"
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hh"))

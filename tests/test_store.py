@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.errors import InputError, NotFoundError, StoreError
-from pipeline.store import TOMBSTONE_MARK, PersonaStore
+from pipeline import InputError, NotFoundError, PersonaStore, StoreError
+from pipeline.store import TOMBSTONE_MARK
 
 from .conftest import add_memory
 

@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pipeline import PersonaStore, evaluate, load_settings, tick
 from pipeline.cli import app
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
-from pipeline.ticking import Regenerator, tick
-from pipeline.triggers import daily_slot, evaluate
+from pipeline.schedule.tick import Regenerator
+from pipeline.schedule.triggers import daily_slot
 
 from .conftest import write
 
@@ -143,7 +142,7 @@ def test_store_changed_fires_after_each_kind_of_change(settings, store, tmp_path
     elif change == "promote":
         store.promote("m1")
     else:
-        from pipeline.importer import import_facts
+        from pipeline import import_facts
 
         import_facts(store, write(tmp_path / "f.yaml", "- {topic: t, content: z}\n"))
     assert fired(settings, store)["store_changed"]
@@ -227,9 +226,9 @@ def test_regenerator_counts_in_memory_then_asks_the_database(settings, clock, da
 TICK_SCRIPT = """
 import json, sys, time
 from pathlib import Path
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
-from pipeline.ticking import tick
+from pipeline import load_settings
+from pipeline import PersonaStore
+from pipeline import tick
 settings = load_settings(overrides={"store.url": sys.argv[1], "injection.file": sys.argv[2]})
 go = Path(sys.argv[3])
 while not go.exists():

@@ -6,9 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.runner import run_pipeline
-from pipeline.settings import load_settings
-from pipeline.store import PersonaStore
+from pipeline import PersonaStore, load_settings, run_pipeline
 
 
 def settings_for(workdir: Path):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..paths import package_version
+from ..fs.locations import package_version
 from . import agent_cmds, render_cmds, store_cmds, tick_cmds
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app

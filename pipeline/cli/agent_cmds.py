@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
 def mcp(ctx: typer.Context) -> None:
     """Run the MCP server over stdio (needs the `mcp` extra)."""
     try:  # the SDK is an optional extra and slow to import: only this command pays for it
-        from ..mcp_server import load_sdk, serve
+        from ..integrations.mcp import load_sdk, serve
 
         load_sdk()
     except ImportError:

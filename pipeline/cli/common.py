@@ -14,10 +14,10 @@ from typer._click.exceptions import UsageError  # typer vendors click; this is i
 from typer.core import TyperGroup
 
 from ..errors import PersonaError
-from ..sanitize import inline
+from ..render.sanitize import inline
 
 if TYPE_CHECKING:  # the settings and the store are imported by the commands that use them, not by --help
-    from ..settings import Settings
+    from ..config.schema import Settings
     from ..store import PersonaStore
 
 SessionOption = Annotated[
@@ -38,7 +38,7 @@ class CliState:
     _settings: Settings | None = None
 
     def overrides(self) -> dict[str, Any]:
-        from ..settings import parse_overrides
+        from ..config.schema import parse_overrides
 
         overrides = parse_overrides(self.set_pairs)
         if self.db is not None:  # --db names the database, whatever the config said: a URL or a file
@@ -55,7 +55,7 @@ class CliState:
 
     def fresh_settings(self) -> Settings:
         """The settings resolved anew from every source (for long-running commands)."""
-        from ..settings import load_settings
+        from ..config.schema import load_settings
 
         return load_settings(config_files=self.config_files or None, env_name=self.env_name,
                              overrides=self.overrides())

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..errors import ConfigError, PersonaError
-from ..paths import default_config_path
+from ..fs.locations import default_config_path
 from .common import CliState, JsonOption, emit_json, state
 
 config_app = typer.Typer(rich_markup_mode=None, help="Show, edit and create configuration.",
@@ -23,10 +23,10 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Print every effective setting."""
-    from ..config_edit import model_leaves
-    from ..provenance import source_of
-    from ..settings import load_settings_with_provenance
-    from ..urls import redact
+    from ..config.edit import model_leaves
+    from ..config.provenance import source_of
+    from ..config.schema import load_settings_with_provenance
+    from ..config.urls import redact
 
     cli = state(ctx)
     settings, provenance = load_settings_with_provenance(
@@ -46,7 +46,7 @@ def show(
 
 
 def _edit_target(cli: CliState, file: Path | None) -> Path:
-    from ..config_files import resolve_config_files
+    from ..config.files import resolve_config_files
 
     if file is not None:
         return file
@@ -64,7 +64,7 @@ def set_value(
     file: Annotated[Path | None, typer.Option("--file", help="File to edit (default: the last config file).")] = None,
 ) -> None:
     """Set one key in a YAML file, keeping its comments and layout."""
-    from ..config_edit import set_config_value
+    from ..config.edit import set_config_value
 
     cli = state(ctx)
     target = _edit_target(cli, file)
@@ -89,9 +89,9 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write a commented config with every key at its default."""
-    from ..atomic import atomic_write_text, refuse_protected
-    from ..config_edit import reference_yaml
-    from ..files import real_path, regular_file_kind
+    from ..config.edit import reference_yaml
+    from ..fs.read import real_path, regular_file_kind
+    from ..fs.write import atomic_write_text, refuse_protected
 
     target = path or default_config_path()
     if target.exists() and not force:

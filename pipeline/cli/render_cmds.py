@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from ..explain import Explanation
-    from ..model import TargetReport
+    from ..render.explain import Explanation
+    from ..render.model import TargetReport
 from .common import JsonOption, SessionOption, emit_json, shown, state, table
 
 NAMED_SECTIONS = 5  # dropped sections named in render's summary; the rest are counted
@@ -35,7 +35,7 @@ def render(
     as_json: JsonOption = False,
 ) -> None:
     """Run the pipeline and write every target (or the named ones)."""
-    from ..runner import run_pipeline
+    from ..stages.runner import run_pipeline
 
     cli = state(ctx)
     settings = cli.settings()
@@ -89,7 +89,7 @@ def explain(
     as_json: JsonOption = False,
 ) -> None:
     """Say where every fact went in the render: kept, or left out and why. Writes nothing."""
-    from ..runner import run_pipeline
+    from ..stages.runner import run_pipeline
 
     cli = state(ctx)
     settings = cli.settings()
@@ -104,7 +104,7 @@ def explain(
 
 
 def _explanation_text(explanation: Explanation) -> str:
-    from ..explain import KEPT
+    from ..render.explain import KEPT
 
     kept = sum(1 for fact in explanation.facts if fact.fate == KEPT)
     lines = [f"{explanation.target}: {explanation.tokens}/{explanation.budget} tokens, "
@@ -129,8 +129,8 @@ def _why(fate: str, group: str) -> str:
 
 def inject(ctx: typer.Context, session: SessionOption = None) -> None:
     """Print exactly what would be appended to a system prompt."""
-    from ..injector import PersonaInjector
-    from ..runs import recorded_tokens
+    from ..inject.injector import PersonaInjector
+    from ..store.runs import recorded_tokens
 
     cli = state(ctx)
     settings = cli.settings()

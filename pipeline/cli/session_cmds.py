@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from ..sessions import SessionSnapshots
+    from ..inject.sessions import SessionSnapshots
 from .common import JsonOption, emit_json, state, table
 
 session_app = typer.Typer(rich_markup_mode=None,
@@ -20,7 +20,7 @@ ProfileOption = Annotated[str | None, typer.Option(
 
 
 def _snapshots(ctx: typer.Context, profile: str | None, *, readonly: bool = False) -> SessionSnapshots:
-    from ..sessions import SessionSnapshots
+    from ..inject.sessions import SessionSnapshots
 
     cli = state(ctx)
     return SessionSnapshots(cli.settings(), store=cli.store(profile, readonly=readonly))

@@ -130,7 +130,7 @@ def import_file(
     as_json: JsonOption = False,
 ) -> None:
     """Import a declarative facts file (idempotent, one transaction)."""
-    from ..importer import import_facts
+    from ..store.facts_file import import_facts
 
     with state(ctx).store(session) as store:
         report = import_facts(store, file, prune=prune, force=force)

@@ -12,7 +12,7 @@ import typer
 from ..errors import InputError, PersonaError
 
 if TYPE_CHECKING:
-    from ..ticking import TickResult
+    from ..schedule.tick import TickResult
 from .common import CliState, JsonOption, SessionOption, emit_json, shown, state, table
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
 
 def status(ctx: typer.Context, session: SessionOption = None, as_json: JsonOption = False) -> None:
     """Show each trigger's state and reason, the last run and fact counts per tier."""
-    from ..triggers import status_data
+    from ..schedule.triggers import status_data
 
     cli = state(ctx)
     with cli.store(session, readonly=True) as store:
@@ -65,7 +65,7 @@ def tick_command(
     as_json: JsonOption = False,
 ) -> None:
     """Apply retention, then render every target if any trigger fires. Safe to run often."""
-    from ..ticking import tick
+    from ..schedule.tick import tick
 
     cli = state(ctx)
     if all_profiles:
@@ -79,7 +79,7 @@ def tick_command(
 
 
 def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
-    from ..ticking import tick_all
+    from ..schedule.tick import tick_all
 
     ticks = tick_all(cli.settings(), force=force)
     if as_json:
@@ -120,8 +120,8 @@ def watch(
 
 
 def _watch_once(cli: CliState, session: str | None) -> None:
+    from ..schedule.tick import tick
     from ..store import PersonaStore
-    from ..ticking import tick
 
     try:
         settings = cli.fresh_settings()
@@ -141,7 +141,7 @@ def retention(
     as_json: JsonOption = False,
 ) -> None:
     """Apply retention now (evict decayed or expired facts, auto-promote), or list it with --dry-run."""
-    from ..retention import apply_retention
+    from ..schedule.retention import apply_retention
 
     cli = state(ctx)
     settings = cli.settings()

@@ -11,8 +11,8 @@ session.
 
 from __future__ import annotations
 
-from ..injector import PersonaInjector
-from ..settings import Settings, load_settings
+from ..config.schema import Settings, load_settings
+from ..inject.injector import PersonaInjector
 
 
 class PersonaPromptMixin:

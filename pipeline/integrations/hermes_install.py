@@ -20,14 +20,14 @@ from typing import Any, Literal
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from ..atomic import atomic_write_bytes, atomic_write_text
-from ..config_edit import edit_yaml_file
-from ..config_files import parse_yaml_file
+from ..config.edit import edit_yaml_file
+from ..config.files import parse_yaml_file
+from ..config.schema import load_settings
 from ..errors import ConfigError
-from ..files import real_path
-from ..paths import hermes_home as default_hermes_home
-from ..paths import hermes_home_override
-from ..settings import load_settings
+from ..fs.locations import hermes_home as default_hermes_home
+from ..fs.locations import hermes_home_override, package_root
+from ..fs.read import real_path
+from ..fs.write import atomic_write_bytes, atomic_write_text
 from ..store import PersonaStore
 
 NAME = "persona"  # the plugin directory, the provider name and the plugins.enabled entry
@@ -154,9 +154,9 @@ def _write_files(target: Path, mode: Mode) -> None:
         installed = version("persona-tier")
     except PackageNotFoundError:
         installed = "0"
-    package_root = str(Path(__file__).resolve().parents[2])
+    root = str(package_root())
     source = (PROVIDER_INIT if mode == "provider" else PLUGIN_INIT).format(
-        package=__name__.split(".")[0], paths=[package_root, sysconfig.get_paths()["purelib"]])
+        package=__name__.split(".")[0], paths=[root, sysconfig.get_paths()["purelib"]])
     kind = "exclusive" if mode == "provider" else "standalone"
     try:
         atomic_write_text(target / "__init__.py", source)

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PersonaError
-from ..problems import ProblemLog
-from ..sessions import SessionSnapshots, appendix
-from ..tools import PersonaTools, error_json, openai_schema
+from ..inject.sessions import SessionSnapshots, appendix
+from ..warn_once import ProblemLog
 from .hermes_session import BOUND, BoundTools, hermes_settings
+from .tools import PersonaTools, error_json, openai_schema
 
 log = logging.getLogger(__name__)
 PLUGIN_NAME = "persona"
@@ -214,7 +214,7 @@ def _hermes_home() -> str:
 
         return str(get_hermes_home())
     except Exception:  # outside Hermes: the environment decides
-        from ..paths import hermes_home
+        from ..fs.locations import hermes_home
 
         return str(hermes_home())
 

@@ -32,8 +32,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..injector import PersonaInjector
-from ..settings import Settings
+from ..config.schema import Settings
+from ..inject.injector import PersonaInjector
 from .hermes_session import BoundTools, hermes_settings
 
 log = logging.getLogger(__name__)

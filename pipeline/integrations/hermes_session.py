@@ -6,9 +6,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..paths import hermes_home_override
-from ..settings import Settings, load_settings
-from ..tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, openai_schema
+from ..config.schema import Settings, load_settings
+from ..fs.locations import hermes_home_override
+from .tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, openai_schema
 
 # Filled in by the surface, never by the model: a user reaches only their own persona.
 BOUND = frozenset({"session", "session_id"})

@@ -1,5 +1,1 @@
-"""The built-in stages. Importing this package registers them."""
-
-from . import cap, extract, rank, render, write
-
-__all__ = ["cap", "extract", "rank", "render", "write"]
+"""Stages: the registry, the runner, and the built-in stages (registered when the registry first loads)."""

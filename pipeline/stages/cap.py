@@ -6,11 +6,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..cap import cap_text
-from ..context import StageContext
-from ..fit import fair_fit
-from ..model import CappedRender, RankedSection, Rendered
-from ..registry import StageOptions, stage
+from ..render.fair_fit import fair_fit
+from ..render.model import CappedRender, RankedSection, Rendered
+from ..render.notes import lazy_note
+from ..render.section_cap import cap_text
+from .context import StageContext
+from .registry import StageOptions, stage
 from .render import render_sections
 
 
@@ -31,10 +32,10 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     if options.strategy == "fair":
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=ctx.counter,
                        render=lambda sections: render_sections(ctx, target, ranked, sections),
-                       note=target.truncation_note, boundary=target.boundary)
+                       note=lazy_note(target), boundary=target.boundary)
     text = fit.text if fit is not None else rendered.text
     capped = cap_text(text, budget=target.budget, counter=ctx.counter, boundary=target.boundary,
-                      note=target.truncation_note)
+                      note=lazy_note(target))
     kept = fit.sections if fit is not None else ranked.sections
     return CappedRender(capped, rendered, _surviving(kept, capped.kept_indexes),
                         fit.left_out if fit is not None else frozenset())

@@ -9,10 +9,10 @@ from typing import Any
 from pydantic import Field
 
 from ..clock import to_db
-from ..context import StageContext
-from ..model import FactSet, LeftOut, PersonaFact, Start
-from ..registry import StageOptions, stage
+from ..render.model import FactSet, LeftOut, PersonaFact, Start
 from ..store import SQLITE, TOMBSTONE_MARK, Connection, Dialect, PersonaStore, metadata_topic, profile_generation
+from .context import StageContext
+from .registry import StageOptions, stage
 
 TIERS = frozenset({"permanent", "long_term", "working"})
 NUMBERS = frozenset({int, float})

@@ -7,11 +7,11 @@ from collections import defaultdict
 
 from pydantic import Field
 
-from ..context import StageContext
-from ..model import FactSet, LeftOut, PersonaFact, RankedFact, RankedPersona, RankedSection, fact_label
-from ..registry import StageOptions, stage
-from ..sanitize import dedupe_key
-from ..settings import Tier
+from ..config.schema import Tier
+from ..render.model import FactSet, LeftOut, PersonaFact, RankedFact, RankedPersona, RankedSection, fact_label
+from ..render.sanitize import dedupe_key
+from .context import StageContext
+from .registry import StageOptions, stage
 
 TIER_RANK = {"permanent": 0, "long_term": 1, "working": 2}
 LN2 = math.log(2)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..context import StageContext
-from ..model import RankedPersona, RankedSection, Rendered
-from ..registry import NoOptions, stage
-from ..settings import ResolvedTarget
-from ..templating import build_context, render_template
+from ..config.schema import ResolvedTarget
+from ..render.model import RankedPersona, RankedSection, Rendered
+from ..render.templating import build_context, render_template
+from .context import StageContext
+from .registry import NoOptions, stage
 
 
 @stage("render", per_target=True)

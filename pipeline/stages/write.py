@@ -10,15 +10,15 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 from pydantic import Field
 
-from ..atomic import PRIVATE_FILE, atomic_write_text, ensure_private_dir, remove_stale_temps
-from ..blocks import StoredBlock, put_block, read_block
-from ..context import StageContext
 from ..errors import StageError
-from ..explain import explain
-from ..files import describe, read_regular_text
-from ..model import CappedRender, TargetReport
-from ..registry import StageOptions, stage
-from ..runs import RunRecord, newest_generation, record_run
+from ..fs.read import describe, read_regular_text
+from ..fs.write import PRIVATE_FILE, atomic_write_text, ensure_private_dir, remove_stale_temps
+from ..render.explain import explain
+from ..render.model import CappedRender, TargetReport
+from ..store.blocks import StoredBlock, put_block, read_block
+from ..store.runs import RunRecord, newest_generation, record_run
+from .context import StageContext
+from .registry import StageOptions, stage
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,8 @@
 """The persona store and its two backends: an embedded SQLite file (the default) and PostgreSQL."""
 
 from .backend import Connection, is_server_url
-from .core import (
+from .dialect import POSTGRES, SQLITE, Dialect
+from .facts import (
     BROKEN_ROWS,
     FACT_COLUMNS,
     MAX_ID,
@@ -15,7 +16,6 @@ from .core import (
     profile_generation,
     tombstone_text,
 )
-from .dialect import POSTGRES, SQLITE, Dialect
 
 __all__ = [
     "BROKEN_ROWS",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .dialect import Dialect
-from .sqlite import SqliteBackend
+from .sqlite.backend import SqliteBackend
 
 Params = Sequence[Any] | Mapping[str, Any]
 
@@ -63,7 +63,7 @@ def open_backend(target: Path | str, *, busy_timeout_ms: int, readonly: bool, cr
                  statement_timeout_ms: int) -> Backend:
     """The backend for a SQLite path (or ``sqlite:///path``) or a ``postgresql://`` URL."""
     if is_server_url(target):
-        from .postgres import PostgresBackend  # psycopg is needed only for a server
+        from .postgres.backend import PostgresBackend  # psycopg is needed only for a server
 
         return PostgresBackend(str(target), busy_timeout_ms=busy_timeout_ms, readonly=readonly,
                                statement_timeout_ms=statement_timeout_ms)

@@ -1,0 +1,1 @@
+"""Files: defensive reads, atomic private writes, default locations and bounded YAML."""

@@ -1,0 +1,110 @@
+"""Default locations, resolved from the environment each time they are asked for.
+
+Every default path hangs off one Hermes home, so the CLI, the Hermes provider
+and the Hermes plugin agree on the database, the config and the persona file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+
+# A host that serves several Hermes homes in one process (Hermes' per-task
+# profiles) names the home for the current context; it wins over the environment.
+_HOME_OVERRIDE: ContextVar[Path | None] = ContextVar("persona_hermes_home", default=None)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")  # Hermes' own profile names
+
+
+def hermes_home() -> Path:
+    """The Hermes home, resolved as Hermes resolves it.
+
+    A context override, else ``$HERMES_HOME``, else the sticky profile that
+    ``hermes profile use NAME`` chose (``~/.hermes/profiles/NAME``), else
+    ``~/.hermes``.
+    """
+    override = _HOME_OVERRIDE.get()
+    if override is not None:
+        return override
+    if os.environ.get("HERMES_HOME"):
+        return Path(os.environ["HERMES_HOME"]).expanduser()
+    root = Path.home() / ".hermes"
+    return _sticky_profile(root) or root
+
+
+def _sticky_profile(root: Path) -> Path | None:
+    try:
+        name = (root / "active_profile").read_text(encoding="utf-8").strip().lower()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not name or name == "default" or not _PROFILE_NAME.fullmatch(name):
+        return None
+    profile = root / "profiles" / name
+    return profile if profile.is_dir() else None
+
+
+@contextmanager
+def hermes_home_override(home: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Resolve every default path under ``home`` inside this block (no-op when None)."""
+    if home is None:
+        yield
+        return
+    token = _HOME_OVERRIDE.set(Path(home).expanduser())
+    try:
+        yield
+    finally:
+        _HOME_OVERRIDE.reset(token)
+
+
+def default_config_path() -> Path:
+    """The YAML file read when no other is named."""
+    return hermes_home() / "mnemosyne" / "persona.yaml"
+
+
+def default_db_path() -> Path:
+    """Mnemosyne's own database path."""
+    if data_dir := os.environ.get("MNEMOSYNE_DATA_DIR"):
+        return Path(data_dir).expanduser() / "mnemosyne.db"
+    return hermes_home() / "mnemosyne" / "data" / "mnemosyne.db"
+
+
+def default_persona_file() -> Path:
+    """The persona file the default target writes and the injector reads."""
+    return hermes_home() / "memory" / "persona.md"
+
+
+def profile_slug(profile: str) -> str:
+    """A profile id as one safe path component: ``{profile}`` in a target path expands to this.
+
+    Letters, digits, ``.``, ``_`` and ``-`` stay; anything else becomes
+    ``%XX``, so two different profiles never share a file and no profile can
+    climb out of its directory.
+    """
+    slug = _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")), profile)
+    return slug if slug.strip(".") else slug.replace(".", "%2E")
+
+
+def package_version() -> str:
+    """This installation's version (``persona --version``, the MCP server's info)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("persona-tier")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "0+unknown"
+
+
+def package_dir() -> Path:
+    """The installed ``pipeline`` package's own directory (its data files sit inside it in a wheel)."""
+    from importlib.resources import files
+
+    return Path(str(files("pipeline")))
+
+
+def package_root() -> Path:
+    """The directory that holds the ``pipeline`` package: what a child process needs on ``sys.path``."""
+    return package_dir().parent

@@ -1,0 +1,98 @@
+"""Crash-safe, private file replacement."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..errors import InputError
+from .read import real_path
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def temp_prefix(path: Path) -> str:
+    """Temp files are named after their target, so cleaning up one target never touches another's."""
+    return f".{path.name}.tmp-"
+
+
+def ensure_private_dir(directory: Path) -> None:
+    """Create missing directories (parents included) with mode 0700; leave existing ones alone."""
+    missing = []
+    current = directory
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=PRIVATE_DIR)
+
+
+def atomic_write_text(path: Path, text: str, *, mode: int = PRIVATE_FILE) -> None:
+    """Replace ``path`` with ``text`` (UTF-8); see :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old or the new bytes, never a mix.
+
+    The temp file lives in the same directory (``os.replace`` is atomic only
+    within one filesystem), is fsynced before the rename, and the directory is
+    fsynced after it so the rename itself survives a power cut.
+    """
+    ensure_private_dir(path.parent)
+    fd, temp_name = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    fsync_dir(path.parent)
+
+
+def remove_stale_temps(path: Path) -> int:
+    """Delete temp files a killed writer left behind. Call only while holding the target's lock."""
+    removed = 0
+    for leftover in path.parent.glob(temp_prefix(path) + "*"):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+            removed += 1
+    return removed
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two spellings name one file: the same path once resolved, or the same inode (a hard link)."""
+    try:
+        if real_path(a) == real_path(b):
+            return True
+    except OSError:
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_protected(path: Path, protected: Mapping[Path, str], *, what: str) -> None:
+    """Raise InputError if ``path`` is one of ``protected`` (path -> what it is), however it is spelled."""
+    for other, role in protected.items():
+        if same_file(path, other):
+            raise InputError(f"refusing to write {what} to {path}: that is {role}")

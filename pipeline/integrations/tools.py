@@ -1,0 +1,273 @@
+"""The persona tools agents call, defined once for the MCP server and the Hermes surfaces.
+
+Each tool is a typed function whose signature is its JSON schema (the MCP SDK
+reads it directly; :func:`openai_schema` turns it into OpenAI function
+format for Hermes). Answers follow the contract of the existing tier's
+adapter, so skills and scripts written against it keep working: every answer
+has ``status`` (``"ok"``, or ``"error"`` with the message in ``error``); list
+has ``count`` and ``personas``; promote has ``persona_id`` and ``tier``;
+demote has ``demoted_to``. Extra keys are fine.
+
+The canonical names are ``persona_*``. The existing tier's four names
+(``mnemosyne_persona_promote`` ...) are aliases, offered where they cannot
+collide with Mnemosyne's own tools.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
+
+from ..config.schema import Settings
+from ..errors import InputError, PersonaError
+from ..inject.injector import PersonaInjector
+from ..render.tokens import get_counter
+from ..schedule.triggers import status_data
+from ..stages.runner import run_pipeline
+from ..store import PersonaStore
+
+log = logging.getLogger(__name__)
+
+def _not_a_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # JSON true is not id 1
+        raise ValueError("expected a whole number, not true or false")
+    return value
+
+
+TierName = Literal["permanent", "long_term", "working"]
+Session = Annotated[str | None, Field(description="Profile id (store session); default: the configured store.session.")]
+PersonaId = Annotated[int, BeforeValidator(_not_a_bool),
+                      Field(description="Persona fact id, as returned by persona_list.", ge=1, lt=2**63)]
+Reason = Annotated[str | None, Field(description="Why; kept with the fact or its tombstone.")]
+Tool = Callable[..., dict[str, Any]]
+
+LEGACY_ALIASES = {
+    "mnemosyne_persona_promote": "persona_promote",
+    "mnemosyne_persona_demote": "persona_demote",
+    "mnemosyne_persona_list": "persona_list",
+    "mnemosyne_persona_reinforce": "persona_reinforce",
+}
+WRITE_TOOLS = frozenset({
+    "persona_promote", "persona_demote", "persona_reinforce", "persona_add", "persona_render",
+    "persona_session_refresh", "mnemosyne_persona_promote", "mnemosyne_persona_demote",
+    "mnemosyne_persona_reinforce",
+})
+
+
+def ok(**fields: Any) -> dict[str, Any]:
+    return {"status": "ok", **fields}
+
+
+class PersonaTools:
+    """The tools, bound to a way of loading settings (read on every call, so edits are seen)."""
+
+    def __init__(self, settings: Callable[[], Settings]) -> None:
+        self.settings = settings
+
+    def store(self, session: str | None, *, readonly: bool = False) -> PersonaStore:
+        return PersonaStore.from_settings(self.settings(), session=session, readonly=readonly)
+
+    def all(self) -> list[Tool]:
+        """Every tool under its canonical name, in the order they are advertised."""
+        return [
+            self._promote(), self._demote(), self._list(), self._reinforce(), self._add(), self._render(),
+            self._status(), self._inject_preview(), self._session_refresh(),
+        ]
+
+    def catalog(self, *, legacy: bool) -> dict[str, Tool]:
+        """Name -> tool; with ``legacy``, also the existing tier's four names."""
+        tools = {tool.__name__: tool for tool in self.all()}
+        if legacy:
+            tools.update({alias: tools[name] for alias, name in LEGACY_ALIASES.items()})
+        return tools
+
+    def _promote(self) -> Tool:
+        def persona_promote(
+            memory_id: Annotated[str, Field(description="Id of a working or episodic memory.", min_length=1)],
+            tier: Annotated[TierName, Field(description="Persona tier.")] = "long_term",
+            reason: Reason = None,
+            force: Annotated[bool, Field(description="Promote even if the memory was demoted before.")] = False,
+            session: Session = None,
+        ) -> dict[str, Any]:
+            """Promote a memory into the user's persona (durable behavioural facts). Idempotent."""
+            with self.store(session) as store:
+                result = store.promote(memory_id, tier=tier, reason=reason, force=force)
+            fact = result.fact
+            return ok(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
+                      fact=fact.to_dict())
+
+        return persona_promote
+
+    def _demote(self) -> Tool:
+        def persona_demote(persona_id: PersonaId, reason: Reason = None, session: Session = None) -> dict[str, Any]:
+            """Remove a persona fact, leaving a tombstone in memoria_preferences so it is not proposed again."""
+            with self.store(session) as store:
+                fact = store.demote(persona_id, reason=reason)
+            return ok(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict())
+
+        return persona_demote
+
+    def _list(self) -> Tool:
+        def persona_list(
+            tier: Annotated[TierName | None, Field(description="Only this tier.")] = None,
+            topic: Annotated[str | None, Field(description="Only this topic.")] = None,
+            session: Session = None,
+        ) -> dict[str, Any]:
+            """List persona facts: permanent first, then most reinforced."""
+            with self.store(session, readonly=True) as store:
+                facts = store.list(tier=tier, topic=topic)
+            return ok(count=len(facts), personas=[fact.to_dict() for fact in facts])
+
+        return persona_list
+
+    def _reinforce(self) -> Tool:
+        def persona_reinforce(persona_id: PersonaId, session: Session = None) -> dict[str, Any]:
+            """Record that a persona fact was confirmed again (resets its decay clock)."""
+            with self.store(session) as store:
+                fact = store.reinforce(persona_id)
+            return ok(persona_id=fact.id, reinforced=True, reinforcement_count=fact.reinforcement_count,
+                      fact=fact.to_dict())
+
+        return persona_reinforce
+
+    def _add(self) -> Tool:
+        def persona_add(
+            content: Annotated[str, Field(description="The fact, e.g. 'Answers tersely.'", min_length=1)],
+            topic: Annotated[str, Field(description="The section it belongs to, e.g. 'style'.", min_length=1)],
+            tier: Annotated[TierName, Field(description="Persona tier.")] = "long_term",
+            confidence: Annotated[float, Field(description="How sure, 0 to 1.", ge=0, le=1)] = 0.7,
+            reason: Reason = None,
+            force: Annotated[bool, Field(description="Add it even if the same fact was demoted before.")] = False,
+            session: Session = None,
+        ) -> dict[str, Any]:
+            """Add a persona fact directly. The same topic and text twice gives one fact."""
+            with self.store(session) as store:
+                result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
+                                   force=force)
+            fact = result.fact
+            return ok(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
+                      fact=fact.to_dict())
+
+        return persona_add
+
+    def _render(self) -> Tool:
+        def persona_render(
+            dry_run: Annotated[bool, Field(description="Render and report, but write nothing.")] = False,
+            target: Annotated[str | None, Field(description="Only this target; default: every target.")] = None,
+            session: Session = None,
+        ) -> dict[str, Any]:
+            """Regenerate the persona file(s) from the store and report tokens, sections and changes."""
+            settings = self.settings()
+            with self.store(session, readonly=dry_run) as store:
+                reports = run_pipeline(settings, store=store, targets=[target] if target else None,
+                                       dry_run=dry_run, reason="tool")
+            return ok(dry_run=dry_run, targets=[report.to_dict() for report in reports])
+
+        return persona_render
+
+    def _status(self) -> Tool:
+        def persona_status(session: Session = None) -> dict[str, Any]:
+            """Show the regeneration triggers, the last render and fact counts per tier."""
+            with self.store(session, readonly=True) as store:
+                return ok(**status_data(self.settings(), store))
+
+        return persona_status
+
+    def _inject_preview(self) -> Tool:
+        def persona_inject_preview(
+            session_id: Annotated[str | None, Field(description="Host session id (used in session mode).")] = None,
+        ) -> dict[str, Any]:
+            """Show exactly what would be appended to the system prompt, and its token count."""
+            settings = self.settings()
+            injector = PersonaInjector(settings, session_id=session_id)
+            try:
+                block = injector.block()
+            finally:
+                injector.close()
+            return ok(enabled=settings.injection.enabled, mode=settings.injection.mode,
+                      appendix=injector.appendix(block), block=block,
+                      tokens=get_counter(settings.cap.counter).count(block),
+                      budget=settings.target(settings.injection.target).budget)
+
+        return persona_inject_preview
+
+    def _session_refresh(self) -> Tool:
+        def persona_session_refresh(
+            session_id: Annotated[str, Field(description="The host session to refresh.", min_length=1)],
+        ) -> dict[str, Any]:
+            """Compaction-boundary refresh: re-record the session's persona only if the file changed."""
+            from ..inject.sessions import SessionSnapshots
+
+            with SessionSnapshots(self.settings()) as snapshots:
+                return ok(**snapshots.refresh_at_compaction(session_id).to_dict())
+
+        return persona_session_refresh
+
+
+def _fields(tool: Tool, hidden: frozenset[str]) -> dict[str, Any]:
+    return {name: (param.annotation, ... if param.default is inspect.Parameter.empty else param.default)
+            for name, param in inspect.signature(tool).parameters.items() if name not in hidden}
+
+
+def openai_schema(tool: Tool, *, name: str | None = None, hidden: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The tool in OpenAI function format, from the same signature the MCP SDK reads.
+
+    ``hidden`` parameters are filled in by the host surface and not offered to the model.
+    """
+    model: type[BaseModel] = create_model(f"{tool.__name__}_args", **_fields(tool, hidden))
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    return {"name": name or tool.__name__, "description": inspect.getdoc(tool) or "", "parameters": schema}
+
+
+def call(tools: Mapping[str, Tool], name: str, args: Mapping[str, Any],
+         bound: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Validate ``args`` against the tool's signature, then call it.
+
+    ``bound`` values are set by the host surface (the caller's own profile and
+    session); the model may not pass them, so no user can reach another's persona.
+    """
+    if name not in tools:
+        raise InputError(f"unknown tool {name!r}; known tools: {', '.join(sorted(tools))}")
+    tool = tools[name]
+    bound = {key: value for key, value in (bound or {}).items() if key in inspect.signature(tool).parameters}
+    model: type[BaseModel] = create_model(f"{name}_args", __config__={"extra": "forbid"},
+                                          **_fields(tool, frozenset(bound)))
+    try:
+        validated = model.model_validate(dict(args))
+    except ValidationError as error:
+        details = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg'].lower()}"
+                            for e in error.errors())
+        raise InputError(f"invalid arguments for {name}: {details}") from None
+    return tool(**validated.model_dump(), **bound)
+
+
+def error_json(message: str) -> str:
+    """An error answer in the tool contract's shape."""
+    return json.dumps({"status": "error", "error": message}, ensure_ascii=False)
+
+
+def call_json(tools: Mapping[str, Tool], name: str, args: Any, bound: Mapping[str, Any] | None = None) -> str:
+    """:func:`call` for a host: ``args`` may be a JSON string; the answer is always a JSON string, never a raise."""
+    try:
+        if isinstance(args, str | bytes):
+            args = json.loads(args or "{}")
+        if args is None:
+            args = {}
+        if not isinstance(args, Mapping):
+            return error_json("arguments must be a JSON object")
+        return json.dumps(call(tools, name, args, bound), ensure_ascii=False, default=str)
+    except PersonaError as error:
+        return error_json(str(error))
+    except (ValueError, RecursionError) as error:  # JSON that does not parse, or nests too deep
+        return error_json(f"arguments are not valid JSON: {error}")
+    except Exception as error:  # the host must never see an exception from a tool call
+        # The traceback may quote fact text, so it goes to DEBUG only.
+        log.error("persona tool %s failed: %s", name, type(error).__name__)
+        log.debug("persona tool %s traceback", name, exc_info=True)
+        return error_json(f"internal error in {name}: {type(error).__name__}")

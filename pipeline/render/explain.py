@@ -1,0 +1,74 @@
+"""`persona explain`: where every fact of a session went in a render, and why.
+
+Each fact has one fate: ``kept``, ``duplicate of #id``, ``over
+max_items_per_section``, ``fitted out (budget)``, ``section dropped``,
+``demoted (tombstone)`` or ``candidate below min_importance``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .model import CappedRender, PersonaFact, fact_label
+from .sanitize import inline
+from .section_cap import split_sections
+from .tokens import TokenCounter
+
+KEPT = "kept"
+FITTED_OUT = "fitted out (budget)"
+SECTION_DROPPED = "section dropped"
+FATE_ORDER = (KEPT, FITTED_OUT, SECTION_DROPPED, "over max_items_per_section", "duplicate of",
+              "candidate below min_importance", "demoted (tombstone)")
+
+
+@dataclass(frozen=True, slots=True)
+class FactFate:
+    id: str
+    topic: str
+    tier: str
+    score: float | None
+    tokens: int  # the fact's own text, counted with the target's counter
+    fate: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    target: str
+    budget: int
+    tokens: int
+    sections: tuple[tuple[str, int], ...]  # (topic, tokens used) for each section in the render
+    facts: tuple[FactFate, ...]  # kept first, then grouped by fate
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "budget": self.budget, "tokens": self.tokens,
+                "sections": [{"topic": topic, "tokens": tokens} for topic, tokens in self.sections],
+                "facts": [asdict(fact) for fact in self.facts]}
+
+
+def explain(capped: CappedRender, counter: TokenCounter) -> Explanation:
+    """Every fact's fate in this render, with the tokens each kept section used."""
+    ranked, target = capped.rendered.ranked, capped.rendered.target
+    kept_topics = {section.topic for section in capped.kept}
+    kept_keys = {r.fact.key for section in capped.kept for r in section.facts}
+    entries: list[tuple[PersonaFact, float | None, str]] = []
+    for section in ranked.sections:
+        for ranked_fact in section.facts:
+            key = ranked_fact.fact.key
+            fate = KEPT if key in kept_keys else FITTED_OUT if section.topic in kept_topics else SECTION_DROPPED
+            entries.append((ranked_fact.fact, ranked_fact.score, fate))
+    entries += [(left.fact, left.score, left.fate) for left in ranked.left_out]
+    tokens = counter.count_many([inline(fact.content) for fact, _, _ in entries])
+    facts = [FactFate(fact_label(fact.key), fact.topic, fact.tier, None if score is None else round(score, 3),
+                      count, fate, fact.content)
+             for (fact, score, fate), count in zip(entries, tokens, strict=True)]
+    facts.sort(key=lambda fact: _fate_rank(fact.fate))  # stable: rank order within each fate
+    chunks = split_sections(capped.text, target.boundary).sections
+    sections = tuple((section.topic, count) for section, count in
+                     zip(capped.kept, counter.count_many(list(chunks)), strict=False))
+    return Explanation(target.name, capped.capped.budget, capped.capped.tokens, sections, tuple(facts))
+
+
+def _fate_rank(fate: str) -> int:
+    return next((index for index, prefix in enumerate(FATE_ORDER) if fate.startswith(prefix)), len(FATE_ORDER))

@@ -1,0 +1,203 @@
+"""The fair fit: choose which facts to render so the target fits its budget, weakest facts out first.
+
+The section cap drops whole sections, so with a few large topics whole topics
+vanish while others keep every fact. The fit instead drops the weakest facts
+across all sections first, and keeps every topic whose best fact fits:
+
+1. every section's best fact, in section order (a topic is never lost while
+   its best fact fits);
+2. then every other fact, strongest first (equal scores shared round the
+   sections).
+
+Facts are taken greedily in that order; one that does not fit is skipped and
+smaller ones after it still get their chance. Sizes are exact: the result is
+rendered through the target's own template and counted, note included.
+
+A render per fact would be far too slow, so the choice is made on a model
+first: from the full render and one of each section's best fact alone, every
+section's fixed cost and every fact's cost are known to within a token or
+two. The model's choice is then rendered and counted exactly, corrected if
+the model was off, and the facts next in line are tried exactly, so the
+guarantees above hold in exact tokens. A template whose sections the model
+cannot see falls back to a binary search over exact renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from .model import RankedSection
+from .section_cap import split_sections, with_note
+from .tokens import TokenCounter
+
+MAX_CORRECTIONS = 4  # exact renders spent correcting the model's choice
+MAX_TAIL_CHECKS = 48  # exact checks of facts next in line once the budget is nearly full
+
+Item = tuple[int, int]  # (section index, position in the section)
+Render = Callable[[tuple[RankedSection, ...]], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """What the fit kept, the text it renders to (note included when anything was left out), and its size."""
+
+    sections: tuple[RankedSection, ...]
+    text: str
+    tokens: int
+    left_out: frozenset[str]  # keys of facts fitted out
+    dropped_topics: tuple[str, ...]  # sections none of whose facts fit
+
+
+def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, counter: TokenCounter,
+             render: Render, note: Callable[[], str], boundary: str) -> Fit | None:
+    """The fit, or None when not even one fact fits (the caller's cap then keeps what lines it can)."""
+    tokens = counter.count(full_text)
+    if tokens <= budget:
+        return Fit(tuple(sections), full_text, tokens, frozenset(), ())
+    search = _Search(tuple(sections), budget, counter, render, note())
+    priority = _priority(sections)
+    model = _Model.calibrate(search, full_text, boundary)
+    chosen = model.choose(priority) if model is not None else search.longest_prefix(priority)
+    chosen = search.fill(priority, chosen)
+    if not chosen:
+        return None
+    kept = search.sections_for(chosen)
+    text, size = search.measure(chosen)
+    all_keys = {r.fact.key for s in sections for r in s.facts}
+    kept_keys = {r.fact.key for s in kept for r in s.facts}
+    kept_topics = {s.topic for s in kept}
+    return Fit(kept, text, size, frozenset(all_keys - kept_keys),
+               tuple(s.topic for s in sections if s.topic not in kept_topics))
+
+
+def _priority(sections: Sequence[RankedSection]) -> list[Item]:
+    """Each section's best fact in section order, then the rest, strongest first.
+
+    Equal scores go round the sections (every topic's second fact before any
+    third), so ties are shared fairly; within a section rank order holds.
+    """
+    firsts = [(index, 0) for index, section in enumerate(sections) if section.facts]
+    rest = [(index, position) for index, section in enumerate(sections) for position in range(1, len(section.facts))]
+    rest.sort(key=lambda item: (-sections[item[0]].facts[item[1]].score, item[1], item[0]))
+    return firsts + rest
+
+
+class _Search:
+    """Exact size checks of candidate selections, and the exact greedy steps that use them."""
+
+    def __init__(self, sections: tuple[RankedSection, ...], budget: int, counter: TokenCounter, render: Render,
+                 note: str) -> None:
+        self.sections, self.budget, self.counter, self.render, self.note = sections, budget, counter, render, note
+        counts = iter(counter.count_many([r.fact.content for s in sections for r in s.facts]))
+        self.text_tokens = [[next(counts) for _ in s.facts] for s in sections]
+        self._sizes: dict[frozenset[Item], tuple[str, int]] = {}
+
+    def measure(self, chosen: Sequence[Item]) -> tuple[str, int]:
+        """The rendered text of a selection, note included, and its exact token count (memoised)."""
+        key = frozenset(chosen)
+        if key not in self._sizes:
+            text = with_note(self.render(self.sections_for(chosen)), self.note)
+            self._sizes[key] = (text, self.counter.count(text))
+        return self._sizes[key]
+
+    def fits(self, chosen: Sequence[Item]) -> bool:
+        return self.measure(chosen)[1] <= self.budget
+
+    def longest_prefix(self, priority: list[Item]) -> list[Item]:
+        """The longest prefix of ``priority`` that fits, by binary search (sizes grow with every fact)."""
+        low, high = 0, len(priority)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self.fits(priority[:middle]):
+                low = middle
+            else:
+                high = middle - 1
+        return priority[:low]
+
+    def fill(self, priority: list[Item], chosen: list[Item]) -> list[Item]:
+        """Make ``chosen`` fit exactly, then try the facts next in line, skipping those that do not fit."""
+        while chosen and not self.fits(chosen):
+            chosen = chosen[:-1]  # the model overshot: drop the weakest choice
+        picked = set(chosen)
+        used = self.measure(chosen)[1] if chosen else 0
+        checks = 0
+        for item in priority:
+            if item in picked:
+                continue
+            if checks >= MAX_TAIL_CHECKS or used >= self.budget:
+                break
+            if self.text_tokens[item[0]][item[1]] - 2 > self.budget - used:
+                continue  # its own text alone is more than what is left
+            checks += 1
+            trial = [*chosen, item]
+            size = self.measure(trial)[1]
+            if size <= self.budget:
+                chosen, used = trial, size
+                picked.add(item)
+        return chosen
+
+    def sections_for(self, chosen: Sequence[Item]) -> tuple[RankedSection, ...]:
+        """The chosen facts, in the original section order and rank order within each section."""
+        by_section: dict[int, list[int]] = {}
+        for index, position in chosen:
+            by_section.setdefault(index, []).append(position)
+        return tuple(replace(section, facts=tuple(section.facts[p] for p in sorted(by_section[index])))
+                     for index, section in enumerate(self.sections) if index in by_section)
+
+
+@dataclass
+class _Model:
+    """Token costs learnt from two renders: each section's fixed cost and each fact's cost within it."""
+
+    search: _Search
+    base: list[float]  # a section's cost without any fact
+    per_fact: list[float]  # what each fact adds on top of its own text
+    fixed: float  # preamble and note
+
+    @classmethod
+    def calibrate(cls, search: _Search, full_text: str, boundary: str) -> _Model | None:
+        sections, counter = search.sections, search.counter
+        full = split_sections(full_text, boundary)
+        firsts_text = search.render(tuple(replace(s, facts=s.facts[:1]) for s in sections))
+        firsts = split_sections(firsts_text, boundary)
+        if not (len(full.sections) == len(firsts.sections) == len(sections)):
+            return None  # the template's sections do not line up with ours: use exact renders only
+        counts = counter.count_many([*full.sections, *firsts.sections])
+        whole, first = counts[: len(sections)], counts[len(sections):]
+        base, per_fact = [], []
+        for index, tokens in enumerate(search.text_tokens):
+            extra = len(tokens) - 1
+            per = (whole[index] - first[index] - sum(tokens[1:])) / extra if extra else 1.0
+            per_fact.append(per)
+            base.append(first[index] - tokens[0] - per)
+        fixed = counter.count(full.preamble) + counter.count(search.note) + 1
+        return cls(search, base, per_fact, fixed)
+
+    def choose(self, priority: list[Item]) -> list[Item]:
+        """Greedy on the model; then, if the exact size says the model was off, again with a corrected budget."""
+        limit = float(self.search.budget)
+        best: list[Item] = []
+        for _ in range(MAX_CORRECTIONS):
+            chosen = self._greedy(priority, limit)
+            size = self.search.measure(chosen)[1] if chosen else 0
+            if size <= self.search.budget:
+                best = max(best, chosen, key=len)
+                if self.search.budget - size < 2:
+                    break
+            if size == limit:
+                break
+            limit += self.search.budget - size
+        return best
+
+    def _greedy(self, priority: list[Item], limit: float) -> list[Item]:
+        used, opened, chosen = self.fixed, set(), []
+        for index, position in priority:
+            cost = self.search.text_tokens[index][position] + self.per_fact[index]
+            if index not in opened:
+                cost += self.base[index]
+            if used + cost <= limit:
+                chosen.append((index, position))
+                used += cost
+                opened.add(index)
+        return chosen

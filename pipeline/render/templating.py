@@ -1,0 +1,97 @@
+"""Rendering a target's template: built-in templates in this process, user templates in a limited child.
+
+The context every template sees is :class:`~pipeline.render.jinja.PersonaContext`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import TemplateError
+from ..fs.locations import package_root
+from .jinja import PersonaContext, TemplateItem, TemplateSection, locate, make_environment, render_here
+from .model import RankedFact, RankedPersona
+from .sanitize import inline
+from .template_sources import builtin_template_dir, search_path
+
+__all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context", "builtin_template_dir",
+           "render_template"]
+
+# Time the child needs to start before it renders anything (Python and jinja2 imports).
+CHILD_START_S = 10.0
+CHILD_MODULE = "pipeline.render.template_child"  # run with -m: it must not import the rest of us
+
+
+def build_context(ranked: RankedPersona, target: str, memo: dict[str, TemplateItem] | None = None
+                  ) -> PersonaContext:
+    """What the template sees. ``memo`` keeps each fact's inert item across the renders of one run."""
+    items = {} if memo is None else memo
+
+    def item(ranked_fact: RankedFact) -> TemplateItem:
+        fact = ranked_fact.fact
+        found = items.get(fact.key)
+        if found is None:
+            found = items[fact.key] = TemplateItem(inline(fact.content), fact.tier, round(fact.confidence, 3),
+                                                   fact.reinforcement_count)
+        return found
+
+    sections = tuple(TemplateSection(inline(s.topic) or "general", tuple(map(item, s.facts)), s.omitted)
+                     for s in ranked.sections)
+    return PersonaContext(target, sections, sum(len(s.items) for s in sections))
+
+
+
+
+
+def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *, timeout_s: float,
+                    max_chars: int, max_memory_mb: int) -> str:
+    """Render ``name`` with ``context``; every failure is a TemplateError naming the file and line.
+
+    A shipped template is trusted and renders here, untraced. A user template
+    renders in a child process under the sandbox, a deadline, an output limit,
+    and memory and CPU limits that hold for every expression.
+    """
+    search = search_path(user_dirs)
+    if not any(os.path.isfile(os.path.join(directory, name)) for directory in search[:-1]):
+        builtin = make_environment(search[-1:], trusted=True)  # a shipped template: trusted, in this process
+        return render_here(builtin, name, context, max_chars=max_chars, timeout_s=None)
+    # Found, not compiled: Jinja folds constants while compiling, so a user template is compiled only in
+    # the child, under its limits.
+    filename = locate(make_environment(search), name)
+    return _render_in_child(search, name, context, timeout_s=timeout_s, max_chars=max_chars,
+                            max_memory_mb=max_memory_mb, filename=filename)
+
+
+def _render_in_child(search: tuple[str, ...], name: str, context: PersonaContext, *, timeout_s: float,
+                     max_chars: int, max_memory_mb: int, filename: str) -> str:
+    request = {"search": list(search), "name": name, "context": context.to_json(), "timeout_s": timeout_s,
+               "max_chars": max_chars, "max_memory_mb": max_memory_mb}
+    root = str(package_root())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    try:
+        done = subprocess.run([sys.executable, "-m", CHILD_MODULE], input=json.dumps(request).encode(),
+                              capture_output=True, timeout=timeout_s + CHILD_START_S, env=env)
+    except subprocess.TimeoutExpired:
+        raise TemplateError(f"{filename}: rendering took longer than {timeout_s:g} s; stopped") from None
+    except OSError as error:
+        raise TemplateError(f"{filename}: could not start the render process ({error.strerror})") from None
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        raise TemplateError(_why_the_child_died(filename, done, timeout_s, max_memory_mb)) from None
+    if "error" in answer:
+        raise TemplateError(str(answer["error"]))
+    return str(answer["text"])
+
+
+def _why_the_child_died(filename: str, done: subprocess.CompletedProcess[bytes], timeout_s: float,
+                        max_memory_mb: int) -> str:
+    if done.returncode in (-24, -9):  # SIGXCPU, SIGKILL: the CPU limit
+        return f"{filename}: rendering took longer than {timeout_s:g} s; stopped"
+    if b"MemoryError" in done.stderr or done.returncode in (-6, 134):
+        return f"{filename}: rendering needed more than {max_memory_mb} MB (render.max_memory_mb); stopped"
+    return f"{filename}: the render process failed (exit {done.returncode})"

@@ -1,0 +1,1 @@
+"""When to render: triggers, the due survey, retention and tick."""

@@ -1,0 +1,104 @@
+"""Tiers that mean retention: permanent never decays, long_term decays, working expires.
+
+Eviction leaves the same tombstone as demote (reason ``evicted: <why>``) and
+is sticky in the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..clock import to_db
+from ..config.schema import RetentionSettings
+from ..store import PersonaStore
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionAction:
+    """One thing retention does (or, in a dry run, would do) to a fact."""
+
+    action: str  # "evict" or "promote"
+    persona_id: int
+    tier: str
+    topic: str
+    why: str
+    effective_confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def effective_confidence(fact_confidence: float, tier: str, age_days: float, rules: RetentionSettings) -> float:
+    """long_term decays by half every ``half_life_days``; other tiers keep their confidence."""
+    if tier != "long_term" or not rules.enabled:
+        return fact_confidence
+    return fact_confidence * 0.5 ** (max(age_days, 0.0) / rules.half_life_days)
+
+
+def plan_retention(store: PersonaStore, rules: RetentionSettings) -> list[RetentionAction]:
+    """What retention would do now, in persona-id order. Permanent facts never appear."""
+    if not rules.enabled:
+        return []
+    # Ages come from SQL and only the facts that act become Fact objects: a no-op pass stays cheap.
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT id, tier, COALESCE(confidence, 0.7), COALESCE(reinforcement_count, 0), "
+            f"{store.dialect.age_days('?', 'COALESCE(last_reinforced_at, created_at)')} "
+            f"FROM memoria_persona WHERE session_id = ? AND tier != 'permanent' AND ({store.row_problem()}) IS NULL "
+            "ORDER BY id",
+            (to_db(store.clock()), store.session),
+        ).fetchall()
+    actions = []
+    for fact_id, tier, confidence, count, age_days in rows:
+        action = _judge(tier, float(confidence), int(count), float(age_days or 0.0), rules)
+        if action is not None:
+            fact = store.get(fact_id)
+            actions.append(RetentionAction(action[0], fact_id, tier, fact.topic, action[1], action[2]))
+    return actions
+
+
+def _judge(tier: str, confidence: float, count: int, age_days: float, rules: RetentionSettings
+           ) -> tuple[str, str, float] | None:
+    """(action, why, effective confidence) for one fact, or None."""
+    if tier == "working":
+        if rules.promote_after and count >= rules.promote_after:
+            return "promote", f"reinforced {count} times (promote_after {rules.promote_after})", confidence
+        hours = age_days * 24
+        if hours >= rules.working_ttl_hours:
+            why = f"working fact expired: {hours:.1f} h since last reinforcement (ttl {rules.working_ttl_hours:g} h)"
+            return "evict", why, confidence
+    elif tier == "long_term":
+        effective = effective_confidence(confidence, tier, age_days, rules)
+        if effective < rules.evict_below:
+            why = (f"effective confidence {effective:.4f} < {rules.evict_below:g} (confidence {confidence:g}, "
+                   f"{age_days:.1f} days since last reinforcement, half-life {rules.half_life_days:g} days)")
+            return "evict", why, effective
+    return None
+
+
+def apply_retention(store: PersonaStore, rules: RetentionSettings, *, dry_run: bool = False) -> list[RetentionAction]:
+    """Evict and promote, in one transaction; with ``dry_run``, only say what would happen.
+
+    A promoted fact keeps its age, so it is judged again as long_term in the same transaction:
+    an old fact promoted now may also have decayed away, and one pass settles it.
+    """
+    actions = plan_retention(store, rules)
+    if dry_run or not actions:
+        return actions
+    with store.transaction() as conn:
+        _apply(store, conn, actions)
+        if any(action.action == "promote" for action in actions):
+            again = plan_retention(store, rules)  # only promoted facts can have changed their verdict
+            _apply(store, conn, again)
+            actions += again
+    return actions
+
+
+def _apply(store: PersonaStore, conn: Any, actions: list[RetentionAction]) -> None:
+    for action in actions:
+        if action.action == "evict":
+            store.bury(conn, store.get(action.persona_id), f"evicted: {action.why}")
+        else:
+            conn.execute("UPDATE memoria_persona SET tier = 'long_term' WHERE id = ?", (action.persona_id,))
+            store.touch(conn)

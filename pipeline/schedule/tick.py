@@ -1,0 +1,188 @@
+"""`persona tick`: apply retention, then render every target if any trigger fires.
+
+Ticks of one profile serialize on its tick lock, and every decision is made
+from database state inside the lock, so a tick right after another, or racing
+it, finds nothing left to do.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..clock import Clock, utc_now
+from ..config.schema import Settings
+from ..errors import PersonaError, StoreError, StoreUnavailable
+from ..render.model import TargetReport
+from ..stages.runner import run_pipeline
+from ..store import PersonaStore
+from .due import all_profiles, due_profiles
+from .retention import RetentionAction, apply_retention
+from .triggers import TriggerState, evaluate
+
+TICK_LOCK_TIMEOUT_S = 120.0
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TickResult:
+    """What one tick did."""
+
+    rendered: bool
+    reason: str
+    triggers: list[TriggerState]
+    retention: list[RetentionAction] = field(default_factory=list)
+    reports: list[TargetReport] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rendered": self.rendered,
+            "reason": self.reason,
+            "triggers": [t.to_dict() for t in self.triggers],
+            "retention": [a.to_dict() for a in self.retention],
+            "reports": [r.to_dict() for r in self.reports],
+        }
+
+
+def tick(settings: Settings, *, store: PersonaStore, force: bool = False) -> TickResult:
+    """Retention, then triggers, then (if any fired) a render of every target, under the profile's tick lock.
+
+    On SQLite the lock is a file beside the database; on PostgreSQL, a lock of
+    the profile's on the server, released if the worker dies.
+    """
+    store.open()  # a bad path fails before the lock file is made
+    with store.profile_lock(TICK_LOCK_TIMEOUT_S) as held:
+        if not held:
+            raise StoreError(f"another persona tick on {store.label} held the lock for {TICK_LOCK_TIMEOUT_S:g} s")
+        return _tick_locked(settings, store, force)
+
+
+def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
+    evicted = apply_retention(store, settings.retention)
+    states = evaluate(settings, store, force=force)
+    fired = [state for state in states if state.fired]
+    if not fired:
+        return TickResult(False, "no trigger fired", states, evicted)
+    reason = "; ".join(f"{state.name}: {state.reason}" for state in fired)
+    reports = run_pipeline(settings, store=store, reason=reason)
+    return TickResult(True, reason, states, evicted, reports)
+
+
+@dataclass
+class ProfileTick:
+    """What `tick --all-profiles` did for one profile."""
+
+    profile: str
+    outcome: Literal["rendered", "nothing to do", "up to date", "busy", "failed"]
+    result: TickResult | None = None
+    error: str | None = None
+    attempts: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile, "outcome": self.outcome, "attempts": self.attempts, "error": self.error,
+                "result": self.result.to_dict() if self.result else None}
+
+
+RETRIES = 3  # a lost connection (a server restart) is retried this many times per profile
+RETRY_PAUSE_S = 0.5
+
+
+def tick_all(settings: Settings, *, force: bool = False, clock: Clock = utc_now) -> list[ProfileTick]:
+    """Tick every profile once, sharing the work with any other worker doing the same.
+
+    A profile another worker is ticking is skipped ("busy"): its lock is held
+    for as long as that tick runs, so no profile is rendered twice at once,
+    and whatever changed is rendered by whoever holds it. Only the profiles
+    one query finds due are visited (``due.due_profiles``); the rest are
+    reported "up to date". Workers start at a random profile, so several
+    spread over the list instead of queueing at its head. A lost connection
+    is retried; a worker killed mid-render releases its lock with its
+    connection, and the profile's next tick finds the change still unrendered.
+    """
+    names, visit = _survey(settings, force, clock)
+    start = random.randrange(len(visit)) if visit else 0
+    ticks = [_tick_profile(settings, name, force, clock) for name in visit[start:] + visit[:start]]
+    ticks += [ProfileTick(name, "up to date", attempts=0) for name in sorted(set(names) - set(visit))]
+    return ticks
+
+
+def _survey(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str]]:
+    """Every usable profile, and those to visit; a lost connection is retried as a profile's tick is."""
+    for attempt in range(1, RETRIES):
+        try:
+            return _survey_once(settings, force, clock)
+        except StoreUnavailable:
+            time.sleep(RETRY_PAUSE_S * attempt)
+    return _survey_once(settings, force, clock)
+
+
+def _survey_once(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str]]:
+    with PersonaStore.from_settings(settings, clock=clock) as store:
+        names = all_profiles(store)
+        if force:
+            return names, names
+        try:
+            due = due_profiles(settings, store)
+        except StoreUnavailable:
+            raise
+        except StoreError as error:
+            # A row the query cannot read (another tool's odd value) must not stop every profile's tick:
+            # visit them all, and let that row fail only its own profile.
+            log.warning("could not ask which profiles are due (%s); visiting every profile", error)
+            due = None
+    if due is None:
+        return names, names
+    usable = set(names)  # due_profiles does not judge names; all_profiles skipped the unusable ones
+    return names, [name for name in due if name in usable]
+
+
+def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -> ProfileTick:
+    error: PersonaError | None = None
+    for attempt in range(1, RETRIES + 1):
+        try:
+            with PersonaStore.from_settings(settings, session=profile, clock=clock) as store, \
+                    store.profile_lock(0) as held:
+                if not held:
+                    return ProfileTick(profile, "busy", attempts=attempt)
+                with store.read():  # one borrowed connection for the whole tick, not one per query
+                    result = _tick_locked(settings, store, force)
+                return ProfileTick(profile, "rendered" if result.rendered else "nothing to do", result,
+                                   attempts=attempt)
+        except StoreUnavailable as lost:
+            error = lost
+            time.sleep(RETRY_PAUSE_S * attempt)
+        except PersonaError as failed:
+            return ProfileTick(profile, "failed", error=str(failed), attempts=attempt)
+    return ProfileTick(profile, "failed", error=str(error), attempts=RETRIES)
+
+
+class Regenerator:
+    """For hosts: call :meth:`notify_memory_written` after writing memories.
+
+    It only counts in memory until ``triggers.interval`` writes have been
+    seen, then checks the database's own interval trigger (and the others)
+    with :meth:`maybe_regenerate`. The check is the database's, so several
+    processes writing memories still regenerate once.
+    """
+
+    def __init__(self, settings: Settings, *, clock: Clock = utc_now) -> None:
+        self.settings = settings
+        self.clock = clock
+        self._pending = 0
+
+    def notify_memory_written(self, count: int = 1) -> TickResult | None:
+        """Count new memories; returns the tick's result when the interval was reached, else None."""
+        self._pending += count
+        if self._pending < self.settings.triggers.interval:
+            return None
+        self._pending = 0
+        return self.maybe_regenerate()
+
+    def maybe_regenerate(self, *, force: bool = False) -> TickResult:
+        """Run a tick now: render only if a trigger fires."""
+        with PersonaStore.from_settings(self.settings, clock=self.clock) as store:
+            return tick(self.settings, store=store, force=force)

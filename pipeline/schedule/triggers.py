@@ -1,0 +1,176 @@
+"""When to regenerate: seven conditions, each evaluated from state kept in the database.
+
+The last non-stale run in ``persona_runs`` is the reference point: its store
+generation, its working-memory watermark, its time and its config hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ..clock import from_db
+from ..config.schema import Settings
+from ..fs.read import describe, probe_regular
+from ..stages.fingerprint import config_hash
+from ..store import PersonaStore
+from ..store.blocks import existing_blocks
+
+EMPTY_SHA = hashlib.sha256(b"").hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerState:
+    """One condition: whether it is switched on, whether it fires, and why."""
+
+    name: str
+    enabled: bool
+    fired: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class LastRun:
+    run_at: str
+    generation: int
+    memory_watermark: int
+    config_hash: str | None
+
+
+def last_run(store: PersonaStore) -> LastRun | None:
+    """The profile's most recent run that rendered current data (written or found unchanged)."""
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT run_at, generation, memory_watermark, config_hash FROM persona_runs "
+            "WHERE session_id = ? AND outcome != 'stale' ORDER BY id DESC LIMIT 1", (store.session,)
+        ).fetchone()
+    return None if row is None else LastRun(*row)
+
+
+def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) -> list[TriggerState]:
+    """Every trigger's state, in a fixed order."""
+    rules = settings.triggers
+    last = last_run(store)
+    now = store.clock()
+    targets = [settings.target(name, profile=store.session) for name in settings.targets]
+    paths = [target.path for target in targets if not target.in_store]
+    in_store = [target.name for target in targets if target.in_store]
+    return [
+        TriggerState("explicit", rules.explicit, rules.explicit and force,
+                     "--force was given" if force else "no --force"),
+        _cold_start(rules.cold_start, paths, store, in_store),
+        _recovery(rules.recovery, paths, store),
+        _interval(rules.on_interval, rules.interval, store, last),
+        _daily(rules.daily_sync, rules.daily_sync_hour, now, last),
+        _store_changed(rules.store_changed, store, last),
+        _config_changed(rules.config_changed, settings, last),
+    ]
+
+
+def _cold_start(enabled: bool, paths: list[Path], store: PersonaStore, in_store: list[str]) -> TriggerState:
+    missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
+    have = existing_blocks(store, in_store)
+    missing += [f"the store (target {name!r})" for name in in_store if name not in have]
+    kinds = " and ".join(kind for kind, some in (("persona file", paths), ("stored block", in_store)) if some)
+    reason = f"no persona file at {', '.join(missing)}" if missing else f"every {kinds or 'persona file'} exists"
+    return TriggerState("cold_start", enabled, enabled and bool(missing), reason)
+
+
+def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerState:
+    problems = []
+    for path in paths:
+        if not path.exists():
+            continue  # that is cold start
+        try:
+            size = probe_regular(path)  # the injector's own opener: a FIFO must not hang status or tick
+        except OSError as error:
+            problems.append(f"{path} is unreadable (it {describe(error)})")
+            continue
+        last = _last_render(store, path)
+        if last is not None and last[1] != store.session:
+            problems.append(f"{path} was last rendered for profile {last[1]!r}")
+        elif not size and last is not None and last[0] != EMPTY_SHA:
+            problems.append(f"{path} is empty but its last render was not")
+    reason = "; ".join(problems) if problems else ("every persona file is readable" if paths
+                                                    else "no persona file to read (every target is stored)")
+    return TriggerState("recovery", enabled, enabled and bool(problems), reason)
+
+
+def _last_render(store: PersonaStore, path: Path) -> tuple[str, str] | None:
+    """(sha256, profile) of the last render into ``path``, by any profile."""
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT sha256, session_id FROM persona_runs WHERE path = ? AND outcome != 'stale' "
+            "ORDER BY id DESC LIMIT 1", (str(path),),
+        ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
+def _interval(enabled: bool, interval: int, store: PersonaStore, last: LastRun | None) -> TriggerState:
+    watermark = last.memory_watermark if last else 0
+    mine, params = ("session_id = ? AND ", (store.session,)) if store.memory_scope == "profile" else ("", ())
+    # Bounded: never counts more than `interval` rows, however many arrived.
+    with store.read() as conn:
+        new = conn.execute(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM working_memory WHERE {mine}rowid > ? LIMIT ?) AS new",
+            (*params, watermark, interval)
+        ).fetchone()[0]
+    fired = enabled and new >= interval
+    shown = f"{new}+" if new >= interval else str(new)
+    return TriggerState("interval", enabled, fired,
+                        f"{shown} new working memories since the last render (interval {interval})")
+
+
+def daily_slot(now: datetime, hour: int) -> datetime:
+    """The most recent daily sync moment at or before ``now``."""
+    slot = now.replace(hour=hour, minute=0, second=0, microsecond=0)
+    return slot if slot <= now else slot - timedelta(days=1)
+
+
+def _daily(enabled: bool, hour: int, now: datetime, last: LastRun | None) -> TriggerState:
+    if not 0 <= hour <= 23:
+        return TriggerState("daily_sync", False, False, f"daily_sync_hour {hour} is outside 0-23: off")
+    slot = daily_slot(now, hour)
+    due = last is None or from_db(last.run_at) < slot
+    reason = (f"no render since {slot:%Y-%m-%d %H:%M} UTC" if due
+              else f"rendered since {slot:%Y-%m-%d %H:%M} UTC")
+    return TriggerState("daily_sync", enabled, enabled and due, reason)
+
+
+def _store_changed(enabled: bool, store: PersonaStore, last: LastRun | None) -> TriggerState:
+    generation = store.generation()
+    rendered = last.generation if last else None
+    changed = rendered is None or generation > rendered
+    if rendered is None:
+        reason = "never rendered"
+    elif changed:
+        reason = f"{generation - rendered} store change(s) since the last render"
+    else:
+        reason = "no store change since the last render"
+    return TriggerState("store_changed", enabled, enabled and changed, reason)
+
+
+def _config_changed(enabled: bool, settings: Settings, last: LastRun | None) -> TriggerState:
+    if last is None or last.config_hash is None:
+        return TriggerState("config_changed", enabled, False, "no earlier render to compare with")
+    changed = config_hash(settings) != last.config_hash
+    reason = "settings or templates changed since the last render" if changed else "settings and templates unchanged"
+    return TriggerState("config_changed", enabled, enabled and changed, reason)
+
+
+def status_data(settings: Settings, store: PersonaStore) -> dict[str, Any]:
+    """What `persona status` shows: trigger states, the last run, fact counts per tier, the store generation."""
+    last = last_run(store)
+    return {
+        "triggers": [t.to_dict() for t in evaluate(settings, store)],
+        "last_run": None if last is None else {"run_at": last.run_at, "generation": last.generation,
+                                               "memory_watermark": last.memory_watermark},
+        "facts": store.count_by_tier(),
+        "generation": store.generation(),
+    }

@@ -1,0 +1,38 @@
+"""The context every stage receives besides its input and options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..clock import Clock, utc_now
+from ..config.schema import ResolvedTarget, Settings
+from ..errors import StageError
+from ..render.tokens import TokenCounter
+from ..store import PersonaStore
+
+
+@dataclass
+class StageContext:
+    """What every stage may use besides its input and options."""
+
+    settings: Settings
+    store: PersonaStore
+    counter: TokenCounter
+    clock: Clock = utc_now
+    reason: str = "explicit"
+    dry_run: bool = False
+    target: ResolvedTarget | None = None
+    cache: dict[str, Any] = field(default_factory=dict)  # per-run memo, e.g. the config fingerprint
+    explain: bool = False  # stages also say where every fact went (persona explain); costs time
+
+    def for_target(self, target: ResolvedTarget) -> StageContext:
+        return StageContext(self.settings, self.store, self.counter, self.clock, self.reason, self.dry_run,
+                            target, self.cache, self.explain)
+
+    @property
+    def current_target(self) -> ResolvedTarget:
+        """The target a per-target stage is running for."""
+        if self.target is None:
+            raise StageError("this stage runs per target, but no target was given")
+        return self.target

@@ -1,0 +1,97 @@
+"""Stages are plain typed functions, registered by name.
+
+A stage looks like ``rank(facts: FactSet, *, ctx: StageContext, options:
+RankOptions) -> RankedPersona``. Built-in stages register exactly as a
+third-party one would: with :func:`stage`, in a module that is imported
+(third-party packages name theirs under the ``persona_tier.stages`` entry
+point group).
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import StageError
+
+ENTRY_POINT_GROUP = "persona_tier.stages"
+
+
+class StageOptions(BaseModel):
+    """Base of every stage's options: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoOptions(StageOptions):
+    pass
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str
+    func: Callable[..., Any]
+    options: type[StageOptions]
+    accepts: type
+    returns: type
+    per_target: bool  # runs once per output target, after the shared stages
+    doc: str
+
+
+_STAGES: dict[str, StageSpec] = {}
+
+
+def stage(
+    name: str, *, options: type[StageOptions] = NoOptions, per_target: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a stage. Its input and output types come from its annotations."""
+
+    def register(func: Callable[..., Any]) -> Callable[..., Any]:
+        hints = typing.get_type_hints(func)
+        params = [p for p in func.__code__.co_varnames[: func.__code__.co_argcount]]
+        if len(params) != 1 or params[0] not in hints or "return" not in hints:
+            raise StageError(f"stage {name!r} must take one annotated positional input and annotate its return")
+        _STAGES[name] = StageSpec(
+            name=name,
+            func=func,
+            options=options,
+            accepts=hints[params[0]],
+            returns=hints["return"],
+            per_target=per_target,
+            doc=(func.__doc__ or "").strip().splitlines()[0] if func.__doc__ else "",
+        )
+        return func
+
+    return register
+
+
+def known_stages() -> dict[str, StageSpec]:
+    """Every registered stage, built-in and third-party."""
+    _load()
+    return dict(_STAGES)
+
+
+def get_stage(name: str) -> StageSpec:
+    stages = known_stages()
+    if name not in stages:
+        raise StageError(f"unknown stage {name!r}; known stages: {', '.join(sorted(stages))}")
+    return stages[name]
+
+
+_loaded = False
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    from . import cap, extract, rank, render, write  # noqa: F401  (importing them registers the built-ins)
+
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        entry.load()
+    _loaded = True

@@ -1,0 +1,141 @@
+"""Plan and run the declarative pipeline.
+
+The whole chain is checked before any stage runs: names exist, options
+validate, each stage accepts what the previous one produces, and the chain
+ends in a :class:`TargetReport`. Stages before the first per-target stage run
+once; the rest run for each target.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..clock import Clock
+from ..config.schema import ResolvedTarget, Settings
+from ..errors import StageError
+from ..render.model import Start, TargetReport
+from ..render.tokens import get_counter
+from ..store import PersonaStore
+from .context import StageContext
+from .fingerprint import config_hash
+from .registry import StageOptions, StageSpec, get_stage
+
+
+@dataclass(frozen=True)
+class PlannedStage:
+    spec: StageSpec
+    options: StageOptions
+
+
+def plan(entries: Sequence[str | dict[str, Any]]) -> list[PlannedStage]:
+    """Resolve and check a pipeline definition; raise one StageError naming every problem."""
+    planned, problems = [], []
+    for index, entry in enumerate(entries):
+        try:
+            planned.append(_plan_entry(index, entry))
+        except StageError as error:
+            problems.append(str(error))
+    if problems:
+        raise StageError("; ".join(problems))
+    _check_chain(planned)
+    return planned
+
+
+def _plan_entry(index: int, entry: str | dict[str, Any]) -> PlannedStage:
+    raw: dict[str, Any]
+    if isinstance(entry, str):
+        name, raw = entry, {}
+    elif isinstance(entry, dict) and len(entry) == 1:
+        name, raw = next(iter(entry.items()))
+        raw = raw or {}
+    else:
+        raise StageError(f"pipeline[{index}]: expected a stage name or a one-key mapping `name: {{options}}`")
+    spec = get_stage(name)
+    try:
+        return PlannedStage(spec, spec.options.model_validate(raw))
+    except ValidationError as error:
+        details = ", ".join(
+            f"{'.'.join(str(p) for p in item['loc'])}: {item['msg'].lower()}" for item in error.errors()
+        )
+        raise StageError(f"pipeline[{index}] {name} options: {details}") from None
+
+
+def _check_chain(planned: list[PlannedStage]) -> None:
+    if not planned:
+        raise StageError("the pipeline is empty")
+    produced: type = Start
+    producer = "the start"
+    per_target_seen = False
+    for step in planned:
+        spec = step.spec
+        if not issubclass(produced, spec.accepts):
+            raise StageError(
+                f"stage {spec.name!r} accepts {spec.accepts.__name__} but {producer} produces {produced.__name__}"
+            )
+        if per_target_seen and not spec.per_target:
+            raise StageError(f"stage {spec.name!r} runs once per pipeline and cannot follow a per-target stage")
+        per_target_seen = per_target_seen or spec.per_target
+        produced, producer = spec.returns, f"stage {spec.name!r}"
+    if not issubclass(produced, TargetReport):
+        raise StageError(f"the pipeline must end with a stage that produces TargetReport (such as write); {producer} "
+                         f"produces {produced.__name__}")
+
+
+def run_pipeline(
+    settings: Settings,
+    *,
+    store: PersonaStore,
+    targets: Sequence[str] | None = None,
+    dry_run: bool = False,
+    reason: str = "explicit",
+    clock: Clock | None = None,
+    explain: bool = False,
+) -> list[TargetReport]:
+    """Render the named targets (default: all) and return one report per target.
+
+    With ``explain`` (and ``dry_run``), each report also says where every fact went.
+    """
+    steps = plan(settings.pipeline)
+    chosen = [settings.target(name, profile=store.session) for name in (targets or list(settings.targets))]
+    if not dry_run:
+        for target in chosen:
+            settings.check_writable(target, profile=store.session)
+    ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run,
+                       explain=explain)
+    if not dry_run:
+        ctx.cache["config_hash"] = config_hash(settings)
+    with _gc_paused():
+        return _run(steps, chosen, ctx)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC: a 100k-fact run allocates ~10^5 acyclic tuples, and the
+    collections they trigger cost ~15% of the run while freeing nothing."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _run(steps: list[PlannedStage], chosen: list[ResolvedTarget], ctx: StageContext) -> list[TargetReport]:
+    shared = [s for s in steps if not s.spec.per_target]
+    value: Any = Start()
+    for step in shared:
+        value = step.spec.func(value, ctx=ctx, options=step.options)
+    reports = []
+    for target in chosen:
+        target_ctx, result = ctx.for_target(target), value
+        for step in steps[len(shared):]:
+            result = step.spec.func(result, ctx=target_ctx, options=step.options)
+        reports.append(result)
+    return reports

@@ -1,0 +1,1 @@
+"""The PostgreSQL backend: one server for many profiles on many hosts."""

@@ -1,0 +1,74 @@
+"""The ``persona_runs`` log: one row per target per render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .facts import PersonaStore
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    target: str
+    path: Path
+    reason: str
+    sha256: str
+    tokens: int
+    budget: int
+    sections_kept: int
+    sections_dropped: int
+    generation: int
+    memory_watermark: int
+    outcome: str  # written, unchanged or stale
+    config_hash: str | None = None
+    counter: str | None = None  # the token counter ``tokens`` is exact under
+
+
+def record_run(store: PersonaStore, run: RunRecord, *, keep: int = 0) -> None:
+    """Record a run; with ``keep``, delete the profile's runs older than its ``keep`` newest.
+
+    The log would otherwise grow by a row per target per render forever (a million rows a year at
+    10,000 users rendering daily). What the triggers and the stale check read is the newest runs.
+    """
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO persona_runs (run_at, session_id, target, path, reason, sha256, tokens, budget, "
+            "sections_kept, sections_dropped, generation, memory_watermark, outcome, config_hash, counter) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (store.now(), store.session, run.target, str(run.path), run.reason, run.sha256, run.tokens, run.budget,
+             run.sections_kept, run.sections_dropped, run.generation, run.memory_watermark, run.outcome,
+             run.config_hash, run.counter),
+        )
+        if keep:
+            conn.execute("DELETE FROM persona_runs WHERE session_id = ? AND id <= (SELECT id FROM persona_runs "
+                         "WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+                         (store.session, store.session, keep))
+
+
+def newest_generation(store: PersonaStore, path: Path) -> int | None:
+    """The highest store generation already rendered into ``path`` (written or found unchanged)."""
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT MAX(generation) FROM persona_runs WHERE path = ? AND outcome != 'stale'", (str(path),)
+        ).fetchone()
+    return None if row[0] is None else int(row[0])
+
+
+def recorded_tokens(store: PersonaStore, path: Path, sha256: str, counter: str) -> int | None:
+    """The exact count under ``counter`` a render recorded for these bytes at ``path``; None if none did."""
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT tokens FROM persona_runs WHERE path = ? AND sha256 = ? AND counter = ? AND outcome != 'stale' "
+            "ORDER BY id DESC LIMIT 1", (str(path), sha256, counter)
+        ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:
+    """The profile's most recent runs, newest first."""
+    with store.read() as conn:
+        rows = conn.execute("SELECT * FROM persona_runs WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                            (store.session, limit)).fetchall()
+    return [dict(row) for row in rows]

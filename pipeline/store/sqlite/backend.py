@@ -1,0 +1,162 @@
+"""The embedded backend: one Mnemosyne-compatible SQLite file, the default."""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from ...errors import StoreError
+from ...fs.write import PRIVATE_FILE, ensure_private_dir
+from ..dialect import SQLITE
+from .schema import ensure_schema, shadow_schema
+
+
+def _has_power() -> bool:
+    with closing(sqlite3.connect(":memory:")) as probe:
+        try:
+            probe.execute("SELECT power(2, 1)")
+        except sqlite3.OperationalError:
+            return False
+    return True
+
+
+HAS_POWER = _has_power()
+
+
+class SqliteBackend:
+    """Opens the database file, creates or checks its schema, and explains its failures."""
+
+    dialect = SQLITE
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int, create_directory: bool, readonly: bool) -> None:
+        self.path = Path(path).expanduser()
+        self.busy_timeout_ms = busy_timeout_ms
+        self.create_directory = create_directory
+        self.readonly = readonly
+
+    @property
+    def label(self) -> str:
+        """How messages name this database."""
+        return str(self.path)
+
+    def connect(self) -> sqlite3.Connection:
+        if self.readonly:
+            return self._open_readonly()
+        parent = self.path.parent
+        if self.create_directory and not parent.exists():
+            try:
+                ensure_private_dir(parent)
+            except OSError as error:
+                raise StoreError(f"cannot create the database directory {parent}: {error.strerror}") from None
+        if not parent.is_dir():
+            raise StoreError(f"database directory {parent} does not exist (create it, or set store.path / --db)")
+        if self.path.is_dir():
+            raise StoreError(f"database path {self.path} is a directory")
+        created = _create_private(self.path) or self.path.stat().st_size == 0
+        with self.errors():
+            conn = self._connect(str(self.path))
+            try:
+                if created:  # an existing database keeps the journal mode its owner chose
+                    conn.execute("PRAGMA journal_mode = WAL")
+                ensure_schema(conn)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
+
+    def _open_readonly(self) -> sqlite3.Connection:
+        """The database opened read-only (a missing one reads as empty); nothing on disk changes."""
+        if self.path.is_dir():
+            raise StoreError(f"database path {self.path} is a directory")
+        target = f"{self.path.absolute().as_uri()}?mode=ro" if self.path.exists() else "file::memory:"
+        with self.errors():
+            conn = self._connect(target, uri=True)
+            try:
+                shadow_schema(conn)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
+
+    def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
+        # Hosts such as Hermes run each turn on a new thread: the store shares this one connection
+        # under its lock, so it must not be tied to the thread that opened it.
+        conn = sqlite3.connect(target, timeout=self.busy_timeout_ms / 1000, isolation_level=None,
+                               check_same_thread=False, uri=uri)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        if not HAS_POWER:  # SQLite's math functions are a build option; retention's due check needs this one
+            conn.create_function("power", 2, math.pow, deterministic=True)
+        return conn
+
+    def release(self, conn: sqlite3.Connection) -> None:
+        conn.close()
+
+    def alive(self, conn: sqlite3.Connection) -> bool:
+        return True  # a file does not hang up
+
+    def claim_write(self, conn: sqlite3.Connection, profile: str) -> None:
+        """Nothing to do: BEGIN IMMEDIATE already made this the database's only writer."""
+
+    def notify(self, conn: sqlite3.Connection, channel: str, payload: str) -> None:
+        """Nothing to announce: every reader of a file is on this host and checks it itself."""
+
+    @contextmanager
+    def profile_lock(self, store: Any, timeout_s: float) -> Iterator[bool]:
+        """One tick at a time on this database: a lock file beside it (yields False if it stayed busy)."""
+        lock = FileLock(Path(f"{self.path}.persona-tick.lock"), timeout=timeout_s, mode=PRIVATE_FILE)
+        try:
+            lock.acquire()
+        except Timeout:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
+
+    def tables(self, conn: sqlite3.Connection) -> frozenset[str]:
+        return frozenset(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """Turn sqlite3 failures into one clear StoreError naming the database."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise StoreError(self._explain(error)) from error
+        except (UnicodeEncodeError, OverflowError) as error:  # a value SQLite cannot hold reached a query
+            raise StoreError(f"database {self.path}: a value cannot be stored ({error})") from None
+
+    def _explain(self, error: sqlite3.Error) -> str:
+        text = str(error)
+        if "locked" in text or "busy" in text:
+            return f"database {self.path} is locked by another writer (waited {self.busy_timeout_ms} ms)"
+        if "not a database" in text:
+            return f"{self.path} is not a SQLite database"
+        if "unable to open" in text:
+            return f"cannot open database {self.path}: check that it and its directory are readable and writable"
+        if "malformed" in text:
+            return f"database {self.path} is corrupt ({text})"
+        return f"database {self.path}: {text}"
+
+
+def _create_private(path: Path) -> bool:
+    """A new database holds personal data: create it 0600 (SQLite gives its -wal and -shm files the same mode).
+
+    Returns whether the file was created now.
+    """
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return False
+    except OSError as error:
+        raise StoreError(f"cannot create database {path}: {error.strerror}") from None
+    return True

@@ -1,0 +1,278 @@
+"""SQLite schema: Mnemosyne's tables when missing, and our own versioned tables.
+
+Mnemosyne's tables are created with ``IF NOT EXISTS`` and exactly Mnemosyne's
+columns; an existing table is never altered. Our tables carry the prefix
+``persona_`` and evolve only through :data:`MIGRATIONS`.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from ...errors import StoreError
+
+MNEMOSYNE_TABLES = (
+    """CREATE TABLE IF NOT EXISTS memoria_persona (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT DEFAULT 'default',
+        tier TEXT NOT NULL CHECK(tier IN ('permanent','long_term','working')),
+        topic TEXT NOT NULL,
+        content TEXT NOT NULL,
+        confidence REAL DEFAULT 0.7,
+        source_memory_id TEXT,
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+        last_reinforced_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+        reinforcement_count INTEGER DEFAULT 0,
+        promotion_reason TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_persona_session_tier ON memoria_persona(session_id, tier)",
+    "CREATE INDEX IF NOT EXISTS idx_persona_tier_topic ON memoria_persona(tier, topic)",
+    """CREATE TABLE IF NOT EXISTS memoria_preferences (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT DEFAULT 'default',
+        message_idx INTEGER,
+        preference TEXT,
+        topic TEXT,
+        evolution TEXT,
+        context_snippet TEXT,
+        source_memory_id TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_pref_session ON memoria_preferences(session_id)",
+    """CREATE TABLE IF NOT EXISTS working_memory (
+        id TEXT PRIMARY KEY,
+        content TEXT NOT NULL,
+        source TEXT,
+        timestamp TEXT,
+        session_id TEXT DEFAULT 'default',
+        importance REAL DEFAULT 0.5,
+        metadata_json TEXT,
+        veracity TEXT DEFAULT 'unknown',
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_wm_session ON working_memory(session_id)",
+    """CREATE TABLE IF NOT EXISTS episodic_memory (
+        rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT UNIQUE NOT NULL,
+        content TEXT NOT NULL,
+        source TEXT,
+        timestamp TEXT,
+        session_id TEXT DEFAULT 'default',
+        importance REAL DEFAULT 0.5,
+        metadata_json TEXT,
+        summary_of TEXT DEFAULT '',
+        veracity TEXT DEFAULT 'unknown',
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_em_session ON episodic_memory(session_id)",
+)
+
+# Each entry moves the schema from version N-1 to N. Append only.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        # Which declarative facts file a persona row came from, for import --prune.
+        """CREATE TABLE persona_origins (
+            persona_id INTEGER PRIMARY KEY,
+            origin TEXT NOT NULL
+        )""",
+        "CREATE INDEX idx_persona_origins_origin ON persona_origins(origin)",
+    ),
+    (
+        # A counter bumped by every store change: renders carry it, so an older
+        # render never overwrites a newer one, and triggers see "store changed".
+        """CREATE TABLE persona_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            generation INTEGER NOT NULL DEFAULT 0,
+            changed_at TEXT
+        )""",
+        "INSERT INTO persona_state (id, generation) VALUES (1, 0)",
+        """CREATE TABLE persona_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_at TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            path TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            budget INTEGER NOT NULL,
+            sections_kept INTEGER NOT NULL,
+            sections_dropped INTEGER NOT NULL,
+            generation INTEGER NOT NULL,
+            memory_watermark INTEGER NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('written', 'unchanged', 'stale')),
+            config_hash TEXT
+        )""",
+        "CREATE INDEX idx_persona_runs_target ON persona_runs(path, generation)",
+        # Lookups by source memory: promote's "already promoted", extract's candidates.
+        "CREATE INDEX IF NOT EXISTS idx_persona_source ON memoria_persona(session_id, source_memory_id)",
+        "CREATE INDEX IF NOT EXISTS idx_persona_tombstones ON memoria_preferences(source_memory_id) "
+        "WHERE evolution = 'persona_tombstone'",
+    ),
+    (
+        # The persona a running session was given, exactly as injected (after the cap).
+        """CREATE TABLE persona_snapshots (
+            session_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            text TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            recorded_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, target)
+        )""",
+    ),
+    (
+        # Snapshots belong to a profile as well as a host session, and remember the compaction
+        # (the host's summary) they were taken at, so a restarted host does not refresh twice.
+        """CREATE TABLE persona_snapshots_v4 (
+            profile TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            text TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            recorded_at TEXT NOT NULL,
+            boundary TEXT,
+            PRIMARY KEY (profile, session_id, target)
+        )""",
+        "INSERT INTO persona_snapshots_v4 (profile, session_id, target, text, sha256, generation, recorded_at) "
+        "SELECT 'default', session_id, target, text, sha256, generation, recorded_at FROM persona_snapshots",
+        "DROP TABLE persona_snapshots",
+        "ALTER TABLE persona_snapshots_v4 RENAME TO persona_snapshots",
+    ),
+    (
+        # What the facts file said at the last import: a re-import changes a row only when the file
+        # changed, so confidence earned by reinforcement survives importing the same file again.
+        "ALTER TABLE persona_origins ADD COLUMN file_tier TEXT",
+        "ALTER TABLE persona_origins ADD COLUMN file_confidence REAL",
+        "ALTER TABLE persona_origins ADD COLUMN file_reason TEXT",
+    ),
+    (
+        # "Is this topic and text already a fact?" (add, import) without reading the whole table:
+        # an OR across two columns defeated the source index and made a 10k import quadratic.
+        "CREATE INDEX IF NOT EXISTS idx_persona_topic_content ON memoria_persona(session_id, topic, content)",
+    ),
+    (
+        # The counter a run's token count is exact under: `persona inject` trusts a recorded count
+        # for the same bytes and counter instead of loading the tokenizer.
+        "ALTER TABLE persona_runs ADD COLUMN counter TEXT",
+    ),
+    (
+        # Each profile has its own generation: in a database shared by many profiles, one profile's
+        # change must not make every other profile look changed. Profiles that exist start at the
+        # old shared generation, so every run already recorded stays comparable.
+        "CREATE TABLE persona_state_v8 (session_id TEXT PRIMARY KEY, generation INTEGER NOT NULL DEFAULT 0, "
+        "changed_at TEXT)",
+        "INSERT INTO persona_state_v8 (session_id, generation, changed_at) "
+        "SELECT profiles.session_id, state.generation, state.changed_at FROM (SELECT session_id FROM memoria_persona "
+        "WHERE session_id IS NOT NULL UNION SELECT session_id FROM persona_runs UNION SELECT profile FROM "
+        "persona_snapshots) AS profiles, persona_state AS state WHERE state.id = 1",
+        "DROP TABLE persona_state",
+        "ALTER TABLE persona_state_v8 RENAME TO persona_state",
+        "CREATE INDEX idx_persona_runs_profile ON persona_runs(session_id, id)",
+    ),
+    (
+        # Rendered, capped blocks for `output: store` targets, read by `injection.source: store`.
+        """CREATE TABLE persona_blocks (
+            profile TEXT NOT NULL,
+            target TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            counter TEXT NOT NULL,
+            rendered_at TEXT NOT NULL,
+            PRIMARY KEY (profile, target)
+        )""",
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# The columns persona-tier reads and writes in tables that may be Mnemosyne's (or another tool's).
+# An existing table without one of them is refused before anything is changed.
+REQUIRED_COLUMNS = {
+    "memoria_persona": ("id", "session_id", "tier", "topic", "content", "confidence", "source_memory_id",
+                        "created_at", "last_reinforced_at", "reinforcement_count", "promotion_reason"),
+    "memoria_preferences": ("id", "session_id", "preference", "topic", "evolution", "context_snippet",
+                            "source_memory_id"),
+    "working_memory": ("id", "content", "source", "timestamp", "session_id", "importance", "metadata_json",
+                       "created_at"),
+    "episodic_memory": ("id", "content", "source", "timestamp", "session_id", "importance", "metadata_json",
+                        "created_at"),
+    "memoria_instructions": ("topic", "source_memory_id"),
+}
+_CREATE_TABLE = re.compile(r"^\s*CREATE TABLE (IF NOT EXISTS )?(\w+)", re.IGNORECASE)
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create missing tables and apply pending migrations, in one transaction.
+
+    Compatibility is checked first, so a database that cannot work is
+    refused with nothing changed.
+    """
+    version = _version(conn)
+    if version == SCHEMA_VERSION:
+        return
+    check_compatible(conn, version)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS persona_schema (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                     "version INTEGER NOT NULL)")
+        for statement in MNEMOSYNE_TABLES:
+            conn.execute(statement)
+        version = _version(conn)  # another process may have migrated meanwhile
+        for statements in MIGRATIONS[version:]:
+            for statement in statements:
+                conn.execute(statement)
+        conn.execute("INSERT OR REPLACE INTO persona_schema (id, version) VALUES (1, ?)", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def shadow_schema(conn: sqlite3.Connection) -> None:
+    """For a read-only connection: stand in empty TEMP tables for whatever the database lacks.
+
+    A read never changes the user's database, yet every query works: a
+    Mnemosyne database persona-tier has not written to yet reads as "no runs,
+    no snapshots". (TEMP tables shadow nothing that exists: only missing
+    tables, or all of ours when they are not at this version.)
+    """
+    version = _version(conn)
+    check_compatible(conn, version)
+    existing = _tables(conn)
+    statements = [s for s in MNEMOSYNE_TABLES if (m := _CREATE_TABLE.match(s)) and m.group(2) not in existing]
+    if version != SCHEMA_VERSION:
+        statements.append("CREATE TABLE persona_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
+        statements += [s for group in MIGRATIONS for s in group if not s.lstrip().upper().startswith("CREATE INDEX")]
+    for statement in statements:
+        conn.execute(_CREATE_TABLE.sub(lambda m: f"CREATE TEMP TABLE {m.group(1) or ''}{m.group(2)}", statement))
+
+
+def check_compatible(conn: sqlite3.Connection, version: int) -> None:
+    """Raise StoreError naming the first table and column the database lacks, or a newer schema."""
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"database schema version {version} is newer than this persona-tier supports "
+                         f"({SCHEMA_VERSION}); upgrade persona-tier")
+    existing = _tables(conn)
+    for table, needed in REQUIRED_COLUMNS.items():
+        if table not in existing:
+            continue
+        have = {row[1] for row in conn.execute(f"PRAGMA main.table_info({table})")}
+        missing = [column for column in needed if column not in have]
+        if missing:
+            raise StoreError(f"table {table} has no column {missing[0]!r}, which persona-tier needs; it is not a "
+                             f"Mnemosyne-compatible table, and nothing was changed")
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")}
+
+
+def _version(conn: sqlite3.Connection) -> int:
+    if "persona_schema" not in _tables(conn):
+        return 0
+    row = conn.execute("SELECT version FROM main.persona_schema WHERE id = 1").fetchone()
+    return int(row[0]) if row else 0

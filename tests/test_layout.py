@@ -1,0 +1,132 @@
+"""The folder tree is the architecture: a folder imports only the folders below it.
+
+Read from the source's own import statements (those inside functions too), the
+way the docs tests keep the README honest.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pipeline
+
+PACKAGE = Path(pipeline.__file__).parent
+
+# Lower layers first. A module may import its own folder and any folder of a lower layer;
+# folders that share a layer are siblings and may not import each other.
+LAYERS: list[set[str]] = [
+    {"errors", "clock", "tiers", "text", "warn_once"},
+    {"fs"},
+    {"config"},
+    {"store", "render"},
+    {"stages"},
+    {"schedule"},
+    {"inject"},
+    {"integrations"},
+    {"cli"},
+]
+# The public API (lazy re-exports) and the entry point sit above everything.
+TOP = {"__init__", "__main__"}
+# Importing the built-in stages registers them with the registry they import: the one cycle on purpose.
+BUILTIN_STAGES = {f"pipeline.stages.{name}" for name in ("extract", "rank", "render", "cap", "write")}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every ``pipeline`` module this file imports, resolved to its full name."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            target = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                found.add(candidate if candidate in MODULES else target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {module for module in found if module.startswith("pipeline") and module != "pipeline"}
+
+
+def folder(module: str) -> str:
+    return module.split(".")[1]
+
+
+def layer(module: str) -> int:
+    return next(index for index, names in enumerate(LAYERS) if folder(module) in names)
+
+
+FILES = sorted(PACKAGE.rglob("*.py"))
+MODULES = {module_name(path) for path in FILES}
+GRAPH = {module_name(path): imports_of(path) for path in FILES}
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    known = set().union(*LAYERS) | TOP
+    assert sorted({folder(module) for module in MODULES if module != "pipeline"} - known) == []
+
+
+def test_no_import_points_up_or_sideways() -> None:
+    wrong = [
+        f"{module} -> {target}"
+        for module, targets in GRAPH.items()
+        if module != "pipeline" and folder(module) not in TOP
+        for target in targets
+        if folder(target) != folder(module) and layer(target) >= layer(module)
+    ]
+    assert wrong == []
+
+
+def test_no_import_cycles_but_the_stage_registration() -> None:
+    cycles = [cycle for cycle in _cycles() if not set(cycle) <= BUILTIN_STAGES | {"pipeline.stages.registry"}]
+    assert cycles == []
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in GRAPH.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while (member := stack.pop()) != node:
+                component.append(member)
+            component.append(node)
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(GRAPH):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_public_api_names_every_export_once_and_each_one_loads() -> None:
+    declared = _type_checking_names()
+    assert sorted(declared) == pipeline.__all__
+    for name in pipeline.__all__:
+        assert getattr(pipeline, name) is not None, name
+
+
+def _type_checking_names() -> set[str]:
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If))
+    return {alias.asname or alias.name for node in block.body if isinstance(node, ast.ImportFrom)
+            for alias in node.names}
