@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, str] = {
     # settings
     "Settings": "pipeline.config.schema",
-    "ResolvedTarget": "pipeline.config.schema",
-    "load_settings": "pipeline.config.schema",
-    "load_settings_with_provenance": "pipeline.config.schema",
+    "ResolvedTarget": "pipeline.config.targets",
+    "load_settings": "pipeline.config.load",
+    "load_settings_with_provenance": "pipeline.config.load",
     # the store
     "PersonaStore": "pipeline.store.facts",
     "Fact": "pipeline.store.facts",
@@ -85,7 +85,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists equal)
-    from .config.schema import ResolvedTarget, Settings, load_settings, load_settings_with_provenance
+    from .config.load import load_settings, load_settings_with_provenance
+    from .config.schema import Settings
+    from .config.targets import ResolvedTarget
     from .errors import (
         ConfigError,
         FactsFileError,

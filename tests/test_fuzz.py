@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from pipeline import PersonaError, Settings, load_settings
 from pipeline.cli import app
 from pipeline.config.edit import model_leaves
-from pipeline.config.schema import LEGACY_ENV
+from pipeline.config.env import LEGACY_ENV
 
 KEYS = [".".join(path) for path, _ in model_leaves(Settings())]
 COMMANDS = [["add"], ["promote"], ["demote"], ["list"], ["reinforce"], ["import"], ["render"], ["inject"],

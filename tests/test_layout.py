@@ -42,7 +42,10 @@ def imports_of(path: Path) -> set[str]:
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if node in _type_only(tree):
+            continue
         if isinstance(node, ast.ImportFrom):
             base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
             target = ".".join([*base, *([node.module] if node.module else [])])
@@ -52,6 +55,13 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return {module for module in found if module.startswith("pipeline") and module != "pipeline"}
+
+
+def _type_only(tree: ast.Module) -> set[ast.AST]:
+    """Imports under ``if TYPE_CHECKING:``: annotations only, never run, so no dependency at run time."""
+    blocks = [node for node in ast.walk(tree) if isinstance(node, ast.If)
+              and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"]
+    return {child for block in blocks for statement in block.body for child in ast.walk(statement)}
 
 
 def folder(module: str) -> str:

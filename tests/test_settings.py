@@ -324,7 +324,7 @@ def test_merge_tokens_stay_literal_too(tmp_path):
 
 
 def test_default_database_follows_mnemosyne(monkeypatch, tmp_path):
-    from pipeline.config.schema import db_path
+    from pipeline.config.urls import db_path
 
     assert db_path(load_settings()) == tmp_path / "home" / ".hermes" / "mnemosyne" / "data" / "mnemosyne.db"
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hh"))

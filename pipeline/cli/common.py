@@ -38,7 +38,7 @@ class CliState:
     _settings: Settings | None = None
 
     def overrides(self) -> dict[str, Any]:
-        from ..config.schema import parse_overrides
+        from ..config.load import parse_overrides
 
         overrides = parse_overrides(self.set_pairs)
         if self.db is not None:  # --db names the database, whatever the config said: a URL or a file
@@ -55,7 +55,7 @@ class CliState:
 
     def fresh_settings(self) -> Settings:
         """The settings resolved anew from every source (for long-running commands)."""
-        from ..config.schema import load_settings
+        from ..config.load import load_settings
 
         return load_settings(config_files=self.config_files or None, env_name=self.env_name,
                              overrides=self.overrides())

@@ -24,8 +24,8 @@ def show(
 ) -> None:
     """Print every effective setting."""
     from ..config.edit import model_leaves
+    from ..config.load import load_settings_with_provenance
     from ..config.provenance import source_of
-    from ..config.schema import load_settings_with_provenance
     from ..config.urls import redact
 
     cli = state(ctx)

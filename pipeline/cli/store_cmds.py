@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..tiers import TIERS
+
 if TYPE_CHECKING:
     from ..store import Fact, Promotion
 from .common import JsonOption, SessionOption, emit_json, shown, state, table
 
-TierOption = Annotated[str, typer.Option("--tier", help="permanent, long_term or working.")]
+TierOption = Annotated[str, typer.Option("--tier", help=" or ".join([", ".join(TIERS[:-1]), TIERS[-1]]) + ".")]
 ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why; kept with the row or tombstone.")]
 CONTENT_WIDTH = 72
 

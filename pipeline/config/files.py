@@ -13,7 +13,7 @@ sections, and knows every key's line.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,19 +40,15 @@ class ConfigLayer:
     data: dict[str, Any]
     file: Path | None = None
     lines: dict[Path_, int] = field(default_factory=dict)
+    label: Callable[[Path_], str] | None = None  # names the source of a value (an environment variable)
 
     def describe(self, path: Path_) -> str:
         """Where the value at ``path`` came from, for messages and ``config show``."""
         if self.name == "file":
             line = self.lines.get(path)
             return f"{self.file}:{line}" if line else str(self.file)
-        if self.name == "env":
-            return "env " + "MNEMOSYNE_PERSONA_" + "__".join(path).upper()
-        if self.name == "legacy-env":
-            from .schema import LEGACY_ENV  # settings imports this module, so import it when needed
-
-            names = [name for name, target in LEGACY_ENV.items() if target == path]
-            return f"env {names[0]} (legacy)" if names else "legacy env"
+        if self.label is not None:
+            return self.label(path)
         if self.name == "override":
             return "override " + ".".join(path)
         return self.name
@@ -210,3 +206,14 @@ def parse_value(raw: str) -> Any:
         raise ConfigError([f"value {raw[:40]!r}...: {error}"]) from None
     except YAMLError:
         return raw
+
+
+def nest(flat: Mapping[tuple[str, ...], Any]) -> dict[str, Any]:
+    """``{("cap", "token_cap"): 9}`` becomes ``{"cap": {"token_cap": 9}}``."""
+    nested: dict[str, Any] = {}
+    for path, value in flat.items():
+        node = nested
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    return nested

@@ -8,6 +8,7 @@ value in error messages.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import types
 import typing
@@ -71,7 +72,7 @@ def validate_layers(
     for layer in layers:
         data, unknown = _strip_unknown(model, layer.data, ())
         problems += [f"unknown key {'.'.join(path)} in {layer.describe(path)}{hint}" for path, hint in unknown]
-        cleaned.append(ConfigLayer(layer.name, data, layer.file, layer.lines))
+        cleaned.append(dataclasses.replace(layer, data=data))
     merged, provenance = merge_layers(cleaned)
     try:
         settings = model(**merged)

@@ -1,62 +1,26 @@
-"""One settings model, and the function that resolves it from every source.
+"""The settings schema: every setting declared exactly once, with its default and a description.
 
-Every setting is declared exactly once below, with its default and a
-description. ``persona config init``, ``config show``, the README's table and
-``config/persona.yaml`` are all derived from these fields.
-
-Sources, highest precedence first:
-
-1. explicit overrides (``--set key.path=value`` or ``load_settings(overrides=...)``)
-2. ``MNEMOSYNE_PERSONA_*`` environment variables, ``__`` for nesting
-3. the five legacy flat variables (``MNEMOSYNE_PERSONA_TOKEN_CAP`` ...)
-4. YAML files (see :mod:`pipeline.config.files`)
-5. the defaults declared here
-
-Nothing is read at import time: each :func:`load_settings` call re-reads the
-environment and the files.
+``persona config init``, ``config show``, the README's table and
+``config/persona.yaml`` are all derived from these fields. The sources are
+layered by :mod:`pipeline.config.load`.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from ..errors import ConfigError, InputError, StageError
-from ..fs.locations import default_db_path, default_persona_file, profile_slug
-from ..fs.read import real_path, regular_file_kind
-from ..fs.write import refuse_protected
 from ..text import LINE_ENDS
-from .files import ConfigLayer, load_layers, parse_value, resolve_config_files
-from .provenance import Provenance, validate_layers
-from .urls import port_problem, redact_url
+from ..tiers import TIERS, Tier
+from . import targets
+from .targets import ResolvedTarget
+from .urls import SERVER_SCHEMES, port_problem, redact_url
 
-ENV_PREFIX = "MNEMOSYNE_PERSONA_"
-CONFIG_ENV = "MNEMOSYNE_PERSONA_CONFIG"
-ENV_SWITCHER = "MNEMOSYNE_ENV"
-# Unprefixed variables that decide paths: checked for undecodable bytes like our own.
-READ_ENV = frozenset({ENV_SWITCHER, "HERMES_HOME", "MNEMOSYNE_DATA_DIR"})
-
-# The existing tier's flat variables, each mapped onto its nested field. Kept
-# so that users' current environments keep working unchanged.
-LEGACY_ENV = {
-    "MNEMOSYNE_PERSONA_ENABLED": ("injection", "enabled"),
-    "MNEMOSYNE_PERSONA_FILE": ("injection", "file"),
-    "MNEMOSYNE_PERSONA_TOKEN_CAP": ("cap", "token_cap"),
-    "MNEMOSYNE_PERSONA_INTERVAL": ("triggers", "interval"),
-    "MNEMOSYNE_PERSONA_DAILY_SYNC_HOUR": ("triggers", "daily_sync_hour"),
-}
-
-Tier = Literal["permanent", "long_term", "working"]
-TIERS: tuple[str, ...] = ("permanent", "long_term", "working")
-
+__all__ = ["TIERS", "ResolvedTarget", "Settings", "Tier"]
 
 MAX_TARGET_NAME = 100
 
@@ -359,246 +323,25 @@ class Settings(BaseModel):
             owners[where] = name
         return self
 
-    def protected_paths(self, *, besides: str | None = None, profile: str | None = None,
-                        config_files: bool = True) -> dict[Path, str]:
-        """Files a render must never write, each with what it is: the store, its journals, the config files
-        these settings came from (unless ``config_files`` is off), and every target's file but ``besides``'s."""
-        db = db_path(self)
-        protected = {db: f"the database {db}"}
-        protected |= {Path(f"{db}{end}"): f"the database's {end} file" for end in ("-wal", "-shm", "-journal")}
-        if config_files:
-            protected |= {path: f"the config file {path}" for path in self._config_files}
-        for name, settings in self.targets.items():
-            if name != besides and settings.output == "file":
-                path = self.target(name, profile=profile if "{profile}" in self._raw_path(name) else None).path
-                protected[path] = f"target {name!r}'s file"
-        return protected
-
-    def check_writable(self, target: ResolvedTarget, *, profile: str | None = None) -> None:
-        """Raise unless ``target``'s file may be written: a regular file (or none yet, StageError), and none of
-        :meth:`protected_paths` (InputError). Checked before anything is rendered, so a bad path changes nothing."""
-        if target.in_store:
-            return
-        kind = regular_file_kind(target.path)
-        if kind is not None:
-            raise StageError(f"cannot write persona file {target.path}: it is {kind}")
-        refuse_protected(target.path, self.protected_paths(besides=target.name, profile=profile),
-                         what=f"target {target.name!r}'s persona")
-
-    def _raw_path(self, name: str) -> str:
-        return str(self.targets[name].path or self.injection.file or default_persona_file())
-
     def is_default(self, key: str) -> bool:
         """Whether a home-relative path (``store.path``, ``injection.file``) was left at its default."""
         return key in self._defaulted
 
-    def target(self, name: str, *, profile: str | None = None) -> ResolvedTarget:
-        """A target with its fallbacks (path, budget, note) filled in, for ``profile`` (default store.session).
-
-        A target's file belongs to one profile: another profile may use it only
-        if the path contains ``{profile}``, so one user's facts never reach
-        another user's prompt.
-        """
-        if name not in self.targets:
-            raise StageError(f"unknown target {name!r}; known targets: {', '.join(sorted(self.targets))}")
-        target = self.targets[name]
-        owner = self.store.session
-        profile = owner if profile is None else profile
-        raw = self._raw_path(name)
-        if target.output == "file" and "{profile}" not in raw and profile != owner:
-            key = f"targets.{name}.path" if target.path else "injection.file"
-            raise InputError(
-                f"target {name!r} writes {raw}, which belongs to profile {owner!r} (store.session); to use it for "
-                f"profile {profile!r}, put {{profile}} in {key} or set store.session"
-            )
-        # A store target's "path" only names its block (in run records); nothing is written there.
-        path = (Path(f"store:{profile_slug(profile)}") / name if target.output == "store"
-                else Path(raw.replace("{profile}", profile_slug(profile))).expanduser())
-        return ResolvedTarget(
-            name=name,
-            template=target.template,
-            path=path,
-            budget=self.cap.token_cap if target.budget is None else target.budget,
-            boundary=target.boundary,
-            note=self.cap.truncation_note if target.truncation_note is None else target.truncation_note,
-            template_dirs=tuple(str(Path(d).expanduser()) for d in self.render.template_dirs),
-            output=target.output,
-            profile=profile,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvedTarget:
-    """A target as the pipeline and injector use it: every fallback applied."""
-
-    name: str
-    template: str
-    path: Path
-    budget: int
-    boundary: str
-    note: str | None  # configured; None means the template's own (see truncation_note)
-    template_dirs: tuple[str, ...] = ()
-    output: str = "file"  # or "store": the text goes to persona_blocks, keyed by (profile, name)
-    profile: str = "default"
-
     @property
-    def in_store(self) -> bool:
-        return self.output == "store"
+    def config_files(self) -> tuple[Path, ...]:
+        """The YAML files these settings were read from: no render may ever write over one."""
+        return self._config_files
 
+    def target(self, name: str, *, profile: str | None = None) -> ResolvedTarget:
+        """A target with its fallbacks filled in, for ``profile`` (default store.session); see
+        :func:`pipeline.config.targets.resolve_target`."""
+        return targets.resolve_target(self, name, profile=profile)
 
-def _legacy_env() -> dict[str, Any]:
-    """The five legacy flat variables, nested onto their fields."""
-    return _nest({path: os.environ[name] for name, path in LEGACY_ENV.items() if name in os.environ})
+    def protected_paths(self, *, besides: str | None = None, profile: str | None = None,
+                        config_files: bool = True) -> dict[Path, str]:
+        """Files a render must never write (:func:`pipeline.config.targets.protected_paths`)."""
+        return targets.protected_paths(self, besides=besides, profile=profile, config_files=config_files)
 
-
-def _nest(flat: Mapping[tuple[str, ...], Any]) -> dict[str, Any]:
-    nested: dict[str, Any] = {}
-    for path, value in flat.items():
-        node = nested
-        for key in path[:-1]:
-            node = node.setdefault(key, {})
-        node[path[-1]] = value
-    return nested
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """Turn ``["cap.token_cap=900"]`` into ``{"cap": {"token_cap": 900}}``.
-
-    Values are read as YAML scalars, so ``900`` is an int and ``true`` a bool.
-    """
-    flat: dict[tuple[str, ...], Any] = {}
-    problems = []
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            problems.append(f"--set {pair!r}: expected KEY.PATH=VALUE")
-            continue
-        flat[tuple(key.strip().split("."))] = parse_value(raw)
-    if problems:
-        raise ConfigError(problems)
-    return _nest(flat)
-
-
-def _expand_dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Accept both ``{"cap": {"token_cap": 9}}`` and ``{"cap.token_cap": 9}``."""
-    return _nest({tuple(key.split(".")): value for key, value in overrides.items()})
-
-
-def _env_layers() -> list[ConfigLayer]:
-    legacy = ConfigLayer("legacy-env", _legacy_env())
-    ours = [name for name in os.environ if name.upper().startswith(ENV_PREFIX) and name not in LEGACY_ENV
-            and name != CONFIG_ENV]
-    if not ours:
-        return [legacy, ConfigLayer("env", {})]
-    from pydantic_settings import EnvSettingsSource, SettingsError
-
-    try:
-        values = EnvSettingsSource(Settings, case_sensitive=False, env_prefix=ENV_PREFIX,  # type: ignore[arg-type]
-                                   env_nested_delimiter="__")()
-    except SettingsError as error:
-        # Structured settings (targets, pipeline, a whole section) are read from the environment as JSON.
-        field = re.search(r'field "([^"]+)"', str(error))
-        name = f"{ENV_PREFIX}{field.group(1).upper()}" if field else f"a {ENV_PREFIX}* variable"
-        raise ConfigError([f"environment variable {name} must hold JSON for this structured setting"]) from None
-    return [legacy, ConfigLayer("env", values)]
-
-
-def _environment_problems() -> list[str]:
-    """Variables we would read wrongly or not at all, each named.
-
-    pydantic-settings skips prefixed names that map to no setting, and reads
-    lower-case names as if they were upper case; both are errors here, so a
-    typo never goes unnoticed and every variable is read by one rule.
-    Values that are not valid UTF-8 (undecodable bytes) are errors too.
-    """
-    fields = {name.upper() for name in Settings.model_fields}
-    known = set(LEGACY_ENV) | {CONFIG_ENV}
-    problems = []
-    for name in sorted(os.environ):
-        if name in READ_ENV or name.upper().startswith(ENV_PREFIX):
-            try:
-                os.environ[name].encode("utf-8")
-            except UnicodeEncodeError:
-                problems.append(f"environment variable {name} is not valid UTF-8")
-                continue
-        if not name.upper().startswith(ENV_PREFIX) or name in known:
-            continue
-        if name != name.upper():
-            problems.append(f"environment variable {name} is not upper case; persona-tier reads only "
-                            f"upper-case names (did you mean {name.upper()}?)")
-        elif name[len(ENV_PREFIX):].split("__", 1)[0] not in fields:
-            problems.append(f"unknown environment variable {name}{_closest_env_hint(name)}")
-    return problems
-
-
-def load_settings(
-    *,
-    config_files: list[Path] | None = None,
-    env_name: str | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> Settings:
-    """Resolve the settings from overrides, environment, legacy names, YAML and defaults."""
-    return load_settings_with_provenance(config_files=config_files, env_name=env_name, overrides=overrides)[0]
-
-
-def load_settings_with_provenance(
-    *,
-    config_files: list[Path] | None = None,
-    env_name: str | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> tuple[Settings, Provenance]:
-    """Like :func:`load_settings`, also saying where every effective value came from."""
-    files = resolve_config_files(config_files, environ=os.environ)
-    chosen_env = env_name if env_name is not None else os.environ.get(ENV_SWITCHER)
-    layers = load_layers(files, chosen_env)
-    layers += _env_layers()
-    layers.append(ConfigLayer("override", _expand_dotted(overrides or {})))
-    extra_problems = _environment_problems()
-    settings, provenance = validate_layers(Settings, layers, extra_problems)
-    settings = _with_default_paths(settings)
-    settings._config_files = tuple(real_path(path) for path in files)
-    return settings, provenance
-
-
-def _with_default_paths(settings: Settings) -> Settings:
-    """Fill the home-relative defaults now, so later calls agree whatever the environment does meanwhile.
-
-    With one profile per Hermes user, the default persona file names the profile.
-    """
-    store, injection = settings.store, settings.injection
-    defaulted = set()
-    if store.path is None:
-        store = store.model_copy(update={"path": default_db_path()})
-        defaulted.add("store.path")
-    if injection.file is None:
-        file = default_persona_file()
-        if settings.hermes.profile == "user_id":
-            file = file.with_name("persona-{profile}.md")
-        injection = injection.model_copy(update={"file": file})
-        defaulted.add("injection.file")
-    filled = settings.model_copy(update={"store": store, "injection": injection})
-    filled._defaulted = frozenset(defaulted)
-    return filled
-
-
-def _closest_env_hint(name: str) -> str:
-    candidates = [f"{ENV_PREFIX}{field.upper()}__" for field in Settings.model_fields] + list(LEGACY_ENV)
-    match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f" (did you mean {match[0]}?)" if match else ""
-
-
-def db_path(settings: Settings) -> Path:
-    """The SQLite file the settings point at (for a server URL, the file it would be without one)."""
-    url = settings.store.url
-    if url and not url.startswith(SERVER_SCHEMES):
-        return Path(url.removeprefix("sqlite://")).expanduser()
-    return (settings.store.path or default_db_path()).expanduser()
-
-
-SERVER_SCHEMES = ("postgresql://", "postgres://")
-
-
-def store_target(settings: Settings) -> Path | str:
-    """What the store opens: a ``postgresql://`` URL, or a SQLite file's path."""
-    url = settings.store.url
-    return url if url and url.startswith(SERVER_SCHEMES) else db_path(settings)
+    def check_writable(self, target: ResolvedTarget, *, profile: str | None = None) -> None:
+        """Raise unless ``target``'s file may be written (:func:`pipeline.config.targets.check_writable`)."""
+        targets.check_writable(self, target, profile=profile)

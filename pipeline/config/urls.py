@@ -10,8 +10,14 @@ than too little, and driver text is scrubbed of it and of its pieces.
 from __future__ import annotations
 
 import re
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
+
+from ..fs.locations import default_db_path
+
+if TYPE_CHECKING:
+    from .schema import Settings
 
 HIDDEN = "***"
 QUERY_PASSWORD = re.compile(r"(?i)(\bpassword=)([^&#\s]*)")
@@ -93,3 +99,25 @@ def port_problem(url: str) -> str | None:
         if port and not (port.isdigit() and 0 < int(port) <= 65535):
             return f"port {port!r} is not a number from 1 to 65535"
     return None
+
+
+SERVER_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_server_url(target: Path | str) -> bool:
+    """Whether the store's target is a database server's URL, rather than a SQLite file."""
+    return isinstance(target, str) and target.startswith(SERVER_SCHEMES)
+
+
+def db_path(settings: Settings) -> Path:
+    """The SQLite file the settings point at (for a server URL, the file it would be without one)."""
+    url = settings.store.url
+    if url and not url.startswith(SERVER_SCHEMES):
+        return Path(url.removeprefix("sqlite://")).expanduser()
+    return (settings.store.path or default_db_path()).expanduser()
+
+
+def store_target(settings: Settings) -> Path | str:
+    """What the store opens: a ``postgresql://`` URL, or a SQLite file's path."""
+    url = settings.store.url
+    return url if url and url.startswith(SERVER_SCHEMES) else db_path(settings)

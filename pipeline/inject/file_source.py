@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from ..config.schema import ResolvedTarget
+from ..config.targets import ResolvedTarget
 from ..fs.read import FileRead, read_file
 from ..render.notes import lazy_note
 from ..render.section_cap import cap_text

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.schema import ResolvedTarget, Settings
+from ..config.schema import Settings
+from ..config.targets import ResolvedTarget
 from ..errors import PersonaError
 from ..fs.read import describe, read_file
 from ..warn_once import ProblemLog

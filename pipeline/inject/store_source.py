@@ -13,9 +13,11 @@ import threading
 import time
 from typing import Any
 
-from ..config.schema import ResolvedTarget, Settings, store_target
+from ..config.schema import Settings
+from ..config.targets import ResolvedTarget
+from ..config.urls import store_target
 from ..errors import PersonaError
-from ..store import PersonaStore, is_server_url
+from ..store import PersonaStore
 from ..store.blocks import block_version, read_block
 from ..warn_once import ProblemLog
 from .file_source import cap_block
@@ -79,11 +81,10 @@ class BlockSource:
             injection = self.settings.injection
             self._store = PersonaStore.from_settings(self.settings, session=self.target.profile,
                                                      busy_timeout_ms=injection.busy_timeout_ms, readonly=True)
-            url = store_target(self.settings)
-            if is_server_url(url):
+            if self._store.backend.features.announces:
                 from ..store.postgres.listen import listener_for  # the listener thread only for a server
 
-                self._listener = listener_for(str(url))
+                self._listener = listener_for(str(store_target(self.settings)))
         return self._store
 
     def close(self) -> None:

@@ -11,7 +11,8 @@ session.
 
 from __future__ import annotations
 
-from ..config.schema import Settings, load_settings
+from ..config.load import load_settings
+from ..config.schema import Settings
 from ..inject.injector import PersonaInjector
 
 

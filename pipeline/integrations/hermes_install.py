@@ -22,7 +22,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..config.edit import edit_yaml_file
 from ..config.files import parse_yaml_file
-from ..config.schema import load_settings
+from ..config.load import load_settings
 from ..errors import ConfigError
 from ..fs.locations import hermes_home as default_hermes_home
 from ..fs.locations import hermes_home_override, package_root

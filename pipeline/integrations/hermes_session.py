@@ -6,7 +6,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..config.schema import Settings, load_settings
+from ..config.load import load_settings
+from ..config.schema import Settings
 from ..fs.locations import hermes_home_override
 from .tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, openai_schema
 

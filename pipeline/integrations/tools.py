@@ -19,7 +19,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
 
@@ -30,6 +30,7 @@ from ..render.tokens import get_counter
 from ..schedule.triggers import status_data
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
+from ..tiers import Tier
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,6 @@ def _not_a_bool(value: Any) -> Any:
     return value
 
 
-TierName = Literal["permanent", "long_term", "working"]
 Session = Annotated[str | None, Field(description="Profile id (store session); default: the configured store.session.")]
 PersonaId = Annotated[int, BeforeValidator(_not_a_bool),
                       Field(description="Persona fact id, as returned by persona_list.", ge=1, lt=2**63)]
@@ -89,7 +89,7 @@ class PersonaTools:
     def _promote(self) -> Tool:
         def persona_promote(
             memory_id: Annotated[str, Field(description="Id of a working or episodic memory.", min_length=1)],
-            tier: Annotated[TierName, Field(description="Persona tier.")] = "long_term",
+            tier: Annotated[Tier, Field(description="Persona tier.")] = "long_term",
             reason: Reason = None,
             force: Annotated[bool, Field(description="Promote even if the memory was demoted before.")] = False,
             session: Session = None,
@@ -114,7 +114,7 @@ class PersonaTools:
 
     def _list(self) -> Tool:
         def persona_list(
-            tier: Annotated[TierName | None, Field(description="Only this tier.")] = None,
+            tier: Annotated[Tier | None, Field(description="Only this tier.")] = None,
             topic: Annotated[str | None, Field(description="Only this topic.")] = None,
             session: Session = None,
         ) -> dict[str, Any]:
@@ -139,7 +139,7 @@ class PersonaTools:
         def persona_add(
             content: Annotated[str, Field(description="The fact, e.g. 'Answers tersely.'", min_length=1)],
             topic: Annotated[str, Field(description="The section it belongs to, e.g. 'style'.", min_length=1)],
-            tier: Annotated[TierName, Field(description="Persona tier.")] = "long_term",
+            tier: Annotated[Tier, Field(description="Persona tier.")] = "long_term",
             confidence: Annotated[float, Field(description="How sure, 0 to 1.", ge=0, le=1)] = 0.7,
             reason: Reason = None,
             force: Annotated[bool, Field(description="Add it even if the same fact was demoted before.")] = False,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..config.schema import ResolvedTarget
+from ..config.targets import ResolvedTarget
 from .section_cap import Capped
 
 

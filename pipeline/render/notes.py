@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from ..config.schema import ResolvedTarget
+from ..config.targets import ResolvedTarget
 from .template_sources import search_path
 
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import Clock, utc_now
-from ..config.schema import ResolvedTarget, Settings
+from ..config.schema import Settings
+from ..config.targets import ResolvedTarget
 from ..errors import StageError
 from ..render.tokens import TokenCounter
 from ..store import PersonaStore

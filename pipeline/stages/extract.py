@@ -11,10 +11,10 @@ from pydantic import Field
 from ..clock import to_db
 from ..render.model import FactSet, LeftOut, PersonaFact, Start
 from ..store import SQLITE, TOMBSTONE_MARK, Connection, Dialect, PersonaStore, metadata_topic, profile_generation
+from ..tiers import TIERS
 from .context import StageContext
 from .registry import StageOptions, stage
 
-TIERS = frozenset({"permanent", "long_term", "working"})
 NUMBERS = frozenset({int, float})
 SESSION_ROWS = "SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?"
 

@@ -7,13 +7,12 @@ from collections import defaultdict
 
 from pydantic import Field
 
-from ..config.schema import Tier
 from ..render.model import FactSet, LeftOut, PersonaFact, RankedFact, RankedPersona, RankedSection, fact_label
 from ..render.sanitize import dedupe_key
+from ..tiers import TIER_RANK, Tier
 from .context import StageContext
 from .registry import StageOptions, stage
 
-TIER_RANK = {"permanent": 0, "long_term": 1, "working": 2}
 LN2 = math.log(2)
 
 
@@ -39,7 +38,7 @@ def rank(facts: FactSet, *, ctx: StageContext, options: RankOptions) -> RankedPe
     def order(index: int) -> tuple[float, int, int, str]:
         # A total order: best score, then tier, then reinforcement, then the stable key.
         fact = items[index]
-        return -scores[index], TIER_RANK.get(fact.tier, 3), -fact.reinforcement_count, fact.key
+        return -scores[index], TIER_RANK.get(fact.tier, len(TIER_RANK)), -fact.reinforcement_count, fact.key
 
     limit = options.max_items_per_section
     if not ctx.explain:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..config.schema import ResolvedTarget
+from ..config.targets import ResolvedTarget
 from ..render.model import RankedPersona, RankedSection, Rendered
 from ..render.templating import build_context, render_template
 from .context import StageContext

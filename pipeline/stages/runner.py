@@ -17,7 +17,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..clock import Clock
-from ..config.schema import ResolvedTarget, Settings
+from ..config.schema import Settings
+from ..config.targets import ResolvedTarget
 from ..errors import StageError
 from ..render.model import Start, TargetReport
 from ..render.tokens import get_counter

@@ -1,6 +1,7 @@
 """The persona store and its two backends: an embedded SQLite file (the default) and PostgreSQL."""
 
-from .backend import Connection, is_server_url
+from ..config.urls import is_server_url
+from .backend import Connection
 from .dialect import POSTGRES, SQLITE, Dialect
 from .facts import (
     BROKEN_ROWS,

@@ -7,7 +7,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..config.urls import is_server_url
 from .dialect import Dialect
+from .features import Features
 from .sqlite.backend import SqliteBackend
 
 Params = Sequence[Any] | Mapping[str, Any]
@@ -34,6 +36,10 @@ class Connection(Protocol):
 
 class Backend(Protocol):
     dialect: Dialect
+    features: Features
+
+    @property
+    def path(self) -> Path | None: ...  # the database file, or None for a server
 
     @property
     def label(self) -> str: ...
@@ -53,10 +59,6 @@ class Backend(Protocol):
     def tables(self, conn: Any) -> frozenset[str]: ...
 
     def errors(self) -> AbstractContextManager[None]: ...
-
-
-def is_server_url(target: Path | str) -> bool:
-    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
 
 
 def open_backend(target: Path | str, *, busy_timeout_ms: int, readonly: bool, create_directory: bool,

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..tiers import sql_list
+
 # Every character Python's str.isspace() accepts: "empty" means the same to SQL and to Python.
 WHITESPACE_CODES = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198,
                     8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288)
-TIER_CHECK = "tier NOT IN ('permanent', 'long_term', 'working')"
+TIER_CHECK = f"tier NOT IN ({sql_list()})"
 # What PostgreSQL can cast to a timestamp among the texts SQLite's julianday() reads: date, time, fraction, zone.
 TIMESTAMP_SHAPE = ("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
                    "([ T]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$")

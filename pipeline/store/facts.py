@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..clock import Clock, to_db, utc_now
-from ..config.schema import TIERS, Settings, store_target
+from ..config.schema import Settings
+from ..config.urls import store_target
 from ..errors import InputError, NotFoundError, StoreError, StoreUnavailable
+from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
 from .backend import Backend, Connection, open_backend
 from .validation import MAX_PROFILE_CHARS, MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
@@ -33,7 +35,7 @@ __all__ = ["TOMBSTONE_MARK", "Fact", "PersonaStore", "Promotion", "tombstone_tex
 # Written to memoria_preferences.evolution so tombstones are told apart from
 # real preferences by a column, not by parsing text.
 TOMBSTONE_MARK = "persona_tombstone"
-TIER_ORDER = "CASE tier WHEN 'permanent' THEN 0 WHEN 'long_term' THEN 1 ELSE 2 END"
+TIER_ORDER = sql_rank()
 MAX_ID = 2**63 - 1  # SQLite's INTEGER, PostgreSQL's bigint
 PROMOTE_LOOKUP = """
 SELECT (SELECT id FROM memoria_persona WHERE session_id = :session AND source_memory_id = :memory),
@@ -143,7 +145,7 @@ class PersonaStore:
     @property
     def path(self) -> Path | None:
         """The SQLite file, or None for a server."""
-        return getattr(self.backend, "path", None)
+        return self.backend.path
 
     @property
     def label(self) -> str:
@@ -223,7 +225,7 @@ class PersonaStore:
                 yield conn
             finally:
                 self._depth -= 1
-                if self._depth == 0 and getattr(self.backend, "pooled", False):
+                if self._depth == 0 and self.backend.features.pooled:
                     self._conn = None
                     self.backend.release(conn)
 
@@ -327,7 +329,7 @@ class PersonaStore:
             rows = conn.execute(
                 "SELECT tier, COUNT(*) FROM memoria_persona WHERE session_id = ? GROUP BY tier", (self.session,)
             ).fetchall()
-        counts = dict.fromkeys(TIERS, 0)
+        counts: dict[str, int] = dict.fromkeys(TIERS, 0)
         counts.update({tier: count for tier, count in rows})
         return counts
 

@@ -24,8 +24,8 @@ from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from ..config.files import parse_yaml_file, read_yaml_text
-from ..config.schema import Tier
 from ..errors import ConfigError, FactsFileError, InputError
+from ..tiers import Tier
 from .facts import TOMBSTONE_MARK, PersonaStore, content_key
 from .validation import MAX_TOPIC_CHARS, check_text
 

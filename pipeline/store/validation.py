@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..config.schema import TIERS
 from ..errors import InputError
+from ..tiers import TIERS
 
 MAX_TOPIC_CHARS = 200  # a topic is a section heading, not a fact
 MAX_PROFILE_CHARS = 1000  # a profile (session_id) names a user, not a document

@@ -28,6 +28,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ...config.urls import redact_url, scrub, server_of, user_of
 from ...errors import StoreError, StoreUnavailable
 from ..dialect import POSTGRES
+from ..features import Features
 from .schema import ensure_schema
 
 CONNECT_TIMEOUT_S = 10
@@ -162,7 +163,8 @@ class PostgresBackend:
     """One PostgreSQL database, shared by every profile and every host that names it."""
 
     dialect = POSTGRES
-    pooled = True
+    features = Features(pooled=True, announces=True)
+    path = None  # a server, not a file
 
     def __init__(self, url: str, *, busy_timeout_ms: int, readonly: bool, statement_timeout_ms: int) -> None:
         self.url = url

@@ -15,6 +15,7 @@ from filelock import FileLock, Timeout
 from ...errors import StoreError
 from ...fs.write import PRIVATE_FILE, ensure_private_dir
 from ..dialect import SQLITE
+from ..features import Features
 from .schema import ensure_schema, shadow_schema
 
 
@@ -34,6 +35,7 @@ class SqliteBackend:
     """Opens the database file, creates or checks its schema, and explains its failures."""
 
     dialect = SQLITE
+    features = Features()
 
     def __init__(self, path: Path, *, busy_timeout_ms: int, create_directory: bool, readonly: bool) -> None:
         self.path = Path(path).expanduser()

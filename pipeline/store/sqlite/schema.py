@@ -11,12 +11,14 @@ import re
 import sqlite3
 
 from ...errors import StoreError
+from ...tiers import sql_list
+from ..contract import REQUIRED_COLUMNS
 
 MNEMOSYNE_TABLES = (
-    """CREATE TABLE IF NOT EXISTS memoria_persona (
+    f"""CREATE TABLE IF NOT EXISTS memoria_persona (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         session_id TEXT DEFAULT 'default',
-        tier TEXT NOT NULL CHECK(tier IN ('permanent','long_term','working')),
+        tier TEXT NOT NULL CHECK(tier IN ({sql_list(',')})),
         topic TEXT NOT NULL,
         content TEXT NOT NULL,
         confidence REAL DEFAULT 0.7,
@@ -189,19 +191,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
-# The columns persona-tier reads and writes in tables that may be Mnemosyne's (or another tool's).
-# An existing table without one of them is refused before anything is changed.
-REQUIRED_COLUMNS = {
-    "memoria_persona": ("id", "session_id", "tier", "topic", "content", "confidence", "source_memory_id",
-                        "created_at", "last_reinforced_at", "reinforcement_count", "promotion_reason"),
-    "memoria_preferences": ("id", "session_id", "preference", "topic", "evolution", "context_snippet",
-                            "source_memory_id"),
-    "working_memory": ("id", "content", "source", "timestamp", "session_id", "importance", "metadata_json",
-                       "created_at"),
-    "episodic_memory": ("id", "content", "source", "timestamp", "session_id", "importance", "metadata_json",
-                        "created_at"),
-    "memoria_instructions": ("topic", "source_memory_id"),
-}
 _CREATE_TABLE = re.compile(r"^\s*CREATE TABLE (IF NOT EXISTS )?(\w+)", re.IGNORECASE)
 
 

@@ -1,0 +1,104 @@
+"""Targets as the pipeline and the injector use them: every fallback applied, for one profile, and the files
+no render may write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from ..errors import InputError, StageError
+from ..fs.locations import default_persona_file, profile_slug
+from ..fs.read import regular_file_kind
+from ..fs.write import refuse_protected
+from .urls import db_path
+
+if TYPE_CHECKING:
+    from .schema import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedTarget:
+    """A target as the pipeline and injector use it: every fallback applied."""
+
+    name: str
+    template: str
+    path: Path
+    budget: int
+    boundary: str
+    note: str | None  # configured; None means the template's own (render.notes.truncation_note)
+    template_dirs: tuple[str, ...] = ()
+    output: Literal["file", "store"] = "file"  # store: the text goes to persona_blocks, keyed by (profile, name)
+    profile: str = "default"
+
+    @property
+    def in_store(self) -> bool:
+        return self.output == "store"
+
+
+def protected_paths(settings: Settings, *, besides: str | None = None, profile: str | None = None,
+                    config_files: bool = True) -> dict[Path, str]:
+    """Files a render must never write, each with what it is: the store, its journals, the config files
+    these settings came from (unless ``config_files`` is off), and every target's file but ``besides``'s."""
+    db = db_path(settings)
+    protected = {db: f"the database {db}"}
+    protected |= {Path(f"{db}{end}"): f"the database's {end} file" for end in ("-wal", "-shm", "-journal")}
+    if config_files:
+        protected |= {path: f"the config file {path}" for path in settings.config_files}
+    for name, target in settings.targets.items():
+        if name != besides and target.output == "file":
+            expands = "{profile}" in raw_path(settings, name)
+            protected[resolve_target(settings, name, profile=profile if expands else None).path] = (
+                f"target {name!r}'s file")
+    return protected
+
+
+def check_writable(settings: Settings, target: ResolvedTarget, *, profile: str | None = None) -> None:
+    """Raise unless ``target``'s file may be written: a regular file (or none yet, StageError), and none of
+    :func:`protected_paths` (InputError). Checked before anything is rendered, so a bad path changes nothing."""
+    if target.in_store:
+        return
+    kind = regular_file_kind(target.path)
+    if kind is not None:
+        raise StageError(f"cannot write persona file {target.path}: it is {kind}")
+    refuse_protected(target.path, protected_paths(settings, besides=target.name, profile=profile),
+                     what=f"target {target.name!r}'s persona")
+
+
+def raw_path(settings: Settings, name: str) -> str:
+    return str(settings.targets[name].path or settings.injection.file or default_persona_file())
+
+
+def resolve_target(settings: Settings, name: str, *, profile: str | None = None) -> ResolvedTarget:
+    """A target with its fallbacks (path, budget, note) filled in, for ``profile`` (default store.session).
+
+    A target's file belongs to one profile: another profile may use it only
+    if the path contains ``{profile}``, so one user's facts never reach
+    another user's prompt.
+    """
+    if name not in settings.targets:
+        raise StageError(f"unknown target {name!r}; known targets: {', '.join(sorted(settings.targets))}")
+    target = settings.targets[name]
+    owner = settings.store.session
+    profile = owner if profile is None else profile
+    raw = raw_path(settings, name)
+    if target.output == "file" and "{profile}" not in raw and profile != owner:
+        key = f"targets.{name}.path" if target.path else "injection.file"
+        raise InputError(
+            f"target {name!r} writes {raw}, which belongs to profile {owner!r} (store.session); to use it for "
+            f"profile {profile!r}, put {{profile}} in {key} or set store.session"
+        )
+    # A store target's "path" only names its block (in run records); nothing is written there.
+    path = (Path(f"store:{profile_slug(profile)}") / name if target.output == "store"
+            else Path(raw.replace("{profile}", profile_slug(profile))).expanduser())
+    return ResolvedTarget(
+        name=name,
+        template=target.template,
+        path=path,
+        budget=settings.cap.token_cap if target.budget is None else target.budget,
+        boundary=target.boundary,
+        note=settings.cap.truncation_note if target.truncation_note is None else target.truncation_note,
+        template_dirs=tuple(str(Path(d).expanduser()) for d in settings.render.template_dirs),
+        output=target.output,
+        profile=profile,
+    )

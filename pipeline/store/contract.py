@@ -1,0 +1,18 @@
+"""The contract with tables that may be Mnemosyne's (or another tool's), shared by both backends.
+
+Each backend checks an existing table against it before changing anything.
+"""
+
+# The columns persona-tier reads and writes in tables that may be Mnemosyne's (or another tool's).
+# An existing table without one of them is refused before anything is changed.
+REQUIRED_COLUMNS = {
+    "memoria_persona": ("id", "session_id", "tier", "topic", "content", "confidence", "source_memory_id",
+                        "created_at", "last_reinforced_at", "reinforcement_count", "promotion_reason"),
+    "memoria_preferences": ("id", "session_id", "preference", "topic", "evolution", "context_snippet",
+                            "source_memory_id"),
+    "working_memory": ("id", "content", "source", "timestamp", "session_id", "importance", "metadata_json",
+                       "created_at"),
+    "episodic_memory": ("id", "content", "source", "timestamp", "session_id", "importance", "metadata_json",
+                        "created_at"),
+    "memoria_instructions": ("topic", "source_memory_id"),
+}

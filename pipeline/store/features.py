@@ -1,0 +1,13 @@
+"""Backend capabilities, declared once with their defaults (as Django's ``features.py``), never probed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """What a backend can do, declared once here with its default; a backend overrides only what differs."""
+
+    pooled: bool = False  # connections are borrowed per operation and given back, not held by the store
+    announces: bool = False  # a block write is announced to listeners on other hosts (LISTEN/NOTIFY)
