@@ -53,7 +53,7 @@ _EXPORTS: dict[str, str] = {
     # injection and session snapshots
     "PersonaInjector": "pipeline.inject.injector",
     "SessionSnapshots": "pipeline.inject.sessions",
-    "Snapshot": "pipeline.inject.sessions",
+    "Snapshot": "pipeline.store.snapshots",
     "Refresh": "pipeline.inject.sessions",
     "PersonaPromptMixin": "pipeline.integrations.hermes",
     # errors
@@ -100,7 +100,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
         TemplateError,
     )
     from .inject.injector import PersonaInjector
-    from .inject.sessions import Refresh, SessionSnapshots, Snapshot
+    from .inject.sessions import Refresh, SessionSnapshots
     from .integrations.hermes import PersonaPromptMixin
     from .render.model import (
         CappedRender,
@@ -123,3 +123,4 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
     from .stages.runner import plan, run_pipeline
     from .store.facts import Fact, PersonaStore, Promotion
     from .store.facts_file import import_facts, read_facts_file
+    from .store.snapshots import Snapshot

@@ -140,3 +140,13 @@ def _type_checking_names() -> set[str]:
     block = next(node for node in tree.body if isinstance(node, ast.If))
     return {alias.asname or alias.name for node in block.body if isinstance(node, ast.ImportFrom)
             for alias in node.names}
+
+
+# One query reads every profile's tables at once to find the due ones; it lives with the schedule it serves.
+SQL_OUTSIDE_THE_STORE = {"pipeline.schedule.due"}
+
+
+def test_only_the_store_runs_sql() -> None:
+    """Each table has one module in store/; elsewhere, code asks the store."""
+    running = {module_name(path) for path in FILES if ".execute(" in path.read_text(encoding="utf-8")}
+    assert sorted(module for module in running if folder(module) != "store") == sorted(SQL_OUTSIDE_THE_STORE)

@@ -26,8 +26,8 @@ from pipeline import ConfigError, PersonaInjector, PersonaStore, SessionSnapshot
 from pipeline.cli import app
 from pipeline.integrations.tools import PersonaTools, call
 from pipeline.schedule import tick as ticking
-from pipeline.stages.extract import persona_sql
 from pipeline.store import POSTGRES
+from pipeline.store.facts import persona_sql
 from pipeline.store.postgres.listen import listener_for
 
 from .databases import Db, open_database, require_server, server_url

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from pipeline import PersonaInjector, PersonaPromptMixin, PersonaStore, SessionSnapshots, load_settings, run_pipeline
 from pipeline.cli import app
-from pipeline.inject.sessions import digest
+from pipeline.store.snapshots import digest
 
 from .conftest import write
 

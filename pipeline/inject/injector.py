@@ -1,52 +1,34 @@
-"""Put the persona file into a system prompt, on every turn, cheaply.
+"""Put the persona into a system prompt, on every turn, cheaply.
 
-The injector reads the injected target's file and applies the same cap, with
-the same counter, budget and section boundary, as the pipeline. The file may
-be hand-edited, so the cap works on the text's own section boundaries.
+The injector reads the injected target through its source (a file, or a block
+in the store) and applies the same cap, with the same counter, budget and
+section boundary, as the pipeline. The file may be hand-edited, so the cap
+works on the text's own section boundaries.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..errors import PersonaError
-from ..fs.read import describe, read_file
 from ..warn_once import ProblemLog
-from .file_source import block_of, read_block
-from .sessions import Refresh, SessionSnapshots, appendix
-from .store_source import BlockSource
+from .file_source import KnownTokens
+from .prompt import appendix
+from .sessions import Refresh, SessionSnapshots
+from .source import Source, open_source
 
 log = logging.getLogger(__name__)
-
-FileKey = tuple[int, int, int, int]
-# (path, sha256 of its bytes) -> the exact token count a render recorded for them, or None.
-KnownTokens = Callable[[Path, str], "int | None"]
-
-
-@dataclass(frozen=True, slots=True)
-class Block:
-    """A capped block and the file state it was read from."""
-
-    text: str
-    key: FileKey | None
 
 
 class PersonaInjector:
     """``block()`` is the capped persona text; ``inject(prompt)`` appends it under the header.
 
-    Live mode: a warm call makes no syscall. The file is stat'ed at most once
-    per ``injection.check_interval_ms``, and re-read only when its
-    (mtime_ns, size, inode, ctime_ns) changed. ctime cannot be set back by
-    ``cp -p``, ``rsync -t`` or a restore, so a content change that restores the
-    mtime is still seen, even in place and at the same size.
+    Live mode: the target's source as it is now (:mod:`pipeline.inject.source`);
+    a warm call makes no syscall.
 
     Session mode: the session's snapshot, held in memory once given. A failing
     database never takes it away: the last good text is served, with one
@@ -59,7 +41,6 @@ class PersonaInjector:
     def __init__(self, settings: Settings, *, session_id: str | None = None,
                  known_tokens: KnownTokens | None = None, profile: str | None = None) -> None:
         self.settings = settings
-        self._known_tokens = known_tokens
         self.session_id = session_id
         self.enabled = settings.injection.enabled
         self.header = settings.injection.header
@@ -67,14 +48,11 @@ class PersonaInjector:
         self.problems = ProblemLog(log)
         # The profile whose persona this is (default store.session); a file target must allow it ({profile}).
         self._target: ResolvedTarget = settings.target(settings.injection.target, profile=profile)
-        self._interval_ns = settings.injection.check_interval_ms * 1_000_000
-        self._checked_at: int | None = None
-        self._block = Block("", None)
         self._session_text: str | None = None  # what this session was last given: its last good persona
         self._snapshots: SessionSnapshots | None = None
         self._lock = threading.RLock()
         self._live_fallback_said = False
-        self._source = BlockSource(settings, self._target, self.problems) if self._target.in_store else None
+        self._source: Source = open_source(settings, self._target, self.problems, known_tokens=known_tokens)
 
     @property
     def path(self) -> Path:
@@ -93,15 +71,7 @@ class PersonaInjector:
                 self._live_fallback_said = True
                 log.warning("injection.mode is session but the host gave no session id; injecting the live file "
                             "instead of one snapshot shared by every session")
-        if self._source is not None:
-            return self._source.text()
-        now = time.monotonic_ns()
-        if self._checked_at is not None and now - self._checked_at < self._interval_ns:
-            return self._block.text
-        with self._lock:
-            self._checked_at = now
-            self._block = self._refresh(self._block)
-            return self._block.text
+        return self._source.text()
 
     def inject(self, system_prompt: str) -> str:
         """The system prompt with the persona block appended under the header."""
@@ -112,12 +82,8 @@ class PersonaInjector:
         return appendix(self.header, block)
 
     def read_capped(self) -> str:
-        """Read the file (or the stored block) now and cap it; OSError propagates to the caller."""
-        if self._source is not None:
-            return self._source.text()
-        injection = self.settings.injection
-        return read_block(self._target, counter=self.settings.cap.counter, max_bytes=injection.max_file_bytes,
-                          problems=self.problems)
+        """Read the file (or the stored block) now and cap it; OSError (MissingBlock) propagates to the caller."""
+        return self._source.read()
 
     # -- session mode --------------------------------------------------
 
@@ -151,8 +117,8 @@ class PersonaInjector:
         """The file itself, recorded nowhere, when the snapshot store cannot be used: never inject nothing."""
         try:
             text = self.read_capped()
-        except OSError as error:
-            self.problems.warn(f"{why}, and the persona file {describe(error)}; injecting nothing")
+        except (OSError, PersonaError) as error:
+            self.problems.warn(f"{why}, and the {self._source.describe(error)}; injecting nothing")
             return ""
         self.problems.warn(f"{why}; injecting the persona file as it is, unpinned, until the store recovers")
         return text
@@ -218,36 +184,4 @@ class PersonaInjector:
             if self._snapshots is not None:
                 self._snapshots.close()
                 self._snapshots = None
-            if self._source is not None:
-                self._source.close()
-
-    # -- live mode -----------------------------------------------------
-
-    def _refresh(self, cached: Block) -> Block:
-        injection = self.settings.injection
-        try:
-            found = read_file(self._target.path, injection.max_file_bytes)
-            if found.key == cached.key:
-                return cached
-            block = Block(block_of(found, self._target, counter=self.settings.cap.counter,
-                                   max_bytes=injection.max_file_bytes, problems=self.problems,
-                                   known_tokens=self._recorded_tokens(found.data)), found.key)
-        except OSError as error:
-            self.warn(error)
-            return Block("", None)
-        self.problems.recovered()
-        return block
-
-    def _recorded_tokens(self, data: bytes) -> int | None:
-        """The count a render recorded for these bytes; a failing lookup only means counting them again."""
-        if self._known_tokens is None:
-            return None
-        try:
-            return self._known_tokens(self._target.path, hashlib.sha256(data).hexdigest())
-        except PersonaError as error:
-            log.debug("no recorded token count for %s: %s", self._target.path, error)
-            return None
-
-    def warn(self, error: OSError) -> None:
-        """Log a read failure once per distinct problem."""
-        self.problems.warn(f"persona file {self._target.path} {describe(error)}; injecting nothing")
+            self._source.close()

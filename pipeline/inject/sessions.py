@@ -13,7 +13,6 @@ target.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -21,33 +20,22 @@ from typing import Any
 from ..clock import Clock, utc_now
 from ..config.schema import Settings
 from ..errors import PersonaError, StoreError
-from ..fs.read import describe, read_file
 from ..store import PersonaStore
-from ..store.blocks import MissingBlock, read_block
-from ..store.runs import recorded_tokens
+from ..store.snapshots import (
+    Snapshot,
+    delete_snapshots,
+    digest,
+    get_snapshot,
+    list_snapshots,
+    record_at_boundary,
+    record_first,
+)
 from ..warn_once import ProblemLog
-from .file_source import block_of, cap_block
+from .prompt import appendix
+from .source import open_source
 
 log = logging.getLogger(__name__)
 
-COLUMNS = "profile, session_id, target, text, sha256, generation, recorded_at, boundary"
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """The persona a session sees, exactly as injected. Generation 0 means "not recorded yet"."""
-
-    profile: str
-    session_id: str
-    target: str
-    text: str
-    sha256: str
-    generation: int
-    recorded_at: str
-    boundary: str | None = None  # the compaction the snapshot was taken at, where the host names one
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +53,6 @@ class Refresh:
         return {k: v for k, v in asdict(self).items() if k != "text" and not (k == "error" and v is None)}
 
 
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 class SessionSnapshots:
     """Snapshot operations for the injected target of one profile, on the configured database.
 
@@ -82,6 +66,7 @@ class SessionSnapshots:
         self.profile = self.store.session
         self.target = settings.target(settings.injection.target, profile=self.profile)
         self.problems = ProblemLog(log)
+        self.source = open_source(settings, self.target, self.problems, store=self.store)
 
     def close(self) -> None:
         self.store.close()
@@ -108,25 +93,7 @@ class SessionSnapshots:
             return self._read()
 
     def _read(self) -> str:
-        if self.target.in_store:
-            stored = read_block(self.store, self.target.name)
-            if stored is None:
-                raise MissingBlock(f"no block rendered yet for target {self.target.name!r}")
-            known = stored.tokens if stored.counter == self.settings.cap.counter else None
-            return cap_block(stored.text, self.target, self.settings.cap.counter, known_tokens=known)
-        max_bytes = self.settings.injection.max_file_bytes
-        found = read_file(self.target.path, max_bytes)
-        return block_of(found, self.target, counter=self.settings.cap.counter, max_bytes=max_bytes,
-                        problems=self.problems, known_tokens=self._recorded_tokens(found.data))
-
-    def _recorded_tokens(self, data: bytes) -> int | None:
-        """The count the render that wrote these bytes recorded: a host's first turn need not load the tokenizer."""
-        try:
-            return recorded_tokens(self.store, self.target.path, hashlib.sha256(data).hexdigest(),
-                                   self.settings.cap.counter)
-        except PersonaError as error:
-            log.debug("no recorded token count for %s: %s", self.target.path, error)
-            return None
+        return self.source.read()
 
     def _render_cold_start(self) -> bool:
         if not any(self.store.count_by_tier().values()):
@@ -139,20 +106,13 @@ class SessionSnapshots:
 
     def describe(self, error: BaseException) -> str:
         """One line for a failed read, for warnings and Refresh.error."""
-        if isinstance(error, OSError) and not isinstance(error, MissingBlock):
-            return f"persona file {self.target.path} {describe(error)}"
-        return str(error)
+        return self.source.describe(error)
 
     # -- rows ----------------------------------------------------------
 
     def get(self, session_id: str) -> Snapshot | None:
         """The recorded snapshot, or None."""
-        with self.store.read() as conn:
-            row = conn.execute(
-                f"SELECT {COLUMNS} FROM persona_snapshots WHERE profile = ? AND session_id = ? AND target = ?",
-                (self.profile, session_id, self.target.name),
-            ).fetchone()
-        return None if row is None else Snapshot(**dict(row))
+        return get_snapshot(self.store, session_id, self.target.name)
 
     def snapshot(self, session_id: str) -> Snapshot:
         """The session's persona. The first call records the capped file; first write wins.
@@ -173,12 +133,7 @@ class SessionSnapshots:
             self.problems.warn(f"{self.describe(error)}; injecting nothing until it can be read")
             return self._unrecorded(session_id, "")
         try:
-            with self.store.transaction() as conn:
-                conn.execute(
-                    f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, NULL) "
-                    "ON CONFLICT DO NOTHING",
-                    (self.profile, session_id, self.target.name, text, digest(text), self.store.now()),
-                )
+            record_first(self.store, session_id, self.target.name, text)
         except StoreError as error:  # e.g. another writer holds the database: serve the text, record it later
             self.problems.warn(f"could not record session {session_id}'s persona ({error}); serving it unrecorded")
             return self._unrecorded(session_id, text)
@@ -195,11 +150,7 @@ class SessionSnapshots:
         For a session that was given its persona while the store could not
         record it: the same bytes are kept, whatever the file says now.
         """
-        with self.store.transaction() as conn:
-            conn.execute(
-                f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO NOTHING",
-                (self.profile, session_id, self.target.name, text, digest(text), self.store.now(), boundary),
-            )
+        record_first(self.store, session_id, self.target.name, text, boundary=boundary)
         pinned = self.get(session_id)
         assert pinned is not None
         return pinned
@@ -221,42 +172,13 @@ class SessionSnapshots:
 
     def commit(self, session_id: str, text: str, *, parent: str | None = None, boundary: str | None = None
                ) -> Refresh:
-        """Record ``text`` as the session's persona at a compaction boundary.
-
-        The generation advances only if the text differs from the session's
-        snapshot (or, for a new session id, its parent's); an unchanged text
-        leaves the row byte-identical, timestamps included. The check runs
-        inside the write transaction, so two concurrent refreshes agree.
-        """
-        with self.store.transaction() as conn:
-            row = self._row(conn, session_id)
-            base = row or (self._row(conn, parent) if parent else None)
-            if base is not None and base["text"] == text:
-                generation = base["generation"]
-                if row is None:
-                    self._insert(conn, session_id, text, generation, boundary)
-                elif boundary is not None and row["boundary"] != boundary:
-                    conn.execute("UPDATE persona_snapshots SET boundary = ? WHERE profile = ? AND session_id = ? "
-                                 "AND target = ?", (boundary, self.profile, session_id, self.target.name))
-                return Refresh(session_id, False, generation, text)
-            generation = 1 if base is None else base["generation"] + 1
-            self._insert(conn, session_id, text, generation, boundary)
-        log.info("session %s: persona refreshed to generation %d", session_id, generation)
-        return Refresh(session_id, True, generation, text)
-
-    def _row(self, conn: Any, session_id: str) -> Any:
-        return conn.execute(
-            "SELECT text, generation, boundary FROM persona_snapshots WHERE profile = ? AND session_id = ? "
-            "AND target = ?", (self.profile, session_id, self.target.name),
-        ).fetchone()
-
-    def _insert(self, conn: Any, session_id: str, text: str, generation: int, boundary: str | None) -> None:
-        conn.execute(
-            f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (profile, session_id, target) DO UPDATE SET text = excluded.text, sha256 = excluded.sha256, "
-            "generation = excluded.generation, recorded_at = excluded.recorded_at, boundary = excluded.boundary",
-            (self.profile, session_id, self.target.name, text, digest(text), generation, self.store.now(), boundary),
-        )
+        """Record ``text`` as the session's persona at a compaction boundary
+        (:func:`pipeline.store.snapshots.record_at_boundary`): the generation advances only if it changed."""
+        changed, generation = record_at_boundary(self.store, session_id, self.target.name, text, parent=parent,
+                                                 boundary=boundary)
+        if changed:
+            log.info("session %s: persona refreshed to generation %d", session_id, generation)
+        return Refresh(session_id, changed, generation, text)
 
     def inherit(self, session_id: str, parent_session_id: str) -> Snapshot:
         """Give a continuing session (a new id after compaction) its parent's snapshot, unless it has one."""
@@ -273,18 +195,11 @@ class SessionSnapshots:
 
     def list(self) -> list[Snapshot]:
         """Every session's snapshot for this profile and target."""
-        with self.store.read() as conn:
-            rows = conn.execute(
-                f"SELECT {COLUMNS} FROM persona_snapshots WHERE profile = ? AND target = ? ORDER BY session_id",
-                (self.profile, self.target.name),
-            ).fetchall()
-        return [Snapshot(**dict(row)) for row in rows]
+        return list_snapshots(self.store, self.target.name)
 
     def forget(self, session_id: str) -> int:
         """Delete a session's snapshots (every target); returns how many rows went."""
-        with self.store.transaction() as conn:
-            return int(conn.execute("DELETE FROM persona_snapshots WHERE profile = ? AND session_id = ?",
-                                    (self.profile, session_id)).rowcount)
+        return delete_snapshots(self.store, session_id)
 
     def assemble(self, system_prompt: str, session_id: str) -> str:
         """The system prompt followed by the session's persona section.
@@ -293,8 +208,3 @@ class SessionSnapshots:
         before it is passed through untouched.
         """
         return system_prompt + appendix(self.settings.injection.header, self.snapshot(session_id).text)
-
-
-def appendix(header: str, block: str) -> str:
-    """Exactly what is appended to a system prompt for ``block`` ("" for an empty block)."""
-    return f"\n\n{header}\n{block}" if block else ""

@@ -18,21 +18,30 @@ from ..config.targets import ResolvedTarget
 from ..config.urls import store_target
 from ..errors import PersonaError
 from ..store import PersonaStore
-from ..store.blocks import block_version, read_block
+from ..store.blocks import MissingBlock, StoredBlock, block_version, read_block
 from ..warn_once import ProblemLog
 from .file_source import cap_block
 
 log = logging.getLogger(__name__)
 
 
-class BlockSource:
-    def __init__(self, settings: Settings, target: ResolvedTarget, problems: ProblemLog) -> None:
+class StoreSource:
+    """A store target's capped block, for the injector and the session snapshots alike.
+
+    :meth:`text` is the warm path (see the module's docstring); :meth:`read`
+    reads now. ``store`` shares a store the caller owns; without one the
+    source opens a read-only store of its own on first use. Safe from any thread.
+    """
+
+    def __init__(self, settings: Settings, target: ResolvedTarget, problems: ProblemLog, *,
+                 store: PersonaStore | None = None) -> None:
         self.settings = settings
         self.target = target
         self.problems = problems
         self.counter = settings.cap.counter
         self._interval_ns = settings.injection.check_interval_ms * 1_000_000
-        self._store: PersonaStore | None = None
+        self._store: PersonaStore | None = store
+        self._owns_store = store is None
         self._listener: Any = None
         self._heard: Any = None
         self._version: str | None = None
@@ -56,7 +65,7 @@ class BlockSource:
         with self._lock:
             self._checked_at = time.monotonic_ns()
             try:
-                store = self._open()
+                store = self._opened()
                 # Nothing held yet: read the block at once. Else the hash first, and the text only if it moved.
                 if self._version is None or block_version(store, self.target.name) != self._version:
                     self._load(store)
@@ -67,16 +76,34 @@ class BlockSource:
                                    "injecting the last one read")
             return self._text
 
+    def read(self) -> str:
+        """The block now, capped; MissingBlock before its first render, PersonaError when the store fails."""
+        found = read_block(self._open(), self.target.name)
+        if found is None:
+            raise MissingBlock(f"no block rendered yet for target {self.target.name!r}")
+        return self._capped(found)
+
+    def describe(self, error: BaseException) -> str:
+        """One line for a failed :meth:`read`, for warnings."""
+        return str(error)
+
     def _load(self, store: PersonaStore) -> None:
         found = read_block(store, self.target.name)
         if found is None:
             self._text, self._version = "", None
             return
-        known = found.tokens if found.counter == self.counter else None
-        self._text = cap_block(found.text, self.target, self.counter, known_tokens=known)
+        self._text = self._capped(found)
         self._version = found.sha256
 
+    def _capped(self, found: StoredBlock) -> str:
+        known = found.tokens if found.counter == self.counter else None
+        return cap_block(found.text, self.target, self.counter, known_tokens=known)
+
     def _open(self) -> PersonaStore:
+        with self._lock:
+            return self._opened()
+
+    def _opened(self) -> PersonaStore:
         if self._store is None:
             injection = self.settings.injection
             self._store = PersonaStore.from_settings(self.settings, session=self.target.profile,
@@ -89,6 +116,6 @@ class BlockSource:
 
     def close(self) -> None:
         with self._lock:
-            if self._store is not None:
+            if self._store is not None and self._owns_store:
                 self._store.close()
                 self._store = None

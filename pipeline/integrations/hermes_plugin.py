@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PersonaError
-from ..inject.sessions import SessionSnapshots, appendix
+from ..inject.prompt import appendix
+from ..inject.sessions import SessionSnapshots
 from ..warn_once import ProblemLog
 from .hermes_session import BOUND, BoundTools, hermes_settings
 from .tools import PersonaTools, error_json, openai_schema

@@ -6,6 +6,9 @@ every worker repeated the whole walk. This query asks the same questions as
 the triggers (``triggers.evaluate``) and retention (``retention.plan_retention``)
 of every profile at once, so only the profiles it names are visited.
 
+It is the one query that runs outside :mod:`pipeline.store` (the layering test names it): it asks of every
+profile's tables at once what the schedule asks of one profile's through the store.
+
 It may name too many, never too few: the visit decides, from the same state,
 exactly as before. So every comparison leans towards "due" at its boundary
 (floating-point rounding must not hide a due fact), and a condition it cannot

@@ -40,17 +40,8 @@ def plan_retention(store: PersonaStore, rules: RetentionSettings) -> list[Retent
     """What retention would do now, in persona-id order. Permanent facts never appear."""
     if not rules.enabled:
         return []
-    # Ages come from SQL and only the facts that act become Fact objects: a no-op pass stays cheap.
-    with store.read() as conn:
-        rows = conn.execute(
-            "SELECT id, tier, COALESCE(confidence, 0.7), COALESCE(reinforcement_count, 0), "
-            f"{store.dialect.age_days('?', 'COALESCE(last_reinforced_at, created_at)')} "
-            f"FROM memoria_persona WHERE session_id = ? AND tier != 'permanent' AND ({store.row_problem()}) IS NULL "
-            "ORDER BY id",
-            (to_db(store.clock()), store.session),
-        ).fetchall()
     actions = []
-    for fact_id, tier, confidence, count, age_days in rows:
+    for fact_id, tier, confidence, count, age_days in store.retention_rows(to_db(store.clock())):
         action = _judge(tier, float(confidence), int(count), float(age_days or 0.0), rules)
         if action is not None:
             fact = store.get(fact_id)
@@ -100,5 +91,4 @@ def _apply(store: PersonaStore, conn: Any, actions: list[RetentionAction]) -> No
         if action.action == "evict":
             store.bury(conn, store.get(action.persona_id), f"evicted: {action.why}")
         else:
-            conn.execute("UPDATE memoria_persona SET tier = 'long_term' WHERE id = ?", (action.persona_id,))
-            store.touch(conn)
+            store.set_tier(conn, action.persona_id, "long_term")

@@ -18,6 +18,8 @@ from ..fs.read import describe, probe_regular
 from ..stages.fingerprint import config_hash
 from ..store import PersonaStore
 from ..store.blocks import existing_blocks
+from ..store.memories import new_memories
+from ..store.runs import LastRun, last_render, last_run
 
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
@@ -33,24 +35,6 @@ class TriggerState:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class LastRun:
-    run_at: str
-    generation: int
-    memory_watermark: int
-    config_hash: str | None
-
-
-def last_run(store: PersonaStore) -> LastRun | None:
-    """The profile's most recent run that rendered current data (written or found unchanged)."""
-    with store.read() as conn:
-        row = conn.execute(
-            "SELECT run_at, generation, memory_watermark, config_hash FROM persona_runs "
-            "WHERE session_id = ? AND outcome != 'stale' ORDER BY id DESC LIMIT 1", (store.session,)
-        ).fetchone()
-    return None if row is None else LastRun(*row)
 
 
 def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) -> list[TriggerState]:
@@ -92,7 +76,7 @@ def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerS
         except OSError as error:
             problems.append(f"{path} is unreadable (it {describe(error)})")
             continue
-        last = _last_render(store, path)
+        last = last_render(store, path)
         if last is not None and last[1] != store.session:
             problems.append(f"{path} was last rendered for profile {last[1]!r}")
         elif not size and last is not None and last[0] != EMPTY_SHA:
@@ -102,25 +86,8 @@ def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerS
     return TriggerState("recovery", enabled, enabled and bool(problems), reason)
 
 
-def _last_render(store: PersonaStore, path: Path) -> tuple[str, str] | None:
-    """(sha256, profile) of the last render into ``path``, by any profile."""
-    with store.read() as conn:
-        row = conn.execute(
-            "SELECT sha256, session_id FROM persona_runs WHERE path = ? AND outcome != 'stale' "
-            "ORDER BY id DESC LIMIT 1", (str(path),),
-        ).fetchone()
-    return None if row is None else (str(row[0]), str(row[1]))
-
-
 def _interval(enabled: bool, interval: int, store: PersonaStore, last: LastRun | None) -> TriggerState:
-    watermark = last.memory_watermark if last else 0
-    mine, params = ("session_id = ? AND ", (store.session,)) if store.memory_scope == "profile" else ("", ())
-    # Bounded: never counts more than `interval` rows, however many arrived.
-    with store.read() as conn:
-        new = conn.execute(
-            f"SELECT COUNT(*) FROM (SELECT 1 FROM working_memory WHERE {mine}rowid > ? LIMIT ?) AS new",
-            (*params, watermark, interval)
-        ).fetchone()[0]
+    new = new_memories(store, since=last.memory_watermark if last else 0, at_most=interval)
     fired = enabled and new >= interval
     shown = f"{new}+" if new >= interval else str(new)
     return TriggerState("interval", enabled, fired,

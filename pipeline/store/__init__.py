@@ -1,7 +1,12 @@
-"""The persona store and its two backends: an embedded SQLite file (the default) and PostgreSQL."""
+"""The persona store: one module per table, over two backends (an embedded SQLite file, the default, and PostgreSQL).
+
+No SQL runs outside this package, but for the due survey (:mod:`pipeline.schedule.due`), one query
+across every profile's tables that is documented there.
+"""
 
 from ..config.urls import is_server_url
 from .backend import Connection
+from .database import Database, profile_generation
 from .dialect import POSTGRES, SQLITE, Dialect
 from .facts import (
     BROKEN_ROWS,
@@ -14,7 +19,6 @@ from .facts import (
     check_id,
     content_key,
     metadata_topic,
-    profile_generation,
     tombstone_text,
 )
 
@@ -26,6 +30,7 @@ __all__ = [
     "SQLITE",
     "TOMBSTONE_MARK",
     "Connection",
+    "Database",
     "Dialect",
     "Fact",
     "PersonaStore",

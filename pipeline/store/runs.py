@@ -26,6 +26,36 @@ class RunRecord:
     counter: str | None = None  # the token counter ``tokens`` is exact under
 
 
+@dataclass(frozen=True, slots=True)
+class LastRun:
+    """What the triggers compare against: the profile's newest run that rendered current data."""
+
+    run_at: str
+    generation: int
+    memory_watermark: int
+    config_hash: str | None
+
+
+def last_run(store: PersonaStore) -> LastRun | None:
+    """The profile's most recent run that rendered current data (written or found unchanged)."""
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT run_at, generation, memory_watermark, config_hash FROM persona_runs "
+            "WHERE session_id = ? AND outcome != 'stale' ORDER BY id DESC LIMIT 1", (store.session,)
+        ).fetchone()
+    return None if row is None else LastRun(*row)
+
+
+def last_render(store: PersonaStore, path: Path) -> tuple[str, str] | None:
+    """(sha256, profile) of the last render into ``path``, by any profile."""
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT sha256, session_id FROM persona_runs WHERE path = ? AND outcome != 'stale' "
+            "ORDER BY id DESC LIMIT 1", (str(path),),
+        ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
 def record_run(store: PersonaStore, run: RunRecord, *, keep: int = 0) -> None:
     """Record a run; with ``keep``, delete the profile's runs older than its ``keep`` newest.
 

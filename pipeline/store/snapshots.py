@@ -1,0 +1,111 @@
+"""The ``persona_snapshots`` table: the persona each host session was given, per profile and target."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .backend import Connection
+from .facts import PersonaStore
+
+COLUMNS = "profile, session_id, target, text, sha256, generation, recorded_at, boundary"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The persona a session sees, exactly as injected. Generation 0 means "not recorded yet"."""
+
+    profile: str
+    session_id: str
+    target: str
+    text: str
+    sha256: str
+    generation: int
+    recorded_at: str
+    boundary: str | None = None  # the compaction the snapshot was taken at, where the host names one
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def get_snapshot(store: PersonaStore, session_id: str, target: str) -> Snapshot | None:
+    """The store profile's snapshot of ``session_id`` for ``target``, or None."""
+    with store.read() as conn:
+        row = conn.execute(
+            f"SELECT {COLUMNS} FROM persona_snapshots WHERE profile = ? AND session_id = ? AND target = ?",
+            (store.session, session_id, target),
+        ).fetchone()
+    return None if row is None else Snapshot(**dict(row))
+
+
+def record_first(store: PersonaStore, session_id: str, target: str, text: str, *,
+                 boundary: str | None = None) -> None:
+    """Record ``text`` as generation 1, unless the session already has a snapshot (first write wins)."""
+    with store.transaction() as conn:
+        conn.execute(
+            f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO NOTHING",
+            (store.session, session_id, target, text, digest(text), store.now(), boundary),
+        )
+
+
+def record_at_boundary(store: PersonaStore, session_id: str, target: str, text: str, *,
+                       parent: str | None = None, boundary: str | None = None) -> tuple[bool, int]:
+    """Record ``text`` at a compaction boundary: (whether the persona changed, its generation).
+
+    The generation advances only if the text differs from the session's
+    snapshot (or, for a new session id, its parent's); an unchanged text
+    leaves the row byte-identical, timestamps included. The check runs inside
+    the write transaction, so two concurrent refreshes agree.
+    """
+    with store.transaction() as conn:
+        row = _row(conn, store.session, session_id, target)
+        base = row or (_row(conn, store.session, parent, target) if parent else None)
+        if base is not None and base["text"] == text:
+            if row is None:
+                _put(store, conn, session_id, target, text, base["generation"], boundary)
+            elif boundary is not None and row["boundary"] != boundary:
+                conn.execute("UPDATE persona_snapshots SET boundary = ? WHERE profile = ? AND session_id = ? "
+                             "AND target = ?", (boundary, store.session, session_id, target))
+            return False, int(base["generation"])
+        generation = 1 if base is None else base["generation"] + 1
+        _put(store, conn, session_id, target, text, generation, boundary)
+    return True, generation
+
+
+def list_snapshots(store: PersonaStore, target: str) -> list[Snapshot]:
+    """Every session's snapshot of ``target`` for the store's profile."""
+    with store.read() as conn:
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM persona_snapshots WHERE profile = ? AND target = ? ORDER BY session_id",
+            (store.session, target),
+        ).fetchall()
+    return [Snapshot(**dict(row)) for row in rows]
+
+
+def delete_snapshots(store: PersonaStore, session_id: str) -> int:
+    """Delete a session's snapshots (every target) for the store's profile; how many rows went."""
+    with store.transaction() as conn:
+        return int(conn.execute("DELETE FROM persona_snapshots WHERE profile = ? AND session_id = ?",
+                                (store.session, session_id)).rowcount)
+
+
+def _row(conn: Connection, profile: str, session_id: str, target: str) -> Any:
+    return conn.execute(
+        "SELECT text, generation, boundary FROM persona_snapshots WHERE profile = ? AND session_id = ? "
+        "AND target = ?", (profile, session_id, target),
+    ).fetchone()
+
+
+def _put(store: PersonaStore, conn: Connection, session_id: str, target: str, text: str, generation: int,
+         boundary: str | None) -> None:
+    conn.execute(
+        f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (profile, session_id, target) DO UPDATE SET text = excluded.text, sha256 = excluded.sha256, "
+        "generation = excluded.generation, recorded_at = excluded.recorded_at, boundary = excluded.boundary",
+        (store.session, session_id, target, text, digest(text), generation, store.now(), boundary),
+    )
