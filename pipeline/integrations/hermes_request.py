@@ -138,7 +138,10 @@ def with_system_text(request: dict[str, Any], text: str, api_mode: str | None = 
     inject = INJECTORS.get(mode)
     if inject is None:
         raise UnknownShape(f"api_mode {mode!r} is not one the plugin can add a system prompt to")
-    return inject(request, text)
+    try:
+        return inject(request, text)
+    except UnknownShape as error:
+        raise UnknownShape(f"api_mode {mode!r}: {error}") from None
 
 
 def _sniff(request: dict[str, Any]) -> str:
