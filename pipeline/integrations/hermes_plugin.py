@@ -138,9 +138,10 @@ class PersonaPlugin:
         does: a store that fails is worked around from memory (and the file), with one warning."""
         snapshots = profile.snapshots
         key = (profile.home, snapshots.store.label, snapshots.profile, session_id)
+        digests, marker = message_digests(request), compaction_marker(request)  # hashing stays outside the lock
         with self._lock:
             seen = self._seen.get(key)
-            boundary = self._boundary(key, request, seen)
+            boundary = self._boundary(key, digests, marker, seen)
             if seen is not None and seen.boundary == boundary and seen.recorded:
                 self._seen.move_to_end(key)
                 return seen.text  # warm: from memory, no I/O
@@ -155,13 +156,13 @@ class PersonaPlugin:
         finally:
             gate.lock.release()
 
-    def _boundary(self, key: tuple[str, ...], request: dict[str, Any], seen: Seen | None) -> str | None:
+    def _boundary(self, key: tuple[str, ...], current: tuple[str, ...], marker: str | None,
+                  seen: Seen | None) -> str | None:
         """The compaction this request shows: a summary where Hermes inserts one, absent from the session's
         previous request, in a history that was rewritten rather than added to. Anything else (a user who
         typed or pasted a summary) keeps the session's current boundary."""
-        current, previous = message_digests(request), self._previous.get(key)
+        previous = self._previous.get(key)
         self._remember(self._previous, key, current)
-        marker = compaction_marker(request)
         if marker is None or previous is None:  # the first request this process sees: the stored row decides
             return marker
         if is_continuation(previous, current):
