@@ -13,6 +13,7 @@ __all__ = [
     "ConfigError",
     "FactsFileError",
     "InputError",
+    "NoProfile",
     "NotFoundError",
     "PersonaError",
     "StageError",
@@ -55,6 +56,10 @@ class StoreUnavailable(StoreError):
 
 class NotFoundError(StoreError):
     """An id that names no row (persona fact or source memory)."""
+
+
+class NoProfile(PersonaError):
+    """A host request that names no user the settings can give a profile to: it gets no persona."""
 
 
 class FactsFileError(PersonaError):

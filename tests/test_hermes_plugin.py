@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.integrations.hermes_plugin import PersonaPlugin, compaction_marker, with_system_text
+from pipeline.integrations.hermes_plugin import PersonaPlugin, compaction_marker, snapshot_id, with_system_text
+from pipeline.integrations.hermes_request import MERGED_DELIMITER, MERGED_HEADER, SUMMARY_END
 
 from .conftest import write
 from .hermes_threads import on_new_thread
@@ -40,9 +41,10 @@ USER = {"role": "user", "content": "hi"}
 
 
 def summary_message(n: int, *, merged: bool = False) -> dict:
-    body = f"{SUMMARY}\n## Active Task\nround {n}"
+    """A summary as hermes-agent 0.19's compressor inserts it: prefix, body, end marker."""
+    body = f"{SUMMARY}\n## Active Task\nround {n}\n\n{SUMMARY_END}"
     if merged:  # Hermes merges the summary into the first tail message when roles would collide
-        body = f"[PRIOR CONTEXT — for reference only; not a new message]\nold\n\n[END OF PRIOR CONTEXT]\n\n{body}"
+        body = f"{MERGED_HEADER}\nold\n\n{MERGED_DELIMITER}\n\n{body}"
     return {"role": "assistant", "content": body}
 
 
@@ -152,7 +154,7 @@ def test_the_summary_is_found_in_every_shape():
     assert compaction_marker(chat(USER)) is None
     assert compaction_marker(chat(summary_message(1))) == compaction_marker(chat(summary_message(1), USER))
     assert compaction_marker(chat(summary_message(1))) != compaction_marker(chat(summary_message(2)))
-    parts = {"role": "user", "content": [{"type": "text", "text": SUMMARY + " x"}]}
+    parts = {"role": "user", "content": [{"type": "text", "text": f"{SUMMARY} x\n\n{SUMMARY_END}"}]}
     assert compaction_marker({"input": [parts]}) is not None
     assert compaction_marker(chat(system=SUMMARY)) is None  # the system prompt is never the summary
 
@@ -198,7 +200,7 @@ def test_gateway_users_get_their_own_profiles(plugin, home, monkeypatch):
     assert "alice fact" in sent and "bob fact" not in sent
 
 
-def test_tools_answer_in_the_contracts_shape_and_never_raise(plugin):
+def test_tools_answer_in_the_contracts_shape_and_never_raise(plugin, home):
     add = plugin._handler("persona_add")
     added = json.loads(add({"content": "Uses uv.", "topic": "tools"}, session_id="s1", task_id="t"))
     assert added["status"] == "ok" and added["created"] and isinstance(added["persona_id"], int)
@@ -207,7 +209,7 @@ def test_tools_answer_in_the_contracts_shape_and_never_raise(plugin):
     assert json.loads(plugin._handler("persona_list")("{bad", session_id="s1"))["status"] == "error"
     assert "extra inputs" in json.loads(plugin._handler("persona_list")({"session": "other"}))["error"]
     refreshed = json.loads(plugin._handler("persona_session_refresh")({}, session_id="s1"))
-    assert refreshed["status"] == "ok" and refreshed["session_id"] == "s1"
+    assert refreshed["status"] == "ok" and refreshed["session_id"] == snapshot_id(str(home), "s1")
 
 
 def test_a_broken_config_never_reaches_hermes(plugin, home, caplog):
@@ -281,7 +283,7 @@ def test_a_first_snapshot_the_store_could_not_take_is_pinned_and_recorded_later(
     locker.execute("ROLLBACK")
     locker.close()
     assert system_of(send(plugin, chat(USER, USER, USER), session_id="s")).endswith(APPENDIX_V1)
-    assert [row[3] for row in snapshot_rows(home) if row[1] == "s"] == [V1]
+    assert [row[3] for row in snapshot_rows(home) if row[1] == snapshot_id(str(home), "s")] == [V1]
 
 
 def test_summary_like_text_pasted_later_is_not_a_compaction(plugin, home):

@@ -16,30 +16,38 @@ request (Hermes can serve several profiles in one process), and with
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
+import os
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from ..errors import PersonaError
+from ..errors import NoProfile, PersonaError
 from ..inject.prompt import appendix
 from ..inject.sessions import SessionSnapshots
 from ..warn_once import ProblemLog
+from .hermes_request import (
+    UnknownShape,
+    compaction_marker,
+    conversation_fingerprint,
+    is_continuation,
+    message_digests,
+    with_system_text,
+)
 from .hermes_session import BOUND, BoundTools, hermes_settings
 from .tools import PersonaTools, error_json, openai_schema
+
+__all__ = ["PersonaPlugin", "compaction_marker", "register", "snapshot_id", "with_system_text"]
 
 log = logging.getLogger(__name__)
 PLUGIN_NAME = "persona"
 TOOLSET = "persona"
 MAX_SESSIONS = 4096  # sessions remembered in memory; older ones are read back from the database
 MAX_PROFILES = 32  # open profile stores; a gateway with more users reopens the least recently used
-SUMMARY_WINDOW = 6  # Hermes puts the summary within the first few messages after the system prompt
-# Hermes' own detector is used when importable; these cover the prefixes it has used.
-SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,15 +59,46 @@ class Seen:
     recorded: bool = True
 
 
-class PersonaPlugin:
-    """State shared by the middleware and the tools; safe from any thread."""
+class Profile(NamedTuple):
+    """One Hermes home and user: its snapshots, its tools, and the home every key of it carries."""
+
+    snapshots: SessionSnapshots
+    tools: BoundTools
+    home: str
+
+
+class _Gate:
+    """A lock for one key; weakly held, so keys nobody is using cost nothing."""
+
+    __slots__ = ("__weakref__", "lock")
 
     def __init__(self) -> None:
-        self._lock = threading.RLock()
-        self._seen: OrderedDict[tuple[str, str, str], Seen] = OrderedDict()
-        self._profiles: OrderedDict[tuple[str, str], tuple[SessionSnapshots, BoundTools]] = OrderedDict()
-        self._lineage: OrderedDict[str, str] = OrderedDict()  # conversation fingerprint -> its persona
+        self.lock = threading.Lock()
+
+
+def snapshot_id(home: str, session_id: str) -> str:
+    """The id a session's snapshot is stored under: Hermes' session id, qualified by the Hermes home, so two
+    homes sharing a store (and reusing a session id, as the API server does) never share a snapshot."""
+    return f"{session_id}@{hashlib.sha256(home.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+
+
+class PersonaPlugin:
+    """State shared by the middleware and the tools; safe from any thread.
+
+    ``_lock`` guards the in-memory maps only and is never held across store
+    or file I/O: a slow store stalls only the session (or profile) that is
+    waiting for it, and a warm session is answered from memory.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._gates: weakref.WeakValueDictionary[tuple[str, ...], _Gate] = weakref.WeakValueDictionary()
+        self._seen: OrderedDict[tuple[str, ...], Seen] = OrderedDict()
+        self._previous: OrderedDict[tuple[str, ...], tuple[str, ...]] = OrderedDict()  # last request's messages
+        self._profiles: OrderedDict[tuple[str, str], Profile] = OrderedDict()
+        self._lineage: OrderedDict[tuple[str, ...], str] = OrderedDict()  # (home, profile, opening) -> persona
         self._problems = ProblemLog(log)
+        self._shapes = ProblemLog(log)  # never "recovered": one warning per request shape we leave alone
 
     def register(self, ctx: Any) -> None:
         """Hermes' entry point: the prompt middleware and the nine persona tools."""
@@ -76,48 +115,90 @@ class PersonaPlugin:
         try:
             if not isinstance(request, dict):
                 return None
-            snapshots, _ = self._profile()
-            text = self.persona(str(context.get("session_id") or ""), compaction_marker(request),
-                                lineage=conversation_fingerprint(request))
+            api_mode = context.get("api_mode") or None
+            with_system_text(request, "", api_mode)  # a shape we cannot change is left alone, before any I/O
+            profile = self._profile()
+            text = self.persona(profile, str(context.get("session_id") or ""), request)
             if not text:
                 return None
-            return {"request": with_system_text(request, appendix(snapshots.settings.injection.header, text))}
+            block = appendix(profile.snapshots.settings.injection.header, text)
+            return {"request": with_system_text(request, block, api_mode)}
+        except UnknownShape as error:
+            self._shapes.warn(f"persona plugin: {error}; requests of this shape are sent without the persona")
+            return None
+        except NoProfile as error:  # an anonymous request: nothing to add, nothing wrong
+            log.debug("persona plugin: %s", error)
+            return None
         except Exception as error:  # the host must never see an exception from the middleware
             self._problems.warn(f"persona plugin: could not add the persona: {type(error).__name__}: {error}")
             log.debug("persona plugin traceback", exc_info=True)
             return None
 
-    def persona(self, session_id: str, boundary: str | None, *, lineage: str | None = None) -> str:
-        """The session's persona for a request showing compaction ``boundary`` (None: no compaction yet).
-
-        Once a session has a persona it keeps it, whatever the store does: a
-        store that fails is worked around from memory (and the file), with one
-        warning.
-        """
-        snapshots, _ = self._profile()
-        key = (snapshots.store.label, snapshots.profile, session_id)
+    def persona(self, profile: Profile, session_id: str, request: dict[str, Any]) -> str:
+        """The session's persona for ``request``. Once a session has a persona it keeps it, whatever the store
+        does: a store that fails is worked around from memory (and the file), with one warning."""
+        snapshots = profile.snapshots
+        key = (profile.home, snapshots.store.label, snapshots.profile, session_id)
+        digests, marker = message_digests(request), compaction_marker(request)  # hashing stays outside the lock
         with self._lock:
             seen = self._seen.get(key)
-            if seen is None or seen.boundary != boundary:
-                try:
-                    seen = self._resolve(snapshots, session_id, boundary, seen, lineage)
-                    self._problems.recovered()
-                except PersonaError as error:
-                    seen = self._without_store(snapshots, boundary, seen, error)
-            elif not seen.recorded:
-                seen = self._record_pinned(snapshots, session_id, seen)
-            if seen.text or seen.recorded:  # nothing to pin yet (no file, no facts): ask again next time
-                self._remember(key, seen)
-                if lineage:
-                    self._remember_lineage(lineage, seen.text)
-            return seen.text
+            boundary = self._boundary(key, digests, marker, seen)
+            if seen is not None and seen.boundary == boundary and seen.recorded:
+                self._seen.move_to_end(key)
+                return seen.text  # warm: from memory, no I/O
+        gate = self._gate(key)
+        if seen is not None and seen.boundary == boundary:  # pinned, not recorded yet: retry unless someone is
+            if not gate.lock.acquire(blocking=False):
+                return seen.text
+        else:
+            gate.lock.acquire()
+        try:
+            return self._settle(profile, key, boundary, conversation_fingerprint(request))
+        finally:
+            gate.lock.release()
+
+    def _boundary(self, key: tuple[str, ...], current: tuple[str, ...], marker: str | None,
+                  seen: Seen | None) -> str | None:
+        """The compaction this request shows: a summary where Hermes inserts one, absent from the session's
+        previous request, in a history that was rewritten rather than added to. Anything else (a user who
+        typed or pasted a summary) keeps the session's current boundary."""
+        previous = self._previous.get(key)
+        self._remember(self._previous, key, current)
+        if marker is None or previous is None:  # the first request this process sees: the stored row decides
+            return marker
+        if is_continuation(previous, current):
+            return seen.boundary if seen is not None else None
+        return marker
+
+    def _settle(self, profile: Profile, key: tuple[str, ...], boundary: str | None, opening: str | None) -> str:
+        """Resolve the session's persona (store I/O, under the session's own gate only) and remember it."""
+        snapshots, stored_id = profile.snapshots, snapshot_id(profile.home, key[-1])
+        with self._lock:
+            seen = self._seen.get(key)
+            lineage_key = (profile.home, snapshots.profile, opening) if opening else None
+            inherited = self._lineage.get(lineage_key) if lineage_key else None
+        if seen is not None and seen.boundary == boundary and seen.recorded:
+            return seen.text  # another request of this session settled it while we waited
+        if seen is not None and seen.boundary == boundary:
+            seen = self._record_pinned(snapshots, stored_id, seen)
+        else:
+            try:
+                seen = self._resolve(snapshots, stored_id, boundary, seen, inherited)
+                self._problems.recovered()
+            except PersonaError as error:
+                seen = self._without_store(snapshots, boundary, seen, error)
+        if seen.text or seen.recorded:  # nothing to pin yet (no file, no facts): ask again next time
+            with self._lock:
+                self._remember(self._seen, key, seen)
+                if lineage_key:
+                    self._remember(self._lineage, lineage_key, seen.text)
+        return seen.text
 
     def _resolve(self, snapshots: SessionSnapshots, session_id: str, boundary: str | None, seen: Seen | None,
-                 lineage: str | None) -> Seen:
+                 inherited: str | None) -> Seen:
         """The text to serve, refreshing at a new compaction (PersonaError when the store fails)."""
         stored = snapshots.get(session_id)
         if stored is None and boundary is None:  # a new session: a branch keeps its parent's persona
-            inherited = self._lineage.get(lineage) if lineage else None
             if inherited is not None:
                 return self._record_pinned(snapshots, session_id, Seen(None, inherited, recorded=False))
             first = snapshots.snapshot(session_id)
@@ -153,56 +234,80 @@ class PersonaPlugin:
             return seen
         return Seen(seen.boundary, seen.text)
 
-    def _remember(self, key: tuple[str, str, str], seen: Seen) -> None:
-        self._seen[key] = seen
-        self._seen.move_to_end(key)
-        while len(self._seen) > MAX_SESSIONS:
-            self._seen.popitem(last=False)
+    @staticmethod
+    def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > MAX_SESSIONS:
+            cache.popitem(last=False)
 
-    def _remember_lineage(self, fingerprint: str, text: str) -> None:
-        self._lineage[fingerprint] = text
-        self._lineage.move_to_end(fingerprint)
-        while len(self._lineage) > MAX_SESSIONS:
-            self._lineage.popitem(last=False)
+    def _gate(self, key: tuple[str, ...]) -> _Gate:
+        with self._lock:
+            gate = self._gates.get(key)
+            if gate is None:
+                gate = self._gates[key] = _Gate()
+            return gate
 
-    def _profile(self) -> tuple[SessionSnapshots, BoundTools]:
-        """Snapshots and tools for the Hermes home and user of this request.
+    def _profile(self) -> Profile:
+        """Snapshots and tools for the Hermes home and user of this request (NoProfile: none for them).
 
-        At most MAX_PROFILES stay open; the least recently used one is closed,
-        so a gateway serving thousands of users holds a bounded number of files.
+        Settings are loaded and the store opened under that home and user's
+        own gate, never the plugin-wide lock. At most MAX_PROFILES stay open;
+        the least recently used one is closed, so a gateway serving thousands
+        of users holds a bounded number of files.
         """
         home, user = _hermes_home(), _user_id()
         with self._lock:
             found = self._profiles.get((home, user))
-            if found is None:
-                settings = hermes_settings(home, user or None)
-                found = (SessionSnapshots(settings, busy_timeout_ms=settings.injection.busy_timeout_ms),
-                         BoundTools(settings, legacy_names=False, writes=True))
-                self._profiles[(home, user)] = found
-                while len(self._profiles) > MAX_PROFILES:
-                    self._profiles.popitem(last=False)[1][0].close()
-            self._profiles.move_to_end((home, user))
+            if found is not None:
+                self._profiles.move_to_end((home, user))
+                return found
+        gate = self._gate(("profile", home, user))
+        with gate.lock:
+            return self._open_profile(home, user)
+
+    def _open_profile(self, home: str, user: str) -> Profile:
+        with self._lock:
+            found = self._profiles.get((home, user))
+        if found is not None:
             return found
+        settings = hermes_settings(home, user or None)
+        opened = Profile(SessionSnapshots(settings, busy_timeout_ms=settings.injection.busy_timeout_ms),
+                         BoundTools(settings, legacy_names=False, writes=True), home)
+        evicted = []
+        with self._lock:
+            self._profiles[(home, user)] = opened
+            while len(self._profiles) > MAX_PROFILES:
+                evicted.append(self._profiles.popitem(last=False)[1])
+        for old in evicted:
+            old.snapshots.close()
+        return opened
 
     # -- tools ---------------------------------------------------------
 
     def _handler(self, name: str) -> Callable[..., str]:
         def handle(args: Any = None, **kwargs: Any) -> str:
             try:
-                tools = self._profile()[1]
+                profile = self._profile()
+            except NoProfile as error:
+                return error_json(str(error))
             except Exception as error:
                 log.warning("persona plugin: %s: %s: %s", name, type(error).__name__, error)
                 return error_json(f"the persona plugin could not load its settings: {type(error).__name__}")
-            return tools.call(name, args, session_id=str(kwargs.get("session_id") or ""))
+            session_id = snapshot_id(profile.home, str(kwargs.get("session_id") or ""))
+            return profile.tools.call(name, args, session_id=session_id)
 
         handle.__name__ = name
         return handle
 
     def close(self) -> None:
         with self._lock:
-            for snapshots, _ in self._profiles.values():
-                snapshots.close()
+            profiles = list(self._profiles.values())
             self._profiles.clear()
+            self._seen.clear()
+            self._previous.clear()
+        for profile in profiles:
+            profile.snapshots.close()
 
 
 def _no_settings() -> Any:
@@ -225,115 +330,8 @@ def _user_id() -> str:
         from gateway.session_context import get_session_env
 
         return get_session_env("HERMES_SESSION_USER_ID", "") or ""
-    except Exception:  # not a gateway, or an older Hermes: one user
-        return ""
-
-
-# -- reading and changing a request -------------------------------------------
-
-
-@functools.cache
-def _summary_detector() -> Callable[[Any], bool]:
-    try:
-        from agent.context_compressor import ContextCompressor
-
-        return ContextCompressor._is_context_summary_content  # type: ignore[no-any-return,unused-ignore]
-    except Exception:  # outside Hermes, or a Hermes that moved it
-        # Hermes may merge the summary into a tail message after a "[PRIOR CONTEXT ...]" header.
-        return lambda content: any(prefix in _text_of(content) for prefix in SUMMARY_PREFIXES)
-
-
-def _is_summary(content: Any) -> bool:
-    try:
-        return bool(_summary_detector()(content))
-    except Exception:
-        return False
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return ""
-
-
-def _messages(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for key in ("messages", "input"):  # chat completions and Anthropic; Responses
-        items = request.get(key)
-        if isinstance(items, list):
-            yield from (item for item in items if isinstance(item, dict))
-
-
-def _conversation(request: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in _messages(request) if m.get("role") not in ("system", "developer")]
-
-
-def compaction_marker(request: dict[str, Any]) -> str | None:
-    """A fingerprint of the request's compaction summary, or None before the first compaction.
-
-    Only the first few messages are looked at, where Hermes puts the summary,
-    so a user who pastes summary-like text later on changes nothing.
-    """
-    for message in _conversation(request)[:SUMMARY_WINDOW]:
-        content = message.get("content")
-        if _is_summary(content):
-            return _fingerprint(_text_of(content))
-    return None
-
-
-def conversation_fingerprint(request: dict[str, Any]) -> str | None:
-    """A fingerprint of how the conversation began (its first two messages), once it has more than that.
-
-    A branch (a new session id carrying its parent's history) has the
-    parent's fingerprint, so it keeps the parent's persona and prompt cache.
-    """
-    conversation = _conversation(request)
-    if len(conversation) < 3:
-        return None
-    return _fingerprint(repr([(m.get("role"), _text_of(m.get("content"))) for m in conversation[:2]]))
-
-
-def _fingerprint(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def with_system_text(request: dict[str, Any], text: str) -> dict[str, Any]:
-    """``request`` with ``text`` appended to its system prompt, in whichever shape the API uses.
-
-    Responses puts it in ``instructions``, Anthropic in ``system`` (a string
-    or text blocks: appended to the last block, inside its cache breakpoint),
-    chat completions in the leading system message.
-    """
-    changed = dict(request)
-    if "instructions" in request or ("input" in request and "messages" not in request):
-        changed["instructions"] = (request.get("instructions") or "") + text
-    elif "system" in request:
-        changed["system"] = _append_to_content(request["system"], text)
-    else:
-        messages = list(request.get("messages") or [])
-        if messages and isinstance(messages[0], dict) and messages[0].get("role") in ("system", "developer"):
-            first = dict(messages[0])
-            first["content"] = _append_to_content(first.get("content"), text)
-            messages[0] = first
-        else:
-            messages.insert(0, {"role": "system", "content": text.lstrip("\n")})
-        changed["messages"] = messages
-    return changed
-
-
-def _append_to_content(content: Any, text: str) -> Any:
-    if isinstance(content, list) and content:
-        blocks = list(content)
-        for index in range(len(blocks) - 1, -1, -1):
-            block = blocks[index]
-            if isinstance(block, dict) and block.get("type") in ("text", "input_text"):
-                blocks[index] = {**block, "text": block.get("text", "") + text}
-                return blocks
-        return [*blocks, {"type": "text", "text": text.lstrip("\n")}]
-    if isinstance(content, str):
-        return content + text
-    return text.lstrip("\n")
+    except Exception:  # outside Hermes' gateway: the environment, as Hermes' own fallback reads it
+        return os.environ.get("HERMES_SESSION_USER_ID", "")
 
 
 _plugin = PersonaPlugin()

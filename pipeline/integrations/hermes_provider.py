@@ -33,8 +33,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..config.schema import Settings
+from ..errors import NoProfile
 from ..inject.injector import PersonaInjector
-from .hermes_session import BoundTools, hermes_settings
+from .hermes_session import BoundTools, hermes_settings, load_hermes_settings
+from .tools import error_json
 
 log = logging.getLogger(__name__)
 PROVIDER_NAME = "persona"
@@ -89,7 +91,7 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
     @guarded(False)
     def is_available(self) -> bool:
         """True when the package and its settings load; makes no network call."""
-        self._given or hermes_settings(None)
+        self._given or load_hermes_settings(None)
         return True
 
     @guarded(None)
@@ -100,7 +102,12 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
         self._session_id = session_id or "default"
         self._primary = kwargs.get("agent_context", "primary") == "primary"
         self._pending = self._rebuilt = None
-        settings = self._settings = self._given or hermes_settings(kwargs.get("hermes_home"), kwargs.get("user_id"))
+        self._injector = self._tools = self._settings = None
+        try:
+            settings = self._settings = self._given or hermes_settings(kwargs.get("hermes_home"), kwargs.get("user_id"))
+        except NoProfile as error:  # an anonymous gateway request: no persona, no tools, not a failure
+            log.info("persona provider: %s", error)
+            return
         self._tools = BoundTools(settings, legacy_names=True, writes=self._primary)
         self._injector = PersonaInjector(settings, session_id=self._session_id)
         parent = kwargs.get("parent_session_id")
@@ -109,19 +116,16 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
 
     @guarded(list)
     def get_tool_schemas(self) -> list[dict[str, Any]]:
-        """The persona tools in OpenAI function format."""
-        if self._tools is None:
-            self._tools = BoundTools(self._given or hermes_settings(None), legacy_names=True, writes=self._primary)
-        return self._tools.schemas()
+        """The persona tools in OpenAI function format (bound to a profile only by ``initialize``)."""
+        if self._tools is not None:
+            return self._tools.schemas()
+        return BoundTools(self._given or load_hermes_settings(None), legacy_names=True, writes=self._primary).schemas()
 
     def handle_tool_call(self, tool_name: str, args: Any = None, **kwargs: Any) -> str:
         """Run a tool; always a JSON string, never an exception."""
         tools = self._tools
-        if tools is None:
-            schemas = self.get_tool_schemas()
-            tools = self._tools
-            if tools is None or not schemas:
-                return '{"status": "error", "error": "the persona provider could not load its settings"}'
+        if tools is None:  # never initialized, or an anonymous request: no profile to act on
+            return error_json("the persona provider could not load its settings, or this session names no user")
         return tools.call(tool_name, args, session_id=self._session_id)
 
     @guarded("")

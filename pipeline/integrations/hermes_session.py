@@ -8,6 +8,7 @@ from typing import Any
 
 from ..config.load import load_settings
 from ..config.schema import Settings
+from ..errors import NoProfile
 from ..fs.locations import hermes_home_override
 from .tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, openai_schema
 
@@ -15,19 +16,50 @@ from .tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, opena
 BOUND = frozenset({"session", "session_id"})
 
 
+# A user id that would reach the operator's profile, or that starts with this, gets it put in front, so
+# user "default" is never the operator's "default" and the mapping stays one-to-one.
+USER_ESCAPE = "user:"
+
+
+def load_hermes_settings(hermes_home: str | os.PathLike[str] | None) -> Settings:
+    """The settings file(s) of one Hermes home, as they are, before any user is named."""
+    with hermes_home_override(hermes_home):
+        return load_settings()
+
+
 def hermes_settings(hermes_home: str | os.PathLike[str] | None, user_id: str | None = None) -> Settings:
     """The user's settings as Hermes uses them: session-mode injection on, paths under Hermes' home.
 
     With ``hermes.profile: user_id`` the profile (store session) is the user
-    Hermes names, so a gateway serving many users gives each their own persona.
+    Hermes names (:func:`hermes_profile`); raises NoProfile when it names none.
     """
-    with hermes_home_override(hermes_home):
-        settings = load_settings()
-    profile = user_id if settings.hermes.profile == "user_id" and user_id else settings.store.session
+    settings = load_hermes_settings(hermes_home)
     return settings.model_copy(update={
         "injection": settings.injection.model_copy(update={"enabled": True, "mode": "session"}),
-        "store": settings.store.model_copy(update={"session": profile}),
+        "store": settings.store.model_copy(update={"session": hermes_profile(settings, user_id)}),
     })
+
+
+def hermes_profile(settings: Settings, user_id: str | None) -> str:
+    """The one place a Hermes request becomes a profile.
+
+    ``fixed``: ``store.session`` for everyone. ``user_id``: the user's own
+    profile; an id equal to the operator's profile (``store.session``) or
+    starting with ``user:`` gets ``user:`` put in front, so no user id reaches
+    the operator's persona or another user's. A request that names no user
+    gets no persona at all (NoProfile): an anonymous caller must never be
+    served somebody else's facts.
+    """
+    owner = settings.store.session
+    if settings.hermes.profile != "user_id":
+        return owner
+    if not user_id:
+        raise NoProfile("hermes.profile is user_id and this request names no user, so it gets no persona")
+    profile = USER_ESCAPE + user_id if user_id == owner or user_id.startswith(USER_ESCAPE) else user_id
+    if profile == owner:  # only when store.session itself starts with the escape
+        raise NoProfile(f"user {user_id!r} would map to the operator's profile {owner!r} (store.session); "
+                        f"choose a store.session that does not start with {USER_ESCAPE!r}")
+    return profile
 
 
 class BoundTools:
