@@ -76,9 +76,8 @@ class BlockSource:
 
     def _open(self) -> PersonaStore:
         if self._store is None:
-            injection = self.settings.injection
             self._store = PersonaStore.from_settings(self.settings, session=self.target.profile,
-                                                     busy_timeout_ms=injection.busy_timeout_ms, readonly=True)
+                                                     readonly=True, prompt_path=True)
             url = store_target(self.settings)
             if is_server_url(url):
                 from .store.listen import listener_for  # the listener thread only for a server
