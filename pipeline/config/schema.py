@@ -77,6 +77,12 @@ class StoreSettings(Section):
     busy_timeout_ms: int = Field(
         5000, ge=0, le=3_600_000, description="How long to wait for a locked database before failing."
     )
+    lock_lease_ms: int = Field(
+        60_000, ge=1000, le=86_400_000,
+        description="PostgreSQL: a worker holding a profile's tick lock, or a transaction, that sends nothing for "
+        "this long (stopped, or cut off by the network) is disconnected by the server, which frees its locks; "
+        "a live worker's heartbeat keeps its lock.",
+    )
     max_fact_chars: int = Field(
         2000, ge=1, le=1_000_000,
         description="Longest fact accepted by add, promote and import; persona facts are short rules."
@@ -118,6 +124,11 @@ class InjectionSettings(Section):
         50, ge=0, le=60_000,
         description="How long the prompt path waits for a locked database before serving the last good "
         "persona instead; a prompt build must never stall on another writer."
+    )
+    timeout_ms: int = Field(
+        2000, ge=100, le=60_000,
+        description="PostgreSQL: the prompt path's statement timeout; with no answer 1 s after it (a frozen server "
+        "or network) the prompt path gives up on the connection and serves the last good persona."
     )
     max_file_bytes: int = Field(
         1_000_000, ge=1, le=100_000_000,

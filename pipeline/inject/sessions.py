@@ -56,13 +56,16 @@ class Refresh:
 class SessionSnapshots:
     """Snapshot operations for the injected target of one profile, on the configured database.
 
-    Safe to use from any thread (the store serialises its connection).
+    Safe to use from any thread (the store serialises its connection). Given
+    ``busy_timeout_ms`` (a host's prompt path), the store it opens is a
+    prompt-path one: bounded waits for locks and for the server's answers.
     """
 
     def __init__(self, settings: Settings, *, store: PersonaStore | None = None, clock: Clock = utc_now,
                  busy_timeout_ms: int | None = None) -> None:
         self.settings = settings
-        self.store = store or PersonaStore.from_settings(settings, clock=clock, busy_timeout_ms=busy_timeout_ms)
+        self.store = store or PersonaStore.from_settings(settings, clock=clock, busy_timeout_ms=busy_timeout_ms,
+                                                         prompt_path=busy_timeout_ms is not None)
         self.profile = self.store.session
         self.target = settings.target(settings.injection.target, profile=self.profile)
         self.problems = ProblemLog(log)
@@ -100,7 +103,7 @@ class SessionSnapshots:
             return False
         from ..schedule.tick import tick  # the render pipeline is needed only for this rare path
 
-        tick(self.settings, store=self.store)
+        tick(self.settings, store=self.store, wait_s=0)  # a prompt never queues behind another worker's tick
         log.info("profile %s: rendered the missing persona file before its first snapshot", self.profile)
         return True
 

@@ -105,9 +105,8 @@ class StoreSource:
 
     def _opened(self) -> PersonaStore:
         if self._store is None:
-            injection = self.settings.injection
             self._store = PersonaStore.from_settings(self.settings, session=self.target.profile,
-                                                     busy_timeout_ms=injection.busy_timeout_ms, readonly=True)
+                                                     readonly=True, prompt_path=True)
             if self._store.backend.features.announces:
                 from ..store.postgres.listen import listener_for  # the listener thread only for a server
 

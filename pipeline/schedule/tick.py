@@ -48,16 +48,20 @@ class TickResult:
         }
 
 
-def tick(settings: Settings, *, store: PersonaStore, force: bool = False) -> TickResult:
+def tick(settings: Settings, *, store: PersonaStore, force: bool = False,
+         wait_s: float = TICK_LOCK_TIMEOUT_S) -> TickResult:
     """Retention, then triggers, then (if any fired) a render of every target, under the profile's tick lock.
 
     On SQLite the lock is a file beside the database; on PostgreSQL, a lock of
-    the profile's on the server, released if the worker dies.
+    the profile's on the server, released if the worker dies or stops
+    answering (``store.lock_lease_ms``). Another tick holding it for
+    ``wait_s`` is a StoreError; a prompt's cold start passes 0.
     """
     store.open()  # a bad path fails before the lock file is made
-    with store.profile_lock(TICK_LOCK_TIMEOUT_S) as held:
+    with store.profile_lock(wait_s) as held:
         if not held:
-            raise StoreError(f"another persona tick on {store.label} held the lock for {TICK_LOCK_TIMEOUT_S:g} s")
+            raise StoreError(f"another persona tick on {store.label} is rendering profile {store.session!r}"
+                             + (f" and held its lock for {wait_s:g} s" if wait_s else " now"))
         return _tick_locked(settings, store, force)
 
 
@@ -81,6 +85,7 @@ class ProfileTick:
     result: TickResult | None = None
     error: str | None = None
     attempts: int = 1
+    unreachable: bool = False  # failed because the server could not be reached, retries included
 
     def to_dict(self) -> dict[str, Any]:
         return {"profile": self.profile, "outcome": self.outcome, "attempts": self.attempts, "error": self.error,
@@ -102,11 +107,24 @@ def tick_all(settings: Settings, *, force: bool = False, clock: Clock = utc_now)
     spread over the list instead of queueing at its head. A lost connection
     is retried; a worker killed mid-render releases its lock with its
     connection, and the profile's next tick finds the change still unrendered.
+    A server still unreachable after a profile's retries fails the rest of
+    the sweep at once, unvisited, so a frozen server ends it in bounded time.
     """
     names, visit = _survey(settings, force, clock)
     start = random.randrange(len(visit)) if visit else 0
-    ticks = [_tick_profile(settings, name, force, clock) for name in visit[start:] + visit[:start]]
+    ticks = _sweep(settings, visit[start:] + visit[:start], force, clock)
     ticks += [ProfileTick(name, "up to date", attempts=0) for name in sorted(set(names) - set(visit))]
+    return ticks
+
+
+def _sweep(settings: Settings, order: list[str], force: bool, clock: Clock) -> list[ProfileTick]:
+    ticks: list[ProfileTick] = []
+    for index, name in enumerate(order):
+        ticks.append(_tick_profile(settings, name, force, clock))
+        if ticks[-1].unreachable:
+            why = f"not ticked: the server stopped answering at profile {name!r} ({ticks[-1].error})"
+            ticks += [ProfileTick(rest, "failed", error=why, attempts=0) for rest in order[index + 1:]]
+            break
     return ticks
 
 
@@ -157,7 +175,7 @@ def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -
             time.sleep(RETRY_PAUSE_S * attempt)
         except PersonaError as failed:
             return ProfileTick(profile, "failed", error=str(failed), attempts=attempt)
-    return ProfileTick(profile, "failed", error=str(error), attempts=RETRIES)
+    return ProfileTick(profile, "failed", error=str(error), attempts=RETRIES, unreachable=True)
 
 
 class Regenerator:

@@ -62,13 +62,13 @@ class Backend(Protocol):
 
 
 def open_backend(target: Path | str, *, busy_timeout_ms: int, readonly: bool, create_directory: bool,
-                 statement_timeout_ms: int) -> Backend:
+                 statement_timeout_ms: int, lock_lease_ms: int = 60_000) -> Backend:
     """The backend for a SQLite path (or ``sqlite:///path``) or a ``postgresql://`` URL."""
     if is_server_url(target):
         from .postgres.backend import PostgresBackend  # psycopg is needed only for a server
 
         return PostgresBackend(str(target), busy_timeout_ms=busy_timeout_ms, readonly=readonly,
-                               statement_timeout_ms=statement_timeout_ms)
+                               statement_timeout_ms=statement_timeout_ms, lock_lease_ms=lock_lease_ms)
     path = Path(str(target).removeprefix("sqlite://")) if str(target).startswith("sqlite://") else Path(target)
     return SqliteBackend(path, busy_timeout_ms=busy_timeout_ms, create_directory=create_directory,
                          readonly=readonly)

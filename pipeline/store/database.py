@@ -46,11 +46,12 @@ class Database:
         readonly: bool = False,
         statement_timeout_ms: int = 0,
         memory_scope: Literal["all", "profile"] = "all",
+        lock_lease_ms: int = 60_000,
     ) -> None:
         check_text("session", session, MAX_PROFILE_CHARS)
         self.backend: Backend = open_backend(target, busy_timeout_ms=busy_timeout_ms, readonly=readonly,
                                              create_directory=create_directory,
-                                             statement_timeout_ms=statement_timeout_ms)
+                                             statement_timeout_ms=statement_timeout_ms, lock_lease_ms=lock_lease_ms)
         self.dialect = self.backend.dialect
         self.reinforce_step = reinforce_step
         self.max_fact_chars = max_fact_chars
@@ -76,12 +77,18 @@ class Database:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, session: str | None = None, clock: Clock = utc_now,
-                      busy_timeout_ms: int | None = None, readonly: bool = False) -> Self:
+                      busy_timeout_ms: int | None = None, readonly: bool = False,
+                      prompt_path: bool = False) -> Self:
         """A store on the configured database and profile (``busy_timeout_ms`` overrides the setting).
 
         A ``readonly`` store never changes the database, not even its schema
-        or journal mode; read-only commands use one.
+        or journal mode; read-only commands use one. A ``prompt_path`` store
+        (an injector's) waits ``injection.busy_timeout_ms`` for a lock and
+        ``injection.timeout_ms`` for a server's answer, so a prompt build is
+        never held up for long.
         """
+        if prompt_path and busy_timeout_ms is None:
+            busy_timeout_ms = settings.injection.busy_timeout_ms
         return cls(
             store_target(settings),
             session=session or settings.store.session,
@@ -92,8 +99,9 @@ class Database:
             # Mnemosyne's own layout under the Hermes home is ours to create; a path the user typed is not.
             create_directory=settings.is_default("store.path") and not readonly,
             readonly=readonly,
-            statement_timeout_ms=settings.store.statement_timeout_ms,
+            statement_timeout_ms=settings.injection.timeout_ms if prompt_path else settings.store.statement_timeout_ms,
             memory_scope=settings.store.memory_scope,
+            lock_lease_ms=settings.store.lock_lease_ms,
         )
 
     def __enter__(self) -> Self:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import re
 import select
 import threading
@@ -22,6 +23,7 @@ from typing import Any
 
 import psycopg
 import psycopg.errors
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -30,6 +32,7 @@ from ...errors import StoreError, StoreUnavailable
 from ..dialect import POSTGRES
 from ..features import Features
 from .schema import ensure_schema
+from .watchdog import WATCHDOG
 
 CONNECT_TIMEOUT_S = 10
 POOL_MAX = 8  # per URL and process: workers and gateways hold a connection only for one operation
@@ -37,13 +40,26 @@ WRITE_LOCK = "persona-write:"  # advisory lock names: one profile's writers queu
 TICK_LOCK = "persona-tick:"
 LOCK_POLL_S = 0.05
 IDLE_CHECK_S = 5.0  # a pooled connection idle this long is checked before it is lent out
+# The server answers every statement within statement_timeout (with an error if need be); silence for this
+# much longer means the server or the network is frozen, and the client gives up on the connection.
+ANSWER_GRACE_MS = 1000
+RECOVER_S = 5.0  # after a silence, operations on that URL fail at once for this long instead of each waiting again
+# A dead network under an idle pooled connection or a long wait is noticed by the kernel, not only by a statement.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3,
+              "tcp_user_timeout": 30_000}
 
 # The pool warns of each dead connection it discards; the operation's own one-line error says enough.
 if logging.getLogger("psycopg.pool").level == logging.NOTSET:
     logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
-# Per pooled connection: the (lock, statement) timeouts it carries, and when it was last lent out.
-_STATE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], float]] = weakref.WeakKeyDictionary()
+# Per pooled connection: the (lock, statement, idle-in-transaction) timeouts it carries, and when it was last lent.
+_STATE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int, int], float]] = weakref.WeakKeyDictionary()
+# Per URL: until when operations fail at once, because the server stopped answering (see RECOVER_S).
+_SILENT: dict[str, float] = {}
+
+
+class Unanswered(psycopg.OperationalError):
+    """The server did not answer within the client-side bound, so the watchdog cut the connection."""
 
 
 class Row:
@@ -110,19 +126,36 @@ def translate(sql: str) -> str:
 
 
 class PgConnection:
-    """A pooled psycopg connection that speaks the store's SQL (SQLite placeholders, sqlite3-like rows)."""
+    """A pooled psycopg connection that speaks the store's SQL (SQLite placeholders, sqlite3-like rows).
 
-    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+    Every statement waits at most ``bound_s`` for the server's answer (None: for ever), client-side.
+    """
+
+    def __init__(self, raw: psycopg.Connection[Any], bound_s: float | None = None) -> None:
         self.raw = raw
+        self.bound_s = bound_s
+        self.used_at = time.monotonic()
 
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != TransactionStatus.IDLE
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = (), /) -> Any:
-        if not parameters:  # without parameters psycopg reads the text as it is
-            return self.raw.execute(sql)
-        return self.raw.execute(translate(sql), parameters)
+        with WATCHDOG.bound(self.raw.fileno(), self.bound_s) as watch:
+            try:
+                if not parameters:  # without parameters psycopg reads the text as it is
+                    return self.raw.execute(sql)
+                return self.raw.execute(translate(sql), parameters)
+            except psycopg.OperationalError as error:
+                if watch.fired:
+                    raise Unanswered(f"no answer within {self.bound_s} s") from error
+                raise
+            finally:
+                self.used_at = time.monotonic()
+
+    def rollback(self) -> None:
+        with WATCHDOG.bound(self.raw.fileno(), self.bound_s):
+            self.raw.rollback()
 
 
 _POOLS: dict[str, ConnectionPool[Any]] = {}
@@ -154,8 +187,16 @@ def _has_input(raw: psycopg.Connection[Any]) -> bool:
     return bool(select.select([raw.fileno()], [], [], 0)[0])
 
 
-def _try_lock(raw: psycopg.Connection[Any], key: str) -> bool:
-    row = raw.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+def _heartbeat(conn: PgConnection, every_s: float, stop: threading.Event) -> None:
+    """A statement whenever the holder's connection has been quiet for ``every_s``: it is alive, only busy."""
+    while not stop.wait(every_s):
+        if time.monotonic() - conn.used_at >= every_s:
+            with suppress(psycopg.Error):  # e.g. inside the holder's failed transaction; its own error says it
+                conn.execute("SELECT 1")
+
+
+def _try_lock(conn: PgConnection, key: str) -> bool:
+    row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(?, 0))", (key,)).fetchone()
     return bool(row and row[0])
 
 
@@ -166,11 +207,24 @@ class PostgresBackend:
     features = Features(pooled=True, announces=True)
     path = None  # a server, not a file
 
-    def __init__(self, url: str, *, busy_timeout_ms: int, readonly: bool, statement_timeout_ms: int) -> None:
+    def __init__(self, url: str, *, busy_timeout_ms: int, readonly: bool, statement_timeout_ms: int,
+                 lock_lease_ms: int = 60_000) -> None:
         self.url = url
         self.busy_timeout_ms = busy_timeout_ms
         self.statement_timeout_ms = statement_timeout_ms
+        self.lock_lease_ms = lock_lease_ms
         self.readonly = readonly
+
+    @property
+    def bound_s(self) -> float | None:
+        """How long the client waits for any one answer: statement_timeout and a grace (None without one)."""
+        if not self.statement_timeout_ms:
+            return None
+        return (self.statement_timeout_ms + ANSWER_GRACE_MS) / 1000
+
+    def _wait_s(self) -> float:
+        """How long to wait for a connection: CONNECT_TIMEOUT_S, or less on a path with a shorter bound."""
+        return min(CONNECT_TIMEOUT_S, self.bound_s or CONNECT_TIMEOUT_S)
 
     @property
     def label(self) -> str:
@@ -179,7 +233,7 @@ class PostgresBackend:
     # -- connections ----------------------------------------------------
 
     def connect(self) -> PgConnection:
-        return PgConnection(self._checkout())
+        return PgConnection(self._checkout(), self.bound_s)
 
     def _checkout(self) -> psycopg.Connection[Any]:
         """A live pooled connection carrying this store's timeouts.
@@ -188,16 +242,18 @@ class PostgresBackend:
         closed; each is found dead here, before any statement of ours ran on
         it, dropped, and the next one tried (the pool opens new ones as needed).
         """
+        self._refuse_while_silent()
         pool = self._pool()
         with self.errors():
             for _ in range(POOL_MAX + 1):
-                raw = pool.getconn()
+                raw = pool.getconn(timeout=self._wait_s())
                 try:
                     self._prepare(raw)
                     return raw
                 except BaseException as error:
                     pool.putconn(raw)  # a broken connection is discarded by the pool
-                    if not (isinstance(error, psycopg.OperationalError) and (raw.closed or raw.broken)):
+                    if isinstance(error, Unanswered) or not (
+                            isinstance(error, psycopg.OperationalError) and (raw.closed or raw.broken)):
                         raise
             raise psycopg.OperationalError("no live connection after the pool was refilled")
 
@@ -207,7 +263,8 @@ class PostgresBackend:
             conn.raw.close()
             return
         if self.alive(conn) and conn.in_transaction:
-            conn.raw.rollback()
+            with suppress(psycopg.OperationalError):  # a silent server: the pool discards the cut connection
+                conn.rollback()
         pool.putconn(conn.raw)  # a broken connection is discarded by the pool
 
     def alive(self, conn: PgConnection) -> bool:
@@ -223,14 +280,17 @@ class PostgresBackend:
         longer than IDLE_CHECK_S is checked anyway, for a peer that vanished
         without a word.
         """
-        wanted = (int(self.busy_timeout_ms), int(self.statement_timeout_ms))
+        wanted = (int(self.busy_timeout_ms), int(self.statement_timeout_ms), int(self.lock_lease_ms))
         state = _STATE.get(raw)
         now = time.monotonic()
+        conn = PgConnection(raw, self.bound_s)
         if state is None or state[0] != wanted:
-            raw.execute("SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
-                        (f"{wanted[0]}ms", f"{wanted[1]}ms"))
+            # A client stopped inside a transaction (SIGSTOP, a cut network) must not hold its locks for ever.
+            conn.execute("SELECT set_config('lock_timeout', ?, false), set_config('statement_timeout', ?, false), "
+                         "set_config('idle_in_transaction_session_timeout', ?, false)",
+                         tuple(f"{value}ms" for value in wanted))
         elif now - state[1] > IDLE_CHECK_S or _has_input(raw):
-            raw.execute("SELECT 1")
+            conn.execute("SELECT 1")
         _STATE[raw] = (wanted, now)
 
     def _pool(self) -> ConnectionPool[Any]:
@@ -240,11 +300,12 @@ class PostgresBackend:
                 # One direct connection first: a wrong URL, a refused connection or bad
                 # credentials are reported as themselves, not as a pool timeout.
                 with self.errors(connecting=True):
-                    probe = psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+                    probe = psycopg.connect(self.url, connect_timeout=math.ceil(self._wait_s()), autocommit=True,
+                                            **self._keepalives())
                 with self.errors(), probe:
                     self._prepare(probe)  # a locked table must not hang the first command (or a prompt)
                     try:
-                        ensure_schema(PgConnection(probe))
+                        ensure_schema(PgConnection(probe, self.bound_s))
                     except psycopg.errors.LockNotAvailable as error:
                         raise StoreError(
                             f"database {self.label}: its tables stayed locked for {self.busy_timeout_ms} ms "
@@ -253,7 +314,7 @@ class PostgresBackend:
                 pool = ConnectionPool(self.url, min_size=1, max_size=POOL_MAX, open=True,
                                       timeout=CONNECT_TIMEOUT_S,
                                       kwargs={"autocommit": True, "row_factory": _rows,
-                                              "connect_timeout": CONNECT_TIMEOUT_S},
+                                              "connect_timeout": CONNECT_TIMEOUT_S, **self._keepalives()},
                                       name=f"persona {self.label}")
                 _POOLS[self.url] = pool
             return pool
@@ -273,24 +334,48 @@ class PostgresBackend:
         """The profile's tick lock, on the store's own connection for as long as the tick runs.
 
         A session lock: if the worker dies, its connection closes and the
-        server releases the lock, so nothing is left blocked. The tick's
-        queries share that connection: holding one pooled connection while
-        waiting for another would deadlock a process whose threads all tick.
+        server releases the lock, so nothing is left blocked. A worker that
+        stops without dying (SIGSTOP, a frozen network) is disconnected by the
+        server once its session has been silent for ``store.lock_lease_ms``,
+        which frees the lock; a live worker's heartbeat keeps it from being
+        silent that long. The tick's queries share that connection: holding
+        one pooled connection while waiting for another would deadlock a
+        process whose threads all tick.
         """
         key = TICK_LOCK + store.session
         with store.read() as conn:
             deadline = time.monotonic() + timeout_s
-            while not _try_lock(conn.raw, key):
+            while not _try_lock(conn, key):
                 if time.monotonic() >= deadline:
                     yield False
                     return
                 time.sleep(LOCK_POLL_S)
             try:
-                yield True
+                with self._leased(conn):
+                    yield True
             finally:
                 # A lost connection has released the lock with its session: the tick's work stands.
                 with suppress(psycopg.OperationalError):
-                    conn.raw.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(?, 0))", (key,))
+
+    @contextmanager
+    def _leased(self, conn: PgConnection) -> Iterator[None]:
+        """While held, the server ends this session after lock_lease_ms of silence; a heartbeat breaks the silence."""
+        lease = conn.raw.info.server_version >= 140000  # idle_session_timeout is PostgreSQL 14's
+        if lease:
+            conn.execute("SELECT set_config('idle_session_timeout', ?, false)", (f"{int(self.lock_lease_ms)}ms",))
+        stop = threading.Event()
+        beat = threading.Thread(target=_heartbeat, args=(conn, self.lock_lease_ms / 4000, stop),
+                                name="persona-lease", daemon=True)
+        beat.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            beat.join()
+            if lease:
+                with suppress(psycopg.OperationalError):
+                    conn.execute("RESET idle_session_timeout")
 
     def tables(self, conn: PgConnection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute(
@@ -307,6 +392,8 @@ class PostgresBackend:
         """
         try:
             yield
+        except Unanswered as error:
+            raise self._explain_silence() from error
         except psycopg.errors.QueryCanceled as error:
             raise StoreError(f"database {self.label}: a statement ran past store.statement_timeout_ms "
                              f"({self.statement_timeout_ms} ms) and was cancelled; nothing was changed") from error
@@ -330,17 +417,43 @@ class PostgresBackend:
         """The driver's first line, without any piece of the password it may have repeated from the URL."""
         return scrub(_first_line(error), self.url)
 
+    def _fell_silent(self) -> None:
+        _SILENT[self.url] = time.monotonic() + RECOVER_S
+
+    def _explain_silence(self) -> StoreUnavailable:
+        self._fell_silent()
+        return StoreUnavailable(f"PostgreSQL at {server_of(self.url)} did not answer within "
+                                f"{(self.bound_s or 0) * 1000:.0f} ms (a frozen server or network); the connection "
+                                "was dropped and nothing after the last commit was kept")
+
+    def _refuse_while_silent(self) -> None:
+        """Fail at once while a silence is recent, so callers do not each wait out the bound again."""
+        until = _SILENT.get(self.url)
+        if until is not None and time.monotonic() < until:
+            raise StoreUnavailable(f"PostgreSQL at {server_of(self.url)} stopped answering less than "
+                                   f"{RECOVER_S:g} s ago; not asking it again yet, nothing was changed")
+
+    def _keepalives(self) -> dict[str, Any]:
+        """TCP keepalives and tcp_user_timeout, unless store.url sets them itself."""
+        with suppress(psycopg.ProgrammingError):
+            given = conninfo_to_dict(self.url)
+            return {key: value for key, value in KEEPALIVES.items() if key not in given}
+        return {}
+
     def _explain_pool_timeout(self) -> StoreUnavailable:
         pool = _POOLS.get(self.url)
         if pool is not None and pool.get_stats().get("pool_size", 0) >= POOL_MAX:
             return StoreUnavailable(f"all {POOL_MAX} connections this process keeps to PostgreSQL at {self.label} "
-                                    f"stayed busy for {CONNECT_TIMEOUT_S} s; nothing was changed")
+                                    f"stayed busy for {self._wait_s():g} s; nothing was changed")
+        self._fell_silent()
         return StoreUnavailable(f"cannot reach PostgreSQL at {self.label} (no connection within "
-                                f"{CONNECT_TIMEOUT_S} s); nothing was changed")
+                                f"{self._wait_s():g} s); nothing was changed")
 
     def _explain_operational(self, error: psycopg.OperationalError, connecting: bool) -> StoreError:
         text = self._said(error)
         server = server_of(self.url)
+        if "timeout expired" in text:
+            self._fell_silent()
         if "Connection refused" in text or "could not connect" in text or "timeout expired" in text:
             return StoreUnavailable(f"cannot connect to PostgreSQL at {server} ({text}); is the server running, "
                                     "and is store.url right?")
