@@ -13,8 +13,8 @@ import threading
 import time
 from typing import Any
 
-from .block import cap_block
-from .blocks import block_version, read_block
+from .block import stored_block_of
+from .blocks import block_version, read_bounded
 from .errors import PersonaError
 from .problems import ProblemLog
 from .settings import ResolvedTarget, Settings, store_target
@@ -66,12 +66,13 @@ class BlockSource:
             return self._text
 
     def _load(self, store: PersonaStore) -> None:
-        found = read_block(store, self.target.name)
+        max_bytes = self.settings.injection.max_file_bytes
+        found = read_bounded(store, self.target.name, max_bytes)
         if found is None:
             self._text, self._version = "", None
             return
-        known = found.tokens if found.counter == self.counter else None
-        self._text = cap_block(found.text, self.target, self.counter, known_tokens=known)
+        self._text = stored_block_of(found, self.target, counter=self.counter, max_bytes=max_bytes,
+                                     problems=self.problems)
         self._version = found.sha256
 
     def _open(self) -> PersonaStore:

@@ -18,8 +18,8 @@ import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .block import block_of, cap_block
-from .blocks import MissingBlock, read_block
+from .block import block_of, stored_block_of
+from .blocks import MissingBlock, read_bounded
 from .clock import Clock, utc_now
 from .errors import PersonaError, StoreError
 from .files import describe, read_file
@@ -109,15 +109,19 @@ class SessionSnapshots:
 
     def _read(self) -> str:
         if self.target.in_store:
-            stored = read_block(self.store, self.target.name)
-            if stored is None:
-                raise MissingBlock(f"no block rendered yet for target {self.target.name!r}")
-            known = stored.tokens if stored.counter == self.settings.cap.counter else None
-            return cap_block(stored.text, self.target, self.settings.cap.counter, known_tokens=known)
+            return self._read_stored()
         max_bytes = self.settings.injection.max_file_bytes
         found = read_file(self.target.path, max_bytes)
         return block_of(found, self.target, counter=self.settings.cap.counter, max_bytes=max_bytes,
                         problems=self.problems, known_tokens=self._recorded_tokens(found.data))
+
+    def _read_stored(self) -> str:
+        max_bytes = self.settings.injection.max_file_bytes
+        stored = read_bounded(self.store, self.target.name, max_bytes)
+        if stored is None:
+            raise MissingBlock(f"no block rendered yet for target {self.target.name!r}")
+        return stored_block_of(stored, self.target, counter=self.settings.cap.counter, max_bytes=max_bytes,
+                               problems=self.problems)
 
     def _recorded_tokens(self, data: bytes) -> int | None:
         """The count the render that wrote these bytes recorded: a host's first turn need not load the tokenizer."""
