@@ -1,9 +1,10 @@
 """`injection.source: store`: the injected target's block, read from the database.
 
-The warm path makes no syscall and no query. On PostgreSQL it asks the
-process's block listener whether anything was announced for this profile
-and target; elsewhere (SQLite, or while the listener reconnects) it checks
-the block's hash at most once per ``injection.check_interval_ms``.
+The warm path makes no query. On PostgreSQL it asks the process's block
+listener whether anything was announced for this profile and target, and
+checks the block's hash anyway once per ``injection.poll_floor_ms``;
+elsewhere (SQLite, or while the listener is down) it checks the hash at most
+once per ``injection.check_interval_ms``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from typing import Any
 
 from .block import stored_block_of
@@ -30,6 +32,8 @@ class BlockSource:
         self.problems = problems
         self.counter = settings.cap.counter
         self._interval_ns = settings.injection.check_interval_ms * 1_000_000
+        self._floor_ns = settings.injection.poll_floor_ms * 1_000_000
+        self._unwatch: weakref.finalize[Any, Any] | None = None
         self._store: PersonaStore | None = None
         self._listener: Any = None
         self._heard: Any = None
@@ -39,14 +43,11 @@ class BlockSource:
         self._lock = threading.Lock()
 
     def text(self) -> str:
-        """The capped block: from memory unless something was announced, or the interval passed."""
+        """The capped block: from memory unless something was announced, or the interval (or floor) passed."""
         heard = self._listener.heard(self.target.profile, self.target.name) if self._listener else None
-        if heard is not None:
-            if heard == self._heard:
-                return self._text
-        else:
-            now = time.monotonic_ns()
-            if self._checked_at is not None and now - self._checked_at < self._interval_ns:
+        if heard is None or heard == self._heard:
+            wait_ns = self._interval_ns if heard is None else self._floor_ns
+            if self._checked_at is not None and time.monotonic_ns() - self._checked_at < wait_ns:
                 return self._text
         return self._refresh(heard)
 
@@ -82,13 +83,23 @@ class BlockSource:
                                                      busy_timeout_ms=injection.busy_timeout_ms, readonly=True)
             url = store_target(self.settings)
             if is_server_url(url):
-                from .store.listen import listener_for  # the listener thread only for a server
-
-                self._listener = listener_for(str(url))
+                self._listen(str(url))
         return self._store
+
+    def _listen(self, url: str) -> None:
+        from .store.listen import listener_for  # the listener thread only for a server
+
+        listener = self._listener = listener_for(url, self.settings.injection.listen_ping_ms)
+        listener.watch(self.target.profile, self.target.name)
+        # The listener counts announcements only for blocks some source still injects: a source dropped
+        # without close() stops being counted when it is collected.
+        self._unwatch = weakref.finalize(self, listener.unwatch, self.target.profile, self.target.name)
 
     def close(self) -> None:
         with self._lock:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+            if self._unwatch is not None:
+                self._unwatch()
+            self._unwatch = self._listener = self._heard = None
