@@ -70,7 +70,9 @@ def block_warnings(caplog) -> list[str]:
 # (text, sha256 column, tokens column): each as another tool could leave a row.
 HUGE = sections("TAMPERED", 60_000)  # ~4 MB, over injection.max_file_bytes below
 MEDIUM = sections("TAMPERED", 400)  # under the byte bound, far over the token budget
+SMALL = sections("TAMPERED", 30)  # a few times the budget: a count under the budget is plausible for it
 TAMPERINGS = {
+    "small text, stale hash, a plausible count under the budget": (SMALL, None, BUDGET - 20),
     "huge text, stale hash, tiny count": (HUGE, None, 12),
     "medium text, stale hash, tiny count": (MEDIUM, None, 12),
     "medium text, its own hash, tiny count": (MEDIUM, hashlib.sha256(MEDIUM.encode()).hexdigest(), 12),
