@@ -30,7 +30,7 @@ from pipeline.injector import PersonaInjector
 from pipeline.sessions import SessionSnapshots
 from pipeline.settings import load_settings
 from pipeline.store import PersonaStore
-from pipeline.store.listen import listener_for
+from pipeline.store.listen import listener_for, stop_listener
 from pipeline.ticking import tick
 from pipeline.tokens import get_counter
 
@@ -127,15 +127,21 @@ def test_an_untouched_block_keeps_its_recorded_count_and_is_injected_whole(datab
 # -- class 5: the block listener, on the real server -------------------------------------------------------------
 
 
+def deployment(path):
+    for db in open_database("postgresql", path):
+        yield db
+        stop_listener(str(db.target))
+
+
 @pytest.fixture
 def pg(tmp_path):
-    yield from open_database("postgresql", tmp_path)
+    yield from deployment(tmp_path)
 
 
 @pytest.fixture
 def pg_other(tmp_path):
     """A second deployment in the same database: a schema of its own."""
-    yield from open_database("postgresql", tmp_path / "other")
+    yield from deployment(tmp_path / "other")
 
 
 @pytest.fixture
@@ -288,6 +294,7 @@ def test_a_wedged_listener_connection_is_noticed_and_replaced(pg, tmp_path):
         add_rule(writer, "Signs off with a dash")
         assert seen_within(injector, "Signs off with a dash", 10) is not None
         injector.close()
+        stop_listener(url)
 
 
 def test_a_block_changed_without_an_announcement_is_seen_within_the_poll_floor(pg):
@@ -399,6 +406,8 @@ class Proxy:
                     return
                 if data:
                     pair["listens"] = pair["listens"] or (source == "client" and b"LISTEN" in data)
+                    while pair["frozen"] and not self.closing.is_set():
+                        time.sleep(0.05)  # what was read as it froze is held too
                     pair[sink].sendall(data)
             except OSError:
                 return
