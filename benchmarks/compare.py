@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import PersonaInjector, PersonaStore, Settings, evaluate, get_counter, import_facts, run_pipeline
-from pipeline.inject import file_source as block
+from pipeline.inject import capped as block
 from pipeline.render.section_cap import split_sections
 
 from .__main__ import SIZES, populate, populate_memories, settings_in

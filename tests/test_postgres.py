@@ -134,10 +134,10 @@ def test_a_password_never_appears_in_an_error(pg, tmp_path):
 
 
 def test_a_schema_check_blocked_by_another_session_fails_in_time_instead_of_hanging(pg):
-    from pipeline.store.postgres.schema import SCHEMA_LOCK
+    from pipeline.store.postgres.schema import MIGRATION_LOCK
 
     with psycopg.connect(str(pg.target), autocommit=True) as holder:
-        holder.execute(f"SELECT pg_advisory_lock({SCHEMA_LOCK})")  # another process mid-migration
+        holder.execute(f"SELECT pg_advisory_lock({MIGRATION_LOCK})")  # another process mid-migration
         result = runner.invoke(app, ["--db", str(pg.target), "--set", "store.busy_timeout_ms=300", "list"])
     # The wait ended by the store's own timeout, not by the other session letting go.
     assert result.exit_code == 1 and "stayed locked for 300 ms" in result.stderr, result.output
@@ -386,7 +386,7 @@ def test_the_warm_path_makes_no_query(pg, tmp_path):
     _, settings = alice_rendered(tmp_path, pg)
     injector = PersonaInjector(settings)
     assert "Answers tersely" in injector.block()
-    assert listener_for(str(pg.target)).wait_connected(10)
+    assert listener_for(str(pg.target), settings.injection.listen_ping_ms).wait_connected(10)
     injector.block()  # the first answer from a connected listener is taken once
     queries = []
     original = psycopg.Connection.execute

@@ -108,7 +108,7 @@ def test_warm_sessions_are_answered_from_memory_while_the_server_is_frozen(tmp_p
     given = warm_session.block(), warm_live.block()
     assert all(ALICE in text and BOB not in text for text in given)
     # The live injector hears of new blocks from the listener; without it, it polls (bounded, see the cold test).
-    assert listener_for(proxy.url(str(pg.target))).wait_connected(10)
+    assert listener_for(proxy.url(str(pg.target)), alice.injection.listen_ping_ms).wait_connected(10)
     proxy.freeze()
     for _ in range(3):  # past the injector's check interval, too
         for injector, before in zip((warm_session, warm_live), given, strict=True):

@@ -132,8 +132,19 @@ class InjectionSettings(Section):
     )
     max_file_bytes: int = Field(
         1_000_000, ge=1, le=100_000_000,
-        description="Most bytes of the persona file the injector reads; the rest is ignored, "
-        "with a warning, so no file can exhaust the host's memory."
+        description="Most bytes of the persona file (or stored block) the injector reads; the rest is ignored, "
+        "with a warning, so no file or row can exhaust the host's memory."
+    )
+    listen_ping_ms: int = Field(
+        5000, ge=100, le=3_600_000,
+        description="PostgreSQL: how often the block listener NOTIFYs itself to prove its connection still "
+        "delivers. One that has not heard itself for twice this long counts as down: injectors check the block's "
+        "hash every check_interval_ms meanwhile, and the listener is replaced by a new connection."
+    )
+    poll_floor_ms: int = Field(
+        60_000, ge=0, le=86_400_000,
+        description="PostgreSQL: even while the block listener is healthy, an injector checks its block's hash "
+        "at least this often, so an announcement that never arrived delays a new block by at most this long."
     )
 
 

@@ -2,19 +2,25 @@
 
 One row per (profile, target) in ``persona_blocks``: the capped text, its
 store generation, hash, and exact token count with the counter that made it.
-On PostgreSQL a new block is announced with ``NOTIFY persona_blocks`` in the
-same transaction, so injectors on every host learn of it when it commits.
+On PostgreSQL a new block is announced on the deployment's channel (``persona_blocks``
+scoped to the schema) in the same transaction, so injectors on every host learn of
+it when it commits. Any role that can connect may NOTIFY on that channel, so an
+announcement is only ever a hint to check the row, parsed strictly.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..config.schema import MAX_TARGET_NAME
 from .backend import Connection
 from .facts import PersonaStore
+from .validation import MAX_PROFILE_CHARS
 
 CHANNEL = "persona_blocks"
+GENERATION = re.compile(r"[0-9]{1,18}")  # ASCII only (str.isdigit() takes '²'), and within a BIGINT
 COLUMNS = "profile, target, generation, sha256, text, tokens, counter, rendered_at"
 
 
@@ -30,6 +36,21 @@ class StoredBlock:
     rendered_at: str
 
 
+@dataclass(frozen=True, slots=True)
+class BoundedBlock:
+    """At most a limit of a stored block's UTF-8 bytes, their full size, and what its render recorded."""
+
+    data: bytes
+    size: int
+    sha256: str
+    tokens: Any  # another tool may have stored anything here on SQLite
+    counter: str
+
+    @property
+    def truncated(self) -> bool:
+        return self.size > len(self.data)
+
+
 class MissingBlock(FileNotFoundError):
     """No block rendered yet for this profile and target (a cold start, as a missing file is)."""
 
@@ -40,6 +61,16 @@ def read_block(store: PersonaStore, target: str) -> StoredBlock | None:
         row = conn.execute(f"SELECT {COLUMNS} FROM persona_blocks WHERE profile = ? AND target = ?",
                            (store.session, target)).fetchone()
     return None if row is None else StoredBlock(*row)
+
+
+def read_bounded(store: PersonaStore, target: str, max_bytes: int) -> BoundedBlock | None:
+    """The profile's block for ``target`` as at most ``max_bytes`` bytes: a row grown by another tool costs neither
+    the host's memory nor the tokenizer's."""
+    text = store.backend.dialect.utf8_bytes("text")
+    with store.read() as conn:
+        row = conn.execute(f"SELECT substr({text}, 1, ?), length({text}), sha256, tokens, counter FROM persona_blocks "
+                           "WHERE profile = ? AND target = ?", (int(max_bytes), store.session, target)).fetchone()
+    return None if row is None else BoundedBlock(bytes(row[0]), int(row[1]), str(row[2]), row[3], str(row[4]))
 
 
 def block_version(store: PersonaStore, target: str) -> str | None:
@@ -67,10 +98,14 @@ def announcement(profile: str, target: str, generation: int) -> str:
 
 
 def parse_announcement(payload: str) -> tuple[str, str, int] | None:
-    """(profile, target, generation), or None for a payload that is not ours."""
-    generation, _, rest = payload.partition("\t")
-    target, _, profile = rest.partition("\t")
-    if not generation.isdigit() or not target:
+    """(profile, target, generation), or None for any payload that is not exactly one of ours."""
+    fields = payload.split("\t", 3)
+    if len(fields) != 3:
+        return None
+    generation, target, profile = fields
+    if not GENERATION.fullmatch(generation) or not 0 < len(target) <= MAX_TARGET_NAME:
+        return None
+    if not 0 < len(profile) <= MAX_PROFILE_CHARS:
         return None
     return profile, target, int(generation)
 

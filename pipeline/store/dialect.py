@@ -48,6 +48,10 @@ class Dialect:
             return f"printf('%012d', {column})"
         return f"lpad(CAST({column} AS text), 12, '0')"
 
+    def utf8_bytes(self, column: str) -> str:
+        """The text column as its UTF-8 bytes, so a prefix and a length count bytes, not characters."""
+        return f"CAST({column} AS BLOB)" if self.name == "sqlite" else f"convert_to({column}, 'UTF8')"
+
     def trimmed(self, column: str) -> str:
         function = "trim" if self.name == "sqlite" else "btrim"
         return f"{function}({column}, {self.whitespace})"

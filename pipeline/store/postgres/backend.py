@@ -31,12 +31,12 @@ from ...config.urls import redact_url, scrub, server_of, user_of
 from ...errors import StoreError, StoreUnavailable
 from ..dialect import POSTGRES
 from ..features import Features
-from .schema import ensure_schema
+from .schema import ensure_schema, scoped_channel, scoped_lock
 from .watchdog import WATCHDOG
 
 CONNECT_TIMEOUT_S = 10
 POOL_MAX = 8  # per URL and process: workers and gateways hold a connection only for one operation
-WRITE_LOCK = "persona-write:"  # advisory lock names: one profile's writers queue, as on a SQLite file
+WRITE_LOCK = "persona-write:"  # advisory lock names (scoped to the schema): one profile's writers queue
 TICK_LOCK = "persona-tick:"
 LOCK_POLL_S = 0.05
 IDLE_CHECK_S = 5.0  # a pooled connection idle this long is checked before it is lent out
@@ -196,8 +196,15 @@ def _heartbeat(conn: PgConnection, every_s: float, stop: threading.Event) -> Non
 
 
 def _try_lock(conn: PgConnection, key: str) -> bool:
-    row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(?, 0))", (key,)).fetchone()
+    row = conn.execute(f"SELECT pg_try_advisory_lock({scoped_lock('?')})", (key,)).fetchone()
     return bool(row and row[0])
+
+
+def channel_name(raw: psycopg.Connection[Any], channel: str) -> str:
+    """This connection's deployment's name for ``channel``, to LISTEN on (hex digits: no quoting needed)."""
+    row = raw.execute(f"SELECT {scoped_channel('%s')}", (channel,)).fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 class PostgresBackend:
@@ -323,11 +330,11 @@ class PostgresBackend:
 
     def claim_write(self, conn: PgConnection, profile: str) -> None:
         """Queue behind the profile's other writers until this transaction ends (at most lock_timeout)."""
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (WRITE_LOCK + profile,))
+        conn.execute(f"SELECT pg_advisory_xact_lock({scoped_lock('?')})", (WRITE_LOCK + profile,))
 
     def notify(self, conn: PgConnection, channel: str, payload: str) -> None:
-        """Announce to every listening host; delivered when the caller's transaction commits."""
-        conn.execute("SELECT pg_notify(?, ?)", (channel, payload))
+        """Announce to every host listening to this deployment; delivered when the caller's transaction commits."""
+        conn.execute(f"SELECT pg_notify({scoped_channel('?')}, ?)", (channel, payload))
 
     @contextmanager
     def profile_lock(self, store: Any, timeout_s: float) -> Iterator[bool]:
@@ -356,7 +363,7 @@ class PostgresBackend:
             finally:
                 # A lost connection has released the lock with its session: the tick's work stands.
                 with suppress(psycopg.OperationalError):
-                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(?, 0))", (key,))
+                    conn.execute(f"SELECT pg_advisory_unlock({scoped_lock('?')})", (key,))
 
     @contextmanager
     def _leased(self, conn: PgConnection) -> Iterator[None]:

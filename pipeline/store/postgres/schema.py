@@ -144,7 +144,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
-SCHEMA_LOCK = 7_406_112_001  # an advisory lock key: one process migrates at a time
+SCHEMA_LOCK = "persona-schema"  # an advisory lock: one process migrates a deployment at a time
+# A deployment is a schema: two of them in one database must not share a NOTIFY channel or an advisory
+# lock (both are database-wide), so each name is scoped by the schema the connection's search_path picks.
+SCOPE = "coalesce(current_schema(), '')"
+
+
+def scoped_lock(name_sql: str) -> str:
+    """The advisory lock key of the lock named by the SQL text ``name_sql``, in this connection's deployment."""
+    return f"hashtextextended({SCOPE} || '/' || {name_sql}, 0)"
+
+
+MIGRATION_LOCK = scoped_lock(f"'{SCHEMA_LOCK}'")
+
+
+def scoped_channel(name_sql: str) -> str:
+    """The SQL of this deployment's NOTIFY channel named ``name_sql``: an identifier of at most 31 bytes."""
+    return f"{name_sql} || '_' || left(md5({SCOPE}), 16)"
 
 
 def ensure_schema(conn: Any) -> None:
@@ -173,7 +189,7 @@ def _ensure_schema(conn: Any) -> None:
         return
     conn.execute("BEGIN")
     try:
-        conn.execute(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
+        conn.execute(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
         conn.execute("CREATE TABLE IF NOT EXISTS persona_schema (id INTEGER PRIMARY KEY CHECK (id = 1), "
                      "version INTEGER NOT NULL)")
         version = _version(conn)  # another process may have migrated meanwhile
