@@ -87,7 +87,7 @@ def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
     else:
         for t in ticks:
             if t.outcome != "up to date":  # thousands of these say nothing a count does not
-                typer.echo(f"{t.profile}: {t.outcome}" + (f" ({t.error})" if t.error else ""))
+                typer.echo(f"{shown(t.profile)}: {t.outcome}" + (f" ({shown(t.error)})" if t.error else ""))
         counts = {outcome: sum(t.outcome == outcome for t in ticks)
                   for outcome in ("rendered", "nothing to do", "up to date", "busy", "failed")}
         typer.echo(f"{len(ticks)} profiles: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))

@@ -90,7 +90,7 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
         )
     # A store target's "path" only names its block (in run records); nothing is written there.
     path = (Path(f"store:{profile_slug(profile)}") / name if target.output == "store"
-            else Path(raw.replace("{profile}", profile_slug(profile))).expanduser())
+            else _usable(Path(raw.replace("{profile}", profile_slug(profile))).expanduser(), name))
     return ResolvedTarget(
         name=name,
         template=target.template,
@@ -102,3 +102,16 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
         output=target.output,
         profile=profile,
     )
+
+
+NAME_MAX_BYTES = 255  # one file name, on Linux and macOS alike
+PATH_MAX_BYTES = 4095
+
+
+def _usable(path: Path, target: str) -> Path:
+    """``path``, or an InputError if the system could never open it: a file name or the path too long."""
+    parts = [part.encode("utf-8", "surrogateescape") for part in path.parts]
+    if any(len(part) > NAME_MAX_BYTES for part in parts) or len(bytes(path)) > PATH_MAX_BYTES:
+        raise InputError(f"target {target!r} writes {path}, whose name is longer than the system allows "
+                         f"({NAME_MAX_BYTES} bytes a name, {PATH_MAX_BYTES} a path); shorten its path")
+    return path

@@ -6,6 +6,7 @@ and the Hermes plugin agree on the database, the config and the persona file.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -77,15 +78,32 @@ def default_persona_file() -> Path:
     return hermes_home() / "memory" / "persona.md"
 
 
+# Leaves 135 of a file name's 255 bytes for the text around {profile} (``persona-{profile}.md``).
+PROFILE_SLUG_MAX = 120
+
+
 def profile_slug(profile: str) -> str:
     """A profile id as one safe path component: ``{profile}`` in a target path expands to this.
 
     Letters, digits, ``.``, ``_`` and ``-`` stay; anything else becomes
     ``%XX``, so two different profiles never share a file and no profile can
-    climb out of its directory.
+    climb out of its directory. A slug longer than :data:`PROFILE_SLUG_MAX`
+    characters (a profile id may have 1,000, a file name only 255 bytes) is
+    cut to a prefix and ``~`` and 32 hex digits of the id's SHA-256. ``~`` is
+    itself escaped in a slug that is not cut, so a cut slug never equals
+    another profile's, and two ids that differ only after the cut differ in
+    the hash.
     """
     slug = _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")), profile)
+    if len(slug) > PROFILE_SLUG_MAX:
+        return _cut(slug) + "~" + hashlib.sha256(profile.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return slug if slug.strip(".") else slug.replace(".", "%2E")
+
+
+def _cut(slug: str) -> str:
+    prefix = slug[:PROFILE_SLUG_MAX - 33]
+    escape = prefix.find("%", len(prefix) - 2)  # never keep half of a %XX escape
+    return prefix if escape == -1 else prefix[:escape]
 
 
 def package_version() -> str:

@@ -49,10 +49,10 @@ def read_file(path: Path, limit: int | None, *, confine_symlinks: bool = True) -
             chunks.append(chunk)
             size += len(chunk)
             if limit is not None and size > limit:
-                return FileRead(b"".join(chunks)[:limit], True, _key(info))
+                return FileRead(b"".join(chunks)[:limit], True, state_key(info))
     finally:
         os.close(fd)
-    return FileRead(b"".join(chunks), False, _key(info))
+    return FileRead(b"".join(chunks), False, state_key(info))
 
 
 def _open_regular(path: Path, confine_symlinks: bool) -> tuple[int, os.stat_result]:
@@ -84,7 +84,8 @@ def probe_regular(path: Path) -> int:
     return info.st_size
 
 
-def _key(info: os.stat_result) -> tuple[int, int, int, int]:
+def state_key(info: os.stat_result) -> tuple[int, int, int, int]:
+    """What changes whenever a file's content can have: (mtime_ns, size, inode, ctime_ns)."""
     return info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns
 
 

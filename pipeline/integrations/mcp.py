@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..config.schema import Settings
 from ..errors import PersonaError
@@ -55,5 +55,21 @@ def _as_tool_errors(tool: Tool) -> Tool:
 
 
 def serve(settings: Callable[[], Settings]) -> None:
-    """Run over stdio until the client disconnects."""
-    build_server(settings).run("stdio")
+    """Run over stdio until the client disconnects; every malformed frame is answered (see :mod:`.mcp_stdio`)."""
+    import anyio
+
+    anyio.run(_serve_stdio, build_server(settings))
+
+
+async def _serve_stdio(server: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from .mcp_stdio import WireIn, WireOut, claimed_stdio
+
+    with claimed_stdio() as (wire_in, wire_out):
+        out = WireOut(wire_out)
+        # Explicit streams: the SDK's own framing, fed only frames that parse; ours answers the rest.
+        async with stdio_server(stdin=cast(Any, WireIn(wire_in, out)), stdout=cast(Any, out)) as (read, write):
+            # MCPServer.run("stdio") builds its own reader; the low-level server is the same one it would run.
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -22,7 +22,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ..errors import TemplateError
 from .sanitize import xml
-from .template_sources import builtin_template_dir
+from .template_sources import builtin_template_dir, find_template, not_found
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,22 +91,30 @@ def template_note(search: tuple[str, ...], name: str) -> str:
     return str(macro()).strip() if callable(macro) else DEFAULT_NOTE
 
 
-class ConfinedLoader(jinja2.FileSystemLoader):
-    """A FileSystemLoader whose templates, includes and imports must lie inside its directories.
+class RefusedTemplate(jinja2.TemplateError):
+    """A template file that exists but may not be used; not a TemplateNotFound, so `ignore missing` cannot hide it."""
 
-    Jinja already refuses ``..``; this also refuses a symlink inside a
-    template directory that points out of it, so no include can pull an
-    arbitrary file into the system prompt.
+
+class ConfinedLoader(jinja2.BaseLoader):
+    """A loader whose templates, includes and imports are read by ``find_template`` alone.
+
+    So no include can pull an arbitrary file into the system prompt (an
+    absolute name, ``..``, a symlink out of the directories), and a FIFO or
+    device in a template directory is refused without blocking, exactly as the
+    settings fingerprint refuses it.
     """
 
+    def __init__(self, searchpath: Sequence[str]) -> None:
+        self.searchpath = list(searchpath)
+
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
-        source, filename, uptodate = super().get_source(environment, template)
-        real = os.path.realpath(filename)
-        roots = [os.path.realpath(directory) for directory in self.searchpath]
-        if not any(real.startswith(root + os.sep) for root in roots):
-            raise jinja2.TemplateNotFound(template, f"{template!r} resolves to {real}, outside the template "
-                                                    "directories")
-        return source, filename, uptodate
+        try:
+            found = find_template(self.searchpath, template)
+        except TemplateError as error:
+            raise RefusedTemplate(str(error)) from None
+        if found is None:  # Jinja's own exception, so `ignore missing` and include lists keep working
+            raise jinja2.TemplateNotFound(template, not_found(self.searchpath, template))
+        return found.source, found.path, found.uptodate()
 
 
 _to_json = json.JSONEncoder(ensure_ascii=False).encode  # one encoder, not one per value
@@ -139,7 +147,9 @@ def load(env: jinja2.Environment, name: str) -> jinja2.Template:
     try:
         return env.get_template(name)
     except jinja2.TemplateNotFound as error:
-        raise _not_found(env, name, error) from None
+        raise _not_found(name, error) from None
+    except RefusedTemplate as error:
+        raise TemplateError(str(error)) from None
     except jinja2.TemplateSyntaxError as error:
         raise TemplateError(f"{error.filename or name}:{error.lineno}: {error.message}") from None
 
@@ -149,15 +159,13 @@ def locate(env: jinja2.Environment, name: str) -> str:
     try:
         return str(env.loader.get_source(env, name)[1])  # type: ignore[union-attr]
     except jinja2.TemplateNotFound as error:
-        raise _not_found(env, name, error) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise TemplateError(f"template {name!r} cannot be read: {error}") from None
+        raise _not_found(name, error) from None
+    except RefusedTemplate as error:
+        raise TemplateError(str(error)) from None
 
 
-def _not_found(env: jinja2.Environment, name: str, error: jinja2.TemplateNotFound) -> TemplateError:
-    searched = ", ".join(getattr(env.loader, "searchpath", []))
-    detail = f" ({error.message})" if error.message and error.message != name else ""
-    return TemplateError(f"template {name!r} not found in {searched}{detail}")
+def _not_found(name: str, error: jinja2.TemplateNotFound) -> TemplateError:
+    return TemplateError(error.message or f"template {name!r} not found")
 
 
 def render_here(env: jinja2.Environment, name: str, context: PersonaContext, *, max_chars: int,

@@ -1,13 +1,27 @@
-"""Where templates live, and their sources: what needs no Jinja (trigger checks, fingerprints)."""
+"""Where templates live, and the one way any of them is read: the loader, the render child and fingerprints.
+
+Every reader of a template file goes through :func:`read_template`, so a
+name is confined to the template directories (no absolute name, no ``..``,
+no symlink out of them) and the file is opened like a persona file: regular
+files only, without blocking on a FIFO, and never more than
+:data:`MAX_TEMPLATE_BYTES`. It needs no Jinja, so a trigger check stays light.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..errors import TemplateError
 from ..fs.locations import package_dir, package_root
+from ..fs.read import describe, read_file, state_key
+
+# A template is a page of markup; a bound keeps a huge file (or /dev/zero behind a race) out of memory.
+MAX_TEMPLATE_BYTES = 1 << 20
 
 
 @lru_cache(maxsize=1)
@@ -22,26 +36,101 @@ def search_path(user_dirs: Sequence[Path]) -> tuple[str, ...]:
     return (*(str(Path(d).expanduser()) for d in user_dirs), str(builtin_template_dir()))
 
 
-def template_source(user_dirs: list[Path], name: str) -> str:
-    """The template's source, for fingerprints; "<missing NAME>" if it cannot be read (render says why).
+@dataclass(frozen=True, slots=True)
+class TemplateFile:
+    """A template's source and where it was found: ``path`` as searched (under its directory), ``real`` resolved."""
 
-    Remembered by the file's state, so a trigger check costs a stat, not a read.
+    path: str
+    real: str
+    source: str
+    key: tuple[int, int, int, int]
+
+    def uptodate(self) -> Callable[[], bool]:
+        """For Jinja's cache: whether the file is still in the state it was read in (a stat, no read)."""
+        return lambda: _stat_key(self.real) == self.key
+
+
+def read_template(search: Sequence[str], name: str) -> TemplateFile:
+    """The first file called ``name`` in ``search``; a TemplateError says why there is none."""
+    found = find_template(search, name)
+    if found is None:
+        raise TemplateError(not_found(search, name))
+    return found
+
+
+def find_template(search: Sequence[str], name: str) -> TemplateFile | None:
+    """The first file called ``name`` in ``search``, None if no directory has one.
+
+    A file that exists but cannot be used (a FIFO, a device, a symlink out of
+    the directories, too large, not UTF-8) is a TemplateError, not a reason to
+    fall through to a template of the same name further down the path.
     """
-    for directory in search_path(user_dirs):
-        path = os.path.join(directory, name)
-        try:
-            info = os.stat(path)
-        except OSError:
-            continue
-        key = (path, info.st_mtime_ns, info.st_size, info.st_ino)
-        if key not in _SOURCES:
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    _SOURCES[key] = handle.read()
-            except (OSError, UnicodeDecodeError):
-                return f"<missing {name}>"
-        return _SOURCES[key]
-    return f"<missing {name}>"
+    parts = _name_parts(name)
+    roots = tuple(os.path.realpath(directory) for directory in search)
+    for directory in search:
+        found = _read_in(directory, parts, roots, name)
+        if found is not None:
+            return found
+    return None
 
 
-_SOURCES: dict[tuple[str, int, int, int], str] = {}
+def template_source(user_dirs: list[Path], name: str) -> str:
+    """The template's source, for fingerprints; a TemplateError, as render would raise, if it cannot be used."""
+    return read_template(search_path(user_dirs), name).source
+
+
+def _name_parts(name: str) -> list[str]:
+    if "\0" in name:
+        raise TemplateError(f"template {name!r}: a name cannot contain a NUL character")
+    if name.startswith(("/", "\\")) or os.path.isabs(name):
+        raise TemplateError(f"template {name!r}: an absolute name; give a name inside the template directories")
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if ".." in parts or not parts:
+        raise TemplateError(f"template {name!r}: a name must stay inside the template directories (no '..')")
+    return parts
+
+
+def _read_in(directory: str, parts: list[str], roots: tuple[str, ...], name: str) -> TemplateFile | None:
+    path = os.path.normpath(os.path.join(directory, *parts))
+    real = os.path.realpath(path)
+    if not os.path.lexists(path):
+        return None
+    if not any(real.startswith(root + os.sep) for root in roots):
+        raise TemplateError(f"template {name!r} at {path} resolves to {real}, outside the template directories")
+    cached = _SOURCES.get(real)
+    if cached is not None and cached.key == _stat_key(real):
+        return TemplateFile(path, real, cached.source, cached.key)
+    found = _read(path, real, name)
+    _SOURCES[real] = found
+    return found
+
+
+def _read(path: str, real: str, name: str) -> TemplateFile:
+    try:
+        read = read_file(Path(real), MAX_TEMPLATE_BYTES)  # the persona-file opener: non-blocking, regular only
+        if read.truncated:
+            raise TemplateError(f"template {name!r} at {path} is larger than {MAX_TEMPLATE_BYTES} bytes")
+        return TemplateFile(path, real, read.data.decode("utf-8"), read.key)
+    except OSError as error:
+        raise TemplateError(f"template {name!r} at {path} cannot be used: it {describe(error)}") from None
+    except UnicodeDecodeError as error:
+        raise TemplateError(f"template {name!r} at {path} is not UTF-8 (byte {error.start})") from None
+
+
+def _stat_key(real: str) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(real)
+    except OSError:
+        return None
+    return state_key(info) if stat.S_ISREG(info.st_mode) else None
+
+
+def not_found(search: Sequence[str], name: str) -> str:
+    """Why ``name`` is missing: each user directory with its reason, then the built-in ones."""
+    reasons = [f"{d} (no such directory)" if not os.path.isdir(d) else f"{d} (no file {name})" for d in search[:-1]]
+    builtin = f"the built-in templates ({search[-1]})"
+    return f"template {name!r} not found in {', '.join([*reasons, builtin]) if reasons else builtin}"
+
+
+# The newest source per resolved file, so a trigger check costs a stat, not a read.
+_SOURCES: dict[str, TemplateFile] = {}

@@ -13,10 +13,17 @@ from pathlib import Path
 
 from ..errors import TemplateError
 from ..fs.locations import package_root
-from .jinja import PersonaContext, TemplateItem, TemplateSection, locate, make_environment, render_here
+from .jinja import (
+    PersonaContext,
+    TemplateItem,
+    TemplateSection,
+    is_builtin,
+    make_environment,
+    render_here,
+)
 from .model import RankedFact, RankedPersona
 from .sanitize import inline
-from .template_sources import builtin_template_dir, search_path
+from .template_sources import builtin_template_dir, read_template, search_path
 
 __all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context", "builtin_template_dir",
            "render_template"]
@@ -44,9 +51,6 @@ def build_context(ranked: RankedPersona, target: str, memo: dict[str, TemplateIt
     return PersonaContext(target, sections, sum(len(s.items) for s in sections))
 
 
-
-
-
 def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *, timeout_s: float,
                     max_chars: int, max_memory_mb: int) -> str:
     """Render ``name`` with ``context``; every failure is a TemplateError naming the file and line.
@@ -56,14 +60,13 @@ def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *
     and memory and CPU limits that hold for every expression.
     """
     search = search_path(user_dirs)
-    if not any(os.path.isfile(os.path.join(directory, name)) for directory in search[:-1]):
-        builtin = make_environment(search[-1:], trusted=True)  # a shipped template: trusted, in this process
+    found = read_template(search, name)  # found, not compiled: Jinja folds constants while compiling
+    if is_builtin(found.path):  # a shipped template: trusted, in this process
+        builtin = make_environment(search[-1:], trusted=True)
         return render_here(builtin, name, context, max_chars=max_chars, timeout_s=None)
-    # Found, not compiled: Jinja folds constants while compiling, so a user template is compiled only in
-    # the child, under its limits.
-    filename = locate(make_environment(search), name)
+    # A user template is compiled only in the child, under its limits.
     return _render_in_child(search, name, context, timeout_s=timeout_s, max_chars=max_chars,
-                            max_memory_mb=max_memory_mb, filename=filename)
+                            max_memory_mb=max_memory_mb, filename=found.path)
 
 
 def _render_in_child(search: tuple[str, ...], name: str, context: PersonaContext, *, timeout_s: float,

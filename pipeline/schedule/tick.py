@@ -175,6 +175,10 @@ def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -
             time.sleep(RETRY_PAUSE_S * attempt)
         except PersonaError as failed:
             return ProfileTick(profile, "failed", error=str(failed), attempts=attempt)
+        except Exception as unexpected:  # one profile's surprise (a bug, an OS error) must not end the sweep
+            log.debug("tick of profile %r failed", profile, exc_info=True)
+            return ProfileTick(profile, "failed", error=f"{type(unexpected).__name__}: {unexpected}",
+                               attempts=attempt)
     return ProfileTick(profile, "failed", error=str(error), attempts=RETRIES, unreachable=True)
 
 
