@@ -84,7 +84,7 @@ def write_config(work: Path, url: str) -> Path:
 
 
 def settings_for(config: Path, profile: str = "default") -> Settings:
-    return load_settings(config_files=[config], overrides={"store.session": profile})
+    return load_settings(config_files=[config], overrides={"store.profile": profile})
 
 
 def profile(index: int) -> str:
@@ -96,7 +96,7 @@ def profile(index: int) -> str:
 
 def _import_share(url: str, folder: str, indexes: list[int]) -> int:
     for index in indexes:
-        with PersonaStore(url, session=profile(index)) as store:
+        with PersonaStore(url, profile=profile(index)) as store:
             import_facts(store, Path(folder) / f"{index}.yaml")
     return len(indexes)
 
@@ -203,7 +203,7 @@ def bench_latency(url: str, config: Path, samples: int = 300) -> list[tuple[str,
             "SELECT s.session_id FROM persona_state s WHERE s.generation > (SELECT MAX(r.generation) FROM "
             "persona_runs r WHERE r.session_id = s.session_id) LIMIT %s", (samples,))]
     for name in changed:
-        with PersonaStore.from_settings(settings, session=name) as store:
+        with PersonaStore.from_settings(settings, profile=name) as store:
             start = time.perf_counter()
             tick(settings, store=store)
             times.append(time.perf_counter() - start)
@@ -245,7 +245,7 @@ import sys, time
 from pipeline import PersonaInjector
 from pipeline import load_settings
 from pipeline.store.postgres.listen import listener_for, stop_listener
-settings = load_settings(config_files=[sys.argv[1]], overrides={"store.session": sys.argv[2]})
+settings = load_settings(config_files=[sys.argv[1]], overrides={"store.profile": sys.argv[2]})
 injector = PersonaInjector(settings)
 injector.block()
 listener_for(settings.store.url).wait_connected(10)

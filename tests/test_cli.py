@@ -46,10 +46,24 @@ def test_promote_prints_json(db):
     assert "already in the persona as #1" in again.stdout
 
 
-def test_session_option_scopes_every_command(db):
-    persona("add", "x", "--topic", "t", "--session", "work", db=db)
+def test_profile_option_scopes_every_command(db):
+    persona("add", "x", "--topic", "t", "--profile", "work", db=db)
     assert json.loads(persona("list", "--json", db=db).stdout) == []
-    assert len(json.loads(persona("list", "--json", "--session", "work", db=db).stdout)) == 1
+    assert len(json.loads(persona("list", "--json", "--profile", "work", db=db).stdout)) == 1
+
+
+@pytest.mark.parametrize("spelling", [["--session", "work"], ["-s", "work"], ["--session=work"]])
+def test_the_old_session_flag_still_names_the_profile_with_one_warning(db, spelling):
+    persona("add", "x", "--topic", "t", "-p", "work", db=db)
+    persona("add", "y", "--topic", "t", "--profile", "home", db=db)
+    result = persona("list", "--json", *spelling, db=db)
+    assert [fact["content"] for fact in json.loads(result.stdout)] == ["x"]  # work's, never home's
+    assert result.stderr.count("is deprecated; use -") == 1
+
+
+def test_a_value_that_looks_like_the_old_flag_is_left_alone(db):
+    persona("add", "--topic", "t", "--", "--session", db=db)
+    assert [fact["content"] for fact in json.loads(persona("list", "--json", db=db).stdout)] == ["--session"]
 
 
 def test_import_command_reports_counts(db, tmp_path):
@@ -61,7 +75,7 @@ def test_import_command_reports_counts(db, tmp_path):
 def test_domain_error_is_one_line_on_stderr_and_exit_1(db):
     result = persona("reinforce", "99", db=db)
     assert result.exit_code == 1
-    assert result.stderr == "error: no persona fact with id 99 in session 'default'\n"
+    assert result.stderr == "error: no persona fact with id 99 in profile 'default'\n"
     assert result.stdout == ""
 
 
@@ -97,7 +111,7 @@ def test_config_show_sources(tmp_path, monkeypatch):
     assert lines["cap.token_cap"].endswith("# override cap.token_cap")
     assert lines["cap.counter"].endswith(f"# {path}:2")
     assert lines["triggers.interval"].endswith("# env MNEMOSYNE_PERSONA_INTERVAL (legacy)")
-    assert lines["store.session"].endswith("# default")
+    assert lines["store.profile"].endswith("# default")
 
 
 def test_config_show_json(tmp_path):
@@ -178,7 +192,7 @@ def test_the_cli_runs_as_a_real_process(db, entry):
     )
     assert ok.returncode == 0, ok.stderr
     bad = subprocess.run([*command, "--db", str(db), "demote", "5"], capture_output=True, text=True, env=env)
-    assert (bad.returncode, bad.stderr) == (1, "error: no persona fact with id 5 in session 'default'\n")
+    assert (bad.returncode, bad.stderr) == (1, "error: no persona fact with id 5 in profile 'default'\n")
 
 
 def test_readme_documents_every_command_and_setting():

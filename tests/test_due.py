@@ -25,7 +25,7 @@ def make_settings(database, **overrides):
 
 def acts(settings, profile, clock) -> bool:
     """Whether a tick of ``profile`` now would apply retention or render: what the visit itself decides."""
-    with PersonaStore.from_settings(settings, session=profile, clock=clock) as store:
+    with PersonaStore.from_settings(settings, profile=profile, clock=clock) as store:
         return bool(plan_retention(store, settings.retention)) or any(t.fired for t in evaluate(settings, store))
 
 
@@ -37,7 +37,7 @@ def due(settings, clock) -> set[str]:
 
 
 def add(settings, profile, clock, content, **options):
-    with PersonaStore.from_settings(settings, session=profile, clock=clock) as store:
+    with PersonaStore.from_settings(settings, profile=profile, clock=clock) as store:
         return store.add(content, topic="t", **options)
 
 
@@ -84,7 +84,7 @@ def test_each_cause_makes_its_profile_due(database, clock):
         add(settings, name, clock, f"{name}'s rule", tier="working" if name == "reinforced" else "long_term")
     tick_all(settings, clock=clock)
     assert due(settings, clock) == set()
-    with PersonaStore.from_settings(settings, session="settled", clock=clock) as store:
+    with PersonaStore.from_settings(settings, profile="settled", clock=clock) as store:
         reasons = {t.name: t.reason for t in evaluate(settings, store)}
     assert reasons["cold_start"] == "every stored block exists"
     assert reasons["recovery"] == "no persona file to read (every target is stored)"

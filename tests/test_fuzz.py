@@ -24,7 +24,7 @@ COMMANDS = [["add"], ["promote"], ["demote"], ["list"], ["reinforce"], ["import"
             ["session", "show"], ["session", "compact"], ["session", "list"], ["session", "forget"],
             ["hermes", "install"], ["hermes", "uninstall"]]
 WORDS = ["--json", "--tier", "--topic", "--reason", "--force", "--dry-run", "--stdout", "--diff", "--target",
-         "--session", "--confidence", "--prune", "--sources", "--file", "--activate", "--set", "permanent",
+         "--profile", "--confidence", "--prune", "--sources", "--file", "--activate", "--set", "permanent",
          "long_term", "working", "bogus", "1", "0", "-5", "99", "1.5", "", "markdown", "x=y", "cap.token_cap=7",
          "facts.yaml", "missing.yaml", "m1", "\x1b[31m", "日本語", "--", "-"]
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=False),

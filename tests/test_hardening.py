@@ -157,24 +157,24 @@ def test_another_profile_needs_its_own_path(tmp_path, seeded):
     persona = tmp_path / "persona.md"
     assert runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", "render"]).exit_code == 0
     before = persona.read_text()
-    runner.invoke(app, ["--db", str(seeded), "add", "Bob's secret rule.", "--topic", "bob", "--session", "bob"])
-    for args in (["render", "--session", "bob"], ["tick", "--force", "--session", "bob"]):
+    runner.invoke(app, ["--db", str(seeded), "add", "Bob's secret rule.", "--topic", "bob", "--profile", "bob"])
+    for args in (["render", "--profile", "bob"], ["tick", "--force", "--profile", "bob"]):
         result = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", *args])
         assert result.exit_code == 1 and "belongs to profile 'default'" in result.stderr
         assert "{profile}" in result.stderr
     overrides = {"store.path": str(seeded), "injection.file": str(persona)}
     tools = PersonaTools(lambda: load_settings(overrides=overrides))
     with pytest.raises(InputError, match="belongs to profile 'default'"):
-        call(tools.catalog(legacy=False), "persona_render", {"session": "bob"})
+        call(tools.catalog(legacy=False), "persona_render", {"profile": "bob"})
     assert persona.read_text() == before and "Bob" not in before
 
 
 def test_a_profile_path_gives_each_profile_its_own_file(tmp_path, seeded):
     pattern = str(tmp_path / "personas" / "{profile}.md")
-    runner.invoke(app, ["--db", str(seeded), "add", "Bob's rule.", "--topic", "bob", "--session", "bob"])
+    runner.invoke(app, ["--db", str(seeded), "add", "Bob's rule.", "--topic", "bob", "--profile", "bob"])
     for session in ("default", "bob", "../../etc/x"):
         result = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={pattern}", "render",
-                                     "--session", session])
+                                     "--profile", session])
         assert result.exit_code == 0, result.stderr
     files = sorted(p.name for p in (tmp_path / "personas").iterdir() if p.suffix == ".md")
     assert files == ["..%2F..%2Fetc%2Fx.md", "bob.md", "default.md"]  # no profile climbs out of the directory
@@ -184,8 +184,8 @@ def test_a_profile_path_gives_each_profile_its_own_file(tmp_path, seeded):
 
 def test_tick_notices_a_file_another_profile_wrote(tmp_path, seeded):
     persona = tmp_path / "persona.md"
-    runner.invoke(app, ["--db", str(seeded), "add", "Bob's rule.", "--topic", "bob", "--session", "bob"])
-    as_bob = ["--db", str(seeded), "--set", f"injection.file={persona}", "--set", "store.session=bob"]
+    runner.invoke(app, ["--db", str(seeded), "add", "Bob's rule.", "--topic", "bob", "--profile", "bob"])
+    as_bob = ["--db", str(seeded), "--set", f"injection.file={persona}", "--set", "store.profile=bob"]
     assert runner.invoke(app, [*as_bob, "render"]).exit_code == 0  # bob owned the file then
     status = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", "status"]).stdout
     assert "last rendered for profile 'bob'" in status
@@ -537,11 +537,11 @@ def test_a_fifo_at_the_default_config_path_hangs_nothing(tmp_path):
 def test_string_settings_take_text_as_written(tmp_path):
     path = write(tmp_path / "p.yaml", "cap:\n  token_cap: 900\n")
     for key, value in (("injection.header", "# Persona"), ("cap.truncation_note", "[cut]"),
-                       ("store.session", "123"), ("targets.markdown.boundary", "* ")):
+                       ("store.profile", "123"), ("targets.markdown.boundary", "* ")):
         assert runner.invoke(app, ["config", "set", key, value, "--file", str(path)]).exit_code == 0
     settings = load_settings(config_files=[path])
     assert settings.injection.header == "# Persona" and settings.cap.truncation_note == "[cut]"
-    assert settings.store.session == "123" and settings.targets["markdown"].boundary == "* "
+    assert settings.store.profile == "123" and settings.targets["markdown"].boundary == "* "
 
 
 def test_add_keeps_a_demoted_fact_demoted_like_import_and_promote(tmp_path, seeded):
@@ -615,7 +615,7 @@ def test_make_render_never_touches_a_real_persona_file(tmp_path):
 
 def test_errors_stay_typed_at_the_library_boundary(tmp_path):
     with pytest.raises(InputError, match="session is not valid UTF-8"):
-        PersonaStore(tmp_path / "m.db", session="s\udcff")
+        PersonaStore(tmp_path / "m.db", profile="s\udcff")
     with pytest.raises(InputError, match="invalid persona id"):
         PersonaStore(tmp_path / "m.db").get(2**80)
     with PersonaStore(tmp_path / "m.db") as store, pytest.raises(PersonaError):

@@ -348,8 +348,9 @@ def test_each_gateway_user_gets_their_own_persona(tmp_path, database):
     assert (hermes_home / "memory" / "persona-alice.md").exists() != database.is_postgres  # a file, or a block
     listed = json.loads(bob.provider.handle_tool_call("persona_list", {}))
     assert [p["content"] for p in listed["personas"]] == ["Bob wants bullet points."]
-    refused = json.loads(bob.provider.handle_tool_call("persona_list", {"session": "alice"}))
-    assert refused["status"] == "error"  # no user can name another user's profile
+    for name in ("profile", "session"):  # the new name and its deprecated twin
+        refused = json.loads(bob.provider.handle_tool_call("persona_list", {name: "alice"}))
+        assert refused["status"] == "error"  # no user can name another user's profile
     alice.exit()
     bob.exit()
 
@@ -430,7 +431,7 @@ def test_the_existing_tiers_tool_contract_on_a_database_mnemosyne_filled(home, t
     demoted = json.loads(call("mnemosyne_persona_demote", {"persona_id": row["id"], "reason": "changed my mind"}))
     assert demoted["status"] == "ok" and demoted["demoted_to"] == "memoria_preferences"
     missing = json.loads(call("mnemosyne_persona_demote", {"persona_id": row["id"]}))
-    assert missing == {"status": "error", "error": f"no persona fact with id {row['id']} in session 'default'"}
+    assert missing == {"status": "error", "error": f"no persona fact with id {row['id']} in profile 'default'"}
     made.exit()
 
 

@@ -160,7 +160,7 @@ def test_the_user_mapping_is_one_to_one_and_never_the_operators(home):
         hermes_profile(settings, None)
     fixed = settings.model_copy(update={"hermes": settings.hermes.model_copy(update={"profile": "fixed"})})
     assert hermes_profile(fixed, None) == hermes_profile(fixed, "bob") == "default"
-    escaped = settings.model_copy(update={"store": settings.store.model_copy(update={"session": "user:user:x"})})
+    escaped = settings.model_copy(update={"store": settings.store.model_copy(update={"profile": "user:user:x"})})
     assert hermes_profile(escaped, "x") == "x"
     with pytest.raises(NoProfile, match="operator's profile 'user:user:x'"):
         hermes_profile(escaped, "user:x")

@@ -7,7 +7,11 @@ way the docs tests keep the README honest.
 from __future__ import annotations
 
 import ast
+import importlib
+import sys
 from pathlib import Path
+
+import pytest
 
 import pipeline
 
@@ -26,8 +30,10 @@ LAYERS: list[set[str]] = [
     {"integrations"},
     {"cli"},
 ]
-# The public API (lazy re-exports) and the entry point sit above everything.
+# The public API (lazy re-exports) and the entry point sit above everything, and so do the old paths that
+# third-party stages imported, kept one release as deprecated re-exports.
 TOP = {"__init__", "__main__"}
+DEPRECATED_PATHS = {"registry": "stages.registry", "context": "stages.context", "model": "render.model"}
 # Importing the built-in stages registers them with the registry they import: the one cycle on purpose.
 BUILTIN_STAGES = {f"pipeline.stages.{name}" for name in ("extract", "rank", "render", "cap", "write")}
 
@@ -43,8 +49,9 @@ def imports_of(path: Path) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = _type_only(tree)
     for node in ast.walk(tree):
-        if node in _type_only(tree):
+        if node in type_only:
             continue
         if isinstance(node, ast.ImportFrom):
             base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
@@ -78,7 +85,7 @@ GRAPH = {module_name(path): imports_of(path) for path in FILES}
 
 
 def test_every_module_belongs_to_a_layer() -> None:
-    known = set().union(*LAYERS) | TOP
+    known = set().union(*LAYERS) | TOP | set(DEPRECATED_PATHS)
     assert sorted({folder(module) for module in MODULES if module != "pipeline"} - known) == []
 
 
@@ -86,7 +93,7 @@ def test_no_import_points_up_or_sideways() -> None:
     wrong = [
         f"{module} -> {target}"
         for module, targets in GRAPH.items()
-        if module != "pipeline" and folder(module) not in TOP
+        if module != "pipeline" and folder(module) not in TOP | set(DEPRECATED_PATHS)
         for target in targets
         if folder(target) != folder(module) and layer(target) >= layer(module)
     ]
@@ -157,3 +164,13 @@ def test_every_import_of_ours_names_a_module_that_exists() -> None:
     missing = [f"{module} -> {target}" for module, targets in GRAPH.items() for target in targets
                if target not in MODULES]
     assert missing == []
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(DEPRECATED_PATHS.items()))
+def test_an_old_module_path_still_works_and_says_it_is_deprecated(old, new):
+    sys.modules.pop(f"pipeline.{old}", None)
+    with pytest.warns(DeprecationWarning, match=f"pipeline.{old} is deprecated"):
+        shim = importlib.import_module(f"pipeline.{old}")
+    moved = importlib.import_module(f"pipeline.{new}")
+    exported = [name for name in vars(shim) if not name.startswith("_") and name != "warnings"]
+    assert exported and all(getattr(shim, name) is getattr(moved, name) for name in exported)

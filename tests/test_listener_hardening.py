@@ -35,7 +35,7 @@ BUDGET = 120
 
 def store_settings(database, profile: str, **overrides):
     return load_settings(overrides={
-        **database.settings(), "store.session": profile, "targets.markdown.output": "store",
+        **database.settings(), "store.profile": profile, "targets.markdown.output": "store",
         "injection.source": "store", "injection.enabled": True, "cap.token_cap": BUDGET, **overrides})
 
 
@@ -166,7 +166,7 @@ def notify(url: str, channel: str, payloads: list[str]) -> None:
 
 def pg_settings(url: str, profile: str, **overrides):
     return load_settings(overrides={
-        "store.url": url, "store.session": profile, "targets.markdown.output": "store",
+        "store.url": url, "store.profile": profile, "targets.markdown.output": "store",
         "injection.source": "store", "injection.enabled": True, "injection.check_interval_ms": 100, **overrides})
 
 
@@ -327,7 +327,7 @@ def test_two_deployments_in_one_database_share_no_channel_and_no_lock(pg, pg_oth
 
 
 def test_two_deployments_in_one_database_share_no_lock(pg, pg_other):
-    a, b, a_again = (PersonaStore(str(db.target), session="alice", busy_timeout_ms=300) for db in (pg, pg_other, pg))
+    a, b, a_again = (PersonaStore(str(db.target), profile="alice", busy_timeout_ms=300) for db in (pg, pg_other, pg))
     for store in (a, b, a_again):
         store.open()
     with a.profile_lock(1) as held, b.profile_lock(0.5) as held_b, a_again.profile_lock(0.3) as held_again:

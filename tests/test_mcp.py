@@ -66,7 +66,7 @@ INVALID_CALLS = {
     "persona_reinforce": ({"persona_id": "one"}, "persona_id"),
     "persona_add": ({"content": "x", "topic": "t", "confidence": 7}, "confidence"),
     "persona_render": ({"target": "html"}, "unknown target 'html'"),
-    "persona_status": ({"session": 5}, "session"),
+    "persona_status": ({"profile": 5}, "profile"),
     "persona_inject_preview": ({"session_id": []}, "session_id"),
     "persona_session_refresh": ({}, "session_id"),
     "persona_demote": ({"persona_id": 0}, "persona_id"),
@@ -102,7 +102,7 @@ async def test_domain_errors_carry_our_message_in_the_contracts_shape(workdir):
         result = await client.call_tool("mnemosyne_persona_reinforce", {"persona_id": 99})
         assert result.is_error
         assert result.structured_content == {"status": "error",
-                                             "error": "no persona fact with id 99 in session 'default'"}
+                                             "error": "no persona fact with id 99 in profile 'default'"}
         assert json.loads(result.content[0].text) == result.structured_content
         result = await client.call_tool("persona_promote", {"memory_id": "nope"})
         assert "no memory with id nope" in result.structured_content["error"]

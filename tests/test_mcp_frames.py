@@ -87,7 +87,7 @@ class Server:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
     for profile, fact in (("default", "Alice answers tersely."), ("bob", "Bob likes long answers.")):
-        with PersonaStore(tmp_path / "m.db", session=profile) as store:
+        with PersonaStore(tmp_path / "m.db", profile=profile) as store:
             store.add(fact, topic="style")
     running = Server(tmp_path)
     try:
@@ -118,7 +118,7 @@ def test_after_every_kind_of_bad_frame_a_tool_call_still_answers_for_its_own_pro
         server.send(frame)
         assert_error(server.reply(), code, request_id)
     server.send(b"   ")  # a blank line is no frame: skipped, unanswered
-    listed = server.call(200, "tools/call", {"name": "persona_list", "arguments": {"session": "bob"}})
+    listed = server.call(200, "tools/call", {"name": "persona_list", "arguments": {"profile": "bob"}})
     text = json.dumps(listed)
     assert "Bob likes long answers." in text and "Alice" not in text
     assert server.call(201, "ping")["id"] == 201

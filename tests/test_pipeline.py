@@ -12,6 +12,7 @@ import pytest
 
 from pipeline import (
     CappedRender,
+    FactSet,
     NoOptions,
     PersonaStore,
     RankedPersona,
@@ -29,6 +30,7 @@ from pipeline import (
     run_pipeline,
     stage,
 )
+from pipeline.stages.registry import unregister
 from pipeline.stages.write import WriteOptions
 from pipeline.stages.write import write as write_stage
 
@@ -90,6 +92,9 @@ class ShoutOptions(StageOptions):
     suffix: str = "!"
 
 
+BUILT_INS = ("extract", "rank", "render", "cap", "write")
+
+
 def test_a_third_party_stage_registers_and_runs_like_a_builtin(settings, store):
     @stage("shout", options=ShoutOptions, per_target=True)
     def shout(capped: CappedRender, *, ctx, options: ShoutOptions) -> CappedRender:
@@ -104,9 +109,20 @@ def test_a_third_party_stage_registers_and_runs_like_a_builtin(settings, store):
                                                           {"shout": {"suffix": "?"}}, "write"]})
         assert render(custom, store).text.endswith("- QUIET FACT\n?")
     finally:
-        from pipeline.stages import registry
+        unregister("shout")
 
-        registry._STAGES.pop("shout")
+
+def test_a_stage_under_a_taken_name_is_refused_and_the_first_one_kept():
+    known_stages()  # the built-ins are registered
+
+    def rank_again(facts: FactSet, *, ctx, options: NoOptions) -> FactSet:
+        return facts
+
+    with pytest.raises(StageError, match=r"stage 'rank' from .* is already registered by pipeline\.stages\.rank"):
+        stage("rank")(rank_again)
+    assert known_stages()["rank"].origin == "pipeline.stages.rank"
+    assert {spec.origin for name, spec in known_stages().items() if name in BUILT_INS} == {
+        f"pipeline.stages.{name}" for name in BUILT_INS}
 
 
 def test_every_builtin_stage_has_a_docstring_and_documented_options():

@@ -241,7 +241,7 @@ def test_more_threads_ticking_at_once_than_the_pool_holds_all_finish(tmp_path, p
     start, outcomes = threading.Barrier(len(names)), {}
 
     def work(name: str) -> None:
-        with PersonaStore.from_settings(settings, session=name) as store:
+        with PersonaStore.from_settings(settings, profile=name) as store:
             start.wait()
             try:
                 outcomes[name] = ticking.tick(settings, store=store).rendered
@@ -287,7 +287,7 @@ def test_four_hosts_promoting_the_same_memory_at_once_make_one_row(tmp_path, pg)
 def test_two_workers_on_the_same_profile_render_it_once(tmp_path, pg):
     fill_profiles(pg, 1, 200)
     cfg = config(tmp_path, pg)
-    workers = [persona(tmp_path, cfg, "tick", "--session", "p0001", "--json") for _ in range(2)]
+    workers = [persona(tmp_path, cfg, "tick", "--profile", "p0001", "--json") for _ in range(2)]
     results = []
     for proc in workers:
         out, err = proc.communicate(timeout=120)
@@ -343,7 +343,7 @@ import sys, time
 from pipeline import PersonaInjector
 from pipeline import SessionSnapshots
 from pipeline import Settings, load_settings
-settings = load_settings(config_files=[sys.argv[1]], overrides={"store.session": sys.argv[2]})
+settings = load_settings(config_files=[sys.argv[1]], overrides={"store.profile": sys.argv[2]})
 injector = PersonaInjector(settings)
 print("ready " + str(int("Answers tersely" in injector.block())), flush=True)
 while "Never force-push" not in injector.block():
@@ -355,10 +355,10 @@ print("seen", time.time(), flush=True)
 def alice_rendered(tmp_path: Path, pg: Db) -> tuple[Path, Settings]:
     """A config on this test's schema, and profile alice with one fact, rendered into the store."""
     cfg = config(tmp_path, pg)
-    settings = load_settings(config_files=[cfg], overrides={"store.session": "alice"})
+    settings = load_settings(config_files=[cfg], overrides={"store.profile": "alice"})
     with PersonaStore.from_settings(settings) as store:
         store.add("Answers tersely", topic="style")
-    assert runner.invoke(app, ["-c", str(cfg), "tick", "--session", "alice"]).exit_code == 0
+    assert runner.invoke(app, ["-c", str(cfg), "tick", "--profile", "alice"]).exit_code == 0
     return cfg, settings
 
 
@@ -371,7 +371,7 @@ def test_a_promote_and_render_reach_two_injector_processes_within_the_bound(tmp_
     pg.add_memory("m1", "Never force-push", metadata='{"topic": "git"}')
     with PersonaStore.from_settings(settings) as store:
         store.promote("m1")
-    rendered = runner.invoke(app, ["-c", str(cfg), "tick", "--session", "alice"])
+    rendered = runner.invoke(app, ["-c", str(cfg), "tick", "--profile", "alice"])
     committed = time.time()
     assert rendered.exit_code == 0, rendered.output
     bound = settings.injection.check_interval_ms / 1000
@@ -455,7 +455,7 @@ def test_every_command_works_on_the_server(tmp_path, pg):
 
 
 def test_tools_and_session_snapshots_read_the_stored_block(tmp_path, pg):
-    settings = load_settings(config_files=[config(tmp_path, pg)], overrides={"store.session": "alice"})
+    settings = load_settings(config_files=[config(tmp_path, pg)], overrides={"store.profile": "alice"})
     tools = {tool.__name__: tool for tool in PersonaTools(lambda: settings).all()}
     assert call(tools, "persona_add", {"content": "Answers tersely", "topic": "style"})["status"] == "ok"
     with SessionSnapshots(settings) as snapshots:

@@ -34,7 +34,7 @@ def settings_for(database, tmp_path, **overrides):
 
 
 def add(settings, profile: str, content: str) -> None:
-    with PersonaStore.from_settings(settings, session=profile) as store:
+    with PersonaStore.from_settings(settings, profile=profile) as store:
         store.add(content, topic="t")
 
 
@@ -101,7 +101,7 @@ def test_a_profile_whose_render_fails_is_one_line_and_every_start_of_the_sweep_f
 def test_the_cli_sweep_reports_one_line_per_failed_profile_and_renders_the_rest(tmp_path):
     base = ["--db", str(tmp_path / "m.db"), "--set", f"injection.file={tmp_path / 'persona-{profile}.md'}"]
     for profile in ("alice", LONG["300"], "broken"):
-        assert runner.invoke(app, [*base, "add", fact_of(profile), "--topic", "t", "--session", profile]).exit_code == 0
+        assert runner.invoke(app, [*base, "add", fact_of(profile), "--topic", "t", "--profile", profile]).exit_code == 0
     (tmp_path / "persona-broken.md").mkdir()
     result = runner.invoke(app, [*base, "tick", "--all-profiles"])
     assert result.exit_code == 1 and "Traceback" not in result.output
@@ -114,8 +114,8 @@ def test_the_cli_sweep_reports_one_line_per_failed_profile_and_renders_the_rest(
 @pytest.mark.parametrize("command", [["render"], ["tick"], ["status"]])
 def test_a_path_the_system_cannot_open_is_one_clear_error(tmp_path, command):
     too_long = tmp_path / ("x" * 250 + "-{profile}.md")  # too long for any profile, however it is cut
-    base = ["--db", str(tmp_path / "m.db"), "--set", f"injection.file={too_long}", "--session", "alice"]
-    runner.invoke(app, ["--db", str(tmp_path / "m.db"), "add", "Alice's rule.", "--topic", "t", "--session", "alice"])
+    base = ["--db", str(tmp_path / "m.db"), "--set", f"injection.file={too_long}", "--profile", "alice"]
+    runner.invoke(app, ["--db", str(tmp_path / "m.db"), "add", "Alice's rule.", "--topic", "t", "--profile", "alice"])
     result = runner.invoke(app, [*base[:4], *command, *base[4:]])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "longer than the system allows" in result.stderr and "shorten its path" in result.stderr

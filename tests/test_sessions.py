@@ -382,7 +382,7 @@ def test_session_cli_takes_the_profile(tmp_path):
     runner = CliRunner()
     base = ["--db", str(tmp_path / "m.db"), "--set", f"injection.file={tmp_path / 'persona-{profile}.md'}"]
     for user in ("alice", "bob"):
-        assert runner.invoke(app, [*base, "add", f"{user}'s rule.", "--topic", "t", "--session", user]).exit_code == 0
+        assert runner.invoke(app, [*base, "add", f"{user}'s rule.", "--topic", "t", "--profile", user]).exit_code == 0
     shown = runner.invoke(app, [*base, "session", "show", "chat-1", "--profile", "bob"])
     assert shown.exit_code == 0 and "bob's rule." in shown.stdout and "alice" not in shown.stdout
     assert runner.invoke(app, [*base, "session", "list", "-p", "bob"]).stdout.splitlines()[1].startswith("chat-1")

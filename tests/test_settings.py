@@ -349,3 +349,23 @@ def test_a_target_name_with_control_characters_is_refused_by_name(tmp_path, name
     with pytest.raises(ConfigError, match=r"target name .* must be 1-100 characters with no control characters"):
         load_settings(config_files=[config])
     assert load_settings(overrides={"targets.chat.output": "store"}).targets["chat"].output == "store"
+
+
+def test_the_old_name_store_session_is_read_as_store_profile_with_a_warning(tmp_path, monkeypatch, caplog):
+    yaml = write(tmp_path / "p.yaml", "store:\n  session: from-yaml\n")
+    with caplog.at_level("WARNING", logger="pipeline.config.aliases"):
+        assert load_settings(config_files=[yaml]).store.profile == "from-yaml"
+        assert load_settings(overrides={"store.session": "bob"}).store.profile == "bob"
+        monkeypatch.setenv("MNEMOSYNE_PERSONA_STORE__SESSION", "carol")
+        assert load_settings().store.profile == "carol"
+    said = " ".join(record.getMessage() for record in caplog.records)
+    assert "store.session" in said and "call it store.profile" in said
+    # Where one source gives both, the new name wins.
+    assert load_settings(overrides={"store.session": "old", "store.profile": "new"}).store.profile == "new"
+
+
+def test_provenance_follows_the_old_name_to_the_new_one(tmp_path):
+    yaml = write(tmp_path / "p.yaml", "store:\n  session: alice\n")
+    settings, provenance = load_settings_with_provenance(config_files=[yaml])
+    assert settings.store.profile == "alice"
+    assert provenance[("store", "profile")].endswith("p.yaml:2")

@@ -59,7 +59,7 @@ def seed(pg: Db, tmp_path: Path) -> None:
     """Alice's and Bob's facts, each rendered into the store straight from the server (no proxy)."""
     cfg = write_config(tmp_path / "seed.yaml", str(pg.target))
     for profile, fact in (("alice", ALICE), ("bob", BOB)):
-        settings = load_settings(config_files=[cfg], overrides={"store.session": profile})
+        settings = load_settings(config_files=[cfg], overrides={"store.profile": profile})
         with PersonaStore.from_settings(settings) as store:
             store.add(fact, topic="style")
             assert tick(settings, store=store).rendered
@@ -75,7 +75,7 @@ def write_config(path: Path, url: str, *extra: str) -> Path:
 
 def proxied(proxy: FreezableProxy, pg: Db, tmp_path: Path, profile: str, **overrides: Any) -> Settings:
     cfg = write_config(tmp_path / "proxied.yaml", proxy.url(str(pg.target)))
-    return load_settings(config_files=[cfg], overrides={"store.session": profile, **overrides})
+    return load_settings(config_files=[cfg], overrides={"store.profile": profile, **overrides})
 
 
 def timed(call: Callable[[], Any]) -> tuple[Any, float]:
@@ -150,7 +150,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     return {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
 
 
-@pytest.mark.parametrize("args", [["tick", "--session", "alice", "--force"], ["tick", "--all-profiles", "--force"]])
+@pytest.mark.parametrize("args", [["tick", "--profile", "alice", "--force"], ["tick", "--all-profiles", "--force"]])
 def test_tick_from_cron_against_a_frozen_server_fails_in_bounded_time_with_one_line(tmp_path, pg, proxy, args):
     seed(pg, tmp_path)
     cfg = write_config(tmp_path / "cron.yaml", proxy.url(str(pg.target)), "statement_timeout_ms: 3000")
@@ -169,9 +169,9 @@ def test_tick_from_cron_against_a_frozen_server_fails_in_bounded_time_with_one_l
 def test_a_tick_on_an_open_connection_gives_up_when_the_server_freezes(tmp_path, pg, proxy):
     seed(pg, tmp_path)
     cfg = write_config(tmp_path / "cron.yaml", proxy.url(str(pg.target)), "statement_timeout_ms: 3000")
-    assert runner.invoke(app, ["-c", str(cfg), "tick", "--session", "alice", "--force"]).exit_code == 0
+    assert runner.invoke(app, ["-c", str(cfg), "tick", "--profile", "alice", "--force"]).exit_code == 0
     proxy.freeze()  # the pool's connections are established: only the watchdog can end the wait
-    result, took = timed(lambda: runner.invoke(app, ["-c", str(cfg), "tick", "--session", "alice", "--force"]))
+    result, took = timed(lambda: runner.invoke(app, ["-c", str(cfg), "tick", "--profile", "alice", "--force"]))
     assert result.exit_code == 1 and took < BOUND_S, (took, result.output)
     assert "did not answer within 4000 ms" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
@@ -182,7 +182,7 @@ HOLDER = """
 import sys, time
 from pipeline import PersonaStore
 target, profile, lease = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with PersonaStore(target, session=profile, lock_lease_ms=lease, statement_timeout_ms=30000) as store:
+with PersonaStore(target, profile=profile, lock_lease_ms=lease, statement_timeout_ms=30000) as store:
     with store.profile_lock(0) as held:
         print("held" if held else "busy", flush=True)
         time.sleep(120)
@@ -218,7 +218,7 @@ def test_a_stopped_worker_holding_a_profile_does_not_block_it_beyond_the_lease(t
         assert seen == {"alice": "busy", "bob": "rendered"}, seen
         holder.send_signal(signal.SIGSTOP)
         started = time.monotonic()
-        result = subprocess.run([sys.executable, "-m", "pipeline", "-c", str(cfg), "tick", "--session", "alice",
+        result = subprocess.run([sys.executable, "-m", "pipeline", "-c", str(cfg), "tick", "--profile", "alice",
                                  "--force"], env=env(tmp_path), cwd=REPO, capture_output=True, text=True,
                                 timeout=150)
         took = time.monotonic() - started
@@ -235,10 +235,10 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
 
 
 def test_a_cold_start_never_waits_on_another_workers_tick_lock(tmp_path, db, caplog):
-    with PersonaStore(db.target, session="bob") as store:
+    with PersonaStore(db.target, profile="bob") as store:
         store.add(BOB, topic="style")  # facts, but no block yet: the first prompt would render one
     cfg = write_config(tmp_path / "cold.yaml", str(db.target)) if db.is_postgres else _sqlite_config(tmp_path, db)
-    settings = load_settings(config_files=[cfg], overrides={"store.session": "bob"})
+    settings = load_settings(config_files=[cfg], overrides={"store.profile": "bob"})
     holder = hold_tick_lock(tmp_path, str(db.target), "bob", 60_000)
     try:
         with caplog.at_level(logging.WARNING, logger="pipeline"):

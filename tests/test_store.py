@@ -144,13 +144,13 @@ def test_promoting_twice_keeps_one_row(store, database):
 @pytest.mark.parametrize("table", ["working_memory", "episodic_memory"])
 def test_with_memory_scope_profile_a_profile_promotes_only_its_own_memories(store, database, table):
     database.add_memory("m-alice", "Alice wants bullet points.", table=table, session="alice")
-    with database.store(session="bob", memory_scope="profile") as bob:
+    with database.store(profile="bob", memory_scope="profile") as bob:
         with pytest.raises(NotFoundError, match="no memory with id m-alice filed under profile 'bob'"):
             bob.promote("m-alice")
         assert bob.list() == []
-    with database.store(session="alice", memory_scope="profile") as alice:
+    with database.store(profile="alice", memory_scope="profile") as alice:
         assert alice.promote("m-alice").created
-    with database.store(session="bob") as shared:  # the default: one user's database, every memory theirs
+    with database.store(profile="bob") as shared:  # the default: one user's database, every memory theirs
         assert shared.promote("m-alice").created
 
 
@@ -209,7 +209,7 @@ def test_demote_is_sticky_unless_forced(store, database):
 
 
 def test_demote_unknown_id_is_an_error(store):
-    with pytest.raises(NotFoundError, match="no persona fact with id 42 in session 'default'"):
+    with pytest.raises(NotFoundError, match="no persona fact with id 42 in profile 'default'"):
         store.demote(42)
 
 
@@ -239,7 +239,7 @@ def test_list_orders_by_tier_then_reinforcement_then_id(store):
 
 
 def test_sessions_are_isolated(database):
-    with database.store(session="work") as work, database.store(session="home") as home:
+    with database.store(profile="work") as work, database.store(profile="home") as home:
         fact = work.add("Uses uv.", topic="tooling").fact
         assert home.list() == []
         with pytest.raises(NotFoundError):
@@ -360,3 +360,12 @@ def test_locked_database_fails_after_the_busy_timeout_and_changes_nothing(db):
         holder.close()
     with PersonaStore(db) as store:
         assert [f.content for f in store.list()] == ["kept"]
+
+
+def test_the_old_keyword_session_names_the_profile_with_a_warning(db, caplog):
+    with caplog.at_level("WARNING", logger="pipeline.store.database"), PersonaStore(db, session="alice") as alice:
+        alice.add("Alice likes haiku.", topic="style")
+        assert alice.profile == "alice" and alice.session == "alice"
+    assert "pass profile=" in caplog.text
+    with PersonaStore(db, profile="bob") as bob:
+        assert bob.list() == []  # alice's fact stays hers

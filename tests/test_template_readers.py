@@ -34,7 +34,7 @@ def rendered(tmp_path: Path) -> Path:
     """A database whose two profiles were each rendered once with the shipped template."""
     db = tmp_path / "m.db"
     for profile, fact in (("alice", "Alice answers tersely."), ("bob", "Bob likes long answers.")):
-        with PersonaStore(db, session=profile) as store:
+        with PersonaStore(db, profile=profile) as store:
             store.add(fact, topic="style")
         result = runner.invoke(app, [*base_args(tmp_path, profile), "render"])
         assert result.exit_code == 0, result.output
@@ -42,7 +42,7 @@ def rendered(tmp_path: Path) -> Path:
 
 
 def base_args(tmp_path: Path, profile: str) -> list[str]:
-    return ["--db", str(tmp_path / "m.db"), "--set", f"store.session={profile}",
+    return ["--db", str(tmp_path / "m.db"), "--set", f"store.profile={profile}",
             "--set", f"injection.file={tmp_path / 'out'}/persona-{{profile}}.md"]
 
 

@@ -188,7 +188,7 @@ def test_tick_is_idempotent(settings, store, database):
 def test_the_run_log_keeps_each_profiles_newest_runs_only(tmp_path, database, clock):
     settings = load_settings(overrides={**database.settings(), "store.keep_runs": 3,
                                         "injection.file": str(tmp_path / "persona-{profile}.md")})
-    stores = {name: PersonaStore.from_settings(settings, session=name, clock=clock) for name in ("alice", "bob")}
+    stores = {name: PersonaStore.from_settings(settings, profile=name, clock=clock) for name in ("alice", "bob")}
     stores["bob"].add("bob's rule", topic="t")
     tick(settings, store=stores["bob"])
     stores["alice"].add("alice's rule", topic="t")
@@ -283,20 +283,20 @@ def test_tick_all_profiles_on_one_sqlite_host(tmp_path):
                                         f"injection.file={tmp_path / 'persona-{profile}.md'}", *args])
 
     for user in ("alice", "bob"):
-        assert tick_all("add", f"{user}'s rule", "--topic", "t", "--session", user).exit_code == 0
+        assert tick_all("add", f"{user}'s rule", "--topic", "t", "--profile", user).exit_code == 0
     first = tick_all("tick", "--all-profiles")
     assert first.exit_code == 0, first.output
     assert "alice: rendered" in first.stdout and "bob: rendered" in first.stdout
     assert "bob's rule" in (tmp_path / "persona-bob.md").read_text()
     assert "alice" not in (tmp_path / "persona-bob.md").read_text()
     assert "2 profiles: 0 rendered, 2 nothing to do" in tick_all("tick", "--all-profiles").stdout
-    refused = tick_all("tick", "--all-profiles", "--session", "bob")
-    assert refused.exit_code == 1 and "leave out --session" in refused.stderr
+    refused = tick_all("tick", "--all-profiles", "--profile", "bob")
+    assert refused.exit_code == 1 and "leave out --profile" in refused.stderr
 
 
 def test_tick_all_profiles_reports_a_profile_it_cannot_render_and_fails(tmp_path):
     base = ["--db", str(tmp_path / "m.db"), "--set", f"injection.file={tmp_path / 'persona.md'}"]
-    CliRunner().invoke(app, [*base, "add", "x", "--topic", "t", "--session", "bob"])
+    CliRunner().invoke(app, [*base, "add", "x", "--topic", "t", "--profile", "bob"])
     result = CliRunner().invoke(app, [*base, "tick", "--all-profiles"])
     # One file for every profile would mix users: the render is refused, by name, and the exit code says so.
     assert result.exit_code == 1 and "bob: failed" in result.stdout and "{profile}" in result.stdout

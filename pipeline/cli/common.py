@@ -20,9 +20,11 @@ if TYPE_CHECKING:  # the settings and the store are imported by the commands tha
     from ..config.schema import Settings
     from ..store import PersonaStore
 
-SessionOption = Annotated[
-    str | None, typer.Option("--session", "-s", help="Session or profile id (default: store.session).")
+ProfileOption = Annotated[
+    str | None, typer.Option("--profile", "-p", help="Whose persona: a profile id (default: store.profile).")
 ]
+# The old spellings of --profile: still accepted, with one warning ("session" now means a host's conversation).
+DEPRECATED_FLAGS = {"--session": "--profile", "-s": "-p"}
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
@@ -60,11 +62,11 @@ class CliState:
         return load_settings(config_files=self.config_files or None, env_name=self.env_name,
                              overrides=self.overrides())
 
-    def store(self, session: str | None, *, readonly: bool = False) -> PersonaStore:
-        """The store; read-only commands pass ``readonly`` so they never change the database."""
+    def store(self, profile: str | None, *, readonly: bool = False) -> PersonaStore:
+        """The profile's store; read-only commands pass ``readonly`` so they never change the database."""
         from ..store import PersonaStore
 
-        return PersonaStore.from_settings(self.settings(), session=session, readonly=readonly)
+        return PersonaStore.from_settings(self.settings(), profile=profile, readonly=readonly)
 
 
 def state(ctx: typer.Context) -> CliState:
@@ -79,7 +81,7 @@ class PersonaGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _check_arguments(args)
-        return super().parse_args(ctx, args)
+        return super().parse_args(ctx, _renamed_flags(args))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -100,6 +102,21 @@ def _check_arguments(arguments: list[str]) -> None:
         except UnicodeEncodeError:
             raw = argument.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
             raise UsageError(f"argument {raw!r} is not valid UTF-8 text") from None
+
+
+def _renamed_flags(arguments: list[str]) -> list[str]:
+    """The arguments with each deprecated flag spelled as its new name, and one warning for each used."""
+    renamed: list[str] = []
+    for index, argument in enumerate(arguments):
+        if argument == "--":
+            return renamed + arguments[index:]
+        flag, equals, value = argument.partition("=")
+        new = DEPRECATED_FLAGS.get(flag)
+        if new is not None and (equals == "" or flag.startswith("--")):
+            typer.echo(f"persona: warning: {flag} is deprecated; use {new}", err=True)
+            argument = new + equals + value
+        renamed.append(argument)
+    return renamed
 
 
 def shown(text: Any, width: int | None = None) -> str:

@@ -11,7 +11,7 @@ import typer
 if TYPE_CHECKING:
     from ..render.explain import Explanation
     from ..render.model import TargetReport
-from .common import JsonOption, SessionOption, emit_json, shown, state, table
+from .common import JsonOption, ProfileOption, emit_json, shown, state, table
 
 NAMED_SECTIONS = 5  # dropped sections named in render's summary; the rest are counted
 CONTENT_WIDTH = 60
@@ -31,7 +31,7 @@ def render(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Render and report, but write nothing.")] = False,
     stdout: Annotated[bool, typer.Option("--stdout", help="Print the rendered text instead of writing.")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Print a diff against the file on disk.")] = False,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run the pipeline and write every target (or the named ones)."""
@@ -39,7 +39,7 @@ def render(
 
     cli = state(ctx)
     settings = cli.settings()
-    with cli.store(session, readonly=dry_run or stdout) as store:
+    with cli.store(profile, readonly=dry_run or stdout) as store:
         reports = run_pipeline(settings, store=store, targets=target, dry_run=dry_run or stdout)
     if as_json:
         emit_json([report.to_dict() | ({"text": report.text} if stdout else {}) for report in reports])
@@ -85,7 +85,7 @@ def explain(
         list[str] | None,
         typer.Option("--target", "-t", metavar="NAME", help="Explain this target (default: the injected one)."),
     ] = None,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Say where every fact went in the render: kept, or left out and why. Writes nothing."""
@@ -93,7 +93,7 @@ def explain(
 
     cli = state(ctx)
     settings = cli.settings()
-    with cli.store(session, readonly=True) as store:
+    with cli.store(profile, readonly=True) as store:
         reports = run_pipeline(settings, store=store, targets=target or [settings.injection.target], dry_run=True,
                                explain=True)
     explanations = [report.explanation for report in reports]
@@ -127,7 +127,8 @@ def _why(fate: str, group: str) -> str:
     return f"  ({fate})" if fate != group else ""
 
 
-def inject(ctx: typer.Context, session: SessionOption = None) -> None:
+def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annotated[str | None, typer.Option(
+        "--session-id", help="The host session whose snapshot to show (injection.mode: session).")] = None) -> None:
     """Print exactly what would be appended to a system prompt."""
     from ..inject.injector import PersonaInjector
     from ..store.runs import recorded_tokens
@@ -138,10 +139,10 @@ def inject(ctx: typer.Context, session: SessionOption = None) -> None:
         typer.echo("injection is disabled (injection.enabled = false); nothing would be appended", err=True)
         return
     counter = settings.cap.counter
-    with cli.store(session, readonly=True) as store:
+    with cli.store(profile, readonly=True) as store:
         # A file the pipeline wrote has its count on record: the tokenizer need not load for it.
-        # A stored block belongs to the profile --session names; a file is the one injection.file names.
-        in_store = settings.targets[settings.injection.target].output == "store"
-        injector = PersonaInjector(settings, session_id=session, profile=store.session if in_store else None,
+        # The persona of the profile --profile names, file and block alike: a file that belongs to
+        # another profile is refused by name, never shown.
+        injector = PersonaInjector(settings, session_id=session_id, profile=store.profile,
                                    known_tokens=lambda path, sha: recorded_tokens(store, path, sha, counter))
         typer.echo(injector.appendix(injector.block()), nl=False)

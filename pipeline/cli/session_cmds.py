@@ -8,15 +8,12 @@ import typer
 
 if TYPE_CHECKING:
     from ..inject.sessions import SessionSnapshots
-from .common import JsonOption, emit_json, state, table
+from .common import JsonOption, ProfileOption, emit_json, state, table
 
 session_app = typer.Typer(rich_markup_mode=None,
                           help="Per-session persona snapshots, refreshed only at compaction.",
                           no_args_is_help=True)
 SessionArg = Annotated[str, typer.Argument(help="The session id the agent host uses.")]
-# The positional argument is the host's session; whose persona it holds is the profile.
-ProfileOption = Annotated[str | None, typer.Option(
-    "--profile", "-p", help="Profile whose persona the snapshots hold (default: store.session).")]
 
 
 def _snapshots(ctx: typer.Context, profile: str | None, *, readonly: bool = False) -> SessionSnapshots:

@@ -11,7 +11,7 @@ from ..tiers import TIERS
 
 if TYPE_CHECKING:
     from ..store import Fact, Promotion
-from .common import JsonOption, SessionOption, emit_json, shown, state, table
+from .common import JsonOption, ProfileOption, emit_json, shown, state, table
 
 TierOption = Annotated[str, typer.Option("--tier", help=" or ".join([", ".join(TIERS[:-1]), TIERS[-1]]) + ".")]
 ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why; kept with the row or tombstone.")]
@@ -43,11 +43,11 @@ def promote(
     tier: TierOption = "long_term",
     reason: ReasonOption = None,
     force: Annotated[bool, typer.Option("--force", help="Promote even if the memory was demoted.")] = False,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Promote a memory into the persona."""
-    with state(ctx).store(session) as store:
+    with state(ctx).store(profile) as store:
         result = store.promote(memory_id, tier=tier, reason=reason, force=force)
     _report_promotion(result, as_json, f"promoted memory {memory_id}")
 
@@ -56,11 +56,11 @@ def demote(
     ctx: typer.Context,
     persona_id: Annotated[int, typer.Argument(help="Persona fact id (see `persona list`).")],
     reason: ReasonOption = None,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Remove a fact, leaving a tombstone so it is not proposed again."""
-    with state(ctx).store(session) as store:
+    with state(ctx).store(profile) as store:
         fact = store.demote(persona_id, reason=reason)
     if as_json:
         emit_json({"demoted": fact.to_dict()})
@@ -72,11 +72,11 @@ def list_facts(
     ctx: typer.Context,
     tier: Annotated[str | None, typer.Option("--tier", help="Only this tier.")] = None,
     topic: Annotated[str | None, typer.Option("--topic", help="Only this topic.")] = None,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """List facts: permanent first, then most reinforced."""
-    with state(ctx).store(session, readonly=True) as store:
+    with state(ctx).store(profile, readonly=True) as store:
         facts = store.list(tier=tier, topic=topic)
     if as_json:
         emit_json([fact.to_dict() for fact in facts])
@@ -92,11 +92,11 @@ def list_facts(
 def reinforce(
     ctx: typer.Context,
     persona_id: Annotated[int, typer.Argument(help="Persona fact id.")],
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Count one more reinforcement of a fact."""
-    with state(ctx).store(session) as store:
+    with state(ctx).store(profile) as store:
         fact = store.reinforce(persona_id)
     if as_json:
         emit_json(fact.to_dict())
@@ -112,11 +112,11 @@ def add(
     confidence: Annotated[float, typer.Option("--confidence", help="0 to 1.")] = 0.7,
     reason: ReasonOption = None,
     force: Annotated[bool, typer.Option("--force", help="Add it even if the same fact was demoted.")] = False,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Add a fact directly."""
-    with state(ctx).store(session) as store:
+    with state(ctx).store(profile) as store:
         result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason, force=force)
     _report_promotion(result, as_json, "added")
 
@@ -128,13 +128,13 @@ def import_file(
         bool, typer.Option("--prune", help="Tombstone facts from this file that it no longer lists.")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Re-add facts that were demoted.")] = False,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Import a declarative facts file (idempotent, one transaction)."""
     from ..store.facts_file import import_facts
 
-    with state(ctx).store(session) as store:
+    with state(ctx).store(profile) as store:
         report = import_facts(store, file, prune=prune, force=force)
     if as_json:
         emit_json(report.to_dict())

@@ -13,7 +13,7 @@ from ..errors import InputError, PersonaError
 
 if TYPE_CHECKING:
     from ..schedule.tick import TickResult
-from .common import CliState, JsonOption, SessionOption, emit_json, shown, state, table
+from .common import CliState, JsonOption, ProfileOption, emit_json, shown, state, table
 
 log = logging.getLogger(__name__)
 
@@ -26,12 +26,12 @@ def register(app: typer.Typer) -> None:
 
 
 
-def status(ctx: typer.Context, session: SessionOption = None, as_json: JsonOption = False) -> None:
+def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
     """Show each trigger's state and reason, the last run and fact counts per tier."""
     from ..schedule.triggers import status_data
 
     cli = state(ctx)
-    with cli.store(session, readonly=True) as store:
+    with cli.store(profile, readonly=True) as store:
         data = status_data(cli.settings(), store)
     if as_json:
         emit_json(data)
@@ -59,7 +59,7 @@ def _say(result: TickResult) -> str:
 def tick_command(
     ctx: typer.Context,
     force: Annotated[bool, typer.Option("--force", help="Render even if no other trigger fires.")] = False,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     all_profiles: Annotated[bool, typer.Option(
         "--all-profiles", help="Tick every profile in the database; several workers share the work.")] = False,
     as_json: JsonOption = False,
@@ -69,11 +69,11 @@ def tick_command(
 
     cli = state(ctx)
     if all_profiles:
-        if session is not None:
-            raise InputError("--all-profiles ticks every profile; leave out --session")
+        if profile is not None:
+            raise InputError("--all-profiles ticks every profile; leave out --profile")
         _tick_all(cli, force, as_json)
         return
-    with cli.store(session) as store:
+    with cli.store(profile) as store:
         result = tick(cli.settings(), store=store, force=force)
     emit_json(result.to_dict()) if as_json else typer.echo(_say(result))
 
@@ -98,7 +98,7 @@ def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
 def watch(
     ctx: typer.Context,
     every: Annotated[float, typer.Option("--every", min=0.05, help="Seconds between ticks.")] = 60.0,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
 ) -> None:
     """Run tick in a loop, for machines without cron. Stops cleanly on SIGINT or SIGTERM.
 
@@ -111,7 +111,7 @@ def watch(
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         while not stop.is_set():
-            _watch_once(cli, session)
+            _watch_once(cli, profile)
             stop.wait(every)
     finally:
         for sig, handler in previous.items():
@@ -119,13 +119,13 @@ def watch(
     typer.echo("watch stopped", err=True)
 
 
-def _watch_once(cli: CliState, session: str | None) -> None:
+def _watch_once(cli: CliState, profile: str | None) -> None:
     from ..schedule.tick import tick
     from ..store import PersonaStore
 
     try:
         settings = cli.fresh_settings()
-        with PersonaStore.from_settings(settings, session=session) as store:
+        with PersonaStore.from_settings(settings, profile=profile) as store:
             result = tick(settings, store=store)
     except PersonaError as error:
         log.error("tick failed, retrying at the next interval: %s", error)
@@ -137,7 +137,7 @@ def _watch_once(cli: CliState, session: str | None) -> None:
 def retention(
     ctx: typer.Context,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be evicted or promoted.")] = False,
-    session: SessionOption = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Apply retention now (evict decayed or expired facts, auto-promote), or list it with --dry-run."""
@@ -145,7 +145,7 @@ def retention(
 
     cli = state(ctx)
     settings = cli.settings()
-    with cli.store(session, readonly=dry_run) as store:
+    with cli.store(profile, readonly=dry_run) as store:
         actions = apply_retention(store, settings.retention, dry_run=dry_run)
     if as_json:
         emit_json({"dry_run": dry_run, "enabled": settings.retention.enabled,

@@ -22,6 +22,7 @@ from ruamel.yaml.util import load_yaml_guess_indent
 from ..errors import ConfigError
 from ..fs.read import real_path, regular_file_kind
 from ..fs.write import atomic_write_text, refuse_protected
+from .aliases import renamed
 from .files import DEFAULT_SECTION, ConfigLayer, deep_merge, parse_value, parse_yaml_text, read_yaml_text, to_plain
 from .provenance import validate_layers
 from .schema import Settings, TargetSettings
@@ -208,7 +209,7 @@ def _validate(document: CommentedMap, path: Path, env_name: str | None) -> None:
     data: dict[str, Any] = to_plain(document, (), {})
     if DEFAULT_SECTION in data or (env_name and env_name in data):
         data = deep_merge(data.get(DEFAULT_SECTION) or {}, (data.get(env_name) or {}) if env_name else {})
-    validate_layers(Settings, [ConfigLayer("file", data, path)])
+    validate_layers(Settings, [renamed(ConfigLayer("file", data, path))])
 
 
 def model_leaves(model: BaseModel, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..fs.locations import default_db_path, default_persona_file
 from ..fs.read import real_path
+from .aliases import renamed
 from .env import ENV_SWITCHER, env_layers, environment_problems
 from .files import ConfigLayer, load_layers, nest, parse_value, resolve_config_files
 from .provenance import Provenance, validate_layers
@@ -73,6 +74,7 @@ def load_settings_with_provenance(
     layers = load_layers(files, chosen_env)
     layers += env_layers(Settings)
     layers.append(ConfigLayer("override", _expand_dotted(overrides or {})))
+    layers = [renamed(layer) for layer in layers]
     extra_problems = environment_problems(Settings)
     settings, provenance = validate_layers(Settings, layers, extra_problems)
     settings = _with_default_paths(settings)

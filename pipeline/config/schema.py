@@ -67,7 +67,11 @@ class StoreSettings(Section):
                 # libpq would pick a database named after the user; tables must not land somewhere unnamed.
                 raise ValueError("names no database: expected postgresql://user@host:port/db")
         return value
-    session: str = Field("default", min_length=1, description="Session or profile id whose facts are read and written.")
+    profile: str = Field(
+        "default", min_length=1,
+        description="Whose persona this is: the profile whose facts are read and written (Mnemosyne's session_id "
+        "column). The old name store.session still works, with a warning.",
+    )
     memory_scope: Literal["all", "profile"] = Field(
         "all",
         description="Which working and episodic memories are a profile's, to promote and to count toward "
@@ -205,7 +209,7 @@ class RetentionSettings(Section):
 class HermesSettings(Section):
     profile: Literal["fixed", "user_id"] = Field(
         "fixed",
-        description="fixed: every Hermes user shares store.session; user_id: each user Hermes names (the "
+        description="fixed: every Hermes user shares store.profile; user_id: each user Hermes names (the "
         "gateway's user_id) gets their own profile, so the persona file path must contain {profile}.",
     )
 
@@ -355,7 +359,7 @@ class Settings(BaseModel):
         return self._config_files
 
     def target(self, name: str, *, profile: str | None = None) -> ResolvedTarget:
-        """A target with its fallbacks filled in, for ``profile`` (default store.session); see
+        """A target with its fallbacks filled in, for ``profile`` (default store.profile); see
         :func:`pipeline.config.targets.resolve_target`."""
         return targets.resolve_target(self, name, profile=profile)
 

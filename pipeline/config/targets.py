@@ -70,7 +70,7 @@ def raw_path(settings: Settings, name: str) -> str:
 
 
 def resolve_target(settings: Settings, name: str, *, profile: str | None = None) -> ResolvedTarget:
-    """A target with its fallbacks (path, budget, note) filled in, for ``profile`` (default store.session).
+    """A target with its fallbacks (path, budget, note) filled in, for ``profile`` (default store.profile).
 
     A target's file belongs to one profile: another profile may use it only
     if the path contains ``{profile}``, so one user's facts never reach
@@ -79,14 +79,14 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
     if name not in settings.targets:
         raise StageError(f"unknown target {name!r}; known targets: {', '.join(sorted(settings.targets))}")
     target = settings.targets[name]
-    owner = settings.store.session
+    owner = settings.store.profile
     profile = owner if profile is None else profile
     raw = raw_path(settings, name)
     if target.output == "file" and "{profile}" not in raw and profile != owner:
         key = f"targets.{name}.path" if target.path else "injection.file"
         raise InputError(
-            f"target {name!r} writes {raw}, which belongs to profile {owner!r} (store.session); to use it for "
-            f"profile {profile!r}, put {{profile}} in {key} or set store.session"
+            f"target {name!r} writes {raw}, which belongs to profile {owner!r} (store.profile); to use it for "
+            f"profile {profile!r}, put {{profile}} in {key} or set store.profile"
         )
     # A store target's "path" only names its block (in run records); nothing is written there.
     path = (Path(f"store:{profile_slug(profile)}") / name if target.output == "store"

@@ -46,7 +46,7 @@ class PersonaInjector:
         self.header = settings.injection.header
         self.mode = settings.injection.mode
         self.problems = ProblemLog(log)
-        # The profile whose persona this is (default store.session); a file target must allow it ({profile}).
+        # The profile whose persona this is (default store.profile); a file target must allow it ({profile}).
         self._target: ResolvedTarget = settings.target(settings.injection.target, profile=profile)
         self._session_text: str | None = None  # what this session was last given: its last good persona
         self._snapshots: SessionSnapshots | None = None
@@ -148,7 +148,7 @@ class PersonaInjector:
     def refresh_at_compaction(self) -> Refresh:
         """The compaction-boundary refresh for this injector's session, in one step."""
         with self._lock:
-            session_id = self.session_id or self.settings.store.session
+            session_id = self.session_id or self.settings.store.profile
             text = self.current()
             if text is None:
                 kept = self._session_text or ""

@@ -66,7 +66,7 @@ class SessionSnapshots:
         self.settings = settings
         self.store = store or PersonaStore.from_settings(settings, clock=clock, busy_timeout_ms=busy_timeout_ms,
                                                          prompt_path=busy_timeout_ms is not None)
-        self.profile = self.store.session
+        self.profile = self.store.profile
         self.target = settings.target(settings.injection.target, profile=self.profile)
         self.problems = ProblemLog(log)
         self.source = open_source(settings, self.target, self.problems, store=self.store)

@@ -107,7 +107,7 @@ class StoreSource:
 
     def _opened(self) -> PersonaStore:
         if self._store is None:
-            self._store = PersonaStore.from_settings(self.settings, session=self.target.profile,
+            self._store = PersonaStore.from_settings(self.settings, profile=self.target.profile,
                                                      readonly=True, prompt_path=True)
             if self._store.backend.features.announces:
                 self._listen(str(store_target(self.settings)))

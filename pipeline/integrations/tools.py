@@ -40,7 +40,8 @@ def _not_a_bool(value: Any) -> Any:
     return value
 
 
-Session = Annotated[str | None, Field(description="Profile id (store session); default: the configured store.session.")]
+Profile = Annotated[str | None, Field(description="Whose persona: a profile id; default: store.profile.")]
+Session = Annotated[str | None, Field(description="Deprecated: the old name of profile.")]
 PersonaId = Annotated[int, BeforeValidator(_not_a_bool),
                       Field(description="Persona fact id, as returned by persona_list.", ge=1, lt=2**63)]
 Reason = Annotated[str | None, Field(description="Why; kept with the fact or its tombstone.")]
@@ -69,8 +70,9 @@ class PersonaTools:
     def __init__(self, settings: Callable[[], Settings]) -> None:
         self.settings = settings
 
-    def store(self, session: str | None, *, readonly: bool = False) -> PersonaStore:
-        return PersonaStore.from_settings(self.settings(), session=session, readonly=readonly)
+    def store(self, profile: str | None, session: str | None = None, *, readonly: bool = False) -> PersonaStore:
+        """The store of ``profile`` (``session`` is its deprecated name)."""
+        return PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly)
 
     def all(self) -> list[Tool]:
         """Every tool under its canonical name, in the order they are advertised."""
@@ -92,10 +94,10 @@ class PersonaTools:
             tier: Annotated[Tier, Field(description="Persona tier.")] = "long_term",
             reason: Reason = None,
             force: Annotated[bool, Field(description="Promote even if the memory was demoted before.")] = False,
-            session: Session = None,
+            profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
             """Promote a memory into the user's persona (durable behavioural facts). Idempotent."""
-            with self.store(session) as store:
+            with self.store(profile, session) as store:
                 result = store.promote(memory_id, tier=tier, reason=reason, force=force)
             fact = result.fact
             return ok(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
@@ -104,9 +106,10 @@ class PersonaTools:
         return persona_promote
 
     def _demote(self) -> Tool:
-        def persona_demote(persona_id: PersonaId, reason: Reason = None, session: Session = None) -> dict[str, Any]:
+        def persona_demote(persona_id: PersonaId, reason: Reason = None, profile: Profile = None,
+                           session: Session = None) -> dict[str, Any]:
             """Remove a persona fact, leaving a tombstone in memoria_preferences so it is not proposed again."""
-            with self.store(session) as store:
+            with self.store(profile, session) as store:
                 fact = store.demote(persona_id, reason=reason)
             return ok(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict())
 
@@ -116,19 +119,20 @@ class PersonaTools:
         def persona_list(
             tier: Annotated[Tier | None, Field(description="Only this tier.")] = None,
             topic: Annotated[str | None, Field(description="Only this topic.")] = None,
-            session: Session = None,
+            profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
             """List persona facts: permanent first, then most reinforced."""
-            with self.store(session, readonly=True) as store:
+            with self.store(profile, session, readonly=True) as store:
                 facts = store.list(tier=tier, topic=topic)
             return ok(count=len(facts), personas=[fact.to_dict() for fact in facts])
 
         return persona_list
 
     def _reinforce(self) -> Tool:
-        def persona_reinforce(persona_id: PersonaId, session: Session = None) -> dict[str, Any]:
+        def persona_reinforce(persona_id: PersonaId, profile: Profile = None,
+                              session: Session = None) -> dict[str, Any]:
             """Record that a persona fact was confirmed again (resets its decay clock)."""
-            with self.store(session) as store:
+            with self.store(profile, session) as store:
                 fact = store.reinforce(persona_id)
             return ok(persona_id=fact.id, reinforced=True, reinforcement_count=fact.reinforcement_count,
                       fact=fact.to_dict())
@@ -143,10 +147,10 @@ class PersonaTools:
             confidence: Annotated[float, Field(description="How sure, 0 to 1.", ge=0, le=1)] = 0.7,
             reason: Reason = None,
             force: Annotated[bool, Field(description="Add it even if the same fact was demoted before.")] = False,
-            session: Session = None,
+            profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
             """Add a persona fact directly. The same topic and text twice gives one fact."""
-            with self.store(session) as store:
+            with self.store(profile, session) as store:
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
                                    force=force)
             fact = result.fact
@@ -159,11 +163,11 @@ class PersonaTools:
         def persona_render(
             dry_run: Annotated[bool, Field(description="Render and report, but write nothing.")] = False,
             target: Annotated[str | None, Field(description="Only this target; default: every target.")] = None,
-            session: Session = None,
+            profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
             """Regenerate the persona file(s) from the store and report tokens, sections and changes."""
             settings = self.settings()
-            with self.store(session, readonly=dry_run) as store:
+            with self.store(profile, session, readonly=dry_run) as store:
                 reports = run_pipeline(settings, store=store, targets=[target] if target else None,
                                        dry_run=dry_run, reason="tool")
             return ok(dry_run=dry_run, targets=[report.to_dict() for report in reports])
@@ -171,9 +175,9 @@ class PersonaTools:
         return persona_render
 
     def _status(self) -> Tool:
-        def persona_status(session: Session = None) -> dict[str, Any]:
+        def persona_status(profile: Profile = None, session: Session = None) -> dict[str, Any]:
             """Show the regeneration triggers, the last render and fact counts per tier."""
-            with self.store(session, readonly=True) as store:
+            with self.store(profile, session, readonly=True) as store:
                 return ok(**status_data(self.settings(), store))
 
         return persona_status

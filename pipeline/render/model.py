@@ -55,7 +55,7 @@ class LeftOut:
 
 @dataclass(frozen=True, slots=True)
 class FactSet:
-    """extract's output: the session's facts and the database state they were read at."""
+    """extract's output: the profile's facts and the database state they were read at."""
 
     facts: tuple[PersonaFact, ...]
     generation: int  # store changes so far; a render never overwrites one from a later generation

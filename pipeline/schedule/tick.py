@@ -60,7 +60,7 @@ def tick(settings: Settings, *, store: PersonaStore, force: bool = False,
     store.open()  # a bad path fails before the lock file is made
     with store.profile_lock(wait_s) as held:
         if not held:
-            raise StoreError(f"another persona tick on {store.label} is rendering profile {store.session!r}"
+            raise StoreError(f"another persona tick on {store.label} is rendering profile {store.profile!r}"
                              + (f" and held its lock for {wait_s:g} s" if wait_s else " now"))
         return _tick_locked(settings, store, force)
 
@@ -162,7 +162,7 @@ def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -
     error: PersonaError | None = None
     for attempt in range(1, RETRIES + 1):
         try:
-            with PersonaStore.from_settings(settings, session=profile, clock=clock) as store, \
+            with PersonaStore.from_settings(settings, profile=profile, clock=clock) as store, \
                     store.profile_lock(0) as held:
                 if not held:
                     return ProfileTick(profile, "busy", attempts=attempt)

@@ -42,7 +42,7 @@ def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) ->
     rules = settings.triggers
     last = last_run(store)
     now = store.clock()
-    targets = [settings.target(name, profile=store.session) for name in settings.targets]
+    targets = [settings.target(name, profile=store.profile) for name in settings.targets]
     paths = [target.path for target in targets if not target.in_store]
     in_store = [target.name for target in targets if target.in_store]
     return [
@@ -77,7 +77,7 @@ def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerS
             problems.append(f"{path} is unreadable (it {describe(error)})")
             continue
         last = last_render(store, path)
-        if last is not None and last[1] != store.session:
+        if last is not None and last[1] != store.profile:
             problems.append(f"{path} was last rendered for profile {last[1]!r}")
         elif not size and last is not None and last[0] != EMPTY_SHA:
             problems.append(f"{path} is empty but its last render was not")

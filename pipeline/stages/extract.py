@@ -1,4 +1,4 @@
-"""extract: the session's persona rows, plus optional candidate memories."""
+"""extract: the profile's persona rows, plus optional candidate memories."""
 
 from __future__ import annotations
 
@@ -29,14 +29,14 @@ class ExtractOptions(StageOptions):
 
 @stage("extract", options=ExtractOptions)
 def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> FactSet:
-    """Read the session's facts in one consistent snapshot."""
+    """Read the profile's facts in one consistent snapshot."""
     store, now = ctx.store, to_db(ctx.clock())
     with store.snapshot() as conn:
         facts = _persona_facts(store.render_rows(conn, now), store.max_fact_chars)
         broken = store.row_count(conn) != len(facts)
         if options.candidates and options.candidate_sources:
             facts += _candidates(store, conn, now, options)
-        generation = profile_generation(conn, store.session)
+        generation = profile_generation(conn, store.profile)
         watermark = memory_watermark(conn)
         left_out = _left_out(store, conn, now, options) if ctx.explain else ()
     if broken:
@@ -62,7 +62,7 @@ def _left_out(store: PersonaStore, conn: Connection, now: str, options: ExtractO
     """For `persona explain`: demoted facts (their tombstones), and candidates below the threshold."""
     found = [LeftOut(PersonaFact(f"t:{row[0]}", _demoted_tier(row[1]), str(row[2] or "general"), str(row[1]), 0.0,
                                  0, 0.0, "tombstone"), "demoted (tombstone)")
-             for row in tombstones(conn, store.session)]
+             for row in tombstones(conn, store.profile)]
     if options.candidates and options.candidate_sources:
         below = options.model_copy(update={"min_importance": 0.0})
         found += [LeftOut(fact, "candidate below min_importance")

@@ -41,6 +41,7 @@ class StageSpec:
     returns: type
     per_target: bool  # runs once per output target, after the shared stages
     doc: str
+    origin: str  # the module that registered it (a built-in's is pipeline.stages.NAME)
 
 
 _STAGES: dict[str, StageSpec] = {}
@@ -49,13 +50,22 @@ _STAGES: dict[str, StageSpec] = {}
 def stage(
     name: str, *, options: type[StageOptions] = NoOptions, per_target: bool = False
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a stage. Its input and output types come from its annotations."""
+    """Register a stage. Its input and output types come from its annotations.
+
+    A name is registered once: a second stage under a taken name (a built-in's
+    included) is a StageError naming both modules, so no package can replace
+    a stage silently.
+    """
 
     def register(func: Callable[..., Any]) -> Callable[..., Any]:
         hints = typing.get_type_hints(func)
         params = [p for p in func.__code__.co_varnames[: func.__code__.co_argcount]]
         if len(params) != 1 or params[0] not in hints or "return" not in hints:
             raise StageError(f"stage {name!r} must take one annotated positional input and annotate its return")
+        taken = _STAGES.get(name)
+        if taken is not None and taken.func is not func:
+            raise StageError(f"stage {name!r} from {func.__module__} is already registered by {taken.origin}; "
+                             "give it another name")
         _STAGES[name] = StageSpec(
             name=name,
             func=func,
@@ -64,10 +74,16 @@ def stage(
             returns=hints["return"],
             per_target=per_target,
             doc=(func.__doc__ or "").strip().splitlines()[0] if func.__doc__ else "",
+            origin=func.__module__,
         )
         return func
 
     return register
+
+
+def unregister(name: str) -> None:
+    """Forget a stage (a test's, or a plugin's being unloaded); unknown names are ignored."""
+    _STAGES.pop(name, None)
 
 
 def known_stages() -> dict[str, StageSpec]:

@@ -103,10 +103,10 @@ def run_pipeline(
     With ``explain`` (and ``dry_run``), each report also says where every fact went.
     """
     steps = plan(settings.pipeline)
-    chosen = [settings.target(name, profile=store.session) for name in (targets or list(settings.targets))]
+    chosen = [settings.target(name, profile=store.profile) for name in (targets or list(settings.targets))]
     if not dry_run:
         for target in chosen:
-            settings.check_writable(target, profile=store.session)
+            settings.check_writable(target, profile=store.profile)
     ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run,
                        explain=explain)
     if not dry_run:

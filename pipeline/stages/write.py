@@ -100,9 +100,9 @@ def _write_block(capped: CappedRender, ctx: StageContext) -> TargetReport:
         written = not stale and previous != capped.text
         report = _report(capped, previous, written=written, stale=stale)
         if written:
-            put_block(store, conn, StoredBlock(store.session, target.name, generation, report.sha256, capped.text,
+            put_block(store, conn, StoredBlock(store.profile, target.name, generation, report.sha256, capped.text,
                                                report.tokens, ctx.counter.name, store.now()))
-            log.debug("wrote block %s of profile %s:\n%s", target.name, store.session, capped.text)
+            log.debug("wrote block %s of profile %s:\n%s", target.name, store.profile, capped.text)
         outcome = "stale" if stale else "written" if written else "unchanged"
         record_run(store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash"),
                                   ctx.counter.name), keep=ctx.settings.store.keep_runs)

@@ -59,7 +59,7 @@ def read_block(store: PersonaStore, target: str) -> StoredBlock | None:
     """The profile's block for ``target``, or None before its first render."""
     with store.read() as conn:
         row = conn.execute(f"SELECT {COLUMNS} FROM persona_blocks WHERE profile = ? AND target = ?",
-                           (store.session, target)).fetchone()
+                           (store.profile, target)).fetchone()
     return None if row is None else StoredBlock(*row)
 
 
@@ -69,7 +69,7 @@ def read_bounded(store: PersonaStore, target: str, max_bytes: int) -> BoundedBlo
     text = store.backend.dialect.utf8_bytes("text")
     with store.read() as conn:
         row = conn.execute(f"SELECT substr({text}, 1, ?), length({text}), sha256, tokens, counter FROM persona_blocks "
-                           "WHERE profile = ? AND target = ?", (int(max_bytes), store.session, target)).fetchone()
+                           "WHERE profile = ? AND target = ?", (int(max_bytes), store.profile, target)).fetchone()
     return None if row is None else BoundedBlock(bytes(row[0]), int(row[1]), str(row[2]), row[3], str(row[4]))
 
 
@@ -77,7 +77,7 @@ def block_version(store: PersonaStore, target: str) -> str | None:
     """Only the block's hash: the cheap check an injector makes when it cannot listen."""
     with store.read() as conn:
         row = conn.execute("SELECT sha256 FROM persona_blocks WHERE profile = ? AND target = ?",
-                           (store.session, target)).fetchone()
+                           (store.profile, target)).fetchone()
     return None if row is None else str(row[0])
 
 
@@ -117,5 +117,5 @@ def existing_blocks(store: PersonaStore, targets: list[str]) -> set[str]:
     marks = ", ".join("?" for _ in targets)
     with store.read() as conn:
         rows: Any = conn.execute(f"SELECT target FROM persona_blocks WHERE profile = ? AND target IN ({marks})",
-                                 (store.session, *targets)).fetchall()
+                                 (store.profile, *targets)).fetchall()
     return {row[0] for row in rows}

@@ -7,6 +7,7 @@ fragments in :mod:`.dialect`.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,12 +18,19 @@ from ..clock import Clock, to_db, utc_now
 from ..config.schema import Settings
 from ..config.urls import store_target
 from ..errors import StoreError, StoreUnavailable
+from ..warn_once import ProblemLog
 from .backend import Backend, Connection, open_backend
 from .validation import MAX_PROFILE_CHARS, check_text
 
+log = logging.getLogger(__name__)
+DEPRECATED = ProblemLog(log)
+
 
 class Database:
-    """One database, scoped to one profile (``session``): connections, transactions and the profile's lock.
+    """One database, scoped to one profile: connections, transactions and the profile's lock.
+
+    The profile is whose persona it is; Mnemosyne's tables call it
+    ``session_id``, and that column is the only place the old word remains.
 
     Safe to call from any thread: hosts such as Hermes run each turn on a new
     thread, so the one connection is shared and every use of it holds
@@ -37,7 +45,7 @@ class Database:
         self,
         target: Path | str,
         *,
-        session: str = "default",
+        profile: str | None = None,
         busy_timeout_ms: int = 5000,
         clock: Clock = utc_now,
         reinforce_step: float = 0.0,
@@ -47,15 +55,17 @@ class Database:
         statement_timeout_ms: int = 0,
         memory_scope: Literal["all", "profile"] = "all",
         lock_lease_ms: int = 60_000,
+        session: str | None = None,
     ) -> None:
-        check_text("session", session, MAX_PROFILE_CHARS)
+        profile = deprecated_session(profile, session) or "default"
+        check_text("profile", profile, MAX_PROFILE_CHARS)
         self.backend: Backend = open_backend(target, busy_timeout_ms=busy_timeout_ms, readonly=readonly,
                                              create_directory=create_directory,
                                              statement_timeout_ms=statement_timeout_ms, lock_lease_ms=lock_lease_ms)
         self.dialect = self.backend.dialect
         self.reinforce_step = reinforce_step
         self.max_fact_chars = max_fact_chars
-        self.session = session
+        self.profile = profile
         self.memory_scope = memory_scope
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
@@ -64,6 +74,11 @@ class Database:
         self._conn: Connection | None = None
         self._depth = 0  # nested read()s on this store; a pooled connection goes back when it reaches 0
         self._table_names: frozenset[str] | None = None
+
+    @property
+    def session(self) -> str:
+        """Deprecated name of :attr:`profile`."""
+        return self.profile
 
     @property
     def path(self) -> Path | None:
@@ -76,9 +91,9 @@ class Database:
         return self.backend.label
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, session: str | None = None, clock: Clock = utc_now,
+    def from_settings(cls, settings: Settings, *, profile: str | None = None, clock: Clock = utc_now,
                       busy_timeout_ms: int | None = None, readonly: bool = False,
-                      prompt_path: bool = False) -> Self:
+                      prompt_path: bool = False, session: str | None = None) -> Self:
         """A store on the configured database and profile (``busy_timeout_ms`` overrides the setting).
 
         A ``readonly`` store never changes the database, not even its schema
@@ -91,7 +106,7 @@ class Database:
             busy_timeout_ms = settings.injection.busy_timeout_ms
         return cls(
             store_target(settings),
-            session=session or settings.store.session,
+            profile=deprecated_session(profile, session) or settings.store.profile,
             busy_timeout_ms=settings.store.busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms,
             clock=clock,
             reinforce_step=settings.retention.reinforce_step if settings.retention.enabled else 0.0,
@@ -189,7 +204,7 @@ class Database:
                 return
             conn.execute(self.dialect.begin_write)
             try:
-                self.backend.claim_write(conn, self.session)
+                self.backend.claim_write(conn, self.profile)
                 yield conn
             except BaseException:
                 if self.backend.alive(conn):
@@ -210,12 +225,12 @@ class Database:
         """Record a change of this profile (inside the caller's transaction)."""
         conn.execute("INSERT INTO persona_state (session_id, generation, changed_at) VALUES (?, 1, ?) "
                      "ON CONFLICT (session_id) DO UPDATE SET generation = persona_state.generation + 1, "
-                     "changed_at = excluded.changed_at", (self.session, self.now()))
+                     "changed_at = excluded.changed_at", (self.profile, self.now()))
 
     def generation(self) -> int:
         """How many changes this profile has seen; it only grows."""
         with self.read() as conn:
-            return profile_generation(conn, self.session)
+            return profile_generation(conn, self.profile)
 
     def _tables(self, conn: Connection) -> frozenset[str]:
         if self._table_names is None:
@@ -227,3 +242,11 @@ def profile_generation(conn: Connection, profile: str) -> int:
     """A profile's change counter (0 before its first change)."""
     row = conn.execute("SELECT generation FROM persona_state WHERE session_id = ?", (profile,)).fetchone()
     return 0 if row is None else int(row[0])
+
+
+def deprecated_session(profile: str | None, session: str | None) -> str | None:
+    """``profile``, or the value given under its old keyword ``session`` (with one warning)."""
+    if session is not None:
+        DEPRECATED.warn("PersonaStore(session=...) is deprecated; pass profile=...")
+        return profile or session
+    return profile

@@ -125,15 +125,15 @@ class PersonaStore(Database):
         with self.read() as conn:
             row = conn.execute(
                 f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
-                (persona_id, self.session),
+                (persona_id, self.profile),
             ).fetchone()
         if row is None:
-            raise NotFoundError(f"no persona fact with id {persona_id} in session {self.session!r}")
+            raise NotFoundError(f"no persona fact with id {persona_id} in profile {self.profile!r}")
         return Fact(**dict(row))
 
     def list(self, *, tier: str | None = None, topic: str | None = None) -> list[Fact]:
         """Facts in tier order (permanent first), then most reinforced, then by id; broken rows are skipped."""
-        clauses, params = ["session_id = ?", f"({self.row_problem()}) IS NULL"], [self.session]
+        clauses, params = ["session_id = ?", f"({self.row_problem()}) IS NULL"], [self.profile]
         if tier is not None:
             clauses.append("tier = ?")
             params.append(check_tier(tier))
@@ -152,12 +152,12 @@ class PersonaStore(Database):
 
     def render_rows(self, conn: Connection, now: str) -> Cursor:
         """Every fact of the profile as a row ready to become a render's fact (:func:`persona_sql`)."""
-        return conn.execute(persona_sql(self.dialect), (now, self.session))
+        return conn.execute(persona_sql(self.dialect), (now, self.profile))
 
     def row_count(self, conn: Connection) -> int:
         """How many rows the profile has in ``memoria_persona``, broken ones included."""
         return int(conn.execute("SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?",
-                                (self.session,)).fetchone()[0])
+                                (self.profile,)).fetchone()[0])
 
     def retention_rows(self, now: str) -> Sequence[Any]:
         """(id, tier, confidence, reinforcements, age in days) of every fact retention may act on, by id.
@@ -170,13 +170,13 @@ class PersonaStore(Database):
                 f"{self.dialect.age_days('?', 'COALESCE(last_reinforced_at, created_at)')} "
                 f"FROM memoria_persona WHERE session_id = ? AND tier != 'permanent' AND ({self.row_problem()}) IS NULL "
                 "ORDER BY id",
-                (now, self.session),
+                (now, self.profile),
             ).fetchall()
 
     def set_tier(self, conn: Connection, persona_id: int, tier: str) -> None:
         """Move a fact to ``tier`` (inside the caller's transaction) and record the change."""
         conn.execute("UPDATE memoria_persona SET tier = ? WHERE id = ? AND session_id = ?",
-                     (check_tier(tier), persona_id, self.session))
+                     (check_tier(tier), persona_id, self.profile))
         self.touch(conn)
 
     def row_problem(self) -> str:
@@ -188,7 +188,7 @@ class PersonaStore(Database):
         with self.read() as conn:
             broken = tuple((int(row[0]), str(row[1])) for row in conn.execute(
                 f"SELECT id, problem FROM (SELECT id, {self.row_problem()} AS problem FROM memoria_persona "
-                "WHERE session_id = ?) AS checked WHERE problem IS NOT NULL ORDER BY id", (self.session,)))
+                "WHERE session_id = ?) AS checked WHERE problem IS NOT NULL ORDER BY id", (self.profile,)))
         for fact_id, problem in broken:
             BROKEN_ROWS.warn(f"database {self.label}: skipping persona fact #{fact_id}: {problem}")
         return broken
@@ -197,7 +197,7 @@ class PersonaStore(Database):
         """How many facts this session holds in each tier."""
         with self.read() as conn:
             rows = conn.execute(
-                "SELECT tier, COUNT(*) FROM memoria_persona WHERE session_id = ? GROUP BY tier", (self.session,)
+                "SELECT tier, COUNT(*) FROM memoria_persona WHERE session_id = ? GROUP BY tier", (self.profile,)
             ).fetchall()
         counts: dict[str, int] = dict.fromkeys(TIERS, 0)
         counts.update({tier: count for tier, count in rows})
@@ -208,7 +208,7 @@ class PersonaStore(Database):
         with self.read() as conn:
             row = conn.execute(
                 "SELECT 1 FROM memoria_preferences WHERE session_id = ? AND source_memory_id = ? AND evolution = ?",
-                (self.session, source_memory_id, TOMBSTONE_MARK),
+                (self.profile, source_memory_id, TOMBSTONE_MARK),
             ).fetchone()
         return row is not None
 
@@ -226,13 +226,13 @@ class PersonaStore(Database):
         with self.transaction() as conn:
             # One look-up answers everything a promote needs to know; a commit is what a promote costs.
             existing, tombstoned, content, metadata = conn.execute(PROMOTE_LOOKUPS[self.memory_scope], {
-                "session": self.session, "memory": memory_id, "mark": TOMBSTONE_MARK}).fetchone()
+                "session": self.profile, "memory": memory_id, "mark": TOMBSTONE_MARK}).fetchone()
             if existing is not None:
                 return Promotion(self.get(existing), created=False)
             if tombstoned and not force:
                 raise InputError(f"memory {memory_id} was demoted; pass --force to promote it again")
             if content is None:
-                mine = f" filed under profile {self.session!r}" if self.memory_scope == "profile" else ""
+                mine = f" filed under profile {self.profile!r}" if self.memory_scope == "profile" else ""
                 raise NotFoundError(f"no memory with id {memory_id}{mine} in working_memory or episodic_memory")
             if not isinstance(content, str) or not content.strip():
                 raise InputError(f"memory {memory_id} has empty content; nothing to promote")
@@ -265,7 +265,7 @@ class PersonaStore(Database):
         with self.transaction() as conn:
             existing = conn.execute(
                 f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({self.dialect.find_fact})",
-                {"session": self.session, "key": key, "topic": topic, "content": content},
+                {"session": self.profile, "key": key, "topic": topic, "content": content},
             ).fetchone()
             if existing is not None:
                 return Promotion(Fact(**dict(existing)), created=False)
@@ -291,10 +291,10 @@ class PersonaStore(Database):
                 "UPDATE memoria_persona SET reinforcement_count = reinforcement_count + 1, "
                 f"last_reinforced_at = ?, confidence = {self.dialect.least}(1.0, COALESCE(confidence, 0.7) + ?) "
                 "WHERE id = ? AND session_id = ?",
-                (self.now(), self.reinforce_step, persona_id, self.session),
+                (self.now(), self.reinforce_step, persona_id, self.profile),
             )
             if cursor.rowcount == 0:
-                raise NotFoundError(f"no persona fact with id {persona_id} in session {self.session!r}")
+                raise NotFoundError(f"no persona fact with id {persona_id} in profile {self.profile!r}")
             self.touch(conn)
         return self.get(persona_id)
 
@@ -321,7 +321,7 @@ class PersonaStore(Database):
             "INSERT INTO memoria_persona (session_id, tier, topic, content, confidence, source_memory_id, "
             "created_at, last_reinforced_at, reinforcement_count, promotion_reason) "
             f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING {FACT_COLUMNS}",
-            (self.session, tier, topic, content, confidence, source, now, now, reason),
+            (self.profile, tier, topic, content, confidence, source, now, now, reason),
         ).fetchone()
         if touch:
             self.touch(conn)

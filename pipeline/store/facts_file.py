@@ -184,13 +184,13 @@ class Known:
             "SELECT p.id, p.tier, p.confidence, p.promotion_reason, p.source_memory_id, p.topic, p.content, "
             "o.persona_id AS origin_id, o.file_tier, o.file_confidence, o.file_reason FROM memoria_persona p "
             "LEFT JOIN persona_origins o ON o.persona_id = p.id WHERE p.session_id = ? ORDER BY p.id DESC",
-            (store.session,)).fetchall()
+            (store.profile,)).fetchall()
         # Newest first, so the oldest row wins each key, as the single-fact look-up chooses.
         by_key = {row["source_memory_id"]: row for row in rows if row["source_memory_id"] is not None}
         by_text = {(row["topic"], row["content"]): row for row in rows}
         tombstoned = {row[0] for row in conn.execute(
             "SELECT source_memory_id FROM memoria_preferences WHERE session_id = ? AND evolution = ?",
-            (store.session, TOMBSTONE_MARK))}
+            (store.profile, TOMBSTONE_MARK))}
         return cls(by_key, by_text, tombstoned)
 
     def find(self, entry: FactEntry) -> Any:
@@ -241,7 +241,7 @@ def _prune(store: PersonaStore, conn: Any, origin: str, keep: set[str], report: 
     rows = conn.execute(
         "SELECT p.id, p.source_memory_id FROM memoria_persona p JOIN persona_origins o ON o.persona_id = p.id "
         "WHERE o.origin = ? AND p.session_id = ? ORDER BY p.id",
-        (origin, store.session),
+        (origin, store.profile),
     ).fetchall()
     for row in rows:
         if row["source_memory_id"] not in keep:

@@ -20,7 +20,7 @@ def new_memories(store: Database, *, since: int, at_most: int) -> int:
 
     Bounded: it never counts more rows than it needs, however many arrived.
     """
-    mine, params = ("session_id = ? AND ", (store.session,)) if store.memory_scope == "profile" else ("", ())
+    mine, params = ("session_id = ? AND ", (store.profile,)) if store.memory_scope == "profile" else ("", ())
     with store.read() as conn:
         return int(conn.execute(
             f"SELECT COUNT(*) FROM (SELECT 1 FROM working_memory WHERE {mine}rowid > ? LIMIT ?) AS new",
@@ -44,7 +44,7 @@ def candidates(store: Database, conn: Connection, now: str, sources: Sequence[st
     """(memory id, content, metadata_json, importance, age in days) of each memory that may be proposed."""
     for table in MEMORY_TABLES:
         sql = candidate_sql(store.dialect, table, len(sources), int(store.max_fact_chars))
-        yield from conn.execute(sql, (now, store.session, *sources, min_importance))
+        yield from conn.execute(sql, (now, store.profile, *sources, min_importance))
 
 
 @functools.cache

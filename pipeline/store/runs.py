@@ -41,7 +41,7 @@ def last_run(store: PersonaStore) -> LastRun | None:
     with store.read() as conn:
         row = conn.execute(
             "SELECT run_at, generation, memory_watermark, config_hash FROM persona_runs "
-            "WHERE session_id = ? AND outcome != 'stale' ORDER BY id DESC LIMIT 1", (store.session,)
+            "WHERE session_id = ? AND outcome != 'stale' ORDER BY id DESC LIMIT 1", (store.profile,)
         ).fetchone()
     return None if row is None else LastRun(*row)
 
@@ -67,14 +67,14 @@ def record_run(store: PersonaStore, run: RunRecord, *, keep: int = 0) -> None:
             "INSERT INTO persona_runs (run_at, session_id, target, path, reason, sha256, tokens, budget, "
             "sections_kept, sections_dropped, generation, memory_watermark, outcome, config_hash, counter) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (store.now(), store.session, run.target, str(run.path), run.reason, run.sha256, run.tokens, run.budget,
+            (store.now(), store.profile, run.target, str(run.path), run.reason, run.sha256, run.tokens, run.budget,
              run.sections_kept, run.sections_dropped, run.generation, run.memory_watermark, run.outcome,
              run.config_hash, run.counter),
         )
         if keep:
             conn.execute("DELETE FROM persona_runs WHERE session_id = ? AND id <= (SELECT id FROM persona_runs "
                          "WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
-                         (store.session, store.session, keep))
+                         (store.profile, store.profile, keep))
 
 
 def newest_generation(store: PersonaStore, path: Path) -> int | None:
@@ -100,5 +100,5 @@ def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:
     """The profile's most recent runs, newest first."""
     with store.read() as conn:
         rows = conn.execute("SELECT * FROM persona_runs WHERE session_id = ? ORDER BY id DESC LIMIT ?",
-                            (store.session, limit)).fetchall()
+                            (store.profile, limit)).fetchall()
     return [dict(row) for row in rows]

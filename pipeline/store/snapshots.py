@@ -38,7 +38,7 @@ def get_snapshot(store: PersonaStore, session_id: str, target: str) -> Snapshot 
     with store.read() as conn:
         row = conn.execute(
             f"SELECT {COLUMNS} FROM persona_snapshots WHERE profile = ? AND session_id = ? AND target = ?",
-            (store.session, session_id, target),
+            (store.profile, session_id, target),
         ).fetchone()
     return None if row is None else Snapshot(**dict(row))
 
@@ -49,7 +49,7 @@ def record_first(store: PersonaStore, session_id: str, target: str, text: str, *
     with store.transaction() as conn:
         conn.execute(
             f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO NOTHING",
-            (store.session, session_id, target, text, digest(text), store.now(), boundary),
+            (store.profile, session_id, target, text, digest(text), store.now(), boundary),
         )
 
 
@@ -63,14 +63,14 @@ def record_at_boundary(store: PersonaStore, session_id: str, target: str, text: 
     the write transaction, so two concurrent refreshes agree.
     """
     with store.transaction() as conn:
-        row = _row(conn, store.session, session_id, target)
-        base = row or (_row(conn, store.session, parent, target) if parent else None)
+        row = _row(conn, store.profile, session_id, target)
+        base = row or (_row(conn, store.profile, parent, target) if parent else None)
         if base is not None and base["text"] == text:
             if row is None:
                 _put(store, conn, session_id, target, text, base["generation"], boundary)
             elif boundary is not None and row["boundary"] != boundary:
                 conn.execute("UPDATE persona_snapshots SET boundary = ? WHERE profile = ? AND session_id = ? "
-                             "AND target = ?", (boundary, store.session, session_id, target))
+                             "AND target = ?", (boundary, store.profile, session_id, target))
             return False, int(base["generation"])
         generation = 1 if base is None else base["generation"] + 1
         _put(store, conn, session_id, target, text, generation, boundary)
@@ -82,7 +82,7 @@ def list_snapshots(store: PersonaStore, target: str) -> list[Snapshot]:
     with store.read() as conn:
         rows = conn.execute(
             f"SELECT {COLUMNS} FROM persona_snapshots WHERE profile = ? AND target = ? ORDER BY session_id",
-            (store.session, target),
+            (store.profile, target),
         ).fetchall()
     return [Snapshot(**dict(row)) for row in rows]
 
@@ -91,7 +91,7 @@ def delete_snapshots(store: PersonaStore, session_id: str) -> int:
     """Delete a session's snapshots (every target) for the store's profile; how many rows went."""
     with store.transaction() as conn:
         return int(conn.execute("DELETE FROM persona_snapshots WHERE profile = ? AND session_id = ?",
-                                (store.session, session_id)).rowcount)
+                                (store.profile, session_id)).rowcount)
 
 
 def _row(conn: Connection, profile: str, session_id: str, target: str) -> Any:
@@ -107,5 +107,5 @@ def _put(store: PersonaStore, conn: Connection, session_id: str, target: str, te
         f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (profile, session_id, target) DO UPDATE SET text = excluded.text, sha256 = excluded.sha256, "
         "generation = excluded.generation, recorded_at = excluded.recorded_at, boundary = excluded.boundary",
-        (store.session, session_id, target, text, digest(text), generation, store.now(), boundary),
+        (store.profile, session_id, target, text, digest(text), generation, store.now(), boundary),
     )

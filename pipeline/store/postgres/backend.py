@@ -349,7 +349,7 @@ class PostgresBackend:
         one pooled connection while waiting for another would deadlock a
         process whose threads all tick.
         """
-        key = TICK_LOCK + store.session
+        key = TICK_LOCK + store.profile
         with store.read() as conn:
             deadline = time.monotonic() + timeout_s
             while not _try_lock(conn, key):
