@@ -46,3 +46,16 @@ def test_four_writers_and_a_reader_never_tear_and_the_newest_wins(tmp_path):
     assert on_disk == fresh.text and not fresh.changed
     with PersonaStore.from_settings(settings) as store:
         assert newest_generation(store, settings.target("markdown").path) == 60
+
+
+def test_one_profiles_tick_lock_never_holds_up_another_profile(database):
+    """A gateway's users share one database: alice's render must not make bob's cold start wait or fail."""
+    with database.store(profile="alice") as alice, database.store(profile="bob") as bob, \
+            database.store(profile="alice") as alice_again:
+        alice.open(), bob.open(), alice_again.open()
+        with alice.profile_lock(0) as held:
+            assert held
+            with bob.profile_lock(0) as bob_held:
+                assert bob_held  # another profile: free at once
+            with alice_again.profile_lock(0) as twice:
+                assert not twice  # the same profile: one tick at a time

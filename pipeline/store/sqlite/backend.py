@@ -13,6 +13,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from ...errors import StoreError
+from ...fs.locations import profile_slug
 from ...fs.write import PRIVATE_FILE, ensure_private_dir
 from ..dialect import SQLITE
 from ..features import Features
@@ -112,8 +113,11 @@ class SqliteBackend:
 
     @contextmanager
     def profile_lock(self, store: Any, timeout_s: float) -> Iterator[bool]:
-        """One tick at a time on this database: a lock file beside it (yields False if it stayed busy)."""
-        lock = FileLock(Path(f"{self.path}.persona-tick.lock"), timeout=timeout_s, mode=PRIVATE_FILE)
+        """One tick at a time per profile: a lock file of the profile's beside the database (yields False if it
+        stayed busy). Per profile, so one user's render never keeps another user's cold start waiting."""
+        directory = Path(f"{self.path}.persona-locks")
+        ensure_private_dir(directory)
+        lock = FileLock(directory / f"{profile_slug(store.profile)}.lock", timeout=timeout_s, mode=PRIVATE_FILE)
         try:
             lock.acquire()
         except Timeout:
