@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,9 +14,10 @@ from typer.testing import CliRunner
 
 from pipeline import InputError, PersonaStore, apply_retention, load_settings, plan_retention, run_pipeline, tick
 from pipeline.cli import app
+from pipeline.clock import to_db
 from pipeline.schedule.retention import effective_confidence
 
-from .conftest import Clock
+from .conftest import REPO, Clock
 
 
 @pytest.fixture
@@ -182,3 +186,52 @@ def test_retention_command_dry_run_and_apply(tmp_path):
     applied = runner.invoke(app, [*base, "retention"])
     assert applied.stdout.startswith("evicted #1")
     assert runner.invoke(app, [*base, "retention"]).stdout == "nothing to evict or promote\n"
+
+
+# Host B: holds the profile's write lock, and inside it reinforces the fact host A is about to evict.
+HOLD_AND_REINFORCE = """
+import sys, time
+from pathlib import Path
+from pipeline import PersonaStore
+target, fact_id, ready, go = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
+with PersonaStore(target, profile="alice", busy_timeout_ms=30000) as store, store.transaction():
+    ready.touch()
+    while not go.exists():
+        time.sleep(0.01)
+    store.reinforce(fact_id)
+"""
+
+
+def test_a_fact_reinforced_on_another_host_while_a_tick_plans_its_eviction_survives(tmp_path, database):
+    """The window is held wide open: host A has read a plan that evicts the fact before host B's reinforce
+    commits, and must not act on that stale plan."""
+    settings = make_settings(tmp_path, database, enabled=True)
+    with PersonaStore.from_settings(settings, profile="alice") as alice, \
+            PersonaStore.from_settings(settings, profile="bob") as bob:
+        kept = alice.add("Alice reviews every diff.", topic="work").fact
+        doomed = bob.add("Bob's stale rule.", topic="work").fact
+    long_ago = to_db(datetime.now(UTC) - timedelta(days=400))
+    database.execute("UPDATE memoria_persona SET last_reinforced_at = ?, created_at = ?", (long_ago, long_ago))
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    host_b = subprocess.Popen([sys.executable, "-c", HOLD_AND_REINFORCE, str(database.target), str(kept.id),
+                               str(ready), str(go)], cwd=REPO, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
+    try:
+        while not ready.exists():
+            assert host_b.poll() is None, "host B died"
+        done: dict[str, list] = {}
+        with PersonaStore.from_settings(settings, profile="alice") as host_a:
+            assert [a.action for a in plan_retention(host_a, settings.retention)] == ["evict"]  # stale soon
+            tick_a = threading.Thread(target=lambda: done.setdefault("a", apply_retention(host_a, settings.retention)))
+            tick_a.start()
+            tick_a.join(1.0)  # A has planned and waits for B's lock
+            go.touch()
+            tick_a.join(60)
+        assert host_b.wait(60) == 0
+    finally:
+        host_b.kill()
+    assert done["a"] == []  # decided again under the lock: nothing to evict
+    with PersonaStore.from_settings(settings, profile="alice") as alice:
+        survivor = alice.get(kept.id)
+        assert survivor.reinforcement_count == 1 and not alice.is_tombstoned(kept.source_memory_id or "")
+    with PersonaStore.from_settings(settings, profile="bob") as bob:  # bob's own decayed fact still goes
+        assert [a.persona_id for a in apply_retention(bob, settings.retention)] == [doomed.id]

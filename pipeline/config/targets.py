@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from ..errors import InputError, StageError
 from ..fs.locations import default_persona_file, profile_slug
 from ..fs.read import regular_file_kind
-from ..fs.write import refuse_protected
+from ..fs.write import refuse_protected, same_file
 from .urls import db_path
 
 if TYPE_CHECKING:
@@ -91,6 +91,8 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
     # A store target's "path" only names its block (in run records); nothing is written there.
     path = (Path(f"store:{profile_slug(profile)}") / name if target.output == "store"
             else _usable(Path(raw.replace("{profile}", profile_slug(profile))).expanduser(), name))
+    if target.output == "file" and "{profile}" in raw:
+        _not_anothers(settings, name, profile, path)
     return ResolvedTarget(
         name=name,
         template=target.template,
@@ -102,6 +104,18 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
         output=target.output,
         profile=profile,
     )
+
+
+def _not_anothers(settings: Settings, name: str, profile: str, path: Path) -> None:
+    """Refuse a per-profile path that, once expanded, is another target's own file (persona-{profile}.md for
+    profile "export" is a fixed target's persona-export.md): that file holds its owner's persona."""
+    for other, target in settings.targets.items():
+        other_raw = raw_path(settings, other)
+        if other == name or target.output == "store" or "{profile}" in other_raw:
+            continue
+        if same_file(path, Path(other_raw).expanduser()):
+            raise InputError(f"target {name!r} for profile {profile!r} would use {path}, which is target "
+                             f"{other!r}'s file; give one of them another path")
 
 
 NAME_MAX_BYTES = 255  # one file name, on Linux and macOS alike

@@ -95,7 +95,7 @@ def _conditions(settings: Settings, store: PersonaStore, in_store: list[str]) ->
         params["slot"] = to_db(daily_slot(now, rules.daily_sync_hour))
     if rules.store_changed:
         conditions.append("COALESCE((SELECT s.generation FROM persona_state s WHERE s.session_id = n.profile), 0) "
-                          "> r.generation")
+                          "<> r.generation")
     if rules.config_changed:
         conditions.append("(r.config_hash IS NOT NULL AND r.config_hash != :config)")
         params["config"] = config_hash(settings)

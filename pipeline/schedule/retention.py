@@ -71,13 +71,20 @@ def _judge(tier: str, confidence: float, count: int, age_days: float, rules: Ret
 def apply_retention(store: PersonaStore, rules: RetentionSettings, *, dry_run: bool = False) -> list[RetentionAction]:
     """Evict and promote, in one transaction; with ``dry_run``, only say what would happen.
 
+    What to do is decided inside the transaction that does it: a plan read
+    before it may be stale (another host reinforced the fact meanwhile), so a
+    plan read outside only says whether a transaction is worth taking, and the
+    one that acts is read again under the write lock. A no-op pass stays a
+    read.
+
     A promoted fact keeps its age, so it is judged again as long_term in the same transaction:
     an old fact promoted now may also have decayed away, and one pass settles it.
     """
-    actions = plan_retention(store, rules)
-    if dry_run or not actions:
-        return actions
+    planned = plan_retention(store, rules)
+    if dry_run or not planned:
+        return planned
     with store.transaction() as conn:
+        actions = plan_retention(store, rules)  # under the write lock: what is true now
         _apply(store, conn, actions)
         if any(action.action == "promote" for action in actions):
             again = plan_retention(store, rules)  # only promoted facts can have changed their verdict

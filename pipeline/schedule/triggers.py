@@ -113,9 +113,12 @@ def _daily(enabled: bool, hour: int, now: datetime, last: LastRun | None) -> Tri
 def _store_changed(enabled: bool, store: PersonaStore, last: LastRun | None) -> TriggerState:
     generation = store.generation()
     rendered = last.generation if last else None
-    changed = rendered is None or generation > rendered
+    # A counter below the last render's was reset (another tool erased the profile's state): changed too.
+    changed = rendered is None or generation != rendered
     if rendered is None:
         reason = "never rendered"
+    elif generation < rendered:
+        reason = "the profile's change counter was reset since the last render"
     elif changed:
         reason = f"{generation - rendered} store change(s) since the last render"
     else:

@@ -78,10 +78,18 @@ def record_run(store: PersonaStore, run: RunRecord, *, keep: int = 0) -> None:
 
 
 def newest_generation(store: PersonaStore, path: Path) -> int | None:
-    """The highest store generation already rendered into ``path`` (written or found unchanged)."""
+    """The highest generation of this profile already rendered into ``path`` (written or found unchanged).
+
+    Only the profile's own records count, and only those it has reached: a
+    generation of another profile (the file's owner changed), or one from
+    before the profile's state was erased (its counter restarted), says
+    nothing about whether this render is older.
+    """
     with store.read() as conn:
         row = conn.execute(
-            "SELECT MAX(generation) FROM persona_runs WHERE path = ? AND outcome != 'stale'", (str(path),)
+            "SELECT MAX(generation) FROM persona_runs WHERE path = ? AND session_id = ? AND outcome != 'stale' "
+            "AND generation <= COALESCE((SELECT generation FROM persona_state WHERE session_id = ?), 0)",
+            (str(path), store.profile, store.profile),
         ).fetchone()
     return None if row[0] is None else int(row[0])
 
