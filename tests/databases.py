@@ -85,7 +85,7 @@ class Db:
         if self.is_postgres:
             import psycopg
 
-            from pipeline.store.postgres.backend import translate
+            from pipeline.store.postgres.connection import translate
 
             with psycopg.connect(str(self.target), autocommit=True) as conn:
                 cursor = conn.execute(translate(sql), params) if params else conn.execute(sql)
@@ -97,7 +97,7 @@ class Db:
         """PostgreSQL's plan for ``sql`` with sequential scans forbidden (a tiny table is scanned otherwise)."""
         import psycopg
 
-        from pipeline.store.postgres.backend import translate
+        from pipeline.store.postgres.connection import translate
 
         with psycopg.connect(str(self.target), autocommit=True) as conn:
             conn.execute("SET enable_seqscan = off")

@@ -174,3 +174,9 @@ def test_an_old_module_path_still_works_and_says_it_is_deprecated(old, new):
     moved = importlib.import_module(f"pipeline.{new}")
     exported = [name for name in vars(shim) if not name.startswith("_") and name != "warnings"]
     assert exported and all(getattr(shim, name) is getattr(moved, name) for name in exported)
+
+
+def test_no_module_is_over_400_lines():
+    """A module that grows past this does more than one job: split it by job, as config/ and store/ are."""
+    long = {module_name(path): n for path in FILES if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
+    assert long == {}

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -36,7 +36,7 @@ Path_ = tuple[str, ...]
 class ConfigLayer:
     """One source's raw values, with what is needed to say where each came from."""
 
-    name: str  # "default", "env", "legacy-env", "override", or "file"
+    name: Literal["default", "env", "legacy-env", "override", "file"]
     data: dict[str, Any]
     file: Path | None = None
     lines: dict[Path_, int] = field(default_factory=dict)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ..config.targets import ResolvedTarget
 from .section_cap import Capped
@@ -33,7 +33,7 @@ class PersonaFact(NamedTuple):
     confidence: float
     reinforcement_count: int
     age_days: float  # since the last reinforcement, at extract time
-    origin: str  # "persona" or "candidate"
+    origin: Literal["persona", "candidate", "tombstone"]
 
 
 def fact_label(key: str) -> str:

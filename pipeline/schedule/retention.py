@@ -7,18 +7,20 @@ is sticky in the same way.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..clock import to_db
 from ..config.schema import RetentionSettings
 from ..store import PersonaStore
+
+Action = Literal["evict", "promote"]
 
 
 @dataclass(frozen=True, slots=True)
 class RetentionAction:
     """One thing retention does (or, in a dry run, would do) to a fact."""
 
-    action: str  # "evict" or "promote"
+    action: Action
     persona_id: int
     tier: str
     topic: str
@@ -50,7 +52,7 @@ def plan_retention(store: PersonaStore, rules: RetentionSettings) -> list[Retent
 
 
 def _judge(tier: str, confidence: float, count: int, age_days: float, rules: RetentionSettings
-           ) -> tuple[str, str, float] | None:
+           ) -> tuple[Action, str, float] | None:
     """(action, why, effective confidence) for one fact, or None."""
     if tier == "working":
         if rules.promote_after and count >= rules.promote_after:

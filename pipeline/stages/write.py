@@ -16,7 +16,7 @@ from ..fs.write import PRIVATE_FILE, atomic_write_text, ensure_private_dir, remo
 from ..render.explain import explain
 from ..render.model import CappedRender, TargetReport
 from ..store.blocks import StoredBlock, put_block, read_block
-from ..store.runs import RunRecord, newest_generation, record_run
+from ..store.runs import Outcome, RunRecord, newest_generation, record_run
 from .context import StageContext
 from .registry import StageOptions, stage
 
@@ -77,7 +77,7 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
             atomic_write_text(path, capped.text)
             log.debug("wrote %s:\n%s", path, capped.text)
         report = _report(capped, previous, written=written, stale=stale)
-        outcome = "stale" if stale else "written" if written else "unchanged"
+        outcome: Outcome = "stale" if stale else "written" if written else "unchanged"
         record_run(ctx.store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash"),
                                       ctx.counter.name), keep=ctx.settings.store.keep_runs)
     log.info("target %s: %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens, report.budget,
@@ -103,7 +103,7 @@ def _write_block(capped: CappedRender, ctx: StageContext) -> TargetReport:
             put_block(store, conn, StoredBlock(store.profile, target.name, generation, report.sha256, capped.text,
                                                report.tokens, ctx.counter.name, store.now()))
             log.debug("wrote block %s of profile %s:\n%s", target.name, store.profile, capped.text)
-        outcome = "stale" if stale else "written" if written else "unchanged"
+        outcome: Outcome = "stale" if stale else "written" if written else "unchanged"
         record_run(store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash"),
                                   ctx.counter.name), keep=ctx.settings.store.keep_runs)
     log.info("target %s (store): %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens,
@@ -134,7 +134,7 @@ def _report(capped: CappedRender, previous: str | None, *, written: bool, stale:
     )
 
 
-def _record(capped: CappedRender, report: TargetReport, reason: str, outcome: str, fingerprint: str | None,
+def _record(capped: CappedRender, report: TargetReport, reason: str, outcome: Outcome, fingerprint: str | None,
             counter: str) -> RunRecord:
     ranked = capped.rendered.ranked
     return RunRecord(report.target, report.path, reason, report.sha256, report.tokens, report.budget,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .facts import PersonaStore
+
+Outcome = Literal["written", "unchanged", "stale"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +23,7 @@ class RunRecord:
     sections_dropped: int
     generation: int
     memory_watermark: int
-    outcome: str  # written, unchanged or stale
+    outcome: Outcome
     config_hash: str | None = None
     counter: str | None = None  # the token counter ``tokens`` is exact under
 

@@ -11,28 +11,25 @@ from __future__ import annotations
 import atexit
 import logging
 import math
-import re
 import select
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from functools import lru_cache
 from typing import Any
 
 import psycopg
 import psycopg.errors
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...config.urls import redact_url, scrub, server_of, user_of
 from ...errors import StoreError, StoreUnavailable
 from ..dialect import POSTGRES
 from ..features import Features
+from .connection import PgConnection, Unanswered, rows
 from .schema import ensure_schema, scoped_channel, scoped_lock
-from .watchdog import WATCHDOG
 
 CONNECT_TIMEOUT_S = 10
 POOL_MAX = 8  # per URL and process: workers and gateways hold a connection only for one operation
@@ -56,106 +53,6 @@ if logging.getLogger("psycopg.pool").level == logging.NOTSET:
 _STATE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int, int], float]] = weakref.WeakKeyDictionary()
 # Per URL: until when operations fail at once, because the server stopped answering (see RECOVER_S).
 _SILENT: dict[str, float] = {}
-
-
-class Unanswered(psycopg.OperationalError):
-    """The server did not answer within the client-side bound, so the watchdog cut the connection."""
-
-
-class Row:
-    """A result row like ``sqlite3.Row``: by position, by column name, and ``dict(row)``."""
-
-    __slots__ = ("_index", "_values")
-
-    def __init__(self, values: Sequence[Any], index: Mapping[str, int]) -> None:
-        self._values = values
-        self._index = index
-
-    def __getitem__(self, key: int | str) -> Any:
-        return self._values[self._index[key]] if isinstance(key, str) else self._values[key]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def keys(self) -> list[str]:
-        return list(self._index)
-
-    def __repr__(self) -> str:
-        return f"Row({dict(zip(self._index, self._values, strict=True))!r})"
-
-
-def _rows(cursor: Any) -> Any:
-    index = {column.name: i for i, column in enumerate(cursor.description or ())}
-    return lambda values: Row(values, index)
-
-
-@lru_cache(maxsize=512)
-def translate(sql: str) -> str:
-    """SQLite placeholders to psycopg's: ``?`` to ``%s``, ``:name`` to ``%(name)s``, ``%`` to ``%%``.
-
-    Quoted strings and identifiers are copied as they are (but for ``%``).
-    """
-    out: list[str] = []
-    i, n = 0, len(sql)
-    while i < n:
-        char = sql[i]
-        if char in "'\"":
-            end = i + 1
-            while end < n and not (sql[end] == char and sql[end + 1:end + 2] != char):
-                end += 2 if sql[end] == char else 1
-            out.append(sql[i:end + 1].replace("%", "%%"))
-            i = end + 1
-        elif char == "?":
-            out.append("%s")
-            i += 1
-        elif char == ":" and i + 1 < n and (sql[i + 1].isalpha() or sql[i + 1] == "_") and sql[i - 1:i] != ":":
-            name = re.match(r"\w+", sql[i + 1:])
-            assert name is not None
-            out.append(f"%({name.group()})s")
-            i += 1 + len(name.group())
-        elif char == "%":
-            out.append("%%")
-            i += 1
-        else:
-            out.append(char)
-            i += 1
-    return "".join(out)
-
-
-class PgConnection:
-    """A pooled psycopg connection that speaks the store's SQL (SQLite placeholders, sqlite3-like rows).
-
-    Every statement waits at most ``bound_s`` for the server's answer (None: for ever), client-side.
-    """
-
-    def __init__(self, raw: psycopg.Connection[Any], bound_s: float | None = None) -> None:
-        self.raw = raw
-        self.bound_s = bound_s
-        self.used_at = time.monotonic()
-
-    @property
-    def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
-
-    def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = (), /) -> Any:
-        with WATCHDOG.bound(self.raw.fileno(), self.bound_s) as watch:
-            try:
-                if not parameters:  # without parameters psycopg reads the text as it is
-                    return self.raw.execute(sql)
-                return self.raw.execute(translate(sql), parameters)
-            except psycopg.OperationalError as error:
-                if watch.fired:
-                    raise Unanswered(f"no answer within {self.bound_s} s") from error
-                raise
-            finally:
-                self.used_at = time.monotonic()
-
-    def rollback(self) -> None:
-        with WATCHDOG.bound(self.raw.fileno(), self.bound_s):
-            self.raw.rollback()
 
 
 _POOLS: dict[str, ConnectionPool[Any]] = {}
@@ -320,7 +217,7 @@ class PostgresBackend:
                             "checked its schema; nothing was changed, try again") from error
                 pool = ConnectionPool(self.url, min_size=1, max_size=POOL_MAX, open=True,
                                       timeout=CONNECT_TIMEOUT_S,
-                                      kwargs={"autocommit": True, "row_factory": _rows,
+                                      kwargs={"autocommit": True, "row_factory": rows,
                                               "connect_timeout": CONNECT_TIMEOUT_S, **self._keepalives()},
                                       name=f"persona {self.label}")
                 _POOLS[self.url] = pool
