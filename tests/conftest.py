@@ -6,12 +6,13 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pipeline import PersonaStore, load_settings
+from pipeline import PersonaStore, Settings, load_settings
 
 from .databases import Db, open_database
 
@@ -19,12 +20,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 class Clock:
-    """A clock that moves only when a test moves it (``clock.now += ...``)."""
+    """A clock that moves only when a test moves it (``clock.now += ...``), or by ``step`` at every reading."""
 
-    def __init__(self, start: datetime) -> None:
+    def __init__(self, start: datetime, step: timedelta = timedelta(0)) -> None:
         self.now = start
+        self.step = step
 
     def __call__(self) -> datetime:
+        self.now += self.step
         return self.now
 
 
@@ -88,13 +91,18 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def local_settings(tmp_path: Path, overrides: dict[str, Any] | None = None, *, db: str = "m.db",
+                   persona: str = "p.md") -> Settings:
+    """Settings whose database and persona file are in ``tmp_path``; ``overrides`` win (dotted keys)."""
+    return load_settings(overrides={"store.path": str(tmp_path / db), "injection.file": str(tmp_path / persona),
+                                    **(overrides or {})})
+
+
 @pytest.fixture
 def settings_for(tmp_path: Path):
     """Settings pointing every path into tmp_path."""
 
-    def make(**overrides):
-        base = {"store.path": str(tmp_path / "mnemosyne.db"), "injection.file": str(tmp_path / "persona.md")}
-        base.update(overrides)
-        return load_settings(overrides=base)
+    def make(**overrides: Any) -> Settings:
+        return local_settings(tmp_path, overrides, db="mnemosyne.db", persona="persona.md")
 
     return make

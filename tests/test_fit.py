@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pipeline import PersonaStore, StageContext, Start, get_counter, load_settings, plan, run_pipeline
+from pipeline import PersonaStore, StageContext, Start, get_counter, plan, run_pipeline
 from pipeline.cli import app
 from pipeline.render.notes import truncation_note
 from pipeline.render.section_cap import with_note
 from pipeline.render.templating import build_context, render_template
 
-from .conftest import add_memory
+from .conftest import add_memory, local_settings
 
 WORDS = {
     "en": ["answers", "tersely", "prefers", "tables", "over", "prose", "uses", "uv", "never", "pip", "writes",
@@ -70,8 +70,7 @@ def run_fit(seed: int, topics: int, facts: int, budget: int):
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         fill(tmp_path / "m.db", corpus(seed, topics, facts))
-        settings_ = load_settings(overrides={"store.path": str(tmp_path / "m.db"),
-                                             "injection.file": str(tmp_path / "p.md"), "cap.token_cap": budget})
+        settings_ = local_settings(tmp_path, {"injection.file": str(tmp_path / "p.md"), "cap.token_cap": budget})
         with PersonaStore.from_settings(settings_) as store:
             first = run_pipeline(settings_, store=store, dry_run=True, explain=True)[0]
             again = run_pipeline(settings_, store=store, dry_run=True)[0]
@@ -151,7 +150,7 @@ def test_few_large_topics_use_the_budget_and_keep_every_topic(tmp_path, seed):
 def test_the_default_note_parses_in_every_shipped_format(tmp_path, template, boundary, strategy):
     # Whole sections (one JSON line per topic) must fit for the section strategy: more, smaller topics.
     fill(tmp_path / "m.db", corpus(3, 6, 400) if strategy == "fair" else corpus(3, 40, 80))
-    settings_ = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "p"),
+    settings_ = local_settings(tmp_path, {"injection.file": str(tmp_path / "p"),
                                          "cap.token_cap": 400, "targets.markdown.template": template,
                                          "targets.markdown.boundary": boundary, "pipeline": [
                                              "extract", "rank", "render", {"cap": {"strategy": strategy}}, "write"]})
@@ -171,7 +170,7 @@ def test_the_default_note_parses_in_every_shipped_format(tmp_path, template, bou
 
 def test_the_note_appears_only_when_something_was_left_out(tmp_path):
     fill(tmp_path / "m.db", corpus(1, 3, 10))
-    settings_ = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "p")})
+    settings_ = local_settings(tmp_path, {"injection.file": str(tmp_path / "p")})
     with PersonaStore.from_settings(settings_) as store:
         report = run_pipeline(settings_, store=store, dry_run=True)[0]
     assert "left out" not in report.text and report.fitted_out == 0 and not report.dropped_topics
@@ -181,7 +180,7 @@ def test_a_fresh_fair_render_leaves_the_guard_nothing_to_cut(tmp_path):
     from pipeline import cap_text
 
     fill(tmp_path / "m.db", corpus(7, 5, 2000))
-    settings_ = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "p"),
+    settings_ = local_settings(tmp_path, {"injection.file": str(tmp_path / "p"),
                                          "cap.token_cap": 700})
     with PersonaStore.from_settings(settings_) as store:
         text = run_pipeline(settings_, store=store, dry_run=True)[0].text

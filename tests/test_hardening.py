@@ -26,7 +26,7 @@ from pipeline import InputError, PersonaError, PersonaInjector, PersonaStore, lo
 from pipeline.cli import app
 from pipeline.integrations.tools import PersonaTools, call
 
-from .conftest import write
+from .conftest import local_settings, write
 
 REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -325,7 +325,7 @@ def test_undecodable_bytes_in_arguments_and_environment_are_one_clear_error(tmp_
                                              env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO),
                                                   "HOME": str(tmp_path)}), code=2)
         assert "not valid UTF-8" in line
-    for name in ("MNEMOSYNE_PERSONA_FILE", "MNEMOSYNE_PERSONA_STORE__SESSION", "HERMES_HOME", "MNEMOSYNE_ENV"):
+    for name in ("MNEMOSYNE_PERSONA_FILE", "MNEMOSYNE_PERSONA_STORE__PROFILE", "HERMES_HOME", "MNEMOSYNE_ENV"):
         line = failed_cleanly(subprocess.run([sys.executable, "-m", "pipeline", "--db", "m.db", "status"],
                                              capture_output=True, text=True, cwd=tmp_path, timeout=60,
                                              env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO),
@@ -432,7 +432,7 @@ def test_the_injector_warns_once_per_problem_and_again_after_a_recovery(tmp_path
 
 def test_a_write_locked_database_never_stalls_the_session_prompt(tmp_path):
     persona = write(tmp_path / "persona.md", "## a\n\n- b\n")
-    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(persona),
+    settings = local_settings(tmp_path, {"injection.file": str(persona),
                                         "injection.enabled": True, "injection.mode": "session"})
     PersonaStore.from_settings(settings).open()
     with closing(sqlite3.connect(tmp_path / "m.db", isolation_level=None)) as locker:
@@ -614,7 +614,7 @@ def test_make_render_never_touches_a_real_persona_file(tmp_path):
 
 
 def test_errors_stay_typed_at_the_library_boundary(tmp_path):
-    with pytest.raises(InputError, match="session is not valid UTF-8"):
+    with pytest.raises(InputError, match="profile is not valid UTF-8"):
         PersonaStore(tmp_path / "m.db", profile="s\udcff")
     with pytest.raises(InputError, match="invalid persona id"):
         PersonaStore(tmp_path / "m.db").get(2**80)

@@ -25,7 +25,7 @@ from pipeline import PersonaPromptMixin, PersonaStore, load_settings
 from pipeline.cli import app
 from pipeline.integrations.hermes_provider import PersonaMemoryProvider
 
-from .conftest import write
+from .conftest import local_settings, write
 from .hermes_threads import LongLivedThread, on_new_thread
 
 V1 = "## style\n\n- Answers tersely.\n"
@@ -516,8 +516,8 @@ def test_the_mixin_without_a_session_id_injects_the_live_file_and_says_why(tmp_p
     persona = write(tmp_path / "persona.md", V1)
 
     class Agent(PersonaPromptMixin):
-        persona_settings = load_settings(overrides={
-            "store.path": str(tmp_path / "m.db"), "injection.file": str(persona),
+        persona_settings = local_settings(tmp_path, {
+            "injection.file": str(persona),
             "injection.enabled": True, "injection.mode": "session", "injection.check_interval_ms": 0})
 
     with caplog.at_level(logging.WARNING):

@@ -25,7 +25,7 @@ from pipeline.cli import app
 from pipeline.integrations.hermes import HermesPersonaPromptMixin
 from pipeline.render.notes import truncation_note
 
-from .conftest import write
+from .conftest import local_settings, write
 
 HEADER = "\n\n# L3 Persona (Active Behavioral Rules)\n"
 O200K = get_counter("o200k_base")
@@ -71,7 +71,7 @@ def test_disabled_touches_no_file(persona_file, monkeypatch):
 
 
 def test_the_injector_uses_the_pipelines_cap(tmp_path, persona_file):
-    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(persona_file),
+    settings = local_settings(tmp_path, {"injection.file": str(persona_file),
                                         "injection.enabled": True, "cap.token_cap": 120})
     with PersonaStore.from_settings(settings) as store:
         for i in range(60):
@@ -233,7 +233,7 @@ def inject_in_a_process(tmp_path: Path, persona_file: Path) -> tuple[str, bool]:
 
 
 def test_inject_trusts_the_count_a_render_recorded_and_caps_anything_else(tmp_path, persona_file):
-    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(persona_file),
+    settings = local_settings(tmp_path, {"injection.file": str(persona_file),
                                         "injection.enabled": True, "cap.token_cap": 120})
     with PersonaStore.from_settings(settings) as store:
         for i in range(40):
@@ -254,7 +254,7 @@ def test_inject_trusts_the_count_a_render_recorded_and_caps_anything_else(tmp_pa
 @pytest.mark.parametrize("template", ["persona.md.j2", "persona.txt.j2", "persona.xml.j2", "persona.jsonl.j2"])
 def test_a_title_line_only_takes_tokens_away(tmp_path, template):
     # Why a recorded count for a whole file also bounds its body once the injector drops the title.
-    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "p"),
+    settings = local_settings(tmp_path, {"injection.file": str(tmp_path / "p"),
                                         "targets.markdown.template": template})
     with PersonaStore.from_settings(settings) as store:
         for i in range(30):

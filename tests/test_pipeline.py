@@ -35,13 +35,13 @@ from pipeline.stages.write import WriteOptions
 from pipeline.stages.write import write as write_stage
 
 from . import golden
-from .conftest import add_memory, write
+from .conftest import add_memory, local_settings, write
 from .test_store import SCHEMA
 
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "out" /
+    return local_settings(tmp_path, {"injection.file": str(tmp_path / "out" /
                                                                                                   "persona.md")})
 
 
@@ -72,7 +72,7 @@ def test_stage_options_are_validated_and_reject_unknown_keys():
 def test_the_chain_is_checked_before_anything_runs(settings, tmp_path):
     with pytest.raises(StageError, match=r"stage 'cap' accepts Rendered but stage 'rank' produces RankedPersona"):
         plan(["extract", "rank", "cap", "write"])
-    bad = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "pipeline": ["extract", "render", "write"]})
+    bad = local_settings(tmp_path, {"pipeline": ["extract", "render", "write"]})
     with pytest.raises(StageError, match="accepts RankedPersona but stage 'extract' produces FactSet"):
         run_pipeline(bad, store=PersonaStore(tmp_path / "m.db"))
     assert not (tmp_path / "m.db").exists()  # nothing ran, not even the store

@@ -31,7 +31,7 @@ from pipeline import (
 from pipeline.cli import app
 
 from . import golden
-from .conftest import add_memory, write
+from .conftest import add_memory, local_settings, write
 
 REPO = Path(__file__).parent.parent
 ENV = {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO)}
@@ -132,7 +132,7 @@ def test_sigkill_at_random_points_never_leaves_a_partial_file(tmp_path):
         saw_leftover |= any(p.name.startswith(".persona.md.tmp-") for p in path.parent.iterdir())
     assert saw_leftover, "no kill landed mid-write; the test did not test anything"
     # The next real write cleans up whatever the killed writers left.
-    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(path)})
+    settings = local_settings(tmp_path, {"injection.file": str(path)})
     with PersonaStore.from_settings(settings) as store:
         store.add("x", topic="t")
         run_pipeline(settings, store=store)
@@ -199,7 +199,7 @@ def test_a_hostile_persona_path_is_refused_clearly(tmp_path, kind, caplog):
     else:
         write(tmp_path / "secret.txt", "## secret\n\n- not for the prompt\n")
         path.symlink_to(tmp_path / "secret.txt")
-    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "injection.file": str(path),
+    settings = local_settings(tmp_path, {"injection.file": str(path),
                                         "injection.enabled": True, "injection.check_interval_ms": 0})
     with PersonaStore.from_settings(settings) as store:
         store.add("x", topic="t")
@@ -239,8 +239,8 @@ HOSTILE_TEMPLATES = {
 def test_hostile_user_templates_are_refused_or_stopped(tmp_path, name):
     source, message = HOSTILE_TEMPLATES[name]
     write(tmp_path / "tpl" / "evil.j2", source)
-    settings = load_settings(overrides={
-        "store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "p.md"),
+    settings = local_settings(tmp_path, {
+        "injection.file": str(tmp_path / "p.md"),
         "render.template_dirs": [str(tmp_path / "tpl")], "render.timeout_s": 1,
         "targets": {"markdown": {"template": "evil.j2"}},
     })
@@ -271,7 +271,7 @@ ATTACKS = {
 def test_fact_content_cannot_forge_structure_in_any_format(tmp_path, attack):
     targets = {name: {"template": template, "boundary": boundary, "path": str(tmp_path / name)}
                for name, (template, boundary) in golden.TEMPLATES.items()}
-    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "targets": targets,
+    settings = local_settings(tmp_path, {"targets": targets,
                                         "injection.target": "markdown"})
     with PersonaStore.from_settings(settings) as store:
         store.add("Answers tersely.", topic="style", tier="permanent")

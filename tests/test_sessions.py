@@ -18,26 +18,17 @@ from pipeline import PersonaInjector, PersonaPromptMixin, PersonaStore, SessionS
 from pipeline.cli import app
 from pipeline.store.snapshots import digest
 
-from .conftest import write
+from .conftest import Clock, local_settings, write
 
 HEADER = "\n\n# L3 Persona (Active Behavioral Rules)\n"
 V1 = "## style\n\n- Answers tersely.\n"
 V2 = "## style\n\n- Answers in full sentences.\n"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)  # every reading is later, so a rewrite would show
-        return self.now
-
-
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(overrides={
-        "store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "persona.md"),
+    return local_settings(tmp_path, {
+        "injection.file": str(tmp_path / "persona.md"),
         "injection.enabled": True, "injection.mode": "session",
     })
 
@@ -49,7 +40,8 @@ def persona(tmp_path) -> Path:
 
 @pytest.fixture
 def snapshots(settings, persona):
-    opened = SessionSnapshots(settings, clock=Clock())
+    # Every reading is later, so a rewrite would show in recorded_at.
+    opened = SessionSnapshots(settings, clock=Clock(datetime(2026, 3, 1, tzinfo=UTC), step=timedelta(seconds=1)))
     yield opened
     opened.close()
 

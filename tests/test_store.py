@@ -12,7 +12,7 @@ import pytest
 from pipeline import InputError, NotFoundError, PersonaStore, StoreError
 from pipeline.store import TOMBSTONE_MARK
 
-from .conftest import add_memory
+from .conftest import Clock, add_memory
 
 SCHEMA = Path(__file__).parent / "mnemosyne_schema.sql"
 
@@ -41,14 +41,6 @@ def store(database) -> PersonaStore:
     with database.store() as opened:
         opened.open()  # creates the schema that tests write into
         yield opened
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 # -- schema ---------------------------------------------------------------------
@@ -248,7 +240,7 @@ def test_sessions_are_isolated(database):
 
 
 def test_reinforce_counts_and_restarts_the_clock(database):
-    clock = FakeClock()
+    clock = Clock(datetime(2026, 1, 1, 12, 0, tzinfo=UTC))
     with database.store(clock=clock) as store:
         fact = store.add("x", topic="t").fact
         clock.now += timedelta(days=3)

@@ -19,7 +19,7 @@ from pipeline.cli import app
 from pipeline.schedule.tick import Regenerator
 from pipeline.schedule.triggers import daily_slot
 
-from .conftest import write
+from .conftest import local_settings, write
 
 REPO = Path(__file__).parent.parent
 
@@ -117,7 +117,7 @@ def test_daily_sync_catches_up_a_missed_hour(settings, store, clock):
 
 @pytest.mark.parametrize("hour", [-1, 24, 99])
 def test_daily_sync_hour_outside_0_23_disables_it(tmp_path, hour, clock):
-    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"), "triggers.daily_sync_hour": hour})
+    settings = local_settings(tmp_path, {"triggers.daily_sync_hour": hour})
     with PersonaStore.from_settings(settings, clock=clock) as store:
         state = {t.name: t for t in evaluate(settings, store)}["daily_sync"]
     assert not state.enabled and not state.fired and "outside 0-23" in state.reason
@@ -163,8 +163,7 @@ def test_config_changed_fires_for_settings_and_template_changes(settings, store,
 
 def test_each_trigger_can_be_switched_off(tmp_path, clock):
     names = ["explicit", "cold_start", "recovery", "on_interval", "daily_sync", "store_changed", "config_changed"]
-    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"),
-                                        "injection.file": str(tmp_path / "p.md"),
+    settings = local_settings(tmp_path, {"injection.file": str(tmp_path / "p.md"),
                                         **{f"triggers.{name}": False for name in names}})
     with PersonaStore.from_settings(settings, clock=clock) as store:
         store.add("x", topic="t")

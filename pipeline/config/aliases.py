@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 
 from ..warn_once import ProblemLog
 from .files import ConfigLayer, Path_
@@ -19,7 +20,7 @@ ALIASES: dict[Path_, Path_] = {
 
 def renamed(layer: ConfigLayer) -> ConfigLayer:
     """``layer`` with every old name moved to its new one (the new one wins where a source gives both)."""
-    data, lines = layer.data, dict(layer.lines)
+    data, lines, moved = layer.data, dict(layer.lines), {}
     for old, new in ALIASES.items():
         section = data.get(old[0])
         if not isinstance(section, dict) or old[1] not in section:
@@ -31,4 +32,15 @@ def renamed(layer: ConfigLayer) -> ConfigLayer:
         data = {**data, old[0]: section}
         if old in lines:
             lines.setdefault(new, lines.pop(old))
-    return dataclasses.replace(layer, data=data, lines=lines)
+        moved[new] = old
+    if not moved:
+        return layer
+    return dataclasses.replace(layer, data=data, lines=lines, label=_named_as_given(layer, moved))
+
+
+def _named_as_given(layer: ConfigLayer, moved: dict[Path_, Path_]) -> Callable[[Path_], str] | None:
+    """The layer's labels, naming a moved value by the name its source gave it (an old variable's, say)."""
+    if layer.label is None:
+        return None
+    label = layer.label
+    return lambda path: label(moved.get(path, path))
