@@ -37,7 +37,7 @@ HERMES_VENV := var/hermes-venv
 
 $(HERMES_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(HERMES_VENV)
-	$(HERMES_VENV)/bin/python -m pip install --quiet hermes-agent==0.19.0 mnemosyne-memory==3.15.1 pytest -e .
+	$(HERMES_VENV)/bin/python -m pip install --quiet 'hermes-agent[messaging]==0.19.0' mnemosyne-memory==3.15.1 pytest -e '.[postgres]'
 	touch $@
 
 test-hermes: $(HERMES_VENV)/.installed ## drive the real Hermes Agent 0.19 (own venv) against a fake model on loopback

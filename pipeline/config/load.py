@@ -94,7 +94,7 @@ def _with_default_paths(settings: Settings) -> Settings:
         defaulted.add("store.path")
     if injection.file is None:
         file = default_persona_file()
-        if settings.hermes.profile == "user_id":
+        if settings.hermes.profile != "fixed":
             file = file.with_name("persona-{profile}.md")
         injection = injection.model_copy(update={"file": file})
         defaulted.add("injection.file")

@@ -207,10 +207,12 @@ class RetentionSettings(Section):
 
 
 class HermesSettings(Section):
-    profile: Literal["fixed", "user_id"] = Field(
+    profile: Literal["fixed", "user_id", "user_or_session_key"] = Field(
         "fixed",
         description="fixed: every Hermes user shares store.profile; user_id: each user Hermes names (the "
-        "gateway's user_id) gets their own profile, so the persona file path must contain {profile}.",
+        "gateway's user_id) gets their own profile; user_or_session_key: the user_id when Hermes has one, else "
+        "`key:` + the gateway session key (the API server's X-Hermes-Session-Key). A request naming nobody gets "
+        "no persona. Per-user modes need {profile} in the persona file path.",
     )
 
 
@@ -324,7 +326,7 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _per_user_paths(self) -> Settings:
-        if self.hermes.profile != "user_id":
+        if self.hermes.profile == "fixed":
             return self
         target = self.targets[self.injection.target]
         if target.output == "store":
@@ -332,7 +334,7 @@ class Settings(BaseModel):
         path = target.path or self.injection.file
         if path is not None and "{profile}" not in str(path):
             key = f"targets.{self.injection.target}.path" if target.path else "injection.file"
-            raise ValueError(f"hermes.profile is user_id, so {key} ({path}) must contain {{profile}}: "
+            raise ValueError(f"hermes.profile is {self.hermes.profile}, so {key} ({path}) must contain {{profile}}: "
                              "otherwise every user would share one persona file")
         return self
 

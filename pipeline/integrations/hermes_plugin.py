@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -38,7 +37,7 @@ from .hermes_request import (
     message_digests,
     with_system_text,
 )
-from .hermes_session import BOUND, BoundTools, hermes_settings
+from .hermes_session import BOUND, BoundTools, gateway_identity, hermes_settings
 from .tools import PersonaTools, error_json, openai_schema
 
 __all__ = ["PersonaPlugin", "compaction_marker", "register", "snapshot_id", "with_system_text"]
@@ -95,7 +94,7 @@ class PersonaPlugin:
         self._gates: weakref.WeakValueDictionary[tuple[str, ...], _Gate] = weakref.WeakValueDictionary()
         self._seen: OrderedDict[tuple[str, ...], Seen] = OrderedDict()
         self._previous: OrderedDict[tuple[str, ...], tuple[str, ...]] = OrderedDict()  # last request's messages
-        self._profiles: OrderedDict[tuple[str, str], Profile] = OrderedDict()
+        self._profiles: OrderedDict[tuple[str, str, str], Profile] = OrderedDict()  # (home, user, key)
         self._lineage: OrderedDict[tuple[str, ...], str] = OrderedDict()  # (home, profile, opening) -> persona
         self._problems = ProblemLog(log)
         self._shapes = ProblemLog(log)  # never "recovered": one warning per request shape we leave alone
@@ -256,27 +255,28 @@ class PersonaPlugin:
         the least recently used one is closed, so a gateway serving thousands
         of users holds a bounded number of files.
         """
-        home, user = _hermes_home(), _user_id()
+        who = (_hermes_home(), _user_id(), _session_key())
         with self._lock:
-            found = self._profiles.get((home, user))
+            found = self._profiles.get(who)
             if found is not None:
-                self._profiles.move_to_end((home, user))
+                self._profiles.move_to_end(who)
                 return found
-        gate = self._gate(("profile", home, user))
+        gate = self._gate(("profile", *who))
         with gate.lock:
-            return self._open_profile(home, user)
+            return self._open_profile(who)
 
-    def _open_profile(self, home: str, user: str) -> Profile:
+    def _open_profile(self, who: tuple[str, str, str]) -> Profile:
         with self._lock:
-            found = self._profiles.get((home, user))
+            found = self._profiles.get(who)
         if found is not None:
             return found
-        settings = hermes_settings(home, user or None)
+        home, user, key = who
+        settings = hermes_settings(home, user or None, session_key=key or None)
         opened = Profile(SessionSnapshots(settings, busy_timeout_ms=settings.injection.busy_timeout_ms),
                          BoundTools(settings, legacy_names=False, writes=True), home)
         evicted = []
         with self._lock:
-            self._profiles[(home, user)] = opened
+            self._profiles[who] = opened
             while len(self._profiles) > MAX_PROFILES:
                 evicted.append(self._profiles.popitem(last=False)[1])
         for old in evicted:
@@ -326,12 +326,11 @@ def _hermes_home() -> str:
 
 
 def _user_id() -> str:
-    try:
-        from gateway.session_context import get_session_env
+    return gateway_identity().user_id
 
-        return get_session_env("HERMES_SESSION_USER_ID", "") or ""
-    except Exception:  # outside Hermes' gateway: the environment, as Hermes' own fallback reads it
-        return os.environ.get("HERMES_SESSION_USER_ID", "")
+
+def _session_key() -> str:
+    return gateway_identity().session_key
 
 
 _plugin = PersonaPlugin()

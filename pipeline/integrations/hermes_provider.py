@@ -104,7 +104,8 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
         self._pending = self._rebuilt = None
         self._injector = self._tools = self._settings = None
         try:
-            settings = self._settings = self._given or hermes_settings(kwargs.get("hermes_home"), kwargs.get("user_id"))
+            settings = self._settings = self._given or hermes_settings(
+                kwargs.get("hermes_home"), kwargs.get("user_id"), session_key=kwargs.get("gateway_session_key"))
         except NoProfile as error:  # an anonymous gateway request: no persona, no tools, not a failure
             log.info("persona provider: %s", error)
             return

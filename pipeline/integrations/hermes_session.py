@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..config.load import load_settings
 from ..config.schema import Settings
@@ -16,9 +16,39 @@ from .tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, opena
 BOUND = frozenset({"profile", "session", "session_id"})
 
 
-# A user id that would reach the operator's profile, or that starts with this, gets it put in front, so
-# user "default" is never the operator's "default" and the mapping stays one-to-one.
+# Every profile a Hermes request maps to is one of three disjoint shapes, so the mapping is one-to-one:
+# a plain user id; ``user:`` + a user id that is the operator's profile or starts with a reserved prefix;
+# ``key:`` + a gateway session key. A user id and a session key that spell the same string never share one.
 USER_ESCAPE = "user:"
+KEY_PREFIX = "key:"
+RESERVED = (USER_ESCAPE, KEY_PREFIX)
+
+
+class Identity(NamedTuple):
+    """Who a Hermes request is for, as the gateway knows it: a user id, a gateway session key, or neither."""
+
+    user_id: str = ""
+    session_key: str = ""
+
+
+def gateway_identity() -> Identity:
+    """This request's identity from Hermes' gateway session context (the plugin's only way to learn it).
+
+    The API server binds ``session_key`` to the client's X-Hermes-Session-Key,
+    or, when the client sent none, to the Hermes session id; a key equal to
+    the session id is therefore no key (that id is shared by clients whose
+    conversations open alike, so it must never name a persona).
+    """
+    try:
+        from gateway.session_context import get_session_env
+    except Exception:  # outside Hermes' gateway: the environment, as Hermes' own fallback reads it
+        def get_session_env(name: str, default: str = "") -> str:
+            return os.environ.get(name, default)
+    user = get_session_env("HERMES_SESSION_USER_ID", "") or ""
+    key = get_session_env("HERMES_SESSION_KEY", "") or ""
+    if key and key == (get_session_env("HERMES_SESSION_ID", "") or ""):
+        key = ""
+    return Identity(user, key)
 
 
 def load_hermes_settings(hermes_home: str | os.PathLike[str] | None) -> Settings:
@@ -27,38 +57,49 @@ def load_hermes_settings(hermes_home: str | os.PathLike[str] | None) -> Settings
         return load_settings()
 
 
-def hermes_settings(hermes_home: str | os.PathLike[str] | None, user_id: str | None = None) -> Settings:
+def hermes_settings(hermes_home: str | os.PathLike[str] | None, user_id: str | None = None, *,
+                    session_key: str | None = None) -> Settings:
     """The user's settings as Hermes uses them: session-mode injection on, paths under Hermes' home.
 
-    With ``hermes.profile: user_id`` the profile (store.profile) is the user
-    Hermes names (:func:`hermes_profile`); raises NoProfile when it names none.
+    With ``hermes.profile: user_id`` or ``user_or_session_key`` the profile
+    (store.profile) is the one :func:`hermes_profile` derives; raises
+    NoProfile when the request names nobody.
     """
     settings = load_hermes_settings(hermes_home)
+    profile = hermes_profile(settings, Identity(user_id or "", session_key or ""))
     return settings.model_copy(update={
         "injection": settings.injection.model_copy(update={"enabled": True, "mode": "session"}),
-        "store": settings.store.model_copy(update={"profile": hermes_profile(settings, user_id)}),
+        "store": settings.store.model_copy(update={"profile": profile}),
     })
 
 
-def hermes_profile(settings: Settings, user_id: str | None) -> str:
+def hermes_profile(settings: Settings, who: Identity | str | None) -> str:
     """The one place a Hermes request becomes a profile.
 
     ``fixed``: ``store.profile`` for everyone. ``user_id``: the user's own
-    profile; an id equal to the operator's profile (``store.profile``) or
-    starting with ``user:`` gets ``user:`` put in front, so no user id reaches
-    the operator's persona or another user's. A request that names no user
-    gets no persona at all (NoProfile): an anonymous caller must never be
-    served somebody else's facts.
+    profile. ``user_or_session_key``: the user's own profile when Hermes names
+    a user (messaging platforms), else ``key:`` + the gateway session key (the
+    API server's X-Hermes-Session-Key). A user id equal to the operator's
+    profile (``store.profile``) or starting with ``user:`` or ``key:`` gets
+    ``user:`` put in front, so no id reaches the operator's persona or
+    another's. A request that names nobody gets no persona at all (NoProfile):
+    an anonymous caller must never be served somebody else's facts.
     """
-    owner = settings.store.profile
-    if settings.hermes.profile != "user_id":
+    owner, mode = settings.store.profile, settings.hermes.profile
+    if mode == "fixed":
         return owner
-    if not user_id:
-        raise NoProfile("hermes.profile is user_id and this request names no user, so it gets no persona")
-    profile = USER_ESCAPE + user_id if user_id == owner or user_id.startswith(USER_ESCAPE) else user_id
-    if profile == owner:  # only when store.profile itself starts with the escape
-        raise NoProfile(f"user {user_id!r} would map to the operator's profile {owner!r} (store.profile); "
-                        f"choose a store.profile that does not start with {USER_ESCAPE!r}")
+    who = who if isinstance(who, Identity) else Identity(who or "")
+    if who.user_id:
+        profile = USER_ESCAPE + who.user_id if who.user_id == owner or who.user_id.startswith(RESERVED) \
+            else who.user_id
+    elif mode == "user_or_session_key" and who.session_key:
+        profile = KEY_PREFIX + who.session_key
+    else:
+        names = "no user" if mode == "user_id" else "neither a user nor a gateway session key"
+        raise NoProfile(f"hermes.profile is {mode} and this request names {names}, so it gets no persona")
+    if profile == owner:  # only when store.profile itself starts with a reserved prefix
+        raise NoProfile(f"this request would map to the operator's profile {owner!r} (store.profile); "
+                        f"choose a store.profile that starts with neither {USER_ESCAPE!r} nor {KEY_PREFIX!r}")
     return profile
 
 
