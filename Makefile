@@ -35,7 +35,7 @@ test: $(STAMP) ## run the test suite
 
 HERMES_VENV := var/hermes-venv
 
-$(HERMES_VENV)/.installed: pyproject.toml
+$(HERMES_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(HERMES_VENV)
 	$(HERMES_VENV)/bin/python -m pip install --quiet 'hermes-agent[messaging]==0.19.0' mnemosyne-memory==3.15.1 pytest -e '.[postgres]'
 	touch $@
