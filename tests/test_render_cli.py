@@ -22,7 +22,7 @@ def test_render_writes_and_reports(tmp_path):
     persona(tmp_path, "add", "Answers tersely.", "--topic", "style")
     result = persona(tmp_path, "render")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == f"markdown: 1 facts, 1 sections kept, 0 dropped, 8/1500 tokens -> {tmp_path / 'p.md'} " \
+    assert result.stdout == f"markdown: 1 fact, 1 section kept, 0 dropped, 8/1500 tokens -> {tmp_path / 'p.md'} " \
                             "(written)\n"
     again = persona(tmp_path, "render")
     assert again.stdout.endswith("(unchanged)\n")

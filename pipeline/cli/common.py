@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer._click.exceptions import UsageError  # typer vendors click; this is its usage error
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup
 
 from ..errors import PersonaError
 from ..render.sanitize import inline
@@ -26,6 +27,17 @@ ProfileOption = Annotated[
 # The old spellings of --profile: still accepted, with one warning ("session" now means a host's conversation).
 DEPRECATED_FLAGS = {"--session": "--profile", "-s": "-p"}
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _plain_usage_name(argument: Any) -> str:
+    """A required argument as ``CONTENT`` in usage lines, an optional one as ``[FILE]`` (typer writes
+    ``{CONTENT}``, which users read as a literal brace to type)."""
+    name = str(argument.display_name_raw) if argument.required else f"[{argument.display_name_raw}]"
+    return name + ("..." if argument.nargs != 1 else "")
+
+
+if hasattr(TyperArgument, "_usage_display_name"):  # typer's own hook for the usage line (0.26+)
+    TyperArgument._usage_display_name = _plain_usage_name  # type: ignore[method-assign,assignment]
 
 
 @dataclass
@@ -119,6 +131,15 @@ def _renamed_flags(arguments: list[str]) -> list[str]:
     return renamed
 
 
+def warn_if_unknown(store: PersonaStore) -> None:
+    """Say so when a profile holds nothing at all: a mistyped --profile otherwise looks like an empty persona."""
+    from ..store.runs import last_run
+
+    if not any(store.count_by_tier().values()) and last_run(store) is None:
+        typer.echo(f"persona: warning: profile {shown(store.profile, 80)!r} has no facts and was never rendered "
+                   "(is the name right? --profile, store.profile)", err=True)
+
+
 def shown(text: Any, width: int | None = None) -> str:
     """Text from the store made safe for a terminal: one line, no control characters or escapes, clipped."""
     flat = inline(str(text))
@@ -140,8 +161,17 @@ def configure_logging(debug: bool) -> None:
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
-    """A plain aligned text table."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    """A plain aligned text table, aligned by how wide each cell shows in a terminal (CJK takes two columns)."""
+    widths = [max(width(h), *(width(r[i]) for r in rows)) if rows else width(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(_pad(h, w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(_pad(c, w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     return "\n".join(lines)
+
+
+def width(text: str) -> int:
+    """The columns ``text`` takes in a terminal: wide and full-width characters take two, combining marks none."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, columns: int) -> str:
+    return text + " " * (columns - width(text))

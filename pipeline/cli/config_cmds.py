@@ -59,8 +59,8 @@ def _edit_target(cli: CliState, file: Path | None) -> Path:
 @config_app.command("set")
 def set_value(
     ctx: typer.Context,
-    key: Annotated[str, typer.Argument(help="Dotted key, e.g. cap.token_cap.")],
-    value: Annotated[str, typer.Argument(help="New value, read as YAML (900, true, text).")],
+    key: Annotated[str, typer.Argument(metavar="KEY", help="Dotted key, e.g. cap.token_cap.")],
+    value: Annotated[str, typer.Argument(metavar="VALUE", help="New value, read as YAML (900, true, text).")],
     file: Annotated[Path | None, typer.Option("--file", help="File to edit (default: the last config file).")] = None,
 ) -> None:
     """Set one key in a YAML file, keeping its comments and layout."""
@@ -84,7 +84,8 @@ def _protected(cli: CliState) -> dict[Path, str]:
 def init(
     ctx: typer.Context,
     path: Annotated[
-        Path | None, typer.Argument(help="Where to write (default: $HERMES_HOME/mnemosyne/persona.yaml).")
+        Path | None,
+        typer.Argument(metavar="PATH", help="Where to write (default: $HERMES_HOME/mnemosyne/persona.yaml)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:

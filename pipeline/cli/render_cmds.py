@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..text import counted
+
 if TYPE_CHECKING:
     from ..render.explain import Explanation
     from ..render.model import TargetReport
-from .common import JsonOption, ProfileOption, emit_json, shown, state, table
+from .common import JsonOption, ProfileOption, emit_json, shown, state, table, warn_if_unknown
 
 NAMED_SECTIONS = 5  # dropped sections named in render's summary; the rest are counted
 CONTENT_WIDTH = 60
@@ -64,9 +66,9 @@ def _summary(report: TargetReport, dry_run: bool) -> str:
         names = ", ".join(shown(topic, 30) for topic in report.dropped_topics[:NAMED_SECTIONS])
         more = len(report.dropped_topics) - NAMED_SECTIONS
         left_out = f" ({names}{f' and {more} more' if more > 0 else ''})"
-    fitted = f", {report.fitted_out} facts fitted out" if report.fitted_out else ""
+    fitted = f", {counted(report.fitted_out, 'fact')} fitted out" if report.fitted_out else ""
     return (
-        f"{report.target}: {report.facts_extracted} facts, {report.sections_kept} sections kept, "
+        f"{report.target}: {counted(report.facts_extracted, 'fact')}, {counted(report.sections_kept, 'section')} kept, "
         f"{report.sections_dropped} dropped{left_out}{fitted}, {report.tokens}/{report.budget} tokens -> "
         f"{report.path} ({state_})"
     )
@@ -108,7 +110,8 @@ def _explanation_text(explanation: Explanation) -> str:
 
     kept = sum(1 for fact in explanation.facts if fact.fate == KEPT)
     lines = [f"{explanation.target}: {explanation.tokens}/{explanation.budget} tokens, "
-             f"{len(explanation.sections)} sections, {kept} facts kept, {len(explanation.facts) - kept} left out",
+             f"{counted(len(explanation.sections), 'section')}, {counted(kept, 'fact')} kept, "
+             f"{len(explanation.facts) - kept} left out",
              "", table(["SECTION", "TOKENS"], [[shown(topic, 40), str(tokens)] for topic, tokens in
                                                explanation.sections])]
     for fate, facts in itertools.groupby(explanation.facts, key=lambda fact: _group(fact.fate)):
@@ -145,4 +148,7 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
         # another profile is refused by name, never shown.
         injector = PersonaInjector(settings, session_id=session_id, profile=store.profile,
                                    known_tokens=lambda path, sha: recorded_tokens(store, path, sha, counter))
-        typer.echo(injector.appendix(injector.block()), nl=False)
+        block = injector.block()
+        typer.echo(injector.appendix(block), nl=False)
+        if not block:
+            warn_if_unknown(store)

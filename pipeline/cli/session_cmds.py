@@ -13,7 +13,7 @@ from .common import JsonOption, ProfileOption, emit_json, state, table
 session_app = typer.Typer(rich_markup_mode=None,
                           help="Per-session persona snapshots, refreshed only at compaction.",
                           no_args_is_help=True)
-SessionArg = Annotated[str, typer.Argument(help="The session id the agent host uses.")]
+SessionArg = Annotated[str, typer.Argument(metavar="SESSION_ID", help="The session id the agent host uses.")]
 
 
 def _snapshots(ctx: typer.Context, profile: str | None, *, readonly: bool = False) -> SessionSnapshots:

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..text import counted
 from ..tiers import TIERS
 
 if TYPE_CHECKING:
     from ..store import Fact, Promotion
-from .common import JsonOption, ProfileOption, emit_json, shown, state, table
+from .common import JsonOption, ProfileOption, emit_json, shown, state, table, warn_if_unknown
 
 TierOption = Annotated[str, typer.Option("--tier", help=" or ".join([", ".join(TIERS[:-1]), TIERS[-1]]) + ".")]
 ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why; kept with the row or tombstone.")]
@@ -39,7 +40,7 @@ def _report_promotion(result: Promotion, as_json: bool, what: str) -> None:
 
 def promote(
     ctx: typer.Context,
-    memory_id: Annotated[str, typer.Argument(help="Id of a working or episodic memory.")],
+    memory_id: Annotated[str, typer.Argument(metavar="MEMORY_ID", help="Id of a working or episodic memory.")],
     tier: TierOption = "long_term",
     reason: ReasonOption = None,
     force: Annotated[bool, typer.Option("--force", help="Promote even if the memory was demoted.")] = False,
@@ -54,7 +55,7 @@ def promote(
 
 def demote(
     ctx: typer.Context,
-    persona_id: Annotated[int, typer.Argument(help="Persona fact id (see `persona list`).")],
+    persona_id: Annotated[int, typer.Argument(metavar="PERSONA_ID", help="Persona fact id (see `persona list`).")],
     reason: ReasonOption = None,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
@@ -78,6 +79,8 @@ def list_facts(
     """List facts: permanent first, then most reinforced."""
     with state(ctx).store(profile, readonly=True) as store:
         facts = store.list(tier=tier, topic=topic)
+        if not facts and tier is None and topic is None:
+            warn_if_unknown(store)
     if as_json:
         emit_json([fact.to_dict() for fact in facts])
         return
@@ -91,7 +94,7 @@ def list_facts(
 
 def reinforce(
     ctx: typer.Context,
-    persona_id: Annotated[int, typer.Argument(help="Persona fact id.")],
+    persona_id: Annotated[int, typer.Argument(metavar="PERSONA_ID", help="Persona fact id.")],
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -101,12 +104,12 @@ def reinforce(
     if as_json:
         emit_json(fact.to_dict())
     else:
-        typer.echo(f"reinforced {_describe(fact)}: {fact.reinforcement_count} times")
+        typer.echo(f"reinforced {_describe(fact)}: {counted(fact.reinforcement_count, 'time')}")
 
 
 def add(
     ctx: typer.Context,
-    content: Annotated[str, typer.Argument(help="The fact, e.g. 'Answers tersely.'")],
+    content: Annotated[str, typer.Argument(metavar="CONTENT", help="The fact, e.g. 'Answers tersely.'")],
     topic: Annotated[str, typer.Option("--topic", help="Section the fact belongs to.")],
     tier: TierOption = "long_term",
     confidence: Annotated[float, typer.Option("--confidence", help="0 to 1.")] = 0.7,
@@ -123,7 +126,7 @@ def add(
 
 def import_file(
     ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(help="YAML facts file.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="YAML facts file.")],
     prune: Annotated[
         bool, typer.Option("--prune", help="Tombstone facts from this file that it no longer lists.")
     ] = False,

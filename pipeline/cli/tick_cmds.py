@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import InputError, PersonaError
+from ..text import counted
 
 if TYPE_CHECKING:
     from ..schedule.tick import TickResult
@@ -90,7 +91,7 @@ def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
                 typer.echo(f"{shown(t.profile)}: {t.outcome}" + (f" ({shown(t.error)})" if t.error else ""))
         counts = {outcome: sum(t.outcome == outcome for t in ticks)
                   for outcome in ("rendered", "nothing to do", "up to date", "busy", "failed")}
-        typer.echo(f"{len(ticks)} profiles: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
+        typer.echo(f"{counted(len(ticks), 'profile')}: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
     if any(t.outcome == "failed" for t in ticks):
         raise typer.Exit(1)
 

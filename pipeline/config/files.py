@@ -12,6 +12,7 @@ sections, and knows every key's line.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,8 +27,10 @@ from ..errors import ConfigError
 from ..fs.locations import default_config_path
 from ..fs.read import describe, read_regular_bytes
 from ..fs.yaml import YamlTooComplex, check_yaml
+from ..warn_once import ProblemLog
 
 DEFAULT_SECTION = "default"
+UNUSED = ProblemLog(logging.getLogger(__name__))
 
 Path_ = tuple[str, ...]
 
@@ -41,6 +44,7 @@ class ConfigLayer:
     file: Path | None = None
     lines: dict[Path_, int] = field(default_factory=dict)
     label: Callable[[Path_], str] | None = None  # names the source of a value (an environment variable)
+    env_section: bool = False  # a file that has a section named by --env / MNEMOSYNE_ENV
 
     def describe(self, path: Path_) -> str:
         """Where the value at ``path`` came from, for messages and ``config show``."""
@@ -103,6 +107,9 @@ def load_layers(files: list[Path], env_name: str | None) -> list[ConfigLayer]:
             problems.extend(error.problems)
     if problems:
         raise ConfigError(problems)
+    if env_name and env_name.isprintable() and not any(layer.env_section for layer in layers):
+        UNUSED.warn(f"no config file defines the section {env_name!r} (--env or MNEMOSYNE_ENV); only the "
+                    f"{DEFAULT_SECTION!r} sections apply" + (f" (read: {', '.join(map(str, files))})" if files else ""))
     return layers
 
 
@@ -124,7 +131,7 @@ def load_file_layer(path: Path, env_name: str | None) -> ConfigLayer:
                 if not isinstance(body, CommentedMap):
                     raise ConfigError([f"{path}: section {section!r} must be a mapping"])
                 data = deep_merge(data, to_plain(body, (), lines))
-        return ConfigLayer("file", data, path, lines)
+        return ConfigLayer("file", data, path, lines, env_section=bool(env_name) and env_name in document)
     return ConfigLayer("file", to_plain(document, (), lines), path, lines)
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from ..clock import to_db
 from ..config.schema import RetentionSettings
 from ..store import PersonaStore
+from ..text import counted
 
 Action = Literal["evict", "promote"]
 
@@ -56,7 +57,7 @@ def _judge(tier: str, confidence: float, count: int, age_days: float, rules: Ret
     """(action, why, effective confidence) for one fact, or None."""
     if tier == "working":
         if rules.promote_after and count >= rules.promote_after:
-            return "promote", f"reinforced {count} times (promote_after {rules.promote_after})", confidence
+            return "promote", f"reinforced {counted(count, 'time')} (promote_after {rules.promote_after})", confidence
         hours = age_days * 24
         if hours >= rules.working_ttl_hours:
             why = f"working fact expired: {hours:.1f} h since last reinforcement (ttl {rules.working_ttl_hours:g} h)"

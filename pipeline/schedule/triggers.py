@@ -20,6 +20,7 @@ from ..store import PersonaStore
 from ..store.blocks import existing_blocks
 from ..store.memories import new_memories
 from ..store.runs import LastRun, last_render, last_run
+from ..text import counted
 
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
@@ -90,8 +91,9 @@ def _interval(enabled: bool, interval: int, store: PersonaStore, last: LastRun |
     new = new_memories(store, since=last.memory_watermark if last else 0, at_most=interval)
     fired = enabled and new >= interval
     shown = f"{new}+" if new >= interval else str(new)
+    noun = "memory" if shown == "1" else "memories"
     return TriggerState("interval", enabled, fired,
-                        f"{shown} new working memories since the last render (interval {interval})")
+                        f"{shown} new working {noun} since the last render (interval {interval})")
 
 
 def daily_slot(now: datetime, hour: int) -> datetime:
@@ -120,7 +122,7 @@ def _store_changed(enabled: bool, store: PersonaStore, last: LastRun | None) -> 
     elif generation < rendered:
         reason = "the profile's change counter was reset since the last render"
     elif changed:
-        reason = f"{generation - rendered} store change(s) since the last render"
+        reason = f"{counted(generation - rendered, 'store change')} since the last render"
     else:
         reason = "no store change since the last render"
     return TriggerState("store_changed", enabled, enabled and changed, reason)

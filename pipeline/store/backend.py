@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..config.urls import is_server_url
+from ..errors import StoreError
 from .dialect import Dialect
 from .features import Features
 from .sqlite.backend import SqliteBackend
@@ -65,7 +66,11 @@ def open_backend(target: Path | str, *, busy_timeout_ms: int, readonly: bool, cr
                  statement_timeout_ms: int, lock_lease_ms: int = 60_000) -> Backend:
     """The backend for a SQLite path (or ``sqlite:///path``) or a ``postgresql://`` URL."""
     if is_server_url(target):
-        from .postgres.backend import PostgresBackend  # psycopg is needed only for a server
+        try:
+            from .postgres.backend import PostgresBackend  # psycopg is needed only for a server
+        except ModuleNotFoundError as missing:
+            raise StoreError(f"a PostgreSQL store needs the postgres extra ({missing.name} is not installed): "
+                             "pip install 'persona-tier[postgres]'") from None
 
         return PostgresBackend(str(target), busy_timeout_ms=busy_timeout_ms, readonly=readonly,
                                statement_timeout_ms=statement_timeout_ms, lock_lease_ms=lock_lease_ms)
