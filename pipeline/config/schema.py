@@ -206,6 +206,15 @@ class RetentionSettings(Section):
     )
 
 
+class SupersedeSettings(Section):
+    detect: Literal["auto", "flag", "off"] = Field(
+        "auto",
+        description="A fact added beside an older one of the same topic that it says changed (\"now\", \"no longer\", "
+        "\"switched to\"... in English, German, French, Spanish): auto supersedes the old one, flag only reports "
+        "the pair in `status` and `explain`, off does nothing.",
+    )
+
+
 class HermesSettings(Section):
     profile: Literal["fixed", "user_id"] = Field(
         "fixed",
@@ -274,6 +283,9 @@ class Settings(BaseModel):
     )
     render: RenderSettings = Field(default_factory=RenderSettings, description="Template lookup.")
     hermes: HermesSettings = Field(default_factory=HermesSettings, description="Hermes Agent integration.")
+    supersede: SupersedeSettings = Field(
+        default_factory=SupersedeSettings, description="One fact replacing another: detection without a model."
+    )
     pipeline: list[StageEntry] = Field(
         default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),
         description="Stages in order; each a bare name or `name: {options}` (see README, Stages).",
