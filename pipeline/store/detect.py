@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import cache
 
 # Phrases that say "this replaces what was true before". Matched as whole words, case-folded.
@@ -42,9 +43,9 @@ ADDITIVE_SIGNALS = ("also", "too", "as well", "in addition", "auch", "zusätzlic
 STOPWORDS = frozenset(" ".join((
     "a an the for of in on at to and or with by is are be it its as from that this their his her my our your",
     "der die das den dem des ein eine einen einem einer und oder mit für von zu zum zur im am auf bei ist sind",
-    "nach aus als es sein seine ihr ihre",
-    "le la les un une du de et ou pour avec en au aux dans sur par est sont son sa ses à chez",
-    "el los las una unos unas y o para con del al por es son su sus que lo",
+    "nach aus als es sein seine ihr ihre nicht kein mehr",
+    "le la les un une du de et ou pour avec en au aux dans sur par est sont son sa ses à chez ne plus",
+    "el los las una unos unas y o para con del al por es son su sus que lo no",
 )).split())
 # Subjects worded too differently for the frame test, one pattern per kind: both texts must name the same one.
 SUBJECTS = {
@@ -53,9 +54,15 @@ SUBJECTS = {
     "employer": r"\b(works? (at|for)|employed (at|by)|joined|arbeitet (bei|für)|gewechselt zu|travaille (chez|pour)|"
                 r"trabaja (en|para))\b",
 }
-MAX_DIFFERENT = 2  # words on each side outside the shared frame
-MIN_SHARED = 2
-MIN_SHARED_SHARE = 0.6  # of the old fact's content words
+# Signals that replace the old fact's verb ("Uses pip" -> "Switched to uv").
+VERB_SIGNALS = ("switched to", "moved to", "changed to", "umgestiegen", "gewechselt", "passé à", "est passé",
+                "cambió a", "se cambió")
+INSTEAD_OF = ("instead of", "rather than", "statt", "anstatt", "au lieu de", "en lugar de", "en vez de")
+# One slot's value: one old word, replaced by at most two ("Travis" -> "GitHub Actions"). Two old words
+# replaced means two slots changed ("uv ... packaging" -> "ruff ... linting"): another subject.
+MAX_DIFFERENT = 2
+MIN_SHARED = 1
+MIN_SHARED_SHARE = 0.5  # of the old fact's content words
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,15 +79,35 @@ def judge(old: str, new: str) -> Verdict:
     if not _has(new_folded, CHANGE_SIGNALS) or _has(new_folded, ADDITIVE_SIGNALS):
         return Verdict(False)
     old_words, new_words = _content_words(old_folded), _content_words(new_folded)
-    shared = old_words & new_words
+    shared = len(set(old_words) & set(new_words))
     if _same_subject(old_folded, new_folded):
-        return Verdict(True, len(shared) + 1)
-    only_old, only_new = old_words - shared, new_words - shared
-    if not only_old and not only_new and not _negates(new_folded):
-        return Verdict(False)  # the same fact said again, not a change of it
-    fits = (len(only_old) <= MAX_DIFFERENT and len(only_new) <= MAX_DIFFERENT and len(shared) >= MIN_SHARED
-            and len(shared) >= MIN_SHARED_SHARE * len(old_words))
-    return Verdict(fits, len(shared) if fits else 0)
+        return Verdict(True, shared + 1)
+    return _one_slot_changed(old_words, new_words, new_folded, shared)
+
+
+def _one_slot_changed(old_words: list[str], new_words: list[str], new_folded: str, shared: int) -> Verdict:
+    """The frame test: the texts differ in one run of at most two words, the value of one slot."""
+    matcher = SequenceMatcher(None, old_words, new_words, autojunk=False)
+    blocks = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not blocks:
+        return Verdict(_negates(new_folded), shared)  # "no longer X" ends X; X said again changes nothing
+    if len(blocks) > 1 or shared < MIN_SHARED or shared < MIN_SHARED_SHARE * len(set(old_words)):
+        return Verdict(False)  # two places changed: two subjects ("uv ... packaging" / "ruff ... linting")
+    kind, old_start, old_end, new_start, new_end = blocks[0]
+    gone, came = old_words[old_start:old_end], new_words[new_start:new_end]
+    if kind == "insert":  # only "instead of <old value>" may name the old value beside the new one
+        return Verdict(_has(new_folded, INSTEAD_OF) and len(came) <= MAX_DIFFERENT, shared)
+    # "switched to" stands in for the old fact's verb; without one, a changed verb is another subject
+    # ("Wohnt in Köln" / "Lernt jetzt Italienisch in Köln").
+    verb = _has(new_folded, VERB_SIGNALS)
+    fits = (kind == "replace" and 1 <= len(came) <= MAX_DIFFERENT and len(gone) <= 1 + verb
+            and (old_start > 0 or verb) and not _refines(gone, came))
+    return Verdict(fits, shared if fits else 0)
+
+
+def _refines(gone: list[str], came: list[str]) -> bool:
+    """"pytest" -> "pytest-xdist": the new fact adds detail to the old value, it replaces nothing."""
+    return any(new.startswith((old + "-", old + ".", old + "_")) for old in gone for new in came)
 
 
 def _folded(text: str) -> str:
@@ -99,15 +126,21 @@ def _phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)(?:" + "|".join(spelled) + r")(?!\w)")
 
 
-def _content_words(text: str) -> set[str]:
-    """The words that carry meaning: signals and filler taken out, a plural -s folded."""
-    stripped = _phrases(CHANGE_SIGNALS).sub(" ", text)
-    words = {_stem(word) for word in re.findall(r"[\w+#.-]+", stripped)}
-    return {word for word in words if word and word not in STOPWORDS and not word.strip(".-").isspace()}
+def _content_words(text: str) -> list[str]:
+    """The words that carry meaning, in order: signals and filler taken out, a plural -s folded."""
+    stripped = _exact(CHANGE_SIGNALS).sub(" ", text)
+    words = [word.strip(".-") for word in re.findall(r"[\w+#.-]+", stripped)]
+    return [_stem(word) for word in words if word and word not in STOPWORDS]
+
+
+@cache
+def _exact(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    # Signals only, never the words a gapped match ("ne utilise plus") spans; the rest is in STOPWORDS.
+    spelled = sorted((re.escape(p).replace(r"\ ", r"\s+") for p in phrases), key=len, reverse=True)
+    return re.compile(r"(?<!\w)(?:" + "|".join(spelled) + r")(?!\w)")
 
 
 def _stem(word: str) -> str:
-    word = word.strip(".-")
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 

@@ -8,6 +8,7 @@ for the few fragments in :mod:`.dialect`.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import json
 import logging
@@ -263,11 +264,11 @@ class PersonaStore(Database):
         """Undo the supersession through ``persona_id`` (the replacement, or a fact it replaced)."""
         return supersede.undo(self, persona_id)
 
-    def history(self, persona_id: int) -> list[supersede.Link]:
+    def history(self, persona_id: int) -> builtins.list[supersede.Link]:
         """The supersession chain through a fact, current or superseded, oldest first."""
         return supersede.history(self, persona_id)
 
-    def flagged_pairs(self) -> list[dict[str, Any]]:
+    def flagged_pairs(self) -> builtins.list[dict[str, Any]]:
         """Pairs ``supersede.detect: flag`` reported, both facts still current."""
         return supersede.flagged_pairs(self)
 
