@@ -56,6 +56,7 @@ def test_an_edited_text_under_the_same_id_updates_that_fact(database, tmp_path):
     assert (edited.content, edited.reinforcement_count) == ("Answers in one short paragraph.", 2)
     assert "Answers tersely." not in [f.content for f in mine.list()]
     assert mine.add("Answers in one short paragraph.", topic="style").created is False  # its identity followed
+    assert [f.content for f in other.list()] == ["Bob's secret fact"]
 
 
 def test_another_profiles_ids_are_new_facts_there_and_never_touch_the_owner(database, tmp_path):

@@ -120,6 +120,7 @@ def test_only_current_facts_are_rendered(database, tmp_path):
     run_pipeline(settings, store=mine)
     text = out.read_text()
     assert "Uses pnpm" in text and "Uses npm" not in text and "Hamburg" not in text
+    assert facts(other) == ["Uses npm for JavaScript packaging", "Lives in Hamburg"]
 
 
 def test_a_key_in_a_facts_file_supersedes_the_older_fact_in_that_slot_per_profile(database, tmp_path):
