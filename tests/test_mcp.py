@@ -52,11 +52,12 @@ VALID_CALLS = {
     "persona_reinforce": {"persona_id": 1},
     "mnemosyne_persona_reinforce": {"persona_id": 1},
     "persona_add": {"content": "Answers tersely.", "topic": "style"},
+    "persona_replace": {"old_text": "tersely", "content": "Answers in one line."},  # #3 supersedes #2
     "persona_render": {"dry_run": True},
     "persona_status": {},
     "persona_inject_preview": {},
     "persona_session_refresh": {"session_id": "s1"},
-    "persona_demote": {"persona_id": 2, "reason": "test"},
+    "persona_demote": {"persona_id": 3, "reason": "test"},
     "mnemosyne_persona_demote": {"persona_id": 1, "reason": ""},
 }
 
@@ -70,6 +71,7 @@ INVALID_CALLS = {
     "persona_inject_preview": ({"session_id": []}, "session_id"),
     "persona_session_refresh": ({}, "session_id"),
     "persona_demote": ({"persona_id": 0}, "persona_id"),
+    "persona_replace": ({"content": "x"}, "persona_id or a piece of its old_text"),
     "mnemosyne_persona_demote": ({"persona_id": 2**63}, "persona_id"),
 }
 

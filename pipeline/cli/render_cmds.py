@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -98,11 +98,20 @@ def explain(
     with cli.store(profile, readonly=True) as store:
         reports = run_pipeline(settings, store=store, targets=target or [settings.injection.target], dry_run=True,
                                explain=True)
+        flags = store.flagged_pairs()
     explanations = [report.explanation for report in reports]
     if as_json:
-        emit_json([explanation.to_dict() for explanation in explanations])
+        emit_json([{**explanation.to_dict(), "supersede_flags": flags} for explanation in explanations])
         return
-    typer.echo("\n\n".join(_explanation_text(explanation) for explanation in explanations))
+    typer.echo("\n\n".join(_explanation_text(explanation) for explanation in explanations) + _flags_text(flags))
+
+
+def _flags_text(flags: list[dict[str, Any]]) -> str:
+    """supersede.detect: flag pairs, each a fact that may replace an older one: `persona replace` settles it."""
+    if not flags:
+        return ""
+    lines = [f"#{flag['new']} may supersede #{flag['old']}" for flag in flags]
+    return "\n\nflagged by supersede.detect (`persona demote OLD` keeps only the newer fact)\n" + "\n".join(lines)
 
 
 def _explanation_text(explanation: Explanation) -> str:

@@ -43,6 +43,9 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
     last = data["last_run"]
     typer.echo(f"\nlast run: {last['run_at'] + ' UTC, generation ' + str(last['generation']) if last else 'never'}")
     typer.echo("facts: " + ", ".join(f"{tier} {count}" for tier, count in data["facts"].items()))
+    for flag in data["supersede_flags"]:  # supersede.detect: flag
+        typer.echo(f"flagged: #{flag['new']} may supersede #{flag['old']} (`persona demote {flag['old']}` keeps "
+                   "only the newer fact)")
 
 
 def _say(result: TickResult) -> str:

@@ -206,6 +206,16 @@ class RetentionSettings(Section):
     )
 
 
+class SupersedeSettings(Section):
+    # flag, not auto: on tests/data/supersede_pairs.yaml auto keeps precision below 1.0 (`make bench`).
+    detect: Literal["auto", "flag", "off"] = Field(
+        "flag",
+        description="A fact added beside an older one of the same topic that it says changed (\"now\", \"no longer\", "
+        "\"switched to\"... in English, German, French, Spanish): auto supersedes the old one, flag only reports "
+        "the pair in `status` and `explain`, off does nothing.",
+    )
+
+
 class HermesSettings(Section):
     profile: Literal["fixed", "user_id", "user_or_session_key"] = Field(
         "fixed",
@@ -276,6 +286,9 @@ class Settings(BaseModel):
     )
     render: RenderSettings = Field(default_factory=RenderSettings, description="Template lookup.")
     hermes: HermesSettings = Field(default_factory=HermesSettings, description="Hermes Agent integration.")
+    supersede: SupersedeSettings = Field(
+        default_factory=SupersedeSettings, description="One fact replacing another: detection without a model."
+    )
     pipeline: list[StageEntry] = Field(
         default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),
         description="Stages in order; each a bare name or `name: {options}` (see README, Stages).",

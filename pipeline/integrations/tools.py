@@ -55,7 +55,7 @@ LEGACY_ALIASES = {
 }
 WRITE_TOOLS = frozenset({
     "persona_promote", "persona_demote", "persona_reinforce", "persona_add", "persona_render",
-    "persona_session_refresh", "mnemosyne_persona_promote", "mnemosyne_persona_demote",
+    "persona_session_refresh", "persona_replace", "mnemosyne_persona_promote", "mnemosyne_persona_demote",
     "mnemosyne_persona_reinforce",
 })
 
@@ -78,7 +78,7 @@ class PersonaTools:
         """Every tool under its canonical name, in the order they are advertised."""
         return [
             self._promote(), self._demote(), self._list(), self._reinforce(), self._add(), self._render(),
-            self._status(), self._inject_preview(), self._session_refresh(),
+            self._status(), self._inject_preview(), self._session_refresh(), self._replace(),
         ]
 
     def catalog(self, *, legacy: bool) -> dict[str, Tool]:
@@ -108,7 +108,9 @@ class PersonaTools:
     def _demote(self) -> Tool:
         def persona_demote(persona_id: PersonaId, reason: Reason = None, profile: Profile = None,
                            session: Session = None) -> dict[str, Any]:
-            """Remove a persona fact, leaving a tombstone in memoria_preferences so it is not proposed again."""
+            """Use when a persona fact is no longer true and nothing replaces it ("I don't do that any more"): removes
+            it, leaving a tombstone so it is not proposed again. When the user states what is true instead, use
+            persona_replace; to erase it entirely, persona_forget."""
             with self.store(profile, session) as store:
                 fact = store.demote(persona_id, reason=reason)
             return ok(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict())
@@ -131,7 +133,8 @@ class PersonaTools:
     def _reinforce(self) -> Tool:
         def persona_reinforce(persona_id: PersonaId, profile: Profile = None,
                               session: Session = None) -> dict[str, Any]:
-            """Record that a persona fact was confirmed again (resets its decay clock)."""
+            """Use when the user confirms a persona fact again (says or shows it is still true): counts one more
+            reinforcement, raises its confidence and resets its decay clock. Not for a changed fact: persona_replace."""
             with self.store(profile, session) as store:
                 fact = store.reinforce(persona_id)
             return ok(persona_id=fact.id, reinforced=True, reinforcement_count=fact.reinforcement_count,
@@ -149,7 +152,9 @@ class PersonaTools:
             force: Annotated[bool, Field(description="Add it even if the same fact was demoted before.")] = False,
             profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
-            """Add a persona fact directly. The same topic and text twice gives one fact."""
+            """Use for a new durable fact about the user (a lasting preference, rule or circumstance, not a passing
+            task detail). The same topic and text twice gives one fact. When the user corrects or changes a fact
+            the persona already holds, use persona_replace instead, so the old one does not stay beside it."""
             with self.store(profile, session) as store:
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
                                    force=force)
@@ -211,6 +216,30 @@ class PersonaTools:
                 return ok(**snapshots.refresh_at_compaction(session_id).to_dict())
 
         return persona_session_refresh
+
+    def _replace(self) -> Tool:
+        def persona_replace(
+            content: Annotated[str, Field(description="What is true now, as a whole fact.", min_length=1)],
+            persona_id: Annotated[int | None, BeforeValidator(_not_a_bool), Field(
+                description="The fact that changed, as returned by persona_list.", ge=1, lt=2**63)] = None,
+            old_text: Annotated[str | None, Field(description="Instead of persona_id: a piece of the old fact's "
+                                                  "text that only it contains.", min_length=1)] = None,
+            reason: Reason = None,
+            profile: Profile = None, session: Session = None,
+        ) -> dict[str, Any]:
+            """Use when the user corrects a persona fact or says it changed ("I moved to Berlin", "I use pnpm now"):
+            the new fact supersedes the old one, which leaves the persona (undo: `persona undo-replace`). Name the
+            old fact by persona_id, or by old_text, a unique piece of its text. If it is simply no longer true,
+            use persona_demote; to erase it entirely, persona_forget."""
+            if (persona_id is None) == (old_text is None):
+                raise InputError("give the old fact's persona_id or a piece of its old_text, not both")
+            target: int | str = persona_id if persona_id is not None else str(old_text)
+            with self.store(profile, session) as store:
+                result = store.replace(target, content, reason=reason)
+            return ok(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
+                      old=result.old.to_dict())
+
+        return persona_replace
 
 
 def _fields(tool: Tool, hidden: frozenset[str]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ KEPT = "kept"
 FITTED_OUT = "fitted out (budget)"
 SECTION_DROPPED = "section dropped"
 FATE_ORDER = (KEPT, FITTED_OUT, SECTION_DROPPED, "over max_items_per_section", "duplicate of",
-              "candidate below min_importance", "demoted (tombstone)")
+              "candidate below min_importance", "superseded by", "demoted (tombstone)")
 
 
 @dataclass(frozen=True, slots=True)

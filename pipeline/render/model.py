@@ -33,13 +33,13 @@ class PersonaFact(NamedTuple):
     confidence: float
     reinforcement_count: int
     age_days: float  # since the last reinforcement, at extract time
-    origin: Literal["persona", "candidate", "tombstone"]
+    origin: Literal["persona", "candidate", "tombstone", "superseded"]
 
 
 def fact_label(key: str) -> str:
     """How a fact's key is shown: ``#12`` for a persona row, ``memory ID`` for a candidate, ``tombstone N``."""
     kind, _, rest = key.partition(":")
-    if kind == "p":
+    if kind in ("p", "s"):  # a persona row, current or superseded
         return f"#{int(rest)}"
     return {"m": f"memory {rest}", "t": f"tombstone {rest}"}.get(kind, key)
 

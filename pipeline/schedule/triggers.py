@@ -145,4 +145,5 @@ def status_data(settings: Settings, store: PersonaStore) -> dict[str, Any]:
                                                "memory_watermark": last.memory_watermark},
         "facts": store.count_by_tier(),
         "generation": store.generation(),
+        "supersede_flags": store.flagged_pairs(),
     }

@@ -11,6 +11,7 @@ from ..clock import to_db
 from ..render.model import FactSet, LeftOut, PersonaFact, Start
 from ..store import Connection, PersonaStore, metadata_topic, profile_generation
 from ..store.memories import candidates, memory_watermark, tombstones
+from ..store.supersede import superseded_rows
 from ..tiers import TIERS
 from .context import StageContext
 from .registry import StageOptions, stage
@@ -59,8 +60,10 @@ def _persona_facts(rows: Iterable[tuple[Any, ...]], max_chars: int) -> list[Pers
 
 
 def _left_out(store: PersonaStore, conn: Connection, now: str, options: ExtractOptions) -> tuple[LeftOut, ...]:
-    """For `persona explain`: demoted facts (their tombstones), and candidates below the threshold."""
-    found = [LeftOut(PersonaFact(f"t:{row[0]}", _demoted_tier(row[1]), str(row[2] or "general"), str(row[1]), 0.0,
+    """For `persona explain`: superseded facts, demoted ones (their tombstones), and candidates below the threshold."""
+    found = [LeftOut(PersonaFact(f"s:{row[0]}", str(row[1]), str(row[2]), str(row[3]), 0.0, 0, 0.0, "superseded"),
+                     f"superseded by #{row[4]}") for row in superseded_rows(conn, store.profile)]
+    found += [LeftOut(PersonaFact(f"t:{row[0]}", _demoted_tier(row[1]), str(row[2] or "general"), str(row[1]), 0.0,
                                  0, 0.0, "tombstone"), "demoted (tombstone)")
              for row in tombstones(conn, store.profile)]
     if options.candidates and options.candidate_sources:

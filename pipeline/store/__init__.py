@@ -8,10 +8,10 @@ from ..config.urls import is_server_url
 from .backend import Connection
 from .database import Database, profile_generation
 from .dialect import POSTGRES, SQLITE, Dialect
+from .fact import MAX_ID
 from .facts import (
     BROKEN_ROWS,
     FACT_COLUMNS,
-    MAX_ID,
     TOMBSTONE_MARK,
     Fact,
     PersonaStore,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal, Self
 
 from ..clock import Clock, to_db, utc_now
-from ..config.schema import Settings
+from ..config.schema import Settings, SupersedeSettings
 from ..config.urls import store_target
 from ..errors import StoreError, StoreUnavailable
 from ..warn_once import ProblemLog
@@ -55,6 +55,7 @@ class Database:
         statement_timeout_ms: int = 0,
         memory_scope: Literal["all", "profile"] = "all",
         lock_lease_ms: int = 60_000,
+        supersede_detect: Literal["auto", "flag", "off"] | None = None,
         session: str | None = None,
     ) -> None:
         profile = deprecated_session(profile, session) or "default"
@@ -67,6 +68,7 @@ class Database:
         self.max_fact_chars = max_fact_chars
         self.profile = profile
         self.memory_scope = memory_scope
+        self.supersede_detect = supersede_detect or SupersedeSettings().detect  # the one default, in the schema
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
         self.readonly = readonly
@@ -117,6 +119,7 @@ class Database:
             statement_timeout_ms=settings.injection.timeout_ms if prompt_path else settings.store.statement_timeout_ms,
             memory_scope=settings.store.memory_scope,
             lock_lease_ms=settings.store.lock_lease_ms,
+            supersede_detect=settings.supersede.detect,
         )
 
     def __enter__(self) -> Self:

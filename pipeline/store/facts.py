@@ -8,20 +8,21 @@ for the few fragments in :mod:`.dialect`.
 
 from __future__ import annotations
 
+import builtins
 import functools
-import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import InputError, NotFoundError
 from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
+from . import supersede
 from .backend import Connection, Cursor
 from .database import Database
 from .dialect import SQLITE, Dialect
+from .fact import FACT_COLUMNS, Fact, Promotion, check_id, content_key
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,6 @@ __all__ = ["TOMBSTONE_MARK", "Fact", "PersonaStore", "Promotion", "tombstone_tex
 # real preferences by a column, not by parsing text.
 TOMBSTONE_MARK = "persona_tombstone"
 TIER_ORDER = sql_rank()
-MAX_ID = 2**63 - 1  # SQLite's INTEGER, PostgreSQL's bigint
 PROMOTE_LOOKUP = """
 SELECT (SELECT id FROM memoria_persona WHERE session_id = :session AND source_memory_id = :memory),
        (SELECT 1 FROM memoria_preferences WHERE session_id = :session AND source_memory_id = :memory
@@ -47,50 +47,6 @@ FROM (SELECT 1 AS one) AS one LEFT JOIN (
 # store.memory_scope: every memory in the database is the user's, or only those filed under the profile.
 PROMOTE_LOOKUPS = {"all": PROMOTE_LOOKUP.format(mine=""),
                    "profile": PROMOTE_LOOKUP.format(mine="session_id = :session AND ")}
-FACT_COLUMNS = (
-    "id, session_id, tier, topic, content, confidence, source_memory_id, created_at, "
-    "last_reinforced_at, reinforcement_count, promotion_reason"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """One row of ``memoria_persona``."""
-
-    id: int
-    session_id: str
-    tier: str
-    topic: str
-    content: str
-    confidence: float
-    source_memory_id: str | None
-    created_at: str
-    last_reinforced_at: str
-    reinforcement_count: int
-    promotion_reason: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class Promotion:
-    """The outcome of promote or add: the row, and whether it is new."""
-
-    fact: Fact
-    created: bool
-
-
-def content_key(topic: str, content: str) -> str:
-    """A fact's identity by its topic and text, kept in ``source_memory_id`` for facts that came from no memory.
-
-    ``add`` and ``import`` share it, so the same fact is one row however it
-    arrived, and a demoted one stays demoted on either path. (The ``import:``
-    prefix is historical.)
-    """
-    return "import:" + hashlib.sha256(f"{topic}\x00{content}".encode()).hexdigest()[:16]
-
-
 def tombstone_text(tier: str, content: str) -> str:
     """The tombstone's preference text, as the existing tier writes it."""
     return f"[demoted from {tier}] {content}"
@@ -274,7 +230,8 @@ class PersonaStore(Database):
             fact = self.insert_row(
                 conn, tier=tier, topic=topic, content=content, confidence=confidence, source=key, reason=reason
             )
-        return Promotion(fact, created=True)
+            superseded, flagged = supersede.detect(self, conn, fact)
+        return Promotion(fact, created=True, superseded=superseded, flagged=flagged)
 
     def demote(self, persona_id: int, *, reason: str | None = None) -> Fact:
         """Remove a fact, leaving a tombstone in ``memoria_preferences``, atomically."""
@@ -297,6 +254,23 @@ class PersonaStore(Database):
                 raise NotFoundError(f"no persona fact with id {persona_id} in profile {self.profile!r}")
             self.touch(conn)
         return self.get(persona_id)
+
+    def replace(self, target: int | str, content: str, *, topic: str | None = None, tier: str | None = None,
+                reason: str | None = None) -> supersede.Replacement:
+        """Supersede a fact (an id, or a piece of text only it contains) with ``content``; see :mod:`.supersede`."""
+        return supersede.replace(self, target, content, topic=topic, tier=tier, reason=reason)
+
+    def undo_replace(self, persona_id: int) -> supersede.Restoration:
+        """Undo the supersession through ``persona_id`` (the replacement, or a fact it replaced)."""
+        return supersede.undo(self, persona_id)
+
+    def history(self, persona_id: int) -> builtins.list[supersede.Link]:
+        """The supersession chain through a fact, current or superseded, oldest first."""
+        return supersede.history(self, persona_id)
+
+    def flagged_pairs(self) -> builtins.list[dict[str, Any]]:
+        """Pairs ``supersede.detect: flag`` reported, both facts still current."""
+        return supersede.flagged_pairs(self)
 
     # -- helpers shared with import and retention ------------------------
 
@@ -360,13 +334,6 @@ class PersonaStore(Database):
         row = conn.execute(f"SELECT topic FROM ({' UNION ALL '.join(parts)}) AS linked ORDER BY source, id LIMIT 1",
                            params).fetchone()
         return str(row[0]).strip() if row is not None else "general"
-
-def check_id(persona_id: int) -> int:
-    """A persona id SQLite can hold, or InputError."""
-    if not isinstance(persona_id, int) or not 1 <= persona_id <= MAX_ID:
-        raise InputError(f"invalid persona id {persona_id!r}: expected a whole number from 1 to {MAX_ID}")
-    return persona_id
-
 
 def metadata_topic(metadata_json: str | None) -> str | None:
     if not metadata_json:

@@ -141,6 +141,44 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (profile, target)
         )""",
     ),
+    (
+        # Supersession (replace, a facts file's key, detection): the old fact's whole row moves out of
+        # memoria_persona into persona_superseded with its lineage (superseded_by, superseded_at, how), so every
+        # reader of Mnemosyne's table sees only current facts, and undo can move it back under its own id.
+        """CREATE TABLE persona_superseded (
+            id BIGINT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            tier TEXT NOT NULL,
+            topic TEXT NOT NULL,
+            content TEXT NOT NULL,
+            confidence DOUBLE PRECISION,
+            source_memory_id TEXT,
+            created_at TEXT,
+            last_reinforced_at TEXT,
+            reinforcement_count BIGINT,
+            promotion_reason TEXT,
+            superseded_by BIGINT NOT NULL,
+            superseded_at TEXT NOT NULL,
+            how TEXT NOT NULL
+        )""",
+        "CREATE INDEX idx_persona_superseded_by ON persona_superseded (session_id, superseded_by)",
+        # A facts file's slot (key: package_manager) and the profile's current fact in it.
+        """CREATE TABLE persona_keys (
+            session_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            persona_id BIGINT NOT NULL,
+            PRIMARY KEY (session_id, key)
+        )""",
+        "CREATE INDEX idx_persona_keys_fact ON persona_keys (persona_id)",
+        # supersede.detect: flag: pairs the detector would have superseded, for status and explain.
+        """CREATE TABLE persona_flags (
+            session_id TEXT NOT NULL,
+            old_id BIGINT NOT NULL,
+            new_id BIGINT NOT NULL,
+            flagged_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, old_id, new_id)
+        )""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,94 @@
+"""Commands that change a fact's life: replace, undo-replace, history, and export (for editing and re-importing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..tiers import TIERS
+from .common import JsonOption, ProfileOption, emit_json, shown, state, table
+
+CONTENT_WIDTH = 72
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replace")(replace)
+    app.command("undo-replace")(undo_replace)
+    app.command("history")(history)
+    app.command("export")(export)
+
+
+def replace(
+    ctx: typer.Context,
+    persona_id: Annotated[int, typer.Argument(help="The fact that is no longer true (see `persona list`).")],
+    content: Annotated[str, typer.Argument(help="What is true now.")],
+    topic: Annotated[str | None, typer.Option("--topic", help="The new fact's topic (default: the old one's).")] = None,
+    tier: Annotated[str | None, typer.Option("--tier", help=f"{', '.join(TIERS)} (default: the old one's).")] = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why; kept with the new fact.")] = None,
+    profile: ProfileOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Correct a fact: the new one supersedes it, in one transaction (`persona undo-replace` takes it back)."""
+    with state(ctx).store(profile) as store:
+        result = store.replace(persona_id, content, topic=topic, tier=tier, reason=reason)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        typer.echo(f"#{result.new.id} supersedes #{result.old.id} (topic {shown(result.new.topic, 60)})")
+
+
+def undo_replace(
+    ctx: typer.Context,
+    persona_id: Annotated[int, typer.Argument(help="The replacement, or a fact it superseded.")],
+    profile: ProfileOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Undo a supersession: the old fact comes back under its own id and the replacement is removed."""
+    with state(ctx).store(profile) as store:
+        result = store.undo_replace(persona_id)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        restored = ", ".join(f"#{fact.id}" for fact in result.restored)
+        typer.echo(f"restored {restored}; removed #{result.removed.id}")
+
+
+def history(
+    ctx: typer.Context,
+    persona_id: Annotated[int, typer.Argument(help="A fact, current or superseded.")],
+    profile: ProfileOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show the supersession chain through a fact, oldest first: what it replaced and what replaced it."""
+    with state(ctx).store(profile, readonly=True) as store:
+        links = store.history(persona_id)
+    if as_json:
+        emit_json([link.to_dict() for link in links])
+        return
+    rows = [[f"#{link.id}", "current" if link.current else f"superseded by #{link.superseded_by} ({link.how})",
+             link.superseded_at or "-", shown(link.content, CONTENT_WIDTH)] for link in links]
+    typer.echo(table(["ID", "STATE", "WHEN", "FACT"], rows))
+
+
+def export(
+    ctx: typer.Context,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here (0600) instead of stdout.")] = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Write the profile's facts as a facts file with ids, to edit and bring back with `persona import`."""
+    from ..store.facts_file import export_facts
+
+    cli = state(ctx)
+    with cli.store(profile, readonly=True) as store:
+        text = export_facts(store)
+        protected = cli.settings().protected_paths(profile=store.profile)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    from ..fs.write import atomic_write_text, refuse_protected
+
+    refuse_protected(output, protected, what="an export")  # never over the database, a config or a persona file
+    atomic_write_text(output, text)
+    typer.echo(f"wrote {output}")

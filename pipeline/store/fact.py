@@ -1,0 +1,63 @@
+"""A ``memoria_persona`` row as the store hands it out, and the identities every writer shares."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..errors import InputError
+
+MAX_ID = 2**63 - 1  # SQLite's INTEGER, PostgreSQL's bigint
+FACT_COLUMNS = (
+    "id, session_id, tier, topic, content, confidence, source_memory_id, created_at, "
+    "last_reinforced_at, reinforcement_count, promotion_reason"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One row of ``memoria_persona``."""
+
+    id: int
+    session_id: str
+    tier: str
+    topic: str
+    content: str
+    confidence: float
+    source_memory_id: str | None
+    created_at: str
+    last_reinforced_at: str
+    reinforcement_count: int
+    promotion_reason: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """The outcome of promote or add: the row, and whether it is new."""
+
+    fact: Fact
+    created: bool
+    superseded: tuple[int, ...] = ()  # facts the new one replaced (supersede.detect: auto)
+    flagged: tuple[int, ...] = ()  # facts it may replace (supersede.detect: flag, or an unclear match)
+
+
+def content_key(topic: str, content: str) -> str:
+    """A fact's identity by its topic and text, kept in ``source_memory_id`` for facts that came from no memory.
+
+    ``add`` and ``import`` share it, so the same fact is one row however it
+    arrived, and a demoted one stays demoted on either path. (The ``import:``
+    prefix is historical.)
+    """
+    return "import:" + hashlib.sha256(f"{topic}\x00{content}".encode()).hexdigest()[:16]
+
+
+
+def check_id(persona_id: int) -> int:
+    """A persona id SQLite can hold, or InputError."""
+    if not isinstance(persona_id, int) or not 1 <= persona_id <= MAX_ID:
+        raise InputError(f"invalid persona id {persona_id!r}: expected a whole number from 1 to {MAX_ID}")
+    return persona_id

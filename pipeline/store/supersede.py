@@ -1,0 +1,289 @@
+"""Supersession: one fact replacing another (``persona replace``, a facts file's ``key``, detection), and undo.
+
+Tables: ``persona_superseded`` (the old fact's whole row, with its lineage: which fact replaced it,
+when, and how), ``persona_keys`` (a profile's slots, such as ``package_manager``, and the fact in each)
+and ``persona_flags`` (pairs ``supersede.detect: flag`` reported).
+
+A superseded fact leaves ``memoria_persona``: the table is Mnemosyne's, and every reader of it (Mnemosyne's
+own, the existing tier's, ours) must see only current facts without knowing about supersession. Undo moves
+the row back under its own id. Every operation decides inside the transaction that writes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError, NotFoundError
+from .backend import Connection
+from .detect import judge
+from .fact import FACT_COLUMNS, Fact, check_id, content_key
+from .validation import MAX_TOPIC_CHARS, check_text, check_tier
+
+if TYPE_CHECKING:
+    from .facts import PersonaStore
+
+MATCHES_SHOWN = 5
+SUPERSEDED_COLUMNS = f"{FACT_COLUMNS}, superseded_by, superseded_at, how"
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """The outcome of a replace: the fact that left, and the one that took its place."""
+
+    old: Fact
+    new: Fact
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"old": self.old.to_dict(), "new": self.new.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class Restoration:
+    """The outcome of an undo: the facts back in the persona, and the replacement removed."""
+
+    restored: tuple[Fact, ...]
+    removed: Fact
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"restored": [fact.to_dict() for fact in self.restored], "removed": self.removed.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One fact in a supersession chain, oldest first."""
+
+    id: int
+    topic: str
+    content: str
+    current: bool
+    superseded_by: int | None
+    superseded_at: str | None
+    how: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def replace(store: PersonaStore, target: int | str, content: str, *, topic: str | None = None,
+            tier: str | None = None, reason: str | None = None) -> Replacement:
+    """Supersede the fact ``target`` (an id, or a unique piece of its text) with ``content``, in one transaction."""
+    content = check_text("content", content, store.max_fact_chars, setting="store.max_fact_chars")
+    topic = None if topic is None else check_text("topic", topic, MAX_TOPIC_CHARS)
+    tier = None if tier is None else check_tier(tier)
+    with store.transaction() as conn:
+        old = resolve(store, conn, target)
+        topic, tier = topic or old.topic, tier or old.tier
+        if (topic, content) == (old.topic, old.content):
+            raise InputError(f"fact #{old.id} already says that; nothing to replace")
+        new = _existing(store, conn, topic, content) or store.insert_row(
+            conn, tier=tier, topic=topic, content=content, confidence=old.confidence,
+            source=content_key(topic, content), reason=reason or old.promotion_reason)
+        supersede(store, conn, old, new, "replaced")
+    return Replacement(old, new)
+
+
+def resolve(store: PersonaStore, conn: Connection, target: int | str) -> Fact:
+    """The current fact named by id, or by a piece of text only one of the profile's facts contains."""
+    if isinstance(target, int):
+        return _current(store, conn, check_id(target))
+    needle = check_text("old_text", target)
+    rows = [Fact(**dict(row)) for row in conn.execute(
+        f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? ORDER BY id", (store.profile,))]
+    found = [fact for fact in rows if isinstance(fact.content, str) and needle in fact.content]
+    if not found:
+        raise NotFoundError(f"no persona fact in profile {store.profile!r} contains that text")
+    if len(found) > 1:
+        shown = ", ".join(f"#{fact.id}" for fact in found[:MATCHES_SHOWN])
+        more = f" and {len(found) - MATCHES_SHOWN} more" if len(found) > MATCHES_SHOWN else ""
+        raise InputError(f"{len(found)} persona facts contain that text ({shown}{more}); give more of it, or an id")
+    return found[0]
+
+
+def supersede(store: PersonaStore, conn: Connection, old: Fact, new: Fact, how: str) -> None:
+    """Move ``old`` out of the persona into ``persona_superseded``, replaced by ``new`` (caller's transaction)."""
+    conn.execute(f"INSERT INTO persona_superseded ({SUPERSEDED_COLUMNS}) SELECT {FACT_COLUMNS}, ?, ?, ? "
+                 "FROM memoria_persona WHERE id = ? AND session_id = ?",
+                 (new.id, store.now(), how, old.id, store.profile))
+    conn.execute("DELETE FROM memoria_persona WHERE id = ? AND session_id = ?", (old.id, store.profile))
+    conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (old.id,))
+    conn.execute("UPDATE persona_keys SET persona_id = ? WHERE session_id = ? AND persona_id = ?",
+                 (new.id, store.profile, old.id))
+    conn.execute("DELETE FROM persona_flags WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
+                 (store.profile, old.id, old.id))
+    store.touch(conn)
+
+
+def undo(store: PersonaStore, persona_id: int) -> Restoration:
+    """Undo a supersession: ``persona_id`` is the replacement or a fact it replaced. The replacement is removed and
+    every fact it replaced comes back under its own id, in one transaction."""
+    check_id(persona_id)
+    with store.transaction() as conn:
+        replacement = _replacement_of(store, conn, persona_id)
+        restored = _restore(store, conn, replacement.id)
+        conn.execute("DELETE FROM memoria_persona WHERE id = ? AND session_id = ?", (replacement.id, store.profile))
+        conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (replacement.id,))
+        conn.execute("DELETE FROM persona_flags WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
+                     (store.profile, replacement.id, replacement.id))
+        store.touch(conn)
+    return Restoration(restored, replacement)
+
+
+def _replacement_of(store: PersonaStore, conn: Connection, persona_id: int) -> Fact:
+    row = _superseded(store, conn, "id = ?", persona_id)
+    if row:  # the old fact: its replacement must still be current
+        by = int(row[0]["superseded_by"])
+        if _fact(store, conn, by) is None:
+            raise InputError(f"fact #{persona_id} was superseded by #{by}, which is no longer in the persona; "
+                             "nothing to undo")
+        return _current(store, conn, by)
+    fact = _current(store, conn, persona_id)
+    if not _superseded(store, conn, "superseded_by = ?", persona_id):
+        raise InputError(f"fact #{persona_id} replaced no other fact; nothing to undo")
+    return fact
+
+
+def _restore(store: PersonaStore, conn: Connection, replacement_id: int) -> tuple[Fact, ...]:
+    rows = _superseded(store, conn, "superseded_by = ?", replacement_id)
+    for row in rows:
+        conn.execute(f"INSERT INTO memoria_persona ({FACT_COLUMNS}) SELECT {FACT_COLUMNS} FROM persona_superseded "
+                     "WHERE id = ? AND session_id = ?", (row["id"], store.profile))
+        conn.execute("DELETE FROM persona_superseded WHERE id = ? AND session_id = ?", (row["id"], store.profile))
+        conn.execute("UPDATE persona_keys SET persona_id = ? WHERE session_id = ? AND persona_id = ?",
+                     (row["id"], store.profile, replacement_id))
+    return tuple(Fact(**{key: row[key] for key in Fact.__slots__}) for row in rows)
+
+
+def history(store: PersonaStore, persona_id: int) -> list[Link]:
+    """The supersession chain through ``persona_id``, both directions, oldest first."""
+    check_id(persona_id)
+    with store.snapshot() as conn:
+        if _fact(store, conn, persona_id) is None and not _superseded(store, conn, "id = ?", persona_id):
+            raise NotFoundError(f"no persona fact with id {persona_id} in profile {store.profile!r}, current or "
+                                "superseded")
+        ids = _chain(store, conn, persona_id)
+        links = [_link(store, conn, fact_id) for fact_id in sorted(ids)]
+    return [link for link in links if link is not None]
+
+
+def _chain(store: PersonaStore, conn: Connection, start: int) -> set[int]:
+    seen, todo = set(), [start]
+    while todo:
+        fact_id = todo.pop()
+        if fact_id in seen:
+            continue
+        seen.add(fact_id)
+        todo += [int(row["id"]) for row in _superseded(store, conn, "superseded_by = ?", fact_id)]
+        todo += [int(row["superseded_by"]) for row in _superseded(store, conn, "id = ?", fact_id)]
+    return seen
+
+
+def _link(store: PersonaStore, conn: Connection, fact_id: int) -> Link | None:
+    old = _superseded(store, conn, "id = ?", fact_id)
+    if old:
+        row = old[0]
+        return Link(fact_id, row["topic"], row["content"], False, int(row["superseded_by"]), row["superseded_at"],
+                    row["how"])
+    fact = _fact(store, conn, fact_id)
+    return None if fact is None else Link(fact_id, fact.topic, fact.content, True, None, None, None)
+
+
+def superseded_rows(conn: Connection, profile: str) -> list[Any]:
+    """(id, tier, topic, content, superseded_by) of the profile's superseded facts, for `persona explain`."""
+    return list(conn.execute("SELECT id, tier, topic, content, superseded_by FROM persona_superseded "
+                             "WHERE session_id = ? ORDER BY id", (profile,)))
+
+
+def superseded_keys(conn: Connection, profile: str) -> set[str]:
+    """The source keys of the profile's superseded facts: an import does not bring a replaced fact back."""
+    return {row[0] for row in conn.execute("SELECT source_memory_id FROM persona_superseded WHERE session_id = ? "
+                                           "AND source_memory_id IS NOT NULL", (profile,))}
+
+
+# -- detection -----------------------------------------------------------
+
+def detect(store: PersonaStore, conn: Connection, new: Fact) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """After ``new`` was added: (superseded ids, flagged ids) under ``supersede.detect`` (caller's transaction).
+
+    Only facts of the same topic are compared. Two equally strong matches are never superseded, only flagged:
+    the detector cannot tell which one the user meant.
+    """
+    if store.supersede_detect == "off":
+        return (), ()
+    rows = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND topic = ? AND id != ? "
+                        f"AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile, new.topic, new.id))
+    olds = [Fact(**dict(row)) for row in rows]
+    scored = sorted(((verdict.strength, old) for old in olds if (verdict := judge(old.content, new.content))
+                     .supersedes), key=lambda pair: (-pair[0], pair[1].id))
+    if not scored:
+        return (), ()
+    clear = len(scored) == 1 or scored[0][0] > scored[1][0]
+    if store.supersede_detect == "auto" and clear:
+        supersede(store, conn, scored[0][1], new, "detected")
+        return (scored[0][1].id,), ()
+    for _, old in scored:
+        conn.execute("INSERT INTO persona_flags (session_id, old_id, new_id, flagged_at) VALUES (?, ?, ?, ?) "
+                     "ON CONFLICT DO NOTHING", (store.profile, old.id, new.id, store.now()))
+    return (), tuple(old.id for _, old in scored)
+
+
+def flagged_pairs(store: PersonaStore) -> list[dict[str, Any]]:
+    """Pairs ``supersede.detect: flag`` reported whose facts are both still current, oldest first."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT f.old_id, f.new_id, f.flagged_at FROM persona_flags f WHERE f.session_id = ? AND EXISTS "
+            "(SELECT 1 FROM memoria_persona p WHERE p.id = f.old_id AND p.session_id = f.session_id) AND EXISTS "
+            "(SELECT 1 FROM memoria_persona p WHERE p.id = f.new_id AND p.session_id = f.session_id) "
+            "ORDER BY f.old_id, f.new_id", (store.profile,)).fetchall()
+    return [{"old": int(row[0]), "new": int(row[1]), "flagged_at": row[2]} for row in rows]
+
+
+# -- keys (a facts file's slots) ------------------------------------------
+
+def key_owner(conn: Connection, profile: str, key: str) -> int | None:
+    """The current fact in the profile's slot ``key``, if any."""
+    row = conn.execute("SELECT persona_id FROM persona_keys WHERE session_id = ? AND key = ?",
+                       (profile, key)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def set_key(conn: Connection, profile: str, key: str, persona_id: int) -> None:
+    conn.execute("INSERT INTO persona_keys (session_id, key, persona_id) VALUES (?, ?, ?) ON CONFLICT "
+                 "(session_id, key) DO UPDATE SET persona_id = excluded.persona_id", (profile, key, persona_id))
+
+
+def keys_of(conn: Connection, profile: str) -> dict[int, str]:
+    """Fact id -> slot, for the profile's keyed facts."""
+    return {int(row[1]): str(row[0]) for row in conn.execute(
+        "SELECT key, persona_id FROM persona_keys WHERE session_id = ?", (profile,))}
+
+
+# -- helpers ----------------------------------------------------------------
+
+def _fact(store: PersonaStore, conn: Connection, fact_id: int) -> Fact | None:
+    row = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
+                       (fact_id, store.profile)).fetchone()
+    return None if row is None else Fact(**dict(row))
+
+
+def _current(store: PersonaStore, conn: Connection, fact_id: int) -> Fact:
+    fact = _fact(store, conn, fact_id)
+    if fact is None:
+        by = _superseded(store, conn, "id = ?", fact_id)
+        if by:
+            raise InputError(f"fact #{fact_id} was superseded by #{by[0]['superseded_by']}; see `persona history "
+                             f"{fact_id}`")
+        raise NotFoundError(f"no persona fact with id {fact_id} in profile {store.profile!r}")
+    return fact
+
+
+def _existing(store: PersonaStore, conn: Connection, topic: str, content: str) -> Fact | None:
+    row = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({store.dialect.find_fact})",
+                       {"session": store.profile, "key": content_key(topic, content), "topic": topic,
+                        "content": content}).fetchone()
+    return None if row is None else Fact(**dict(row))
+
+
+def _superseded(store: PersonaStore, conn: Connection, where: str, value: int) -> list[Any]:
+    return list(conn.execute(f"SELECT {SUPERSEDED_COLUMNS} FROM persona_superseded WHERE session_id = ? AND {where} "
+                             "ORDER BY id", (store.profile, value)))
