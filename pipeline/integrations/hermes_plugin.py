@@ -20,6 +20,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -39,7 +40,7 @@ from .hermes_request import (
     with_system_text,
 )
 from .hermes_session import BOUND, BoundTools, hermes_settings
-from .tools import PersonaTools, error_json, openai_schema
+from .tools import ERASING_TOOLS, PersonaTools, error_json, openai_schema
 
 __all__ = ["PersonaPlugin", "compaction_marker", "register", "snapshot_id", "with_system_text"]
 
@@ -57,6 +58,11 @@ class Seen:
     boundary: str | None
     text: str
     recorded: bool = True
+    stale: bool = False  # a fact of it was forgotten: resolve again on the next request, never serve it
+
+    @property
+    def warm(self) -> bool:
+        return self.recorded and not self.stale
 
 
 class Profile(NamedTuple):
@@ -97,6 +103,7 @@ class PersonaPlugin:
         self._previous: OrderedDict[tuple[str, ...], tuple[str, ...]] = OrderedDict()  # last request's messages
         self._profiles: OrderedDict[tuple[str, str], Profile] = OrderedDict()
         self._lineage: OrderedDict[tuple[str, ...], str] = OrderedDict()  # (home, profile, opening) -> persona
+        self._erasures: dict[tuple[str, ...], tuple[int, int]] = {}  # profile key -> (erasures seen, checked at)
         self._problems = ProblemLog(log)
         self._shapes = ProblemLog(log)  # never "recovered": one warning per request shape we leave alone
 
@@ -140,14 +147,15 @@ class PersonaPlugin:
         snapshots = profile.snapshots
         key = (profile.home, snapshots.store.label, snapshots.profile, session_id)
         digests, marker = message_digests(request), compaction_marker(request)  # hashing stays outside the lock
+        self._check_erasures(profile)
         with self._lock:
             seen = self._seen.get(key)
             boundary = self._boundary(key, digests, marker, seen)
-            if seen is not None and seen.boundary == boundary and seen.recorded:
+            if seen is not None and seen.boundary == boundary and seen.warm:
                 self._seen.move_to_end(key)
                 return seen.text  # warm: from memory, no I/O
         gate = self._gate(key)
-        if seen is not None and seen.boundary == boundary:  # pinned, not recorded yet: retry unless someone is
+        if seen is not None and seen.boundary == boundary and not seen.stale:  # pinned, not recorded yet: retry
             if not gate.lock.acquire(blocking=False):
                 return seen.text
         else:
@@ -177,9 +185,9 @@ class PersonaPlugin:
             seen = self._seen.get(key)
             lineage_key = (profile.home, snapshots.profile, opening) if opening else None
             inherited = self._lineage.get(lineage_key) if lineage_key else None
-        if seen is not None and seen.boundary == boundary and seen.recorded:
+        if seen is not None and seen.boundary == boundary and seen.warm:
             return seen.text  # another request of this session settled it while we waited
-        if seen is not None and seen.boundary == boundary:
+        if seen is not None and seen.boundary == boundary and not seen.stale:
             seen = self._record_pinned(snapshots, stored_id, seen)
         else:
             try:
@@ -214,7 +222,10 @@ class PersonaPlugin:
 
     def _without_store(self, snapshots: SessionSnapshots, boundary: str | None, seen: Seen | None,
                        error: PersonaError) -> Seen:
-        """The store failed: keep the session's persona, or take the file as it is (pinned in memory)."""
+        """The store failed: keep the session's persona, or take the file as it is (pinned in memory).
+        A persona a fact was forgotten from is never kept: the file, rendered again by the forget, is taken."""
+        if seen is not None and seen.stale:
+            seen = None
         if seen is not None and seen.boundary == boundary:
             return seen
         try:
@@ -295,10 +306,48 @@ class PersonaPlugin:
                 log.warning("persona plugin: %s: %s: %s", name, type(error).__name__, error)
                 return error_json(f"the persona plugin could not load its settings: {type(error).__name__}")
             session_id = snapshot_id(profile.home, str(kwargs.get("session_id") or ""))
-            return profile.tools.call(name, args, session_id=session_id)
+            answer = profile.tools.call(name, args, session_id=session_id)
+            if name in ERASING_TOOLS and '"status": "ok"' in answer:
+                self.drop_pinned(profile)  # the very next request goes without it, not the next compaction
+            return answer
 
         handle.__name__ = name
         return handle
+
+    # -- forgetting ----------------------------------------------------
+
+    def drop_pinned(self, profile: Profile) -> None:
+        """Mark every session of the profile stale: its next request re-reads the snapshot (which a forget
+        deleted if it held the text) instead of serving the pinned one. The one exception to the snapshot
+        rule: privacy beats the prompt cache."""
+        head = (profile.home, profile.snapshots.store.label, profile.snapshots.profile)
+        with self._lock:
+            for key, seen in list(self._seen.items()):
+                if key[:3] == head:
+                    self._seen[key] = Seen(seen.boundary, seen.text, seen.recorded, stale=True)
+            for lineage in [k for k in self._lineage if k[:2] == (profile.home, profile.snapshots.profile)]:
+                del self._lineage[lineage]
+
+    def _check_erasures(self, profile: Profile) -> None:
+        """A forget by another process (the CLI while Hermes runs): one indexed read of the profile's erasure
+        count, at most every ``injection.check_interval_ms``; never on every warm request."""
+        snapshots = profile.snapshots
+        head = (profile.home, snapshots.store.label, snapshots.profile)
+        now, interval = time.monotonic_ns(), snapshots.settings.injection.check_interval_ms * 1_000_000
+        with self._lock:
+            seen, checked = self._erasures.get(head, (None, None))
+            if checked is not None and now - checked < interval:
+                return
+            self._erasures[head] = (seen if seen is not None else -1, now)
+        try:
+            count = snapshots.erasures()
+        except PersonaError as error:  # the store is away: the warm path carries on, the next check retries
+            log.debug("persona plugin: could not check for erasures: %s", error)
+            return
+        with self._lock:
+            self._erasures[head] = (count, now)
+        if seen is not None and seen >= 0 and count != seen:
+            self.drop_pinned(profile)
 
     def close(self) -> None:
         with self._lock:

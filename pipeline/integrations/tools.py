@@ -55,13 +55,24 @@ LEGACY_ALIASES = {
 }
 WRITE_TOOLS = frozenset({
     "persona_promote", "persona_demote", "persona_reinforce", "persona_add", "persona_render",
-    "persona_session_refresh", "mnemosyne_persona_promote", "mnemosyne_persona_demote",
+    "persona_session_refresh", "persona_forget", "mnemosyne_persona_promote", "mnemosyne_persona_demote",
     "mnemosyne_persona_reinforce",
 })
 
 
+ERASING_TOOLS = frozenset({"persona_forget"})  # their change reaches the very next request
+# When a change reaches the prompt: a session keeps its persona until its next compaction (the prompt
+# cache), and a new session starts with the store as it is. A forget is the one exception (privacy first).
+TAKES_EFFECT = "from the next compaction in this session, and at the start of every new session"
+
+
 def ok(**fields: Any) -> dict[str, Any]:
     return {"status": "ok", **fields}
+
+
+def changed(**fields: Any) -> dict[str, Any]:
+    """A write's answer: it says when the change takes effect, so the model can tell the user."""
+    return ok(**fields, takes_effect=TAKES_EFFECT)
 
 
 class PersonaTools:
@@ -78,7 +89,7 @@ class PersonaTools:
         """Every tool under its canonical name, in the order they are advertised."""
         return [
             self._promote(), self._demote(), self._list(), self._reinforce(), self._add(), self._render(),
-            self._status(), self._inject_preview(), self._session_refresh(),
+            self._status(), self._inject_preview(), self._session_refresh(), self._forget(),
         ]
 
     def catalog(self, *, legacy: bool) -> dict[str, Tool]:
@@ -100,8 +111,8 @@ class PersonaTools:
             with self.store(profile, session) as store:
                 result = store.promote(memory_id, tier=tier, reason=reason, force=force)
             fact = result.fact
-            return ok(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                      fact=fact.to_dict())
+            return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
+                           fact=fact.to_dict())
 
         return persona_promote
 
@@ -111,7 +122,7 @@ class PersonaTools:
             """Remove a persona fact, leaving a tombstone in memoria_preferences so it is not proposed again."""
             with self.store(profile, session) as store:
                 fact = store.demote(persona_id, reason=reason)
-            return ok(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict())
+            return changed(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict())
 
         return persona_demote
 
@@ -134,8 +145,8 @@ class PersonaTools:
             """Record that a persona fact was confirmed again (resets its decay clock)."""
             with self.store(profile, session) as store:
                 fact = store.reinforce(persona_id)
-            return ok(persona_id=fact.id, reinforced=True, reinforcement_count=fact.reinforcement_count,
-                      fact=fact.to_dict())
+            return changed(persona_id=fact.id, reinforced=True, reinforcement_count=fact.reinforcement_count,
+                           fact=fact.to_dict())
 
         return persona_reinforce
 
@@ -154,8 +165,8 @@ class PersonaTools:
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
                                    force=force)
             fact = result.fact
-            return ok(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                      fact=fact.to_dict())
+            return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
+                           fact=fact.to_dict())
 
         return persona_add
 
@@ -200,6 +211,9 @@ class PersonaTools:
 
         return persona_inject_preview
 
+    def _forget(self) -> Tool:
+        return _forget_tool(self)
+
     def _session_refresh(self) -> Tool:
         def persona_session_refresh(
             session_id: Annotated[str, Field(description="The host session to refresh.", min_length=1)],
@@ -211,6 +225,21 @@ class PersonaTools:
                 return ok(**snapshots.refresh_at_compaction(session_id).to_dict())
 
         return persona_session_refresh
+
+
+def _forget_tool(tools: PersonaTools) -> Tool:
+    def persona_forget(persona_id: PersonaId, profile: Profile = None, session: Session = None) -> dict[str, Any]:
+        """Forget a fact for real when the user asks you to delete something about them ("forget that"): its
+        text goes from the store, every session snapshot and every rendered file, and from the very next
+        request. Only a keyed hash remains, so it is never proposed again. Use demote instead for a fact that
+        is merely wrong or outdated."""
+        from ..schedule.erase import forget
+
+        with tools.store(profile, session) as store:
+            done = forget(tools.settings(), store, persona_id)
+        return ok(persona_id=persona_id, forgotten=True, **done.to_dict())
+
+    return persona_forget
 
 
 def _fields(tool: Tool, hidden: frozenset[str]) -> dict[str, Any]:

@@ -65,6 +65,19 @@ def tick(settings: Settings, *, store: PersonaStore, force: bool = False,
         return _tick_locked(settings, store, force)
 
 
+def render_due(settings: Settings, store: PersonaStore) -> TickResult | None:
+    """For a host about to build or refresh a prompt: render every target whose triggers fire, if the profile's
+    lock is free right now; None when it is not, or the render failed (the last good text is then served).
+
+    The same triggers and lock as ``persona tick``, with a wait of 0: a prompt never queues behind a worker.
+    """
+    try:
+        return tick(settings, store=store, wait_s=0)
+    except PersonaError as error:
+        log.debug("profile %s: no render before the prompt (%s); serving the last good text", store.profile, error)
+        return None
+
+
 def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
     evicted = apply_retention(store, settings.retention)
     states = evaluate(settings, store, force=force)
