@@ -40,7 +40,7 @@ from .hermes_request import (
     with_system_text,
 )
 from .hermes_session import BOUND, BoundTools, hermes_settings
-from .tools import ERASING_TOOLS, PersonaTools, error_json, openai_schema
+from .tools import ERASING_TOOLS, WRITE_TOOLS, PersonaTools, error_json, openai_schema
 
 __all__ = ["PersonaPlugin", "compaction_marker", "register", "snapshot_id", "with_system_text"]
 
@@ -103,6 +103,7 @@ class PersonaPlugin:
         self._previous: OrderedDict[tuple[str, ...], tuple[str, ...]] = OrderedDict()  # last request's messages
         self._profiles: OrderedDict[tuple[str, str], Profile] = OrderedDict()
         self._lineage: OrderedDict[tuple[str, ...], str] = OrderedDict()  # (home, profile, opening) -> persona
+        self._subagents: OrderedDict[tuple[str, str], bool] = OrderedDict()  # (home, session id) of subagents
         self._erasures: dict[tuple[str, ...], tuple[int, int]] = {}  # profile key -> (erasures seen, checked at)
         self._problems = ProblemLog(log)
         self._shapes = ProblemLog(log)  # never "recovered": one warning per request shape we leave alone
@@ -123,6 +124,9 @@ class PersonaPlugin:
             if not isinstance(request, dict):
                 return None
             api_mode = context.get("api_mode") or None
+            if context.get("platform") == "subagent":  # delegate_task's child: its tools are read-only
+                with self._lock:
+                    self._remember(self._subagents, (_hermes_home(), str(context.get("session_id") or "")), True)
             with_system_text(request, "", api_mode)  # a shape we cannot change is left alone, before any I/O
             profile = self._profile()
             text = self.persona(profile, str(context.get("session_id") or ""), request)
@@ -305,6 +309,9 @@ class PersonaPlugin:
             except Exception as error:
                 log.warning("persona plugin: %s: %s: %s", name, type(error).__name__, error)
                 return error_json(f"the persona plugin could not load its settings: {type(error).__name__}")
+            if name in WRITE_TOOLS and self._read_only(profile.home, str(kwargs.get("session_id") or "")):
+                return error_json(f"{name} changes the persona; a subagent or background review may only read "
+                                  "it (persona_list, persona_status)")
             session_id = snapshot_id(profile.home, str(kwargs.get("session_id") or ""))
             answer = profile.tools.call(name, args, session_id=session_id)
             if name in ERASING_TOOLS and '"status": "ok"' in answer:
@@ -313,6 +320,19 @@ class PersonaPlugin:
 
         handle.__name__ = name
         return handle
+
+    def _read_only(self, home: str, session_id: str) -> bool:
+        """A delegate_task subagent (its requests say platform=subagent) or Hermes' background review fork
+        (it shares the parent's session; Hermes marks its tool calls with the write origin
+        ``background_review``) may read the persona but never change it."""
+        with self._lock:
+            if (home, session_id) in self._subagents:
+                return True
+        try:
+            from tools.skill_provenance import get_current_write_origin
+        except Exception:  # outside Hermes, or a Hermes without the marker: only subagents are known
+            return False
+        return bool(get_current_write_origin() == "background_review")
 
     # -- forgetting ----------------------------------------------------
 

@@ -19,6 +19,7 @@ from ..errors import PersonaError, StoreError, StoreUnavailable
 from ..render.model import TargetReport
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
+from ..store.runs import last_run
 from .due import all_profiles, due_profiles
 from .retention import RetentionAction, apply_retention
 from .triggers import TriggerState, evaluate
@@ -72,10 +73,18 @@ def render_due(settings: Settings, store: PersonaStore) -> TickResult | None:
     The same triggers and lock as ``persona tick``, with a wait of 0: a prompt never queues behind a worker.
     """
     try:
+        if not _owns_its_files(store):
+            return None
         return tick(settings, store=store, wait_s=0)
     except PersonaError as error:
         log.debug("profile %s: no render before the prompt (%s); serving the last good text", store.profile, error)
         return None
+
+
+def _owns_its_files(store: PersonaStore) -> bool:
+    """Whether the profile's files are the pipeline's to write: it has facts, or was rendered before. A
+    hand-written persona file beside an empty store is the user's, and never rendered over."""
+    return any(store.count_by_tier().values()) or last_run(store) is not None
 
 
 def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
