@@ -57,8 +57,10 @@ def require_server() -> None:
 
 
 def with_schema(url: str, schema: str) -> str:
+    """The URL of one test's schema; its connections carry the schema as their application_name, so a test
+    that kills connections (a server restart) kills only its own, never a concurrent run's."""
     joiner = "&" if "?" in url else "?"
-    return f"{url}{joiner}options={quote(f'-csearch_path={schema}')}"
+    return f"{url}{joiner}options={quote(f'-csearch_path={schema}')}&application_name={schema}"
 
 
 class Db:

@@ -316,12 +316,11 @@ def test_many_gateway_users_hold_a_bounded_number_of_open_files(plugin, home, mo
     from pipeline.integrations import hermes_plugin
 
     write(home / "mnemosyne" / "persona.yaml", "hermes:\n  profile: user_id\n")
-    current = {"user": ""}
-    monkeypatch.setattr(hermes_plugin, "_user_id", lambda: current["user"])
     fds = Path("/proc/self/fd")
     before = len(list(fds.iterdir()))
     for index in range(3 * hermes_plugin.MAX_PROFILES):
-        current["user"] = f"user{index}"
+        # Outside Hermes' gateway the user comes from the environment, as Hermes' own lookup falls back to.
+        monkeypatch.setenv("HERMES_SESSION_USER_ID", f"user{index}")
         send(plugin, chat(USER), session_id=f"s{index}")
     assert len(list(fds.iterdir())) - before <= 3 * hermes_plugin.MAX_PROFILES  # not 3 per user, for ever
     assert len(plugin._profiles) == hermes_plugin.MAX_PROFILES

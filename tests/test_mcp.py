@@ -59,6 +59,7 @@ VALID_CALLS = {
     "persona_session_refresh": {"session_id": "s1"},
     "persona_demote": {"persona_id": 3, "reason": "test"},
     "mnemosyne_persona_demote": {"persona_id": 1, "reason": ""},
+    "persona_forget": {},  # the id of a fact made just before the call
 }
 
 INVALID_CALLS = {
@@ -76,6 +77,13 @@ INVALID_CALLS = {
 }
 
 
+def forgettable(workdir: Path) -> int:
+    from pipeline import PersonaStore
+
+    with PersonaStore(workdir / "m.db") as store:
+        return store.add("Lives at a private address.", topic="home").fact.id
+
+
 async def test_every_listed_tool_is_callable(workdir):
     async with Client(server(workdir)) as client:
         tools = (await client.list_tools()).tools
@@ -85,6 +93,8 @@ async def test_every_listed_tool_is_callable(workdir):
             for name, spec in tool.input_schema.get("properties", {}).items():
                 assert spec.get("description"), f"{tool.name}.{name} lacks a description"
         for name, args in VALID_CALLS.items():  # in an order where each call's ids exist
+            if name == "persona_forget":
+                args = {"persona_id": forgettable(workdir)}
             result = await client.call_tool(name, args)
             assert not result.is_error, (name, result.content)
             assert result.structured_content["status"] == "ok", name

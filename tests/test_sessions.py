@@ -357,8 +357,8 @@ def test_a_sessions_first_snapshot_of_a_rendered_file_needs_no_tokenizer(tmp_pat
     # (most of a second to load) stays unloaded, and the snapshot is what counting gives.
     db, persona = tmp_path / "m.db", tmp_path / "persona.md"
     settings = load_settings(overrides={"store.path": str(db), "injection.file": str(persona),
-                                        "injection.enabled": True})
-    with PersonaStore.from_settings(settings) as store:
+                                        "injection.enabled": True, "injection.mode": "session"})
+    with PersonaStore.from_settings(settings) as store:  # the host's own settings: nothing is due at its start
         for i in range(30):
             store.add(f"Keeps replies short, rule {i}", topic=f"topic {i % 4}")
         run_pipeline(settings, store=store)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from pathlib import Path
 
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
+from ..config.urls import store_target
 from ..errors import PersonaError
 from ..warn_once import ProblemLog
 from .file_source import KnownTokens
@@ -52,6 +54,8 @@ class PersonaInjector:
         self._snapshots: SessionSnapshots | None = None
         self._lock = threading.RLock()
         self._live_fallback_said = False
+        self._rendered_at: int | None = None
+        self._render_interval_ns = settings.injection.check_interval_ms * 1_000_000
         self._source: Source = open_source(settings, self._target, self.problems, known_tokens=known_tokens)
 
     @property
@@ -71,7 +75,24 @@ class PersonaInjector:
                 self._live_fallback_said = True
                 log.warning("injection.mode is session but the host gave no session id; injecting the live file "
                             "instead of one snapshot shared by every session")
+        self._render_due_live()
         return self._source.text()
+
+    def _render_due_live(self) -> None:
+        """Live mode: render what is due before the file is read, at most once per ``check_interval_ms``
+        (the same pace as the file's stat), so the warm path stays free of I/O. A database that does not
+        exist yet is left alone: a hand-written file needs none."""
+        now = time.monotonic_ns()
+        if self._rendered_at is not None and now - self._rendered_at < self._render_interval_ns:
+            return
+        self._rendered_at = now
+        target = store_target(self.settings)
+        if isinstance(target, Path) and not target.exists():
+            return
+        try:
+            self.sessions().render_due()
+        except PersonaError as error:  # opening the store failed: the file as last rendered is served
+            log.debug("no render before the prompt: %s", error)
 
     def inject(self, system_prompt: str) -> str:
         """The system prompt with the persona block appended under the header."""

@@ -83,17 +83,29 @@ class SessionSnapshots:
     # -- the file ------------------------------------------------------
 
     def current(self) -> str:
-        """The capped file now. A missing file is rendered first when the store has facts (cold start).
+        """The capped file now, after rendering every target whose triggers fire (the lock permitting).
 
-        Raises OSError when the file cannot be read, or PersonaError when the
-        cold-start render fails.
+        Called only where a host builds or refreshes a persona (a session's
+        first request, a compaction), never on the warm path, so a store
+        change reaches the next persona with no cron. A locked or failing
+        render serves the file as last rendered. A missing file is rendered
+        first when the store has facts (cold start). Raises OSError when the
+        file cannot be read, or PersonaError when the cold-start render fails.
         """
+        self.render_due()
         try:
             return self._read()
         except FileNotFoundError:
             if not self._render_cold_start():
                 raise
             return self._read()
+
+    def render_due(self) -> bool:
+        """Render what the triggers say is due, without waiting for the lock; whether a render ran."""
+        from ..schedule.tick import render_due  # the render pipeline loads only when a persona is (re)built
+
+        result = render_due(self.settings, self.store)
+        return bool(result and result.rendered)
 
     def _read(self) -> str:
         return self.source.read()
@@ -106,6 +118,12 @@ class SessionSnapshots:
         tick(self.settings, store=self.store, wait_s=0)  # a prompt never queues behind another worker's tick
         log.info("profile %s: rendered the missing persona file before its first snapshot", self.profile)
         return True
+
+    def erasures(self) -> int:
+        """How many forgets the profile has seen; a host compares it to drop a persona pinned before one."""
+        from ..store.forgotten import erasures
+
+        return erasures(self.store)
 
     def describe(self, error: BaseException) -> str:
         """One line for a failed read, for warnings and Refresh.error."""

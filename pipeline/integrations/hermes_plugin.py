@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -37,8 +38,8 @@ from .hermes_request import (
     message_digests,
     with_system_text,
 )
-from .hermes_session import BOUND, BoundTools, gateway_identity, hermes_settings
-from .tools import PersonaTools, error_json, openai_schema
+from .hermes_session import BOUND, BoundTools, current_home, gateway_identity, hermes_settings, no_settings
+from .tools import ERASING_TOOLS, WRITE_TOOLS, PersonaTools, error_json, openai_schema
 
 __all__ = ["PersonaPlugin", "compaction_marker", "register", "snapshot_id", "with_system_text"]
 
@@ -56,6 +57,11 @@ class Seen:
     boundary: str | None
     text: str
     recorded: bool = True
+    stale: bool = False  # a fact of it was forgotten: resolve again on the next request, never serve it
+
+    @property
+    def warm(self) -> bool:
+        return self.recorded and not self.stale
 
 
 class Profile(NamedTuple):
@@ -96,13 +102,15 @@ class PersonaPlugin:
         self._previous: OrderedDict[tuple[str, ...], tuple[str, ...]] = OrderedDict()  # last request's messages
         self._profiles: OrderedDict[tuple[str, str, str], Profile] = OrderedDict()  # (home, user, key)
         self._lineage: OrderedDict[tuple[str, ...], str] = OrderedDict()  # (home, profile, opening) -> persona
+        self._subagents: OrderedDict[tuple[str, str], bool] = OrderedDict()  # (home, session id) of subagents
+        self._erasures: dict[tuple[str, ...], tuple[int, int]] = {}  # profile key -> (erasures seen, checked at)
         self._problems = ProblemLog(log)
         self._shapes = ProblemLog(log)  # never "recovered": one warning per request shape we leave alone
 
     def register(self, ctx: Any) -> None:
         """Hermes' entry point: the prompt middleware and the nine persona tools."""
         ctx.register_middleware("llm_request", self.on_llm_request)
-        for name, tool in PersonaTools(_no_settings).catalog(legacy=False).items():
+        for name, tool in PersonaTools(no_settings).catalog(legacy=False).items():
             schema = openai_schema(tool, name=name, hidden=BOUND)
             ctx.register_tool(name=name, toolset=TOOLSET, schema=schema, handler=self._handler(name),
                               description=schema["description"])
@@ -115,6 +123,9 @@ class PersonaPlugin:
             if not isinstance(request, dict):
                 return None
             api_mode = context.get("api_mode") or None
+            if context.get("platform") == "subagent":  # delegate_task's child: its tools are read-only
+                with self._lock:
+                    self._remember(self._subagents, (current_home(), str(context.get("session_id") or "")), True)
             with_system_text(request, "", api_mode)  # a shape we cannot change is left alone, before any I/O
             profile = self._profile()
             text = self.persona(profile, str(context.get("session_id") or ""), request)
@@ -139,14 +150,15 @@ class PersonaPlugin:
         snapshots = profile.snapshots
         key = (profile.home, snapshots.store.label, snapshots.profile, session_id)
         digests, marker = message_digests(request), compaction_marker(request)  # hashing stays outside the lock
+        self._check_erasures(profile)
         with self._lock:
             seen = self._seen.get(key)
             boundary = self._boundary(key, digests, marker, seen)
-            if seen is not None and seen.boundary == boundary and seen.recorded:
+            if seen is not None and seen.boundary == boundary and seen.warm:
                 self._seen.move_to_end(key)
                 return seen.text  # warm: from memory, no I/O
         gate = self._gate(key)
-        if seen is not None and seen.boundary == boundary:  # pinned, not recorded yet: retry unless someone is
+        if seen is not None and seen.boundary == boundary and not seen.stale:  # pinned, not recorded yet: retry
             if not gate.lock.acquire(blocking=False):
                 return seen.text
         else:
@@ -176,9 +188,9 @@ class PersonaPlugin:
             seen = self._seen.get(key)
             lineage_key = (profile.home, snapshots.profile, opening) if opening else None
             inherited = self._lineage.get(lineage_key) if lineage_key else None
-        if seen is not None and seen.boundary == boundary and seen.recorded:
+        if seen is not None and seen.boundary == boundary and seen.warm:
             return seen.text  # another request of this session settled it while we waited
-        if seen is not None and seen.boundary == boundary:
+        if seen is not None and seen.boundary == boundary and not seen.stale:
             seen = self._record_pinned(snapshots, stored_id, seen)
         else:
             try:
@@ -213,7 +225,10 @@ class PersonaPlugin:
 
     def _without_store(self, snapshots: SessionSnapshots, boundary: str | None, seen: Seen | None,
                        error: PersonaError) -> Seen:
-        """The store failed: keep the session's persona, or take the file as it is (pinned in memory)."""
+        """The store failed: keep the session's persona, or take the file as it is (pinned in memory).
+        A persona a fact was forgotten from is never kept: the file, rendered again by the forget, is taken."""
+        if seen is not None and seen.stale:
+            seen = None
         if seen is not None and seen.boundary == boundary:
             return seen
         try:
@@ -255,7 +270,7 @@ class PersonaPlugin:
         the least recently used one is closed, so a gateway serving thousands
         of users holds a bounded number of files.
         """
-        who = (_hermes_home(), _user_id(), _session_key())
+        who = (current_home(), gateway_identity().user_id, gateway_identity().session_key)
         with self._lock:
             found = self._profiles.get(who)
             if found is not None:
@@ -294,11 +309,65 @@ class PersonaPlugin:
             except Exception as error:
                 log.warning("persona plugin: %s: %s: %s", name, type(error).__name__, error)
                 return error_json(f"the persona plugin could not load its settings: {type(error).__name__}")
+            if name in WRITE_TOOLS and self._read_only(profile.home, str(kwargs.get("session_id") or "")):
+                return error_json(f"{name} changes the persona; a subagent or background review may only read "
+                                  "it (persona_list, persona_status)")
             session_id = snapshot_id(profile.home, str(kwargs.get("session_id") or ""))
-            return profile.tools.call(name, args, session_id=session_id)
+            answer = profile.tools.call(name, args, session_id=session_id)
+            if name in ERASING_TOOLS and '"status": "ok"' in answer:
+                self.drop_pinned(profile)  # the very next request goes without it, not the next compaction
+            return answer
 
         handle.__name__ = name
         return handle
+
+    def _read_only(self, home: str, session_id: str) -> bool:
+        """A delegate_task subagent (its requests say platform=subagent) or Hermes' background review fork
+        (it shares the parent's session; Hermes marks its tool calls with the write origin
+        ``background_review``) may read the persona but never change it."""
+        with self._lock:
+            if (home, session_id) in self._subagents:
+                return True
+        try:
+            from tools.skill_provenance import get_current_write_origin
+        except Exception:  # outside Hermes, or a Hermes without the marker: only subagents are known
+            return False
+        return bool(get_current_write_origin() == "background_review")
+
+    # -- forgetting ----------------------------------------------------
+
+    def drop_pinned(self, profile: Profile) -> None:
+        """Mark every session of the profile stale: its next request re-reads the snapshot (which a forget
+        deleted if it held the text) instead of serving the pinned one. The one exception to the snapshot
+        rule: privacy beats the prompt cache."""
+        head = (profile.home, profile.snapshots.store.label, profile.snapshots.profile)
+        with self._lock:
+            for key, seen in list(self._seen.items()):
+                if key[:3] == head:
+                    self._seen[key] = Seen(seen.boundary, seen.text, seen.recorded, stale=True)
+            for lineage in [k for k in self._lineage if k[:2] == (profile.home, profile.snapshots.profile)]:
+                del self._lineage[lineage]
+
+    def _check_erasures(self, profile: Profile) -> None:
+        """A forget by another process (the CLI while Hermes runs): one indexed read of the profile's erasure
+        count, at most every ``injection.check_interval_ms``; never on every warm request."""
+        snapshots = profile.snapshots
+        head = (profile.home, snapshots.store.label, snapshots.profile)
+        now, interval = time.monotonic_ns(), snapshots.settings.injection.check_interval_ms * 1_000_000
+        with self._lock:
+            seen, checked = self._erasures.get(head, (None, None))
+            if checked is not None and now - checked < interval:
+                return
+            self._erasures[head] = (seen if seen is not None else -1, now)
+        try:
+            count = snapshots.erasures()
+        except PersonaError as error:  # the store is away: the warm path carries on, the next check retries
+            log.debug("persona plugin: could not check for erasures: %s", error)
+            return
+        with self._lock:
+            self._erasures[head] = (count, now)
+        if seen is not None and seen >= 0 and count != seen:
+            self.drop_pinned(profile)
 
     def close(self) -> None:
         with self._lock:
@@ -308,29 +377,6 @@ class PersonaPlugin:
             self._previous.clear()
         for profile in profiles:
             profile.snapshots.close()
-
-
-def _no_settings() -> Any:
-    raise RuntimeError("schemas only")
-
-
-def _hermes_home() -> str:
-    try:
-        from hermes_constants import get_hermes_home
-
-        return str(get_hermes_home())
-    except Exception:  # outside Hermes: the environment decides
-        from ..fs.locations import hermes_home
-
-        return str(hermes_home())
-
-
-def _user_id() -> str:
-    return gateway_identity().user_id
-
-
-def _session_key() -> str:
-    return gateway_identity().session_key
 
 
 _plugin = PersonaPlugin()

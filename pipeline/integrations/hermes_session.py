@@ -128,3 +128,21 @@ class BoundTools:
             return error_json(f"{name} changes the persona; only the primary agent may call it")
         bound: Mapping[str, Any] = {"profile": self.profile, "session": None, "session_id": session_id}
         return call_json(self._tools, name, args, bound)
+
+
+def no_settings() -> Any:
+    """For tool schemas only: the tools never run with it."""
+    raise RuntimeError("schemas only")
+
+
+def current_home() -> str:
+    """The Hermes home of the request being served: Hermes' own (context-local per-task profiles included),
+    read when the request arrives, never cached at register() time."""
+    try:
+        from hermes_constants import get_hermes_home
+
+        return str(get_hermes_home())
+    except Exception:  # outside Hermes: the environment decides
+        from ..fs.locations import hermes_home
+
+        return str(hermes_home())

@@ -55,13 +55,25 @@ LEGACY_ALIASES = {
 }
 WRITE_TOOLS = frozenset({
     "persona_promote", "persona_demote", "persona_reinforce", "persona_add", "persona_render",
-    "persona_session_refresh", "persona_replace", "mnemosyne_persona_promote", "mnemosyne_persona_demote",
+    "persona_session_refresh", "persona_replace", "persona_forget", "mnemosyne_persona_promote",
+    "mnemosyne_persona_demote",
     "mnemosyne_persona_reinforce",
 })
 
 
+ERASING_TOOLS = frozenset({"persona_forget"})  # their change reaches the very next request
+# When a change reaches the prompt: a session keeps its persona until its next compaction (the prompt
+# cache), and a new session starts with the store as it is. A forget is the one exception (privacy first).
+TAKES_EFFECT = "from the next compaction in this session, and at the start of every new session"
+
+
 def ok(**fields: Any) -> dict[str, Any]:
     return {"status": "ok", **fields}
+
+
+def changed(**fields: Any) -> dict[str, Any]:
+    """A write's answer: it says when the change takes effect, so the model can tell the user."""
+    return ok(**fields, takes_effect=TAKES_EFFECT)
 
 
 class PersonaTools:
@@ -79,6 +91,7 @@ class PersonaTools:
         return [
             self._promote(), self._demote(), self._list(), self._reinforce(), self._add(), self._render(),
             self._status(), self._inject_preview(), self._session_refresh(), self._replace(),
+            self._forget(),
         ]
 
     def catalog(self, *, legacy: bool) -> dict[str, Tool]:
@@ -100,8 +113,8 @@ class PersonaTools:
             with self.store(profile, session) as store:
                 result = store.promote(memory_id, tier=tier, reason=reason, force=force)
             fact = result.fact
-            return ok(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                      fact=fact.to_dict())
+            return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
+                           fact=fact.to_dict())
 
         return persona_promote
 
@@ -113,7 +126,7 @@ class PersonaTools:
             persona_replace; to erase it entirely, persona_forget."""
             with self.store(profile, session) as store:
                 fact = store.demote(persona_id, reason=reason)
-            return ok(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict())
+            return changed(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict())
 
         return persona_demote
 
@@ -137,8 +150,8 @@ class PersonaTools:
             reinforcement, raises its confidence and resets its decay clock. Not for a changed fact: persona_replace."""
             with self.store(profile, session) as store:
                 fact = store.reinforce(persona_id)
-            return ok(persona_id=fact.id, reinforced=True, reinforcement_count=fact.reinforcement_count,
-                      fact=fact.to_dict())
+            return changed(persona_id=fact.id, reinforced=True, reinforcement_count=fact.reinforcement_count,
+                           fact=fact.to_dict())
 
         return persona_reinforce
 
@@ -159,8 +172,8 @@ class PersonaTools:
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
                                    force=force)
             fact = result.fact
-            return ok(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                      fact=fact.to_dict())
+            return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
+                           fact=fact.to_dict())
 
         return persona_add
 
@@ -205,6 +218,9 @@ class PersonaTools:
 
         return persona_inject_preview
 
+    def _forget(self) -> Tool:
+        return _forget_tool(self)
+
     def _session_refresh(self) -> Tool:
         def persona_session_refresh(
             session_id: Annotated[str, Field(description="The host session to refresh.", min_length=1)],
@@ -236,10 +252,25 @@ class PersonaTools:
             target: int | str = persona_id if persona_id is not None else str(old_text)
             with self.store(profile, session) as store:
                 result = store.replace(target, content, reason=reason)
-            return ok(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
-                      old=result.old.to_dict())
+            return changed(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
+                           old=result.old.to_dict())
 
         return persona_replace
+
+
+def _forget_tool(tools: PersonaTools) -> Tool:
+    def persona_forget(persona_id: PersonaId, profile: Profile = None, session: Session = None) -> dict[str, Any]:
+        """Forget a fact for real when the user asks you to delete something about them ("forget that"): its
+        text goes from the store, every session snapshot and every rendered file, and from the very next
+        request. Only a keyed hash remains, so it is never proposed again. Use demote instead for a fact that
+        is merely wrong or outdated."""
+        from ..schedule.erase import forget
+
+        with tools.store(profile, session) as store:
+            done = forget(tools.settings(), store, persona_id)
+        return ok(persona_id=persona_id, forgotten=True, **done.to_dict())
+
+    return persona_forget
 
 
 def _fields(tool: Tool, hidden: frozenset[str]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from ..errors import PersonaError, StoreError, StoreUnavailable
 from ..render.model import TargetReport
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
+from ..store.runs import last_run
 from .due import all_profiles, due_profiles
 from .retention import RetentionAction, apply_retention
 from .triggers import TriggerState, evaluate
@@ -63,6 +64,27 @@ def tick(settings: Settings, *, store: PersonaStore, force: bool = False,
             raise StoreError(f"another persona tick on {store.label} is rendering profile {store.profile!r}"
                              + (f" and held its lock for {wait_s:g} s" if wait_s else " now"))
         return _tick_locked(settings, store, force)
+
+
+def render_due(settings: Settings, store: PersonaStore) -> TickResult | None:
+    """For a host about to build or refresh a prompt: render every target whose triggers fire, if the profile's
+    lock is free right now; None when it is not, or the render failed (the last good text is then served).
+
+    The same triggers and lock as ``persona tick``, with a wait of 0: a prompt never queues behind a worker.
+    """
+    try:
+        if not _owns_its_files(store):
+            return None
+        return tick(settings, store=store, wait_s=0)
+    except PersonaError as error:
+        log.debug("profile %s: no render before the prompt (%s); serving the last good text", store.profile, error)
+        return None
+
+
+def _owns_its_files(store: PersonaStore) -> bool:
+    """Whether the profile's files are the pipeline's to write: it has facts, or was rendered before. A
+    hand-written persona file beside an empty store is the user's, and never rendered over."""
+    return any(store.count_by_tier().values()) or last_run(store) is not None
 
 
 def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:

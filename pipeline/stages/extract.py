@@ -10,6 +10,7 @@ from pydantic import Field
 from ..clock import to_db
 from ..render.model import FactSet, LeftOut, PersonaFact, Start
 from ..store import Connection, PersonaStore, metadata_topic, profile_generation
+from ..store.forgotten import forgotten_test
 from ..store.memories import candidates, memory_watermark, tombstones
 from ..store.supersede import superseded_rows
 from ..tiers import TIERS
@@ -81,7 +82,9 @@ def _demoted_tier(tombstone: str) -> str:
 
 
 def _candidates(store: PersonaStore, conn: Connection, now: str, options: ExtractOptions) -> list[PersonaFact]:
+    forgotten = forgotten_test(store, conn)  # a forgotten memory is never proposed again, as a tombstoned one
     return [PersonaFact(f"m:{memory_id}", "working", metadata_topic(metadata) or "general", content,
                         float(importance), 0, float(age or 0.0), "candidate")
             for memory_id, content, metadata, importance, age
-            in candidates(store, conn, now, options.candidate_sources, options.min_importance)]
+            in candidates(store, conn, now, options.candidate_sources, options.min_importance)
+            if not forgotten(content, memory_id)]

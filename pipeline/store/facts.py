@@ -187,6 +187,7 @@ class PersonaStore(Database):
                 return Promotion(self.get(existing), created=False)
             if tombstoned and not force:
                 raise InputError(f"memory {memory_id} was demoted; pass --force to promote it again")
+            self._refuse_forgotten(conn, content if isinstance(content, str) else None, memory_id, force)
             if content is None:
                 mine = f" filed under profile {self.profile!r}" if self.memory_scope == "profile" else ""
                 raise NotFoundError(f"no memory with id {memory_id}{mine} in working_memory or episodic_memory")
@@ -227,6 +228,7 @@ class PersonaStore(Database):
                 return Promotion(Fact(**dict(existing)), created=False)
             if not force and self.is_tombstoned(key):
                 raise InputError("that fact was demoted; pass --force to add it again")
+            self._refuse_forgotten(conn, content, key, force)
             fact = self.insert_row(
                 conn, tier=tier, topic=topic, content=content, confidence=confidence, source=key, reason=reason
             )
@@ -318,6 +320,29 @@ class PersonaStore(Database):
         conn.execute("DELETE FROM memoria_persona WHERE id = ?", (fact.id,))
         conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (fact.id,))
         self.touch(conn)
+
+    def _refuse_forgotten(self, conn: Connection, text: str | None, memory_id: str, force: bool) -> None:
+        """A forgotten fact is never taken in again by itself; ``force`` (the user, on purpose) takes it back."""
+        from .forgotten import is_forgotten, unforget
+
+        if not is_forgotten(self, conn, text=text, memory_id=memory_id):
+            return
+        if not force:
+            raise InputError("that fact was forgotten (persona forget); pass --force to add it again")
+        unforget(self, conn, text=text, memory_id=memory_id)
+
+    def all_ids(self, conn: Connection) -> Sequence[int]:
+        """Every fact id of the profile, broken rows included."""
+        return [int(row[0]) for row in conn.execute("SELECT id FROM memoria_persona WHERE session_id = ?",
+                                                    (self.profile,)).fetchall()]
+
+    def erase_rows(self, conn: Connection, ids: Sequence[int]) -> None:
+        """Delete facts and their origins with no tombstone (forget, inside the caller's transaction)."""
+        for persona_id in ids:
+            conn.execute("DELETE FROM memoria_persona WHERE id = ? AND session_id = ?", (persona_id, self.profile))
+            conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (persona_id,))
+        if ids:
+            self.touch(conn)
 
     def _linked_topic(self, conn: Connection, memory_id: str) -> str:
         """The topic of a preference or instruction linked to the memory, else ``general``."""

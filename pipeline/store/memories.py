@@ -62,3 +62,15 @@ WHERE m.session_id = ? AND m.source IN ({marks}) AND m.importance >= ? AND TRIM(
   AND NOT EXISTS (SELECT 1 FROM memoria_preferences t WHERE t.source_memory_id = m.id
                   AND t.evolution = '{TOMBSTONE_MARK}' AND t.session_id = m.session_id)
 """
+
+
+def delete_tombstones(conn: Connection, profile: str, needles: set[str] | None, memory_ids: set[str]) -> list[Any]:
+    """Delete the tombstones we wrote for the profile that hold any of ``needles`` or name one of ``memory_ids``
+    (every one for None); returns (text, memory id) of each, for their hashes."""
+    rows = conn.execute("SELECT id, preference, source_memory_id FROM memoria_preferences WHERE session_id = ? "
+                        "AND evolution = ?", (profile, TOMBSTONE_MARK)).fetchall()
+    gone = [row for row in rows if needles is None or row[2] in memory_ids
+            or any(needle in str(row[1]) for needle in needles)]
+    for row in gone:
+        conn.execute("DELETE FROM memoria_preferences WHERE id = ?", (row[0],))
+    return [(str(row[1]).partition("] ")[2] or str(row[1]), row[2]) for row in gone]

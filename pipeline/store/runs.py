@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .backend import Connection
 from .facts import PersonaStore
 
 Outcome = Literal["written", "unchanged", "stale"]
@@ -112,3 +113,8 @@ def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:
         rows = conn.execute("SELECT * FROM persona_runs WHERE session_id = ? ORDER BY id DESC LIMIT ?",
                             (store.profile, limit)).fetchall()
     return [dict(row) for row in rows]
+
+
+def delete_profile_runs(store: PersonaStore, conn: Connection) -> int:
+    """Delete every run record of the profile (inside the caller's transaction)."""
+    return int(conn.execute("DELETE FROM persona_runs WHERE session_id = ?", (store.profile,)).rowcount)

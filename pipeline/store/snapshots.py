@@ -109,3 +109,19 @@ def _put(store: PersonaStore, conn: Connection, session_id: str, target: str, te
         "generation = excluded.generation, recorded_at = excluded.recorded_at, boundary = excluded.boundary",
         (store.profile, session_id, target, text, digest(text), generation, store.now(), boundary),
     )
+
+
+def delete_holding(store: PersonaStore, conn: Connection, needles: set[str]) -> int:
+    """Delete the profile's snapshots whose text holds any of ``needles`` (inside the caller's transaction)."""
+    rows = conn.execute("SELECT session_id, target, text FROM persona_snapshots WHERE profile = ?",
+                        (store.profile,)).fetchall()
+    gone = [(row[0], row[1]) for row in rows if any(needle in str(row[2]) for needle in needles)]
+    for session_id, target in gone:
+        conn.execute("DELETE FROM persona_snapshots WHERE profile = ? AND session_id = ? AND target = ?",
+                     (store.profile, session_id, target))
+    return len(gone)
+
+
+def delete_profile_snapshots(store: PersonaStore, conn: Connection) -> int:
+    """Delete every snapshot of the profile (inside the caller's transaction)."""
+    return int(conn.execute("DELETE FROM persona_snapshots WHERE profile = ?", (store.profile,)).rowcount)

@@ -188,6 +188,21 @@ def _link(store: PersonaStore, conn: Connection, fact_id: int) -> Link | None:
     return None if fact is None else Link(fact_id, fact.topic, fact.content, True, None, None, None)
 
 
+def forget_lineage(store: PersonaStore, conn: Connection, ids: list[int]) -> list[tuple[str, str | None]]:
+    """Remove every version in the chains through ``ids`` (caller's transaction), with their slots and flags;
+    return the (text, source) of each removed superseded version, so its hash is kept as the fact's is."""
+    chain = set().union(*(_chain(store, conn, fact_id) for fact_id in ids)) if ids else set()
+    gone: list[tuple[str, str | None]] = []
+    for fact_id in sorted(chain):
+        for row in _superseded(store, conn, "id = ?", fact_id):
+            gone.append((str(row["content"]), row["source_memory_id"]))
+        conn.execute("DELETE FROM persona_superseded WHERE session_id = ? AND id = ?", (store.profile, fact_id))
+        conn.execute("DELETE FROM persona_keys WHERE session_id = ? AND persona_id = ?", (store.profile, fact_id))
+        conn.execute("DELETE FROM persona_flags WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
+                     (store.profile, fact_id, fact_id))
+    return gone
+
+
 def superseded_rows(conn: Connection, profile: str) -> list[Any]:
     """(id, tier, topic, content, superseded_by) of the profile's superseded facts, for `persona explain`."""
     return list(conn.execute("SELECT id, tier, topic, content, superseded_by FROM persona_superseded "

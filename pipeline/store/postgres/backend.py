@@ -285,6 +285,22 @@ class PostgresBackend:
         return frozenset(row[0] for row in conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"))
 
+    def columns(self, conn: PgConnection, table: str) -> list[str]:
+        return [str(row[0]) for row in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ?", (table,))]
+
+    def secure_delete(self, conn: PgConnection, on: bool) -> None:
+        """Nothing to switch: the server's dead row versions are removed by :meth:`scrub`."""
+
+    def scrub(self, store: Any, tables: list[str]) -> None:
+        """After a forget: VACUUM the tables it touched (outside any transaction, as VACUUM must run), so
+        the dead row versions holding the text are removed from the tables' pages and no snapshot can read
+        them. (The server's WAL and base backups are its operator's to expire.)"""
+        with store.read() as conn:
+            for table in tables:
+                conn.execute(f"VACUUM {table}")
+
     # -- errors -----------------------------------------------------------
 
     @contextmanager

@@ -179,6 +179,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (session_id, old_id, new_id)
         )""",
     ),
+    (
+        # Forget for real (store/forgotten.py): what remains of a forgotten fact is a keyed hash of its text
+        # and source, under a secret of this database's own, so the same memory is never proposed again
+        # while the text itself is gone. Each profile counts its erasures, the cheap check hosts make.
+        """CREATE TABLE persona_secret (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            secret TEXT NOT NULL
+        )""",
+        """CREATE TABLE persona_forgotten (
+            profile TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            forgotten_at TEXT NOT NULL,
+            PRIMARY KEY (profile, digest)
+        )""",
+        """CREATE TABLE persona_erasures (
+            profile TEXT PRIMARY KEY,
+            erased BIGINT NOT NULL DEFAULT 0
+        )""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

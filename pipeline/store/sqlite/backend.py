@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import sqlite3
@@ -18,6 +19,8 @@ from ...fs.write import PRIVATE_FILE, ensure_private_dir
 from ..dialect import SQLITE
 from ..features import Features
 from .schema import ensure_schema, shadow_schema
+
+log = logging.getLogger(__name__)
 
 
 def _has_power() -> bool:
@@ -130,6 +133,23 @@ class SqliteBackend:
 
     def tables(self, conn: sqlite3.Connection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+    def columns(self, conn: sqlite3.Connection, table: str) -> list[str]:
+        return [str(row[1]) for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))]
+
+    def secure_delete(self, conn: sqlite3.Connection, on: bool) -> None:
+        """Deleted content is overwritten with zeros (secure_delete), not left in free pages."""
+        conn.execute(f"PRAGMA secure_delete = {'ON' if on else 'OFF'}")
+
+    def scrub(self, store: Any, tables: list[str]) -> None:
+        """After a forget: rebuild the file (VACUUM copies live rows only, so no free page or freed cell keeps
+        an older version of a row), then checkpoint the write-ahead log and truncate it to nothing."""
+        with store.read() as conn:
+            conn.execute("VACUUM")
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:  # a reader held the log: its frames are copied but the file could not be emptied yet
+            log.warning("database %s: a reader kept the write-ahead log from being truncated after a forget; "
+                        "run `persona forget` again once it is idle", self.label)
 
     @contextmanager
     def errors(self) -> Iterator[None]:

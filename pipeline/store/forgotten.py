@@ -1,0 +1,93 @@
+"""Forgotten facts: ``persona_forgotten`` (keyed hashes), ``persona_secret`` (their key), ``persona_erasures``.
+
+What remains of a forgotten fact is an HMAC-SHA256 of its text (case and
+spacing folded) and of its source memory id, keyed by a random secret of this
+database's own. The text itself is gone; the hash is enough to refuse the same
+memory when it is proposed, promoted or added again. The key stays in the same
+database, so the hashes are worthless outside it (a list of them cannot be
+checked against guesses elsewhere); whoever holds the database can still test
+a guess, as they could read the memory Mnemosyne keeps.
+
+Each profile's erasure count (``persona_erasures``) only grows: a host checks
+it, cheaply, to drop a pinned persona the moment a fact of it is forgotten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable, Iterable
+
+from .backend import Connection
+from .database import Database
+
+SECRET_BYTES = 32
+
+
+def fold(text: str) -> str:
+    """The form a text is hashed in: case and whitespace do not make a forgotten fact new."""
+    return " ".join(str(text).casefold().split())
+
+
+def secret(store: Database, conn: Connection) -> bytes:
+    """This database's key, made on first use (inside the caller's transaction when it makes one)."""
+    row = conn.execute("SELECT secret FROM persona_secret WHERE id = 1").fetchone()
+    if row is None and not store.readonly:
+        conn.execute("INSERT INTO persona_secret (id, secret) VALUES (1, ?) ON CONFLICT DO NOTHING",
+                     (secrets.token_hex(SECRET_BYTES),))
+        row = conn.execute("SELECT secret FROM persona_secret WHERE id = 1").fetchone()
+    return bytes.fromhex(str(row[0])) if row is not None else b""
+
+
+def digests(key: bytes, *, texts: Iterable[str] = (), memory_ids: Iterable[str | None] = ()) -> list[str]:
+    """The keyed hashes of texts and of memory ids (kept apart by a prefix, so neither stands for the other)."""
+    made = [f"text\x00{fold(text)}" for text in texts]
+    made += [f"memory\x00{memory_id}" for memory_id in memory_ids if memory_id]
+    return [hmac.new(key, item.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest() for item in made]
+
+
+def record(store: Database, conn: Connection, found: list[str]) -> None:
+    """Remember hashes as forgotten for the store's profile (inside the caller's transaction)."""
+    for digest in found:
+        conn.execute("INSERT INTO persona_forgotten (profile, digest, forgotten_at) VALUES (?, ?, ?) "
+                     "ON CONFLICT DO NOTHING", (store.profile, digest, store.now()))
+
+
+def count_erasure(store: Database, conn: Connection) -> None:
+    """One more erasure of the profile: hosts that pinned its persona re-read it on their next check."""
+    conn.execute("INSERT INTO persona_erasures (profile, erased) VALUES (?, 1) ON CONFLICT (profile) "
+                 "DO UPDATE SET erased = persona_erasures.erased + 1", (store.profile,))
+
+
+def erasures(store: Database) -> int:
+    """How many erasures the profile has seen (0 before its first): one indexed read."""
+    with store.read() as conn:
+        row = conn.execute("SELECT erased FROM persona_erasures WHERE profile = ?", (store.profile,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def forgotten_test(store: Database, conn: Connection) -> Callable[[str | None, str | None], bool]:
+    """A test of (text, memory id): was either forgotten in this profile? One query, then pure hashing."""
+    rows = conn.execute("SELECT digest FROM persona_forgotten WHERE profile = ?", (store.profile,)).fetchall()
+    known = {str(row[0]) for row in rows}
+    if not known:
+        return lambda text, memory_id: False
+    key = secret(store, conn)
+
+    def test(text: str | None, memory_id: str | None) -> bool:
+        return bool(known.intersection(digests(key, texts=[text] if text else [], memory_ids=[memory_id])))
+
+    return test
+
+
+def is_forgotten(store: Database, conn: Connection, *, text: str | None = None, memory_id: str | None = None) -> bool:
+    """Whether a text or memory of the profile was forgotten (``persona forget``)."""
+    return forgotten_test(store, conn)(text, memory_id)
+
+
+def unforget(store: Database, conn: Connection, *, text: str | None = None, memory_id: str | None = None) -> None:
+    """Drop the hashes of a text and memory: the user added it again on purpose (``--force``)."""
+    found = digests(secret(store, conn), texts=[text] if text else [], memory_ids=[memory_id])
+    for digest in found:
+        conn.execute("DELETE FROM persona_forgotten WHERE profile = ? AND digest = ?", (store.profile, digest))
