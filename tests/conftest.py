@@ -1,9 +1,13 @@
-"""Shared fixtures. Every test runs with a clean environment and a private HOME."""
+"""Shared fixtures and helpers. Every test runs with a clean environment and a private HOME."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import resource
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
@@ -11,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from pipeline import PersonaStore, Settings, load_settings
 
@@ -96,6 +101,64 @@ def local_settings(tmp_path: Path, overrides: dict[str, Any] | None = None, *, d
     """Settings whose database and persona file are in ``tmp_path``; ``overrides`` win (dotted keys)."""
     return load_settings(overrides={"store.path": str(tmp_path / db), "injection.file": str(tmp_path / persona),
                                     **(overrides or {})})
+
+
+# -- a store with one fact, compared byte for byte -------------------------------
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> Path:
+    """A database with one fact; its directory is the working directory of `cli`."""
+    db = tmp_path / "m.db"
+    with PersonaStore(db) as store:
+        store.add("Answers tersely.", topic="style")
+    return db
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def schema_of(db: Path) -> list[tuple]:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+
+
+# -- real processes: `persona` with a memory limit and a timeout, a Python snippet ----
+
+
+runner = CliRunner()
+ENV = {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO)}
+
+
+def cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None, memory_mb: int = 1024,
+        timeout: float = 60, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`persona ARGS` as a real process with a clean environment, a memory limit and a timeout."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    base = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(REPO)}
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 1024 * 1024, memory_mb * 1024 * 1024))
+
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], env=base | (env or {}), capture_output=True,
+                          text=True, timeout=timeout, preexec_fn=limit, cwd=tmp_path, input=stdin)
+
+
+def failed_cleanly(done: subprocess.CompletedProcess[str], code: int = 1) -> str:
+    """The process failed with one line on stderr and no traceback; returns that line."""
+    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("Usage:")
+             and not line.startswith("Try ")]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def python(code: str, *args: str, **popen) -> subprocess.Popen:
+    env = ENV | {"HOME": os.environ["HOME"]}
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **popen)
 
 
 @pytest.fixture

@@ -1,19 +1,22 @@
-"""The `persona` CLI through typer's runner, plus one real subprocess."""
+"""The `persona` CLI through typer's runner and as a real process."""
 
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import NotFoundError, PersonaStore
+from pipeline import NotFoundError, PersonaStore, load_settings
 from pipeline.cli import app
 
-from .conftest import REPO, add_memory, write
+from .conftest import REPO, add_memory, cli, digest, failed_cleanly, write
 
 runner = CliRunner()
 
@@ -183,6 +186,101 @@ def test_config_init_defaults_to_hermes_home(tmp_path, monkeypatch):
     assert (tmp_path / "hh" / "mnemosyne" / "persona.yaml").exists()
 
 
+# -- config set / init: through a symlink, only onto a regular file, never onto the store or a persona ----
+
+
+def test_config_set_edits_through_a_symlink_and_keeps_it(tmp_path):
+    real = write(tmp_path / "dotfiles" / "persona.yaml", "# mine\ncap:\n  token_cap: 900  # keep\n")
+    link = tmp_path / "persona.yaml"
+    link.symlink_to(real)
+    result = runner.invoke(app, ["config", "set", "cap.token_cap", "700", "--file", str(link)])
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink() and real.read_text() == "# mine\ncap:\n  token_cap: 700  # keep\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_config_set_and_init_refuse_anything_but_a_regular_file_without_hanging(tmp_path, kind):
+    path = tmp_path / "persona.yaml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/null")
+    for args in (["config", "set", "cap.token_cap", "700", "--file", str(path)],
+                 ["config", "init", str(path), "--force"]):
+        line = failed_cleanly(cli(tmp_path, *args, timeout=20))
+        assert "not a regular file" in line or "cannot read" in line
+    assert path.is_fifo() if kind == "fifo" else path.is_dir() if kind == "directory" else path.is_symlink()
+
+
+def test_config_edits_never_land_on_the_store_or_a_persona_file(tmp_path, seeded):
+    persona = write(tmp_path / "persona.md", "## x\n\n- y\n")
+    before = digest(seeded)
+    for target in ("m.db", "./m.db-wal", "persona.md"):
+        for args in (["config", "set", "cap.token_cap", "700", "--file", target],
+                     ["config", "init", target, "--force"]):
+            line = failed_cleanly(cli(tmp_path, "--db", "m.db", "--set", "injection.file=persona.md", *args))
+            assert "refusing to write" in line
+    assert digest(seeded) == before and persona.read_text() == "## x\n\n- y\n"
+
+
+def test_string_settings_take_text_as_written(tmp_path):
+    path = write(tmp_path / "p.yaml", "cap:\n  token_cap: 900\n")
+    for key, value in (("injection.header", "# Persona"), ("cap.truncation_note", "[cut]"),
+                       ("store.profile", "123"), ("targets.markdown.boundary", "* ")):
+        assert runner.invoke(app, ["config", "set", key, value, "--file", str(path)]).exit_code == 0
+    settings = load_settings(config_files=[path])
+    assert settings.injection.header == "# Persona" and settings.cap.truncation_note == "[cut]"
+    assert settings.store.profile == "123" and settings.targets["markdown"].boundary == "* "
+
+
+def test_config_init_into_an_unwritable_place_is_one_clear_error(tmp_path):
+    for target in ("/proc/persona.yaml", "/nonexistent-root/persona.yaml"):
+        done = cli(tmp_path, "config", "init", target)
+        if os.geteuid() == 0 and target.startswith("/nonexistent"):
+            Path(target).unlink(missing_ok=True)
+            Path(target).parent.rmdir()
+            continue  # root may create directories anywhere
+        assert "cannot write" in failed_cleanly(done)
+
+
+# -- bytes that are not text, terminal escapes, --version ------------------------
+
+
+def test_undecodable_bytes_in_arguments_and_environment_are_one_clear_error(tmp_path, seeded):
+    bad = os.fsdecode(b"\xff\xfe")
+    for args in (["add", bad, "--topic", "t"], ["--db", bad, "list"], ["add", "x", "--topic", bad],
+                 ["promote", bad]):
+        line = failed_cleanly(subprocess.run([sys.executable, "-m", "pipeline", "--db", "m.db", *args],
+                                             capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                                             env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO),
+                                                  "HOME": str(tmp_path)}), code=2)
+        assert "not valid UTF-8" in line
+    for name in ("MNEMOSYNE_PERSONA_FILE", "MNEMOSYNE_PERSONA_STORE__PROFILE", "HERMES_HOME", "MNEMOSYNE_ENV"):
+        line = failed_cleanly(subprocess.run([sys.executable, "-m", "pipeline", "--db", "m.db", "status"],
+                                             capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                                             env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO),
+                                                  "HOME": str(tmp_path), name: bad}))
+        assert name in line and "not valid UTF-8" in line
+
+
+def test_list_never_prints_terminal_escapes(tmp_path, seeded):
+    with closing(sqlite3.connect(seeded)) as conn, conn:
+        conn.execute("INSERT INTO memoria_persona (session_id, tier, topic, content) VALUES "
+                     "('default', 'working', '\x1b]0;pwned\x07topic', 'red \x1b[31mtext\x1b[0m\x07 and \x9b2J')")
+    out = runner.invoke(app, ["--db", str(seeded), "list"]).stdout
+    assert "red text and 2J" in out and not any(ch in out for ch in "\x1b\x07\x9b")
+
+
+def test_version_is_printed(tmp_path):
+    done = cli(tmp_path, "--version")
+    assert done.returncode == 0 and done.stdout.startswith("persona-tier ")
+
+
+# -- the real process and the README ---------------------------------------------
+
+
 @pytest.mark.parametrize("entry", [["python", "-m", "pipeline"], ["persona"]])
 def test_the_cli_runs_as_a_real_process(db, entry):
     command = [sys.executable, "-m", "pipeline"] if entry[0] == "python" else [str(REPO / ".venv" / "bin" / "persona")]
@@ -235,3 +333,36 @@ def test_readme_settings_table_shows_the_real_defaults():
             assert YAML(typ="safe").load(shown) == default, key
         checked += 1
     assert checked >= 20
+
+
+# -- logs ------------------------------------------------------------------------
+
+
+def test_no_fact_text_in_logs_at_info_or_above(tmp_path):
+    secret = "Prefers-the-secret-handshake-xyzzy"
+    # --debug logs every level to stderr as "persona: LEVEL: message"; only DEBUG may carry fact text.
+    base = ["--debug", "--db", str(tmp_path / "m.db"), "--set", f"injection.file={tmp_path / 'p.md'}",
+            "--set", "injection.enabled=true"]
+    runner = CliRunner()
+    logged = []
+    for args in (["add", secret, "--topic", "t"], ["render"], ["tick", "--force"], ["inject"],
+                 ["session", "show", "s1"], ["session", "compact", "s1"], ["retention"], ["status"],
+                 ["demote", "1"], ["render"]):
+        result = runner.invoke(app, [*base, *args])
+        assert result.exit_code == 0, result.stderr
+        logged += _records(result.stderr)
+    above_debug = [line for line in logged if not line.startswith("persona: DEBUG:")]
+    assert above_debug, "nothing was logged above DEBUG; the test would pass vacuously"
+    assert any(secret in line for line in logged), "the secret never reached any log; nothing was tested"
+    assert not [line for line in above_debug if secret in line]
+
+
+def _records(stderr: str) -> list[str]:
+    """Log records, with the continuation lines of multi-line messages joined to their record."""
+    records: list[str] = []
+    for line in stderr.splitlines():
+        if line.startswith("persona: "):
+            records.append(line)
+        elif records:
+            records[-1] += "\n" + line
+    return records

@@ -1,8 +1,10 @@
-"""Real processes writing and reading the persona file at once."""
+"""Real processes writing and reading at once: the persona file, and the store."""
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 from pipeline import PersonaStore, run_pipeline
 from pipeline.store.runs import newest_generation
 
-from .conftest import write
+from .conftest import add_memory, python, write
 from .workers import settings_for
 
 REPO = Path(__file__).parent.parent
@@ -59,3 +61,61 @@ def test_one_profiles_tick_lock_never_holds_up_another_profile(database):
                 assert bob_held  # another profile: free at once
             with alice_again.profile_lock(0) as twice:
                 assert not twice  # the same profile: one tick at a time
+
+
+# -- concurrent store writes -----------------------------------------------------
+
+
+REINFORCER = """
+import sys, time
+from pathlib import Path
+from pipeline import PersonaStore
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.001)
+with PersonaStore(Path(sys.argv[1]), busy_timeout_ms=60000) as store:
+    for _ in range(int(sys.argv[3])):
+        store.reinforce(1)
+"""
+
+
+def test_four_processes_reinforcing_one_fact_lose_no_update(db, tmp_path):
+    with PersonaStore(db) as store:
+        store.add("Answers tersely.", topic="style")
+    go = tmp_path / "go"
+    procs = [python(REINFORCER, str(db), str(go), "1000") for _ in range(4)]
+    go.touch()
+    for proc in procs:
+        _, err = proc.communicate(timeout=150)
+        assert proc.returncode == 0, err
+    with PersonaStore(db) as store:
+        fact = store.get(1)
+        assert fact.reinforcement_count == 4000
+        assert store.generation() == 4001
+
+
+PROMOTER = """
+import json, sys, time
+from pathlib import Path
+from pipeline import PersonaStore
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.001)
+with PersonaStore(Path(sys.argv[1]), busy_timeout_ms=60000) as store:
+    print(json.dumps([store.promote(f"m{i}").created for i in range(20)]))
+"""
+
+
+def test_concurrent_promotes_of_the_same_memory_make_one_row(db, tmp_path):
+    with PersonaStore(db) as store:
+        store.list()
+    for i in range(20):
+        add_memory(db, f"m{i}", f"memory {i}")
+    go = tmp_path / "go"
+    procs = [python(PROMOTER, str(db), str(go)) for _ in range(4)]
+    go.touch()
+    created = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert [sum(column) for column in zip(*created, strict=True)] == [1] * 20  # exactly one creator per memory
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT source_memory_id) FROM memoria_persona").fetchone() \
+            == (20, 20)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import FactsFileError, PersonaStore, StoreError, import_facts
+from pipeline import FactsFileError, PersonaStore, StoreError, import_facts, load_settings
+from pipeline.cli import app
 
-from .conftest import write
+from .conftest import runner, write
 from .databases import fail_inserts_of
 
 FACTS = """\
@@ -132,3 +133,23 @@ def test_a_failure_mid_import_rolls_everything_back(store, database, tmp_path):
     with pytest.raises(StoreError, match="injected"):
         import_facts(store, write(tmp_path / "facts.yaml", FACTS))
     assert store.list() == []
+
+
+# -- through the CLI -------------------------------------------------------------
+
+
+def test_re_importing_keeps_confidence_earned_by_reinforce(tmp_path, seeded):
+    facts = write(tmp_path / "f.yaml", "facts:\n  - {topic: git, content: Never force-push., confidence: 0.6}\n")
+    settings = load_settings(overrides={"store.path": str(seeded), "retention.reinforce_step": 0.1})
+    runner.invoke(app, ["--db", str(seeded), "import", str(facts)])
+    with PersonaStore.from_settings(settings) as store:
+        fact = store.list(topic="git")[0]
+        store.reinforce(fact.id)
+        store.reinforce(fact.id)
+    runner.invoke(app, ["--db", str(seeded), "import", str(facts)])
+    with PersonaStore(seeded) as store:
+        assert store.list(topic="git")[0].confidence == pytest.approx(0.8)
+    write(facts, "facts:\n  - {topic: git, content: Never force-push., confidence: 0.5}\n")  # the file changed
+    runner.invoke(app, ["--db", str(seeded), "import", str(facts)])
+    with PersonaStore(seeded) as store:
+        assert store.list(topic="git")[0].confidence == pytest.approx(0.5)

@@ -25,7 +25,7 @@ from pipeline.cli import app
 from pipeline.integrations.hermes import HermesPersonaPromptMixin
 from pipeline.render.notes import truncation_note
 
-from .conftest import local_settings, write
+from .conftest import REPO, local_settings, write
 
 HEADER = "\n\n# L3 Persona (Active Behavioral Rules)\n"
 O200K = get_counter("o200k_base")
@@ -263,3 +263,53 @@ def test_a_title_line_only_takes_tokens_away(tmp_path, template):
     lines = text.split("\n", 1)
     body = lines[1].lstrip("\n") if text.startswith("# ") else text
     assert O200K.count(body) == O200K.count(text) - (O200K.count(text[: len(text) - len(body)]) if body != text else 0)
+
+
+# -- the host survives us: a huge file, one warning per problem ------------------
+
+
+HUGE_FILE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (400 * 1024 * 1024, 400 * 1024 * 1024))
+from pipeline import PersonaInjector
+from pipeline import load_settings
+settings = load_settings(overrides={"injection.enabled": True, "injection.file": sys.argv[1]})
+block = PersonaInjector(settings).block()
+print(len(block), block.count("- fact"))
+"""
+
+
+def test_a_100_mb_persona_file_cannot_take_the_host_down(tmp_path):
+    persona = tmp_path / "persona.md"
+    with persona.open("w") as handle:
+        for index in range(1_400_000):
+            handle.write(f"## topic {index}\n\n- fact {index} with some words in it\n\n")
+    assert persona.stat().st_size > 70_000_000
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", HUGE_FILE, str(persona)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    length, facts = map(int, done.stdout.split())
+    assert length > 0 and facts > 10  # the first part of the file, capped
+    assert done.stderr.count("larger than 1000000 bytes") == 1
+
+
+def test_the_injector_warns_once_per_problem_and_again_after_a_recovery(tmp_path, caplog):
+    persona = tmp_path / "persona.md"
+    injector = PersonaInjector(load_settings(overrides={"injection.enabled": True, "injection.file": str(persona),
+                                                        "injection.check_interval_ms": 0}))
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            assert injector.block() == ""  # missing: one warning
+        persona.mkdir()
+        for _ in range(3):
+            injector.block()  # a different problem: one more
+        persona.rmdir()
+        write(persona, "## a\n\n- b\n")
+        assert injector.block() == "## a\n\n- b\n"  # recovered
+        persona.unlink()
+        injector.block()  # missing again: said again
+    messages = [r.getMessage() for r in caplog.records]
+    assert [m.split(" ", 3)[-1] for m in messages] == ["does not exist; injecting nothing",
+                                                       "is a directory; injecting nothing",
+                                                       "does not exist; injecting nothing"]

@@ -5,6 +5,10 @@ from __future__ import annotations
 import pytest
 
 from pipeline import InputError, PersonaInjector, PersonaStore, load_settings, run_pipeline, tick
+from pipeline.cli import app
+from pipeline.integrations.tools import PersonaTools, call
+
+from .conftest import runner
 
 ALICE, BOB = "Alice is diabetic; remind her about insulin.", "Bob plays the cello."
 
@@ -90,3 +94,47 @@ def test_inject_for_another_profile_never_shows_the_owners_file(tmp_path, databa
              store=bob, force=True)
     shown = runner.invoke(app, [*per_user, "inject", "--profile", "bob"])
     assert BOB in shown.stdout and "Alice" not in shown.stdout
+
+
+# -- the CLI, the tools and tick: a fixed file belongs to one profile; {profile} gives each its own ----
+
+
+def test_another_profile_needs_its_own_path(tmp_path, seeded):
+    persona = tmp_path / "persona.md"
+    assert runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", "render"]).exit_code == 0
+    before = persona.read_text()
+    runner.invoke(app, ["--db", str(seeded), "add", "Bob's secret rule.", "--topic", "bob", "--profile", "bob"])
+    for args in (["render", "--profile", "bob"], ["tick", "--force", "--profile", "bob"]):
+        result = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", *args])
+        assert result.exit_code == 1 and "belongs to profile 'default'" in result.stderr
+        assert "{profile}" in result.stderr
+    overrides = {"store.path": str(seeded), "injection.file": str(persona)}
+    tools = PersonaTools(lambda: load_settings(overrides=overrides))
+    with pytest.raises(InputError, match="belongs to profile 'default'"):
+        call(tools.catalog(legacy=False), "persona_render", {"profile": "bob"})
+    assert persona.read_text() == before and "Bob" not in before
+
+
+def test_a_profile_path_gives_each_profile_its_own_file(tmp_path, seeded):
+    pattern = str(tmp_path / "personas" / "{profile}.md")
+    runner.invoke(app, ["--db", str(seeded), "add", "Bob's rule.", "--topic", "bob", "--profile", "bob"])
+    for session in ("default", "bob", "../../etc/x"):
+        result = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={pattern}", "render",
+                                     "--profile", session])
+        assert result.exit_code == 0, result.stderr
+    files = sorted(p.name for p in (tmp_path / "personas").iterdir() if p.suffix == ".md")
+    assert files == ["..%2F..%2Fetc%2Fx.md", "bob.md", "default.md"]  # no profile climbs out of the directory
+    assert "Bob" in (tmp_path / "personas" / "bob.md").read_text()
+    assert "Bob" not in (tmp_path / "personas" / "default.md").read_text()
+
+
+def test_tick_notices_a_file_another_profile_wrote(tmp_path, seeded):
+    persona = tmp_path / "persona.md"
+    runner.invoke(app, ["--db", str(seeded), "add", "Bob's rule.", "--topic", "bob", "--profile", "bob"])
+    as_bob = ["--db", str(seeded), "--set", f"injection.file={persona}", "--set", "store.profile=bob"]
+    assert runner.invoke(app, [*as_bob, "render"]).exit_code == 0  # bob owned the file then
+    status = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", "status"]).stdout
+    assert "last rendered for profile 'bob'" in status
+    tick = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", "tick"])
+    assert tick.exit_code == 0 and "rendered" in tick.stdout
+    assert "Bob" not in persona.read_text() and "Answers tersely." in persona.read_text()

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from .conftest import add_memory, write
+from .conftest import add_memory, failed_cleanly, write
 
 pytestmark = pytest.mark.anyio
 REPO = Path(__file__).parent.parent
@@ -143,3 +144,14 @@ async def test_stdout_carries_only_the_protocol(workdir):
     async with Client(params) as client:
         result = await client.call_tool("persona_list", {})
         assert result.is_error and "MNEMOSYNE_PERSONA_TOKEN_CAP" in result.structured_content["error"]
+
+
+# -- without the optional extra --------------------------------------------------
+
+
+def test_mcp_without_the_extra_is_one_clear_error(tmp_path):
+    fake = write(tmp_path / "shadow" / "mcp" / "__init__.py", "raise ImportError('No module named mcp')\n")
+    done = subprocess.run([sys.executable, "-m", "pipeline", "mcp"], capture_output=True, text=True, timeout=60,
+                          env={"PATH": os.environ["PATH"], "HOME": str(tmp_path),
+                               "PYTHONPATH": f"{fake.parent.parent}{os.pathsep}{REPO}"})
+    assert "optional extra 'mcp'" in failed_cleanly(done)

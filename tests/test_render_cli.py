@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 
 from typer.testing import CliRunner
 
@@ -79,3 +81,13 @@ def test_bad_stage_in_config_is_exit_1(tmp_path):
     config = write(tmp_path / "p.yaml", "pipeline: [extract, rnak, render, cap, write]\n")
     result = runner.invoke(app, ["-c", str(config), "--db", str(tmp_path / "m.db"), "render"])
     assert result.exit_code == 1 and "unknown stage 'rnak'" in result.stderr
+
+
+def test_make_render_never_touches_a_real_persona_file(tmp_path):
+    elsewhere = tmp_path / "real-persona.md"
+    env = {**os.environ, "MNEMOSYNE_PERSONA_FILE": str(elsewhere), "HERMES_HOME": str(tmp_path / "hh"),
+           "MNEMOSYNE_PERSONA_STORE__PATH": str(tmp_path / "real.db")}
+    done = subprocess.run(["make", "-s", "render"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert not elsewhere.exists() and not (tmp_path / "real.db").exists() and not (tmp_path / "hh").exists()
+    assert (REPO / "var" / "demo" / "persona.md").exists()

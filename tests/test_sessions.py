@@ -8,6 +8,8 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -294,6 +296,20 @@ def test_session_mode_with_a_broken_database_degrades(tmp_path, persona, caplog)
     with caplog.at_level(logging.WARNING):
         assert PersonaInjector(broken, session_id="s1").inject("S") == "S" + HEADER + V1  # the file, unpinned
     assert any("not a SQLite database" in r.getMessage() for r in caplog.records)
+
+
+def test_a_write_locked_database_never_stalls_the_session_prompt(tmp_path):
+    persona = write(tmp_path / "persona.md", "## a\n\n- b\n")
+    settings = local_settings(tmp_path, {"injection.file": str(persona),
+                                        "injection.enabled": True, "injection.mode": "session"})
+    PersonaStore.from_settings(settings).open()
+    with closing(sqlite3.connect(tmp_path / "m.db", isolation_level=None)) as locker:
+        locker.execute("BEGIN EXCLUSIVE")
+        started = time.monotonic()
+        blocks = [PersonaInjector(settings, session_id=f"s{i}").block() for i in range(5)]
+        elapsed = time.monotonic() - started
+        locker.execute("ROLLBACK")
+    assert blocks == ["## a\n\n- b\n"] * 5 and elapsed < 2  # 5 x 50 ms at most, not 5 x 5 s
 
 
 class Agent(PersonaPromptMixin):

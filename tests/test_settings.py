@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from pipeline import ConfigError, Settings, load_settings, load_settings_with_pr
 from pipeline.config.edit import reference_yaml
 from pipeline.config.files import load_file_layer
 
-from .conftest import REPO, write
+from .conftest import REPO, cli, failed_cleanly, write
 
 
 def cap(**kwargs) -> int:
@@ -369,3 +370,56 @@ def test_provenance_follows_the_old_name_to_the_new_one(tmp_path):
     settings, provenance = load_settings_with_provenance(config_files=[yaml])
     assert settings.store.profile == "alice"
     assert provenance[("store", "profile")].endswith("p.yaml:2")
+
+
+# -- targets ---------------------------------------------------------------------
+
+
+def test_two_targets_on_one_file_are_refused(tmp_path, seeded):
+    config = write(tmp_path / "two.yaml", "targets:\n  json:\n    template: persona.jsonl.j2\n")
+    line = failed_cleanly(cli(tmp_path, "--db", "m.db", "-c", str(config), "render"))
+    assert "targets 'markdown' and 'json' both write" in line
+    same = write(tmp_path / "same.yaml", "targets:\n  a:\n    path: out.md\n  b:\n    path: ./out.md\n")
+    assert "both write" in failed_cleanly(cli(tmp_path, "--db", "m.db", "-c", str(same), "render"))
+
+
+def test_adding_a_target_keeps_the_default_one_and_null_removes_it(tmp_path):
+    added = write(tmp_path / "a.yaml", "targets:\n  json:\n    template: persona.jsonl.j2\n    path: p.jsonl\n")
+    assert sorted(load_settings(config_files=[added]).targets) == ["json", "markdown"]
+    removed = write(tmp_path / "r.yaml", "injection:\n  target: json\ntargets:\n  markdown: null\n  json:\n"
+                                         "    template: persona.jsonl.j2\n")
+    assert sorted(load_settings(config_files=[removed]).targets) == ["json"]
+
+
+# -- values, variables and files that used to crash: one line, exit 1, no traceback ----
+
+
+@pytest.mark.parametrize(("key", "value"), [("triggers.interval", str(10**30)), ("cap.token_cap", str(2**63)),
+                                            ("store.busy_timeout_ms", str(2**31)), ("retention.half_life_days", ".inf"),
+                                            ("retention.working_ttl_hours", ".nan"), ("render.timeout_s", "1e300"),
+                                            ("targets.markdown.budget", str(2**70))])
+def test_huge_numbers_are_one_clear_error_naming_the_key(tmp_path, seeded, key, value):
+    line = failed_cleanly(cli(tmp_path, "--db", "m.db", "--set", f"{key}={value}", "status"))
+    assert key in line
+    env_name = "MNEMOSYNE_PERSONA_" + key.upper().replace(".", "__")
+    assert env_name in failed_cleanly(cli(tmp_path, "--db", "m.db", "status", env={env_name: value}))
+
+
+def test_a_huge_busy_timeout_never_claims_a_wait_that_did_not_happen(tmp_path, seeded):
+    line = failed_cleanly(cli(tmp_path, "--db", "m.db", "--set", "store.busy_timeout_ms=2147483648", "list"))
+    assert "store.busy_timeout_ms" in line and "waited" not in line
+
+
+def test_lower_case_variables_are_refused_like_unknown_ones(tmp_path, seeded):
+    for name in ("mnemosyne_persona_cap__token_cap", "Mnemosyne_Persona_File", "mnemosyne_persona_tokn"):
+        line = failed_cleanly(cli(tmp_path, "--db", "m.db", "status", env={name: "5"}))
+        assert name in line and "upper case" in line
+
+
+def test_a_fifo_at_the_default_config_path_hangs_nothing(tmp_path):
+    config = tmp_path / "home" / ".hermes" / "mnemosyne" / "persona.yaml"
+    config.parent.mkdir(parents=True)
+    os.mkfifo(config)
+    for args in (["status"], ["list"], ["config", "show"]):
+        line = failed_cleanly(cli(tmp_path, *args, timeout=20))
+        assert "persona.yaml" in line and "not a regular file" in line

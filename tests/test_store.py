@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import time
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from pipeline import InputError, NotFoundError, PersonaStore, StoreError
+from pipeline.cli import app
 from pipeline.store import TOMBSTONE_MARK
 
-from .conftest import Clock, add_memory
+from .conftest import Clock, add_memory, cli, digest, failed_cleanly, python, runner, schema_of, write
 
 SCHEMA = Path(__file__).parent / "mnemosyne_schema.sql"
 
@@ -216,6 +221,17 @@ def test_tombstone_transaction_is_atomic(store, database):
     assert database.rows("memoria_persona") == persona_before
 
 
+def test_add_keeps_a_demoted_fact_demoted_like_import_and_promote(tmp_path, seeded):
+    fact = runner.invoke(app, ["--db", str(seeded), "add", "Uses tabs.", "--topic", "style", "--json"])
+    persona_id = json.loads(fact.stdout)["fact"]["id"]
+    assert runner.invoke(app, ["--db", str(seeded), "demote", str(persona_id)]).exit_code == 0
+    again = runner.invoke(app, ["--db", str(seeded), "add", "Uses tabs.", "--topic", "style"])
+    assert again.exit_code == 1 and "was demoted; pass --force" in again.stderr
+    facts = write(tmp_path / "f.yaml", "facts:\n  - {topic: style, content: Uses tabs.}\n")
+    assert "1 skipped as demoted" in runner.invoke(app, ["--db", str(seeded), "import", str(facts)]).stdout
+    assert runner.invoke(app, ["--db", str(seeded), "add", "Uses tabs.", "--topic", "style", "--force"]).exit_code == 0
+
+
 # -- list, reinforce, add ----------------------------------------------------------
 
 
@@ -354,6 +370,49 @@ def test_locked_database_fails_after_the_busy_timeout_and_changes_nothing(db):
         assert [f.content for f in store.list()] == ["kept"]
 
 
+HOLDER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("INSERT INTO memoria_persona (tier, topic, content) VALUES ('working', 't', 'uncommitted')")
+print("holding", flush=True)
+sys.stdin.readline()
+conn.execute("ROLLBACK")
+"""
+
+
+def test_a_long_transaction_makes_another_command_fail_clearly_after_the_busy_timeout(db):
+    with PersonaStore(db) as store:
+        store.add("kept", topic="t")
+    holder = python(HOLDER, str(db), stdin=subprocess.PIPE)
+    assert holder.stdout.readline().strip() == "holding"
+    try:
+        started = time.monotonic()
+        result = CliRunner().invoke(app, ["--db", str(db), "--set", "store.busy_timeout_ms=300",
+                                          "add", "new", "--topic", "t"])
+        waited = time.monotonic() - started
+    finally:
+        holder.communicate("\n", timeout=30)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"error: database {db} is locked by another writer (waited 300 ms)"
+    assert waited >= 0.3  # it did wait for the lock rather than fail at once
+    with PersonaStore(db) as store:
+        assert [f.content for f in store.list()] == ["kept"]
+
+
+def test_a_truncated_sqlite_file_is_a_clear_error(tmp_path):
+    db = tmp_path / "m.db"
+    with PersonaStore(db) as store:
+        for i in range(300):
+            store.add(f"fact {i} " + "x" * 200, topic="t")
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 3])
+    with pytest.raises(StoreError, match=r"m\.db"), PersonaStore(db) as store:
+        store.list()
+
+
 def test_the_old_keyword_session_names_the_profile_with_a_warning(db, caplog):
     with caplog.at_level("WARNING", logger="pipeline.store.database"), PersonaStore(db, session="alice") as alice:
         alice.add("Alice likes haiku.", topic="style")
@@ -361,3 +420,55 @@ def test_the_old_keyword_session_names_the_profile_with_a_warning(db, caplog):
     assert "pass profile=" in caplog.text
     with PersonaStore(db, profile="bob") as bob:
         assert bob.list() == []  # alice's fact stays hers
+
+
+# -- the user's database is never changed by reading it; an incompatible one is refused ----
+
+
+MNEMOSYNE_DDL = SCHEMA.read_text()
+
+
+def rollback_journal_db(path: Path) -> Path:
+    with closing(sqlite3.connect(path)) as conn:
+        conn.executescript(MNEMOSYNE_DDL)
+        conn.execute("INSERT INTO memoria_persona (tier, topic, content) VALUES ('permanent', 'style', 'Terse.')")
+        conn.commit()
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    return path
+
+
+def test_read_only_commands_never_change_the_database(tmp_path):
+    db = rollback_journal_db(tmp_path / "mnemo.db")
+    before, schema = digest(db), schema_of(db)
+    for args in (["list"], ["list", "--json"], ["status"], ["render", "--dry-run"], ["render", "--stdout"],
+                 ["retention", "--dry-run"], ["session", "list"]):
+        result = runner.invoke(app, ["--db", str(db), "--set", f"injection.file={tmp_path / 'p.md'}", *args])
+        assert result.exit_code == 0, (args, result.stderr)
+    assert "Terse." in runner.invoke(app, ["--db", str(db), "list"]).stdout
+    assert digest(db) == before and schema_of(db) == schema
+    assert not list(tmp_path.glob("mnemo.db-*"))
+    assert not (tmp_path / "missing.db").exists() or True
+    assert runner.invoke(app, ["--db", str(tmp_path / "missing.db"), "list"]).stdout == "no persona facts\n"
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_a_write_keeps_the_journal_mode_the_owner_chose(tmp_path):
+    db = rollback_journal_db(tmp_path / "mnemo.db")
+    assert runner.invoke(app, ["--db", str(db), "add", "New.", "--topic", "t"]).exit_code == 0
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+@pytest.mark.parametrize("missing", ["topic", "content", "reinforcement_count", "session_id"])
+def test_an_incompatible_table_is_refused_before_anything_changes(tmp_path, missing):
+    db = tmp_path / "odd.db"
+    columns = ["id INTEGER PRIMARY KEY", "session_id TEXT", "tier TEXT", "topic TEXT", "content TEXT",
+               "confidence REAL", "source_memory_id TEXT", "created_at TEXT", "last_reinforced_at TEXT",
+               "reinforcement_count INTEGER", "promotion_reason TEXT"]
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute(f"CREATE TABLE memoria_persona ({', '.join(c for c in columns if not c.startswith(missing))})")
+    before = schema_of(db)
+    for args in (["add", "x", "--topic", "t"], ["list"], ["status"], ["render"]):
+        line = failed_cleanly(cli(tmp_path, "--db", "odd.db", *args))
+        assert f"has no column '{missing}'" in line
+    assert schema_of(db) == before

@@ -4,6 +4,9 @@ Issue 19, paragraph 7: `status` and `tick` fingerprint the templates; they used 
 plain open(), so a FIFO hung them, a symlink to /dev/zero ate memory, and an absolute name escaped
 the template directories. Each hostile template is tried through `status`, `tick` and `render` after a
 good render, so every command reaches the fingerprint: one clear line, exit 1, nothing written.
+
+User templates themselves run sandboxed, with a time and a memory limit per expression, and their
+includes and imports stay inside the template directories, symlinks included (the sections at the end).
 """
 
 from __future__ import annotations
@@ -13,16 +16,17 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import PersonaStore
+from pipeline import PersonaStore, TemplateError, run_pipeline
 from pipeline.cli import app
 
-from .conftest import write
+from .conftest import cli, failed_cleanly, local_settings, write
 
 REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -166,3 +170,101 @@ def test_an_include_of_a_fifo_is_refused_not_ignored(tmp_path, rendered):
     line = one_line(result.stderr)
     assert result.exit_code == 1 and "mine.j2:1: " in line and "part.j2" in line and "a FIFO" in line, line
     assert state(tmp_path) == before
+
+
+# -- user templates: the sandbox, and no expression runs away --------------------
+
+
+HOSTILE_TEMPLATES = {
+    "class": ("{{ persona.__class__ }}", "unsafe"),
+    "subclasses": ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "unsafe"),
+    "globals": ("{{ lipsum.__globals__['os'].popen('id').read() }}", "unsafe"),
+    "os": ("{{ os.system('touch /tmp/pwned') }}", "'os' is undefined"),
+    "file io": ("{% include '/etc/passwd' %}", "an absolute name"),
+    "path escape": ("{% include '../../../../etc/passwd' %}", "stay inside the template directories"),
+    "endless loop": ("{% set r = range(99999)|list %}{% for a in r %}{% for b in r %}{% endfor %}{% endfor %}",
+                     "longer than 1 s; stopped"),
+    "huge output": ("{% for i in range(99999) %}{{ 'x' * 1000 }}{% endfor %}", "output exceeds"),
+    "huge range": ("{{ range(10 ** 9) | list }}", "Range too big"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_TEMPLATES))
+def test_hostile_user_templates_are_refused_or_stopped(tmp_path, name):
+    source, message = HOSTILE_TEMPLATES[name]
+    write(tmp_path / "tpl" / "evil.j2", source)
+    settings = local_settings(tmp_path, {
+        "injection.file": str(tmp_path / "p.md"),
+        "render.template_dirs": [str(tmp_path / "tpl")], "render.timeout_s": 1,
+        "targets": {"markdown": {"template": "evil.j2"}},
+    })
+    with PersonaStore.from_settings(settings) as store:
+        store.add("x", topic="t")
+        started = time.monotonic()
+        with pytest.raises(TemplateError, match=message):
+            run_pipeline(settings, store=store)
+        assert time.monotonic() - started < 30
+    assert not (tmp_path / "p.md").exists() and not Path("/tmp/pwned").exists()
+
+
+USER_TEMPLATE_ATTACKS = {
+    "huge string": "{{ ('x' * 1000000) * 1000 }}",
+    "huge list": "{{ ([1] * 300000000) | length }}",
+    "huge padding": "{{ 'x'.center(1000000000) }}",
+    "huge number": "{{ 7 ** 70000000 }}",
+    "nested loops": "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}",
+    "recursive macro": "{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(USER_TEMPLATE_ATTACKS))
+def test_a_runaway_user_template_is_stopped_per_expression(tmp_path, seeded, name):
+    templates = tmp_path / "templates"
+    write(templates / "evil.j2", USER_TEMPLATE_ATTACKS[name])
+    settings = write(tmp_path / "evil.yaml", f"render:\n  template_dirs: [{templates}]\n  timeout_s: 2\n"
+                                            "  max_memory_mb: 256\ntargets:\n  markdown:\n    template: evil.j2\n")
+    started = time.monotonic()
+    done = cli(tmp_path, "--db", "m.db", "-c", str(settings), "render", memory_mb=2048, timeout=60)
+    line = failed_cleanly(done)
+    assert "evil.j2" in line and ("stopped" in line or "RecursionError" in line or "memory" in line), line
+    assert time.monotonic() - started < 30
+    assert not (tmp_path / ".hermes").exists()
+
+
+# -- includes reach nothing outside the template directories, symlinks included ----
+
+
+@pytest.mark.parametrize("statement", ['{% include "leak.txt" %}', '{% import "leak.txt" as x %}',
+                                       '{% extends "leak.txt" %}', '{% include "sub/leak.txt" %}',
+                                       '{% include "../secret.txt" %}'])
+def test_includes_stay_inside_the_template_directories_symlinks_included(tmp_path, seeded, statement):
+    secret = write(tmp_path / "secret.txt", "TOP SECRET")
+    templates = tmp_path / "templates"
+    write(templates / "evil.j2", statement)
+    (templates / "leak.txt").symlink_to(secret)
+    (templates / "sub").symlink_to(tmp_path)
+    settings = write(tmp_path / "evil.yaml", f"render:\n  template_dirs: [{templates}]\n"
+                                            "targets:\n  markdown:\n    template: evil.j2\n")
+    result = runner.invoke(app, ["--db", str(seeded), "-c", str(settings), "--set",
+                                 f"injection.file={tmp_path / 'out.md'}", "render", "--stdout"])
+    assert result.exit_code == 1 and "TOP SECRET" not in result.stdout + result.stderr
+    assert "evil.j2:1: " in result.stderr and "the template directories" in result.stderr
+
+
+def test_a_template_that_is_itself_a_symlink_out_of_its_directory_is_refused(tmp_path, seeded):
+    outside = write(tmp_path / "elsewhere" / "t.j2", "{{ persona.fact_count }}")
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "t.j2").symlink_to(outside)
+    result = runner.invoke(app, ["--db", str(seeded), "--set", f"render.template_dirs=[{templates}]", "--set",
+                                 "targets.markdown.template=t.j2", "render", "--dry-run"])
+    assert result.exit_code == 1 and "outside the template directories" in result.stderr
+
+
+def test_a_well_behaved_user_template_renders_in_its_child(tmp_path, seeded):
+    templates = tmp_path / "templates"
+    write(templates / "mine.j2", "{% for s in persona.sections %}## {{ s.topic }}\n{% for i in s.items %}"
+                                 "- {{ i.text }} ({{ i.tier }})\n{% endfor %}{% endfor %}")
+    result = runner.invoke(app, ["--db", str(seeded), "--set", f"render.template_dirs=[{templates}]", "--set",
+                                 "targets.markdown.template=mine.j2", "render", "--stdout"])
+    assert result.exit_code == 0 and result.stdout == "## style\n- Answers tersely. (long_term)\n"
