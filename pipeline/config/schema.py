@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from ..fs.locations import profile_slug
+from ..fs.regions import REGION_NAME
 from ..text import LINE_ENDS
 from ..tiers import TIERS, Tier
 from . import targets
@@ -216,10 +218,19 @@ class HermesSettings(Section):
 
 class TargetSettings(Section):
     template: str = Field("persona.md.j2", min_length=1, description="Template file name.")
-    output: Literal["file", "store"] = Field(
+    output: Literal["file", "store", "region"] = Field(
         "file",
-        description="file: write `path`; store: write the rendered, capped text into the database "
-        "(persona_blocks, per profile), where injectors on every host read it.",
+        description="file: write `path`, which is ours alone; region: write only our marked region of `path` (a "
+        "CLAUDE.md, AGENTS.md, ... the user also edits), leaving every other byte as it was; store: write the "
+        "rendered, capped text into the database (persona_blocks, per profile), where injectors on every host read it.",
+    )
+    region: str | None = Field(
+        None,
+        description="output: region: a name for the region, beside the profile in its markers, so two targets may "
+        "share a file; letters, digits, . _ - only. Empty means the markers name only the profile.",
+    )
+    region_at: Literal["end", "start"] = Field(
+        "end", description="output: region: where a file without our region gets it (once): its end or its start."
     )
     path: Path | None = Field(
         None, description="Output file. Empty means injection.file. `{profile}` in it expands to the profile id."
@@ -229,6 +240,13 @@ class TargetSettings(Section):
     truncation_note: str | None = Field(
         None, description="Note when facts are left out. Empty means cap.truncation_note, else the template's own."
     )
+
+    @field_validator("region")
+    @classmethod
+    def _region_name(cls, value: str | None) -> str | None:
+        if value is not None and not REGION_NAME.fullmatch(value):
+            raise ValueError("must be 1-64 letters, digits, '.', '_' or '-' (it is written into the file's markers)")
+        return value
 
     @field_validator("boundary")
     @classmethod
@@ -253,6 +271,17 @@ class RenderSettings(Section):
 
 
 StageEntry = str | dict[str, dict[str, Any]]
+
+
+def _may_share(where: str, first: tuple[str, TargetSettings], second: tuple[str, TargetSettings]) -> None:
+    (one, a), (two, b) = first, second
+    if a.output == b.output == "region" and a.region != b.region:
+        return
+    if a.output == b.output == "region":
+        raise ValueError(f"targets {one!r} and {two!r} both write the region {a.region or '(unnamed)'} of {where}; "
+                         f"give one its own region name (targets.{two}.region) or its own path")
+    raise ValueError(f"targets {one!r} and {two!r} both write {where}; give each its own path "
+                     f"(targets.{two}.path)")
 
 
 class Settings(BaseModel):
@@ -338,15 +367,17 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _one_file_per_target(self) -> Settings:
-        owners: dict[str, str] = {}
+        """Two targets share a file only as two regions with different names; ``{profile}`` is expanded first
+        (for store.profile), so ``a-{profile}.md`` and ``a-default.md`` are seen to be one file."""
+        owners: dict[str, tuple[str, TargetSettings]] = {}
         for name, target in self.targets.items():
             if target.output == "store":
                 continue
-            where = str((target.path or self.injection.file or Path("<injection.file>")).expanduser())
+            raw = str(target.path or self.injection.file or Path("<injection.file>"))
+            where = str(Path(raw.replace("{profile}", profile_slug(self.store.profile))).expanduser())
             if where in owners:
-                raise ValueError(f"targets {owners[where]!r} and {name!r} both write {where}; give each its own path "
-                                 f"(targets.{name}.path)")
-            owners[where] = name
+                _may_share(where, owners[where], (name, target))
+            owners.setdefault(where, (name, target))
         return self
 
     def is_default(self, key: str) -> bool:
