@@ -42,6 +42,10 @@ _EXPORTS: dict[str, str] = {
     "TargetReport": "pipeline.render.model",
     "get_counter": "pipeline.render.tokens",
     "cap_text": "pipeline.render.section_cap",
+    # managed regions in files the user owns (CLAUDE.md, AGENTS.md, ...)
+    "RegionId": "pipeline.fs.regions",
+    "write_region": "pipeline.fs.region_file",
+    "remove_region": "pipeline.fs.region_file",
     # scheduling
     "tick": "pipeline.schedule.tick",
     "tick_all": "pipeline.schedule.tick",
@@ -99,6 +103,8 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
         StoreUnavailable,
         TemplateError,
     )
+    from .fs.region_file import remove_region, write_region
+    from .fs.regions import RegionId
     from .inject.injector import PersonaInjector
     from .inject.sessions import Refresh, SessionSnapshots
     from .integrations.hermes import PersonaPromptMixin

@@ -20,6 +20,7 @@ TEMPLATES = {
     "xml": ("persona.xml.j2", "<persona_section"),
     "text": ("persona.txt.j2", "["),
     "json": ("persona.jsonl.j2", '{"topic":'),
+    "cursor": ("persona.mdc.j2", "## "),
 }
 FACTS = [
     ("communication", "Answers tersely.", "permanent", 0.95, 3),

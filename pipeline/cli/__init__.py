@@ -12,6 +12,7 @@ from . import agent_cmds, fact_cmds, forget_cmds, render_cmds, store_cmds, tick_
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app
 from .session_cmds import session_app
+from .target_cmds import targets_app
 
 app = typer.Typer(
     rich_markup_mode=None,  # plain help and one-line errors; rich costs ~70 ms of start-up
@@ -67,5 +68,6 @@ agent_cmds.register(app)
 forget_cmds.register(app)
 app.add_typer(config_app, name="config")
 app.add_typer(session_app, name="session")
+app.add_typer(targets_app, name="targets")
 
 __all__ = ["app"]

@@ -139,9 +139,19 @@ def _why(fate: str, group: str) -> str:
     return f"  ({fate})" if fate != group else ""
 
 
+INJECT_FORMATS = ("text", "claude-code")
+
+
 def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annotated[str | None, typer.Option(
-        "--session-id", help="The host session whose snapshot to show (injection.mode: session).")] = None) -> None:
-    """Print exactly what would be appended to a system prompt."""
+        "--session-id", help="The host session whose snapshot to show (injection.mode: session).")] = None,
+        format_: Annotated[str, typer.Option(
+            "--format", help="text: the appendix as is; claude-code: Claude Code's SessionStart hook JSON "
+            "(hookSpecificOutput.additionalContext).")] = "text") -> None:
+    """Print exactly what would be appended to a system prompt, as text or in a host's hook shape."""
+    if format_ not in INJECT_FORMATS:
+        from ..errors import InputError
+
+        raise InputError(f"unknown --format {format_!r}; known: {', '.join(INJECT_FORMATS)}")
     from ..inject.injector import PersonaInjector
     from ..store.runs import recorded_tokens
 
@@ -158,6 +168,10 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
         injector = PersonaInjector(settings, session_id=session_id, profile=store.profile,
                                    known_tokens=lambda path, sha: recorded_tokens(store, path, sha, counter))
         block = injector.block()
-        typer.echo(injector.appendix(block), nl=False)
         if not block:
             warn_if_unknown(store)
+    appendix = injector.appendix(block)
+    if format_ == "claude-code":  # the shape Claude Code reads from a SessionStart hook's stdout
+        emit_json({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": appendix}})
+        return
+    typer.echo(appendix, nl=False)

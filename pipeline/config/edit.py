@@ -96,6 +96,28 @@ def set_config_value(path: Path, key: str, raw_value: str, *, env_name: str | No
     return value
 
 
+def set_target(path: Path, name: str, target: Mapping[str, Any] | None, *, env_name: str | None = None,
+               protected: Mapping[Path, str] | None = None) -> None:
+    """Add target ``name`` to a YAML file, or (``target`` None) delete its entry; validated before the write."""
+
+    def change(document: CommentedMap) -> None:
+        section = _target_section(document, env_name)
+        targets = section.get("targets")
+        if target is None:
+            if not isinstance(targets, dict) or name not in targets:
+                raise ConfigError([f"{path}: no target {name!r} to remove"])
+            del targets[name]
+            if not targets:
+                del section["targets"]
+        else:
+            if isinstance(targets, dict) and targets.get(name) is not None:
+                raise ConfigError([f"{path}: target {name!r} already exists; remove it first or pick --name"])
+            _assign(section, ["targets", name], CommentedMap(target), path)
+        _validate(document, path, env_name)
+
+    edit_yaml_file(path, change, protected=protected)
+
+
 def edit_yaml_file(path: Path, change: Callable[[CommentedMap], None], *,
                    protected: Mapping[Path, str] | None = None) -> Path:
     """Apply ``change`` to a YAML mapping file with a ruamel round trip; returns the file written.
@@ -136,6 +158,7 @@ def dump_like(document: CommentedMap, original: str) -> str:
     """
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
+    yaml.width = 4096  # ruamel folds a long value (a deep path) onto a new line at 80 columns otherwise
     if original.strip():
         yaml.indent(**_indentation(original))
     buffer = io.StringIO()

@@ -9,262 +9,59 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import urlsplit
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from ..text import LINE_ENDS
+from ..fs.locations import profile_slug
 from ..tiers import TIERS, Tier
 from . import targets
+from .sections import (
+    CapSettings,
+    HermesSettings,
+    InjectionSettings,
+    RenderSettings,
+    RetentionSettings,
+    Section,
+    StoreSettings,
+    SupersedeSettings,
+    TargetSettings,
+    TriggerSettings,
+)
 from .targets import ResolvedTarget
-from .urls import SERVER_SCHEMES, port_problem, redact_url
 
-__all__ = ["TIERS", "ResolvedTarget", "Settings", "Tier"]
+__all__ = [
+    "TIERS",
+    "CapSettings",
+    "HermesSettings",
+    "InjectionSettings",
+    "RenderSettings",
+    "ResolvedTarget",
+    "RetentionSettings",
+    "Section",
+    "Settings",
+    "StoreSettings",
+    "SupersedeSettings",
+    "TargetSettings",
+    "Tier",
+    "TriggerSettings",
+]
 
 MAX_TARGET_NAME = 100
 
 
-class Section(BaseModel):
-    """Base of every nested settings section: unknown keys are errors."""
-
-    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
-
-
-class StoreSettings(Section):
-    path: Path | None = Field(
-        None,
-        description="SQLite database. Empty means Mnemosyne's own: $MNEMOSYNE_DATA_DIR/mnemosyne.db, "
-        "else $HERMES_HOME/mnemosyne/data/mnemosyne.db, else ~/.hermes/mnemosyne/data/mnemosyne.db.",
-    )
-    url: str | None = Field(
-        None,
-        description="A database URL; wins over path. postgresql://user@host:port/db for a PostgreSQL server, "
-        "sqlite:///path or a bare path for a SQLite file.",
-    )
-    statement_timeout_ms: int = Field(
-        30_000, ge=0, le=3_600_000,
-        description="PostgreSQL: a statement running longer is cancelled with an error (0: no limit).",
-    )
-
-    @field_validator("url")
-    @classmethod
-    def _known_scheme(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        scheme, found, _ = value.partition("://")
-        if found and f"{scheme}://" not in (*SERVER_SCHEMES, "sqlite://"):
-            raise ValueError(f"unknown database scheme {scheme!r}: expected postgresql://user@host:port/db, "
-                             "sqlite:///path, or a path")
-        if found and scheme == "sqlite" and not value.removeprefix("sqlite://"):
-            raise ValueError("sqlite:// needs a path, as in sqlite:///home/me/persona.db")
-        if value.startswith(SERVER_SCHEMES):
-            problem = port_problem(value)
-            if problem:
-                raise ValueError(f"not a valid PostgreSQL URL ({problem})")
-            shown = urlsplit(redact_url(value))
-            if not shown.path.strip("/") and "dbname=" not in shown.query:
-                # libpq would pick a database named after the user; tables must not land somewhere unnamed.
-                raise ValueError("names no database: expected postgresql://user@host:port/db")
-        return value
-    profile: str = Field(
-        "default", min_length=1,
-        description="Whose persona this is: the profile whose facts are read and written (Mnemosyne's session_id "
-        "column). The old name store.session still works, with a warning.",
-    )
-    memory_scope: Literal["all", "profile"] = Field(
-        "all",
-        description="Which working and episodic memories are a profile's, to promote and to count toward "
-        "triggers.interval: all (one user's database; Mnemosyne files memories under conversation ids) or "
-        "profile (memories whose session_id is the profile, as a shared database serving many users files them).",
-    )
-    busy_timeout_ms: int = Field(
-        5000, ge=0, le=3_600_000, description="How long to wait for a locked database before failing."
-    )
-    lock_lease_ms: int = Field(
-        60_000, ge=1000, le=86_400_000,
-        description="PostgreSQL: a worker holding a profile's tick lock, or a transaction, that sends nothing for "
-        "this long (stopped, or cut off by the network) is disconnected by the server, which frees its locks; "
-        "a live worker's heartbeat keeps its lock.",
-    )
-    max_fact_chars: int = Field(
-        2000, ge=1, le=1_000_000,
-        description="Longest fact accepted by add, promote and import; persona facts are short rules."
-    )
-    keep_runs: int = Field(
-        100, ge=0, le=1_000_000,
-        description="Run records (persona_runs) kept per profile; older ones are deleted at each render. "
-        "0 keeps every one.",
-    )
-
-
-class InjectionSettings(Section):
-    enabled: bool = Field(False, description="Master switch for prompt injection (legacy MNEMOSYNE_PERSONA_ENABLED).")
-    file: Path | None = Field(
-        None,
-        description="The persona file: written by the default target, read by the injector "
-        "(legacy MNEMOSYNE_PERSONA_FILE). Empty means $HERMES_HOME/memory/persona.md, else "
-        "~/.hermes/memory/persona.md. `{profile}` in it expands to the profile id.",
-    )
-    header: str = Field(
-        "# L3 Persona (Active Behavioral Rules)",
-        description="Heading placed between the system prompt and the persona block.",
-    )
-    check_interval_ms: int = Field(
-        250, ge=0, le=86_400_000, description="How often the injector may stat the file; 0 checks on every call."
-    )
-    target: str = Field("markdown", min_length=1, description="The target whose file the injector reads.")
-    source: Literal["file", "store"] = Field(
-        "file",
-        description="file: the target's file on this host; store: the target's block in the database "
-        "(the target needs output: store), so every host injects the same persona.",
-    )
-    mode: Literal["live", "session"] = Field(
-        "live",
-        description="live: the file as it is now (cached by mtime); session: the snapshot a session was first "
-        "given, refreshed only at compaction.",
-    )
-    busy_timeout_ms: int = Field(
-        50, ge=0, le=60_000,
-        description="How long the prompt path waits for a locked database before serving the last good "
-        "persona instead; a prompt build must never stall on another writer."
-    )
-    timeout_ms: int = Field(
-        2000, ge=100, le=60_000,
-        description="PostgreSQL: the prompt path's statement timeout; with no answer 1 s after it (a frozen server "
-        "or network) the prompt path gives up on the connection and serves the last good persona."
-    )
-    max_file_bytes: int = Field(
-        1_000_000, ge=1, le=100_000_000,
-        description="Most bytes of the persona file (or stored block) the injector reads; the rest is ignored, "
-        "with a warning, so no file or row can exhaust the host's memory."
-    )
-    listen_ping_ms: int = Field(
-        5000, ge=100, le=3_600_000,
-        description="PostgreSQL: how often the block listener NOTIFYs itself to prove its connection still "
-        "delivers. One that has not heard itself for twice this long counts as down: injectors check the block's "
-        "hash every check_interval_ms meanwhile, and the listener is replaced by a new connection."
-    )
-    poll_floor_ms: int = Field(
-        60_000, ge=0, le=86_400_000,
-        description="PostgreSQL: even while the block listener is healthy, an injector checks its block's hash "
-        "at least this often, so an announcement that never arrived delays a new block by at most this long."
-    )
-
-
-class CapSettings(Section):
-    token_cap: int = Field(
-        1500, le=1_000_000, description="Token budget of the persona block (legacy MNEMOSYNE_PERSONA_TOKEN_CAP)."
-    )
-    counter: Literal["o200k_base", "cl100k_base", "heuristic"] = Field(
-        "o200k_base", description="Token counter: exact o200k_base or cl100k_base, or a conservative heuristic."
-    )
-    truncation_note: str | None = Field(
-        None,
-        description="Line appended when facts were left out; it counts inside the budget. Empty means the "
-        "template's own note, in its format (each shipped template has one).",
-    )
-
-
-class TriggerSettings(Section):
-    interval: int = Field(
-        50, ge=1, le=10_000_000,
-        description="New working memories that trigger a regeneration (legacy MNEMOSYNE_PERSONA_INTERVAL)."
-    )
-    daily_sync_hour: int = Field(
-        3,
-        description="UTC hour of the daily regeneration; outside 0-23 disables it "
-        "(legacy MNEMOSYNE_PERSONA_DAILY_SYNC_HOUR).",
-    )
-    explicit: bool = Field(True, description="Whether `persona tick --force` renders.")
-    cold_start: bool = Field(True, description="Render when a target's file does not exist.")
-    recovery: bool = Field(True, description="Render when a target's file is unreadable, or empty but should not be.")
-    on_interval: bool = Field(True, description="Render after `interval` new working memories.")
-    daily_sync: bool = Field(True, description="Render once per UTC day at or after `daily_sync_hour`.")
-    store_changed: bool = Field(True, description="Render after a promote, demote, reinforce, import or eviction.")
-    config_changed: bool = Field(True, description="Render when the settings or a template changed.")
-
-
-class RetentionSettings(Section):
-    enabled: bool = Field(True, description="Apply decay, expiry, eviction and auto-promotion on `persona tick`.")
-    half_life_days: float = Field(
-        180.0, gt=0, le=1e6,
-        description="long_term: effective confidence halves per this many days without reinforcement."
-    )
-    evict_below: float = Field(
-        0.05, ge=0, le=1, description="long_term: evict when effective confidence falls below this."
-    )
-    reinforce_step: float = Field(
-        0.05, ge=0, le=1, description="Confidence added by each reinforcement, capped at 1.0."
-    )
-    working_ttl_hours: float = Field(
-        720.0, gt=0, le=1e8, description="working: expire this many hours after the last reinforcement."
-    )
-    promote_after: int = Field(
-        0, ge=0, le=1_000_000_000,
-        description="working: move to long_term after this many reinforcements; 0 turns it off."
-    )
-
-
-class SupersedeSettings(Section):
-    # flag, not auto: on tests/data/supersede_pairs.yaml auto keeps precision below 1.0 (`make bench`).
-    detect: Literal["auto", "flag", "off"] = Field(
-        "flag",
-        description="A fact added beside an older one of the same topic that it says changed (\"now\", \"no longer\", "
-        "\"switched to\"... in English, German, French, Spanish): auto supersedes the old one, flag only reports "
-        "the pair in `status` and `explain`, off does nothing.",
-    )
-
-
-class HermesSettings(Section):
-    profile: Literal["fixed", "user_id", "user_or_session_key"] = Field(
-        "fixed",
-        description="fixed: every Hermes user shares store.profile; user_id: each user Hermes names (the "
-        "gateway's user_id) gets their own profile; user_or_session_key: the user_id when Hermes has one, else "
-        "`key:` + the gateway session key (the API server's X-Hermes-Session-Key). A request naming nobody gets "
-        "no persona. Per-user modes need {profile} in the persona file path.",
-    )
-
-
-class TargetSettings(Section):
-    template: str = Field("persona.md.j2", min_length=1, description="Template file name.")
-    output: Literal["file", "store"] = Field(
-        "file",
-        description="file: write `path`; store: write the rendered, capped text into the database "
-        "(persona_blocks, per profile), where injectors on every host read it.",
-    )
-    path: Path | None = Field(
-        None, description="Output file. Empty means injection.file. `{profile}` in it expands to the profile id."
-    )
-    budget: int | None = Field(None, le=1_000_000, description="Token budget. Empty means cap.token_cap.")
-    boundary: str = Field("## ", min_length=1, description="A line starting with this begins a section.")
-    truncation_note: str | None = Field(
-        None, description="Note when facts are left out. Empty means cap.truncation_note, else the template's own."
-    )
-
-    @field_validator("boundary")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        if any(char in LINE_ENDS for char in value):
-            raise ValueError("must be the start of one line, without a line break in it")
-        return value
-
-
-class RenderSettings(Section):
-    template_dirs: list[Path] = Field(
-        default_factory=list, description="User template directories, searched before the built-in templates/."
-    )
-    timeout_s: float = Field(5.0, gt=0, le=3600, description="A template render is stopped after this many seconds.")
-    max_memory_mb: int = Field(
-        512, ge=64, le=65_536,
-        description="Memory a user template's render process may use; it is stopped past this.",
-    )
-    max_output_chars: int = Field(
-        5_000_000, ge=1, le=100_000_000, description="A template render is stopped past this many characters of output."
-    )
-
-
 StageEntry = str | dict[str, dict[str, Any]]
+
+
+def _may_share(where: str, first: tuple[str, TargetSettings], second: tuple[str, TargetSettings]) -> None:
+    (one, a), (two, b) = first, second
+    if a.output == b.output == "region" and a.region != b.region:
+        return
+    if a.output == b.output == "region":
+        raise ValueError(f"targets {one!r} and {two!r} both write the region {a.region or '(unnamed)'} of {where}; "
+                         f"give one its own region name (targets.{two}.region) or its own path")
+    raise ValueError(f"targets {one!r} and {two!r} both write {where}; give each its own path "
+                     f"(targets.{two}.path)")
 
 
 class Settings(BaseModel):
@@ -353,15 +150,17 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _one_file_per_target(self) -> Settings:
-        owners: dict[str, str] = {}
+        """Two targets share a file only as two regions with different names; ``{profile}`` is expanded first
+        (for store.profile), so ``a-{profile}.md`` and ``a-default.md`` are seen to be one file."""
+        owners: dict[str, tuple[str, TargetSettings]] = {}
         for name, target in self.targets.items():
             if target.output == "store":
                 continue
-            where = str((target.path or self.injection.file or Path("<injection.file>")).expanduser())
+            raw = str(target.path or self.injection.file or Path("<injection.file>"))
+            where = str(Path(raw.replace("{profile}", profile_slug(self.store.profile))).expanduser())
             if where in owners:
-                raise ValueError(f"targets {owners[where]!r} and {name!r} both write {where}; give each its own path "
-                                 f"(targets.{name}.path)")
-            owners[where] = name
+                _may_share(where, owners[where], (name, target))
+            owners.setdefault(where, (name, target))
         return self
 
     def is_default(self, key: str) -> bool:

@@ -28,8 +28,10 @@ class ResolvedTarget:
     boundary: str
     note: str | None  # configured; None means the template's own (render.notes.truncation_note)
     template_dirs: tuple[str, ...] = ()
-    output: Literal["file", "store"] = "file"  # store: the text goes to persona_blocks, keyed by (profile, name)
+    output: Literal["file", "store", "region"] = "file"  # store: to persona_blocks; region: our part of a file
     profile: str = "default"
+    region: str | None = None  # region: the name in its markers, beside the profile
+    region_at: Literal["end", "start"] = "end"  # region: where a file without one gets it
 
     @property
     def in_store(self) -> bool:
@@ -45,8 +47,11 @@ def protected_paths(settings: Settings, *, besides: str | None = None, profile: 
     protected |= {Path(f"{db}{end}"): f"the database's {end} file" for end in ("-wal", "-shm", "-journal")}
     if config_files:
         protected |= {path: f"the config file {path}" for path in settings.config_files}
+    sharing = besides is not None and settings.targets[besides].output == "region"
     for name, target in settings.targets.items():
-        if name != besides and target.output == "file":
+        # Region targets share a file with each other (their markers differ; the schema checks that), never with
+        # a target that owns the whole file.
+        if name != besides and target.output != "store" and not (sharing and target.output == "region"):
             expands = "{profile}" in raw_path(settings, name)
             protected[resolve_target(settings, name, profile=profile if expands else None).path] = (
                 f"target {name!r}'s file")
@@ -82,7 +87,7 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
     owner = settings.store.profile
     profile = owner if profile is None else profile
     raw = raw_path(settings, name)
-    if target.output == "file" and "{profile}" not in raw and profile != owner:
+    if target.output != "store" and "{profile}" not in raw and profile != owner:
         key = f"targets.{name}.path" if target.path else "injection.file"
         raise InputError(
             f"target {name!r} writes {raw}, which belongs to profile {owner!r} (store.profile); to use it for "
@@ -103,6 +108,8 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
         template_dirs=tuple(str(Path(d).expanduser()) for d in settings.render.template_dirs),
         output=target.output,
         profile=profile,
+        region=target.region,
+        region_at=target.region_at,
     )
 
 

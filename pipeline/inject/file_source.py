@@ -17,17 +17,39 @@ from pathlib import Path
 
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
-from ..errors import PersonaError
+from ..errors import PersonaError, StageError
+from ..fs.locations import profile_slug
 from ..fs.read import FileRead, describe, read_file
+from ..fs.regions import RegionId, body_text, line_end, own_region
 from ..warn_once import ProblemLog
 from .capped import cap_block, decoded
 
 
 def block_of(found: FileRead, target: ResolvedTarget, *, counter: str, max_bytes: int, problems: ProblemLog,
              known_tokens: int | None = None) -> str:
-    """The capped block of a file already read; ``known_tokens`` is its exact count, when a render recorded it."""
-    text = decoded(found.data, found.truncated, f"persona file {target.path}", max_bytes, problems)
+    """The capped block of a file already read; ``known_tokens`` is its exact count, when a render recorded it.
+
+    For a region target only our region is the block: the user's own text
+    around it is theirs, and their host reads it anyway.
+    """
+    data = region_of(found.data, target) if target.output == "region" else found.data
+    text = decoded(data, found.truncated, f"persona file {target.path}", max_bytes, problems)
     return cap_block(text, target, counter, known_tokens=None if found.truncated else known_tokens)
+
+
+def region_of(data: bytes, target: ResolvedTarget) -> bytes:
+    """The bytes of ``target``'s own region in ``data`` (LF line ends, as rendered); StageError if it has none."""
+    region = RegionId(profile_slug(target.profile), target.region)
+    span = own_region(data, region, f"persona file {target.path}")
+    if span is None:
+        raise StageError(f"persona file {target.path} has no persona-tier region {region.attributes()}")
+    return body_text(span.body(data), line_end(data)).encode("utf-8", "surrogateescape")
+
+
+def _read(target: ResolvedTarget, max_bytes: int) -> FileRead:
+    # A region lives in the user's own file, often a link into a dotfiles repository; only our marked
+    # region of it is ever injected, so the link may point anywhere.
+    return read_file(target.path, max_bytes, confine_symlinks=target.output != "region")
 
 
 log = logging.getLogger(__name__)
@@ -70,7 +92,7 @@ class FileSource:
 
     def read(self) -> str:
         """The file now, capped; OSError says why it cannot be read."""
-        return self._capped(read_file(self.target.path, self._max_bytes))
+        return self._capped(_read(self.target, self._max_bytes))
 
     def text(self) -> str:
         """The capped file as last seen, re-checked at most once per interval; "" (one warning) if unreadable."""
@@ -93,11 +115,11 @@ class FileSource:
 
     def _refresh(self, held: _Held) -> _Held:
         try:
-            found = read_file(self.target.path, self._max_bytes)
+            found = _read(self.target, self._max_bytes)
             if found.key == held.key:
                 return held
             fresh = _Held(self._capped(found), found.key)
-        except OSError as error:
+        except (OSError, StageError) as error:
             self.problems.warn(f"{self.describe(error)}; injecting nothing")
             return _Held("", None)
         self.problems.recovered()
@@ -105,7 +127,8 @@ class FileSource:
 
     def _capped(self, found: FileRead) -> str:
         return block_of(found, self.target, counter=self._counter, max_bytes=self._max_bytes,
-                        problems=self.problems, known_tokens=self._recorded_tokens(found.data))
+                        problems=self.problems, known_tokens=self._recorded_tokens(
+                            region_of(found.data, self.target) if self.target.output == "region" else found.data))
 
     def _recorded_tokens(self, data: bytes) -> int | None:
         """The count a render recorded for these bytes; a failing lookup only means counting them again."""

@@ -14,8 +14,12 @@ from typing import Any
 
 from ..clock import from_db
 from ..config.schema import Settings
+from ..config.targets import ResolvedTarget
+from ..errors import PersonaError
 from ..fs.read import describe, probe_regular
+from ..fs.region_file import current_region, region_path
 from ..stages.fingerprint import config_hash
+from ..stages.write_region import region_id
 from ..store import PersonaStore
 from ..store.blocks import existing_blocks
 from ..store.memories import new_memories
@@ -46,11 +50,12 @@ def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) ->
     targets = [settings.target(name, profile=store.profile) for name in settings.targets]
     paths = [target.path for target in targets if not target.in_store]
     in_store = [target.name for target in targets if target.in_store]
+    regions = [target for target in targets if target.output == "region"]
     return [
         TriggerState("explicit", rules.explicit, rules.explicit and force,
                      "--force was given" if force else "no --force"),
-        _cold_start(rules.cold_start, paths, store, in_store),
-        _recovery(rules.recovery, paths, store),
+        _cold_start(rules.cold_start, paths, store, in_store, regions),
+        _recovery(rules.recovery, [p for p in paths if p not in {t.path for t in regions}], store, regions),
         _interval(rules.on_interval, rules.interval, store, last),
         _daily(rules.daily_sync, rules.daily_sync_hour, now, last),
         _store_changed(rules.store_changed, store, last),
@@ -58,8 +63,10 @@ def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) ->
     ]
 
 
-def _cold_start(enabled: bool, paths: list[Path], store: PersonaStore, in_store: list[str]) -> TriggerState:
+def _cold_start(enabled: bool, paths: list[Path], store: PersonaStore, in_store: list[str],
+                regions: list[ResolvedTarget]) -> TriggerState:
     missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
+    missing += [f"{t.path} (its region)" for t in regions if t.path.exists() and _region_state(t) == "missing"]
     have = existing_blocks(store, in_store)
     missing += [f"the store (target {name!r})" for name in in_store if name not in have]
     kinds = " and ".join(kind for kind, some in (("persona file", paths), ("stored block", in_store)) if some)
@@ -67,8 +74,17 @@ def _cold_start(enabled: bool, paths: list[Path], store: PersonaStore, in_store:
     return TriggerState("cold_start", enabled, enabled and bool(missing), reason)
 
 
-def _recovery(enabled: bool, paths: list[Path], store: PersonaStore) -> TriggerState:
-    problems = []
+def _region_state(target: ResolvedTarget) -> str:
+    """"missing", "present", or why the region cannot be read (broken markers, an unreadable file)."""
+    try:
+        return "missing" if current_region(region_path(target.path), region_id(target)) is None else "present"
+    except PersonaError as error:
+        return str(error)
+
+
+def _recovery(enabled: bool, paths: list[Path], store: PersonaStore, regions: list[ResolvedTarget]) -> TriggerState:
+    problems = [state for t in regions if t.path.exists() and (state := _region_state(t)) not in ("missing",
+                                                                                                  "present")]
     for path in paths:
         if not path.exists():
             continue  # that is cold start

@@ -19,6 +19,7 @@ from ..store.blocks import StoredBlock, put_block, read_block
 from ..store.runs import Outcome, RunRecord, newest_generation, record_run
 from .context import StageContext
 from .registry import StageOptions, stage
+from .write_region import write_region_target
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,9 @@ def write(capped: CappedRender, *, ctx: StageContext, options: WriteOptions) -> 
     path = capped.rendered.target.path
     if capped.rendered.target.in_store:
         return _write_block(capped, ctx)
+    if capped.rendered.target.output == "region":
+        return write_region_target(capped, ctx, options.lock_timeout_s, _report,
+                                   lambda capped_, report, outcome: _record_run(ctx, capped_, report, outcome))
     if ctx.dry_run:
         previous = read_current(path)
         report = _report(capped, previous, written=False, stale=False)
@@ -109,6 +113,11 @@ def _write_block(capped: CappedRender, ctx: StageContext) -> TargetReport:
     log.info("target %s (store): %s (%d/%d tokens, generation %d)", report.target, outcome, report.tokens,
              report.budget, generation)
     return report
+
+
+def _record_run(ctx: StageContext, capped: CappedRender, report: TargetReport, outcome: Outcome) -> None:
+    record_run(ctx.store, _record(capped, report, ctx.reason, outcome, ctx.cache.get("config_hash"), ctx.counter.name),
+               keep=ctx.settings.store.keep_runs)
 
 
 def _report(capped: CappedRender, previous: str | None, *, written: bool, stale: bool) -> TargetReport:
