@@ -12,9 +12,13 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
+import anyio
+import anyio.to_thread
+
 from ..config.schema import Settings
 from ..errors import PersonaError
 from ..fs.locations import package_version
+from .mcp_resources import MIME_TYPE, URI_TEMPLATE, PersonaTexts, Watcher, parse_uri
 from .tools import PersonaTools, Tool, error_json
 
 SERVER_NAME = "persona-tier"
@@ -26,15 +30,113 @@ def load_sdk() -> None:
     import mcp_types  # noqa: F401
 
 
-def build_server(settings: Callable[[], Settings]) -> Any:
-    """An MCPServer whose tools are :class:`PersonaTools`, with our errors as tool errors."""
+def build_server(settings: Callable[[], Settings]) -> tuple[Any, Watcher]:
+    """An MCPServer whose tools are :class:`PersonaTools`, with our errors as tool errors, and the rendered
+    persona as resources and a prompt; the :class:`Watcher` must run beside it for change notifications."""
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.subscriptions import InMemorySubscriptionBus
 
+    bus = InMemorySubscriptionBus()  # ours, so the watcher publishes where the listen streams read
     server = MCPServer(SERVER_NAME, version=package_version(), instructions="The user's L3 persona: durable "
-                       "behavioural facts, rendered into the system prompt.")
+                       "behavioural facts, rendered into the system prompt.", subscriptions=bus)
     for name, tool in PersonaTools(settings).catalog(legacy=True).items():
         server.tool(name=name, description=tool.__doc__)(_as_tool_errors(tool))
-    return server
+    texts = PersonaTexts(settings)
+    watcher = Watcher(texts, bus)
+    _add_resources(server._lowlevel_server, texts, watcher, bus)
+    _add_prompt(server, texts)
+    return server, watcher
+
+
+def _persona_error(error: PersonaError) -> Exception:
+    """Our error as the client sees it: invalid params, with our one clear line."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    return MCPError(code=INVALID_PARAMS, message=str(error))
+
+
+def _add_resources(lowlevel: Any, texts: PersonaTexts, watcher: Watcher, bus: Any) -> None:
+    """resources/list, templates/list, read, subscribe, unsubscribe and subscriptions/listen, all ours:
+    the list follows the settings as they are now, and every subscribed URI is watched."""
+    import mcp_types as types
+    from mcp.server.subscriptions import ListenHandler
+
+    async def listed(ctx: Any, params: Any) -> Any:
+        try:
+            found = await anyio.to_thread.run_sync(texts.listed)
+        except PersonaError as error:
+            raise _persona_error(error) from None
+        return types.ListResourcesResult(resources=[types.Resource(mime_type=MIME_TYPE, **r) for r in found])
+
+    async def templates(ctx: Any, params: Any) -> Any:
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            name="persona", uri_template=URI_TEMPLATE, mime_type=MIME_TYPE,
+            description="A profile's persona from one target, exactly as the injector appends it to a system "
+                        "prompt. A target whose file belongs to another profile is refused.")])
+
+    async def read(ctx: Any, params: Any) -> Any:
+        try:
+            text = await anyio.to_thread.run_sync(lambda: texts.text(*parse_uri(params.uri)))
+        except PersonaError as error:
+            raise _persona_error(error) from None
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text=text,
+                                                                             mime_type=MIME_TYPE)])
+
+    async def subscribe(ctx: Any, params: Any) -> Any:
+        try:
+            await anyio.to_thread.run_sync(lambda: watcher.watch(params.uri, session=ctx.session))
+        except PersonaError as error:
+            raise _persona_error(error) from None
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: Any) -> Any:
+        watcher.unwatch(params.uri, session=ctx.session)
+        return types.EmptyResult()
+
+    listen = ListenHandler(bus)
+
+    async def listening(ctx: Any, params: Any) -> Any:
+        # The SDK's own stream; ours only watches the URIs it names while it is open.
+        uris: list[str] = []
+        try:
+            for resource in params.notifications.resource_subscriptions or ():
+                await anyio.to_thread.run_sync(watcher.watch, resource)
+                uris.append(resource)
+            return await listen(ctx, params)
+        except PersonaError as error:
+            raise _persona_error(error) from None
+        finally:
+            for resource in uris:
+                watcher.unwatch(resource)
+
+    for method, params_type, handler in [
+        ("resources/list", types.PaginatedRequestParams, listed),
+        ("resources/templates/list", types.PaginatedRequestParams, templates),
+        ("resources/read", types.ReadResourceRequestParams, read),
+        ("resources/subscribe", types.SubscribeRequestParams, subscribe),
+        ("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe),
+        ("subscriptions/listen", types.SubscriptionsListenRequestParams, listening),
+    ]:
+        lowlevel.add_request_handler(method, params_type, handler)
+
+
+def _add_prompt(server: Any, texts: PersonaTexts) -> None:
+    from mcp.server.mcpserver.prompts.base import UserMessage
+
+    @server.prompt(name="persona", title="The user's persona",
+                   description="The user's L3 persona, exactly as the injector appends it to a system prompt "
+                               "(one user message). profile: whose (default store.profile); target: which "
+                               "rendering (default injection.target).")
+    async def persona(profile: str | None = None, target: str | None = None) -> Any:
+        def text() -> str:
+            settings = texts.settings()
+            return texts.text(profile or settings.store.profile, target or settings.injection.target, settings)
+
+        try:
+            return [UserMessage(await anyio.to_thread.run_sync(text))]
+        except PersonaError as error:
+            raise _persona_error(error) from None
 
 
 def _as_tool_errors(tool: Tool) -> Tool:
@@ -56,12 +158,10 @@ def _as_tool_errors(tool: Tool) -> Tool:
 
 def serve(settings: Callable[[], Settings]) -> None:
     """Run over stdio until the client disconnects; every malformed frame is answered (see :mod:`.mcp_stdio`)."""
-    import anyio
-
-    anyio.run(_serve_stdio, build_server(settings))
+    anyio.run(_serve_stdio, *build_server(settings))
 
 
-async def _serve_stdio(server: Any) -> None:
+async def _serve_stdio(server: Any, watcher: Watcher) -> None:
     from mcp.server.stdio import stdio_server
 
     from .mcp_stdio import WireIn, WireOut, claimed_stdio
@@ -72,4 +172,8 @@ async def _serve_stdio(server: Any) -> None:
         async with stdio_server(stdin=cast(Any, WireIn(wire_in, out)), stdout=cast(Any, out)) as (read, write):
             # MCPServer.run("stdio") builds its own reader; the low-level server is the same one it would run.
             lowlevel = server._lowlevel_server
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(watcher.run)
+                await lowlevel.run(read, write, lowlevel.create_initialization_options())
+                tasks.cancel_scope.cancel()  # the client is gone: nobody is left to notify
+    watcher.texts.close()
