@@ -36,6 +36,7 @@ from .hermes_request import (
     conversation_fingerprint,
     is_continuation,
     message_digests,
+    summary_is_last,
     with_system_text,
 )
 from .hermes_session import BOUND, BoundTools, current_home, gateway_identity, hermes_settings, no_settings
@@ -99,7 +100,8 @@ class PersonaPlugin:
         self._lock = threading.Lock()
         self._gates: weakref.WeakValueDictionary[tuple[str, ...], _Gate] = weakref.WeakValueDictionary()
         self._seen: OrderedDict[tuple[str, ...], Seen] = OrderedDict()
-        self._previous: OrderedDict[tuple[str, ...], tuple[str, ...]] = OrderedDict()  # last request's messages
+        # Per session: the last request's summary and messages.
+        self._previous: OrderedDict[tuple[str, ...], tuple[str | None, tuple[str, ...]]] = OrderedDict()
         self._profiles: OrderedDict[tuple[str, str, str], Profile] = OrderedDict()  # (home, user, key)
         self._lineage: OrderedDict[tuple[str, ...], str] = OrderedDict()  # (home, profile, opening) -> persona
         self._subagents: OrderedDict[tuple[str, str], bool] = OrderedDict()  # (home, session id) of subagents
@@ -149,11 +151,12 @@ class PersonaPlugin:
         does: a store that fails is worked around from memory (and the file), with one warning."""
         snapshots = profile.snapshots
         key = (profile.home, snapshots.store.label, snapshots.profile, session_id)
-        digests, marker = message_digests(request), compaction_marker(request)  # hashing stays outside the lock
+        # Hashing stays outside the lock.
+        marker, typed, digests = compaction_marker(request), summary_is_last(request), message_digests(request)
         self._check_erasures(profile)
         with self._lock:
             seen = self._seen.get(key)
-            boundary = self._boundary(key, digests, marker, seen)
+            boundary = self._boundary(key, (marker, digests), typed, seen)
             if seen is not None and seen.boundary == boundary and seen.warm:
                 self._seen.move_to_end(key)
                 return seen.text  # warm: from memory, no I/O
@@ -168,17 +171,23 @@ class PersonaPlugin:
         finally:
             gate.lock.release()
 
-    def _boundary(self, key: tuple[str, ...], current: tuple[str, ...], marker: str | None,
+    def _boundary(self, key: tuple[str, ...], now: tuple[str | None, tuple[str, ...]], typed: bool,
                   seen: Seen | None) -> str | None:
-        """The compaction this request shows: a summary where Hermes inserts one, absent from the session's
-        previous request, in a history that was rewritten rather than added to. Anything else (a user who
-        typed or pasted a summary) keeps the session's current boundary."""
+        """The compaction this request shows: a summary where Hermes inserts one, with the user's turn after it,
+        that the session's previous request did not already hold in a history this one only adds to. A summary
+        the request ends with was typed or pasted (Hermes always sends the turn after the one it inserts); one
+        carried over from the previous request is the same compaction. Both keep the current boundary."""
         previous = self._previous.get(key)
-        self._remember(self._previous, key, current)
-        if marker is None or previous is None:  # the first request this process sees: the stored row decides
+        self._remember(self._previous, key, now)
+        marker, current = now[0], seen.boundary if seen is not None else None
+        if marker is None:
+            return None
+        if typed:
+            return current
+        if previous is None:  # the first request this process sees: the stored row decides
             return marker
-        if is_continuation(previous, current):
-            return seen.boundary if seen is not None else None
+        if previous[0] == marker and is_continuation(previous[1], now[1]):
+            return current if seen is not None else marker
         return marker
 
     def _settle(self, profile: Profile, key: tuple[str, ...], boundary: str | None, opening: str | None) -> str:

@@ -95,12 +95,19 @@ def compaction_marker(request: dict[str, Any]) -> str | None:
     """A fingerprint of the summary Hermes inserted into the request's head, or None when there is none.
 
     Whether it marks a *new* compaction is decided against the session's
-    previous request (:func:`is_continuation`), not here.
+    previous request (the plugin's ``_boundary``), not here.
     """
     for message in conversation(request)[:SUMMARY_WINDOW]:
         if is_inserted_summary(message):
             return fingerprint(text_of(message.get("content")))
     return None
+
+
+def summary_is_last(request: dict[str, Any]) -> bool:
+    """Whether the request ends with a summary: Hermes always sends the user's turn after the one it inserts,
+    so a summary at the end was typed or pasted."""
+    messages = conversation(request)
+    return bool(messages) and is_inserted_summary(messages[-1])
 
 
 def message_digests(request: dict[str, Any]) -> tuple[str, ...]:

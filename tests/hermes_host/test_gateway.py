@@ -173,10 +173,9 @@ def compaction(server: FakeLLM, home: Home, port: int) -> None:
     ask(port, "alice", [*long, {"role": "user", "content": "[alice] after the compaction"}])
     assert len(server.summary_requests()) > summaries, "Hermes did not compact alice's conversation"
     alice = chats_of(server, "alice")[-1]
-    # Her compacted request keeps her own persona and no one else's. (Whether it carries her NEW fact is not
-    # asserted: with hermes-agent 0.19's API server the plugin does not refresh at this compaction yet; see
-    # the issue-22 report.)
+    # Her compacted request carries her new fact, and still no one else's.
     own_persona_only(alice, "alice", USERS)
+    assert LATER["alice"] in system_of(alice), system_of(alice)[-1500:]
     ask(port, "bob", [*first, {"role": "user", "content": "[bob] and now?"}])
     bob = chats_of(server, "bob")[-1]
     own_persona_only(bob, "bob", USERS)
