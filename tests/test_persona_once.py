@@ -165,3 +165,26 @@ def test_install_says_nothing_of_mnemosyne_when_its_injection_is_off_or_of_anoth
     assert "Mnemosyne injects" not in install(home).output
     (home / ".env").write_text("MNEMOSYNE_PERSONA_ENABLED=false\n")
     assert "Mnemosyne injects" not in install(home).output
+
+
+def test_a_copy_cut_by_mnemosyne_word_cap_is_recognised_by_its_text(home, monkeypatch):
+    """Mnemosyne's own mixin makes the copy, cut by its word cap (MNEMOSYNE_PERSONA_TOKEN_CAP=6 at its import);
+    its in-process settings do not say which file, so the plugin goes by the text alone."""
+    from mnemosyne.integrations.hermes_persona_prompt import HermesPersonaPromptMixin
+
+    monkeypatch.setattr(HermesPersonaPromptMixin, "PERSONA_TOKEN_CAP", 6)
+    with PersonaStore.from_settings(hermes_settings(home)) as store:
+        store.add(OLD, topic="tools")
+    persona_file(home)
+
+    class Mnemosyne(HermesPersonaPromptMixin):
+        PERSONA_ENABLED = True
+        PERSONA_FILE = home / "memory" / "persona.md"
+
+    copy = Mnemosyne()._with_persona_block(MNEMOSYNE)
+    assert "(truncated, see persona file for full content)" in copy
+    plugin = PersonaPlugin()
+    sent = send(plugin, shaped(f"You are Hermes.\n\n{copy}\n\n{STAMP}", "chat_completions"), "chat_completions")
+    assert sent.count(HEADER) == 1 and "truncated" not in sent and FACT in sent and OLD in sent and BOB not in sent
+    assert sent.index(HEADER) < sent.index(STAMP)
+    plugin.close()
