@@ -103,6 +103,33 @@ def time_sessions(settings: Settings) -> tuple[float, float]:
     return warm, noop
 
 
+def time_render_before_refresh(facts: int, repeats: int = 20) -> tuple[float, float]:
+    """(ms of a compaction's refresh when a fact was added since the last render: render it, then refresh;
+    ms when nothing is due), median of ``repeats``, as the Hermes plugin and provider call it."""
+    from pipeline.inject.sessions import SessionSnapshots
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        populate(workdir / "m.db", facts)
+        settings = settings_in(workdir)
+        with SessionSnapshots(settings, busy_timeout_ms=settings.injection.busy_timeout_ms) as snapshots:
+            tick(settings, store=snapshots.store, force=True)
+            snapshots.snapshot("bench")
+            changed, idle = [], []
+            for index in range(repeats):
+                snapshots.store.add(f"Bench fact number {index}.", topic="bench")
+                boundary = f"compaction {index}"
+                changed.append(_seconds(lambda b=boundary: snapshots.refresh_at_compaction("bench", boundary=b)))
+                idle.append(_seconds(lambda b=boundary: snapshots.refresh_at_compaction("bench", boundary=b)))
+    return statistics.median(changed) * 1000, statistics.median(idle) * 1000
+
+
+def _seconds(call) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
 def populate_memories(db: Path, count: int) -> None:
     with closing(sqlite3.connect(db)) as conn, conn:
         conn.executemany(
@@ -248,6 +275,11 @@ def main() -> None:
     rows.append(("pipeline time ratio", "10k → 100k facts", f"{pipeline_times[100_000] / pipeline_times[10_000]:.1f}"))
     rows += [("session mode: warm block()", "per call", f"{session_warm:.3f} µs"),
              ("session mode: no-op refresh_at_compaction", "per call", f"{session_noop:.1f} µs")]
+    for facts in (1_000, 10_000):
+        changed, idle = time_render_before_refresh(facts)
+        rows += [("compaction refresh, a fact added since the last render (render + refresh)",
+                  f"{facts:,} facts", f"{changed:.1f} ms"),
+                 ("compaction refresh, nothing due", f"{facts:,} facts", f"{idle:.2f} ms")]
     for memories in (10_000, 100_000):
         status_us, tick_us = time_status_and_tick(memories)
         scale = f"{memories:,} memories"

@@ -29,6 +29,7 @@ from ..fs.locations import hermes_home_override, package_root
 from ..fs.read import real_path
 from ..fs.write import atomic_write_bytes, atomic_write_text
 from ..store import PersonaStore
+from .hermes_mnemosyne import double_injection
 
 NAME = "persona"  # the plugin directory, the provider name and the plugins.enabled entry
 Mode = Literal["plugin", "provider"]
@@ -83,6 +84,7 @@ class InstallResult:
     config: Path | None  # the config.yaml that was edited, if any
     provider: str | None  # the memory.provider selected after install (kept, or ours)
     store_empty: bool
+    mnemosyne_persona: str | None = None  # where Mnemosyne's own injection of the same file is switched on
 
     def describe(self) -> str:
         """What happened and what to do next, for the person who ran it."""
@@ -95,6 +97,11 @@ class InstallResult:
             lines.append(f"{self.config}: memory.provider is now {NAME} (check with: hermes memory status)")
         else:
             lines.append("not activated: pass --activate to enable it in config.yaml")
+        if self.mnemosyne_persona and self.mode == "plugin":
+            lines.append(f"Mnemosyne injects the same persona file too (MNEMOSYNE_PERSONA_ENABLED=true in "
+                         f"{self.mnemosyne_persona}); the plugin puts its persona in place of Mnemosyne's copy, "
+                         "so the prompt carries it once. To turn Mnemosyne's off, set MNEMOSYNE_PERSONA_ENABLED="
+                         f"false in {self.mnemosyne_persona}")
         if self.store_empty:
             lines.append('next: add facts, e.g. persona add "Answers tersely." --topic style '
                          "(or persona import FILE.yaml); the persona is rendered on the first chat")
@@ -130,7 +137,8 @@ def install_plugin(hermes_home: Path | None, *, activate: bool = False, as_provi
         edited = config_path
     _write_state(target, {"mode": mode, **state} if activate else {"mode": mode})
     provider = NAME if (activate and mode == "provider") else current
-    return InstallResult(target, mode, edited, provider, _store_is_empty(home))
+    doubled = _mnemosyne_persona(home) if mode == "plugin" else None
+    return InstallResult(target, mode, edited, provider, _store_is_empty(home), doubled)
 
 
 def uninstall_plugin(hermes_home: Path | None) -> InstallResult:
@@ -313,6 +321,16 @@ def _drop_if_empty(document: CommentedMap, key: str, created: set[str]) -> None:
     # An empty mapping install created would dump as a stray `{}`; one the user had stays.
     if key in created and isinstance(document.get(key), dict) and not document[key]:
         del document[key]
+
+
+def _mnemosyne_persona(home: Path) -> str | None:
+    """Where Mnemosyne's own persona injection of the file the plugin injects is switched on, or None."""
+    try:
+        with hermes_home_override(home):
+            settings = load_settings()
+        return double_injection(home, settings.target(settings.injection.target).path)
+    except Exception:  # a broken config is reported by the commands that use it
+        return None
 
 
 def _store_is_empty(home: Path) -> bool:

@@ -9,7 +9,8 @@ Mnemosyne's.
 General plugins get no compaction hook, so a compaction is read from the
 request itself: the compaction-summary message changed. The session's
 snapshot is refreshed then, and only then; every other request carries the
-same bytes, so the prompt cache survives. The Hermes home is looked up per
+same bytes, so the prompt cache survives. When Mnemosyne injects the same
+file itself, its copy is replaced in place (:mod:`.hermes_mnemosyne`). The Hermes home is looked up per
 request (Hermes can serve several profiles in one process), and with
 ``hermes.profile: user_id`` so is the user.
 """
@@ -30,6 +31,7 @@ from ..errors import NoProfile, PersonaError
 from ..inject.prompt import appendix
 from ..inject.sessions import SessionSnapshots
 from ..warn_once import ProblemLog
+from .hermes_mnemosyne import with_persona_once
 from .hermes_request import (
     UnknownShape,
     compaction_marker,
@@ -131,10 +133,9 @@ class PersonaPlugin:
             with_system_text(request, "", api_mode)  # a shape we cannot change is left alone, before any I/O
             profile = self._profile()
             text = self.persona(profile, str(context.get("session_id") or ""), request)
-            if not text:
-                return None
             block = appendix(profile.snapshots.settings.injection.header, text)
-            return {"request": with_system_text(request, block, api_mode)}
+            changed = with_persona_once(request, text, block, api_mode, profile.snapshots.target.path)
+            return None if changed is None else {"request": changed}
         except UnknownShape as error:
             self._shapes.warn(f"persona plugin: {error}; requests of this shape are sent without the persona")
             return None

@@ -224,3 +224,40 @@ INJECTORS: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
     "codex_responses": _responses,
     "bedrock_converse": _bedrock,
 }
+
+
+# -- changing the system text in place ----------------------------------------------
+
+
+def map_system_text(request: dict[str, Any], change: Callable[[str], str | None],
+                    api_mode: str | None = None) -> dict[str, Any] | None:
+    """``request`` with the first system text ``change`` alters replaced by its answer; None when it alters
+    none (or the shape is not one we know)."""
+    mode = api_mode or _sniff(request)
+    if mode == "chat_completions":
+        messages = request.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return None
+        first = messages[0]
+        if not isinstance(first, dict) or first.get("role") not in ("system", "developer"):
+            return None
+        content = _changed(first.get("content"), change)
+        return None if content is None else {**request, "messages": [{**first, "content": content}, *messages[1:]]}
+    key = {"anthropic_messages": "system", "bedrock_converse": "system", "codex_responses": "instructions"}.get(mode)
+    if key is None:
+        return None
+    value = _changed(request.get(key), change)
+    return None if value is None else {**request, key: value}
+
+
+def _changed(content: Any, change: Callable[[str], str | None]) -> Any:
+    if isinstance(content, str):
+        return change(content)
+    if not isinstance(content, list):
+        return None
+    for index, block in enumerate(content):
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            text = change(block["text"])
+            if text is not None:
+                return [*content[:index], {**block, "text": text}, *content[index + 1:]]
+    return None
