@@ -29,11 +29,13 @@ def register(app: typer.Typer) -> None:
 
 def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
     """Show each trigger's state and reason, the last run and fact counts per tier."""
+    from ..config.urls import describe_database
     from ..schedule.triggers import status_data
 
     cli = state(ctx)
     with cli.store(profile, readonly=True) as store:
         data = status_data(cli.settings(), store)
+    data["database"] = describe_database(cli.settings()).removeprefix("database: ")
     if as_json:
         emit_json(data)
         return
@@ -43,6 +45,7 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
     last = data["last_run"]
     typer.echo(f"\nlast run: {last['run_at'] + ' UTC, generation ' + str(last['generation']) if last else 'never'}")
     typer.echo("facts: " + ", ".join(f"{tier} {count}" for tier, count in data["facts"].items()))
+    typer.echo(f"database: {data['database']}")
     for flag in data["supersede_flags"]:  # supersede.detect: flag
         typer.echo(f"flagged: #{flag['new']} may supersede #{flag['old']} (`persona demote {flag['old']}` keeps "
                    "only the newer fact)")

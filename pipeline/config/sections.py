@@ -26,7 +26,8 @@ class StoreSettings(Section):
     path: Path | None = Field(
         None,
         description="SQLite database. Empty means Mnemosyne's own: $MNEMOSYNE_DATA_DIR/mnemosyne.db, "
-        "else $HERMES_HOME/mnemosyne/data/mnemosyne.db, else ~/.hermes/mnemosyne/data/mnemosyne.db.",
+        "else $HERMES_HOME/mnemosyne/data/mnemosyne.db, else ~/.hermes/mnemosyne/data/mnemosyne.db; with "
+        "Mnemosyne's profile_isolation on, its bank's data/banks/BANK/mnemosyne.db (README, Mnemosyne banks).",
     )
     url: str | None = Field(
         None,

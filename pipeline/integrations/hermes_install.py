@@ -23,7 +23,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ..config.edit import edit_yaml_file
 from ..config.files import parse_yaml_file
 from ..config.load import load_settings
-from ..errors import ConfigError
+from ..config.urls import describe_database
+from ..errors import ConfigError, PersonaError
 from ..fs.locations import hermes_home as default_hermes_home
 from ..fs.locations import hermes_home_override, package_root
 from ..fs.read import real_path
@@ -83,10 +84,13 @@ class InstallResult:
     config: Path | None  # the config.yaml that was edited, if any
     provider: str | None  # the memory.provider selected after install (kept, or ours)
     store_empty: bool
+    database: str = ""  # which database the persona uses in this home, and why
 
     def describe(self) -> str:
         """What happened and what to do next, for the person who ran it."""
         lines = [f"installed the persona {self.mode} in {self.plugin_dir}"]
+        if self.database:
+            lines.append(self.database)
         if self.config is not None and self.mode == "plugin":
             kept = f"kept memory.provider: {self.provider}; " if self.provider else ""
             lines.append(f"{self.config}: {kept}enabled the plugin in plugins.enabled "
@@ -130,7 +134,7 @@ def install_plugin(hermes_home: Path | None, *, activate: bool = False, as_provi
         edited = config_path
     _write_state(target, {"mode": mode, **state} if activate else {"mode": mode})
     provider = NAME if (activate and mode == "provider") else current
-    return InstallResult(target, mode, edited, provider, _store_is_empty(home))
+    return InstallResult(target, mode, edited, provider, _store_is_empty(home), _database(home))
 
 
 def uninstall_plugin(hermes_home: Path | None) -> InstallResult:
@@ -313,6 +317,15 @@ def _drop_if_empty(document: CommentedMap, key: str, created: set[str]) -> None:
     # An empty mapping install created would dump as a stray `{}`; one the user had stays.
     if key in created and isinstance(document.get(key), dict) and not document[key]:
         del document[key]
+
+
+def _database(home: Path) -> str:
+    """The ``database: ...`` line for this home, or "" when its settings cannot be read (reported elsewhere)."""
+    try:
+        with hermes_home_override(home):
+            return describe_database(load_settings())
+    except PersonaError:
+        return ""
 
 
 def _store_is_empty(home: Path) -> bool:
