@@ -51,9 +51,12 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
                    "only the newer fact)")
 
 
-def _say(result: TickResult) -> str:
+def _say(result: TickResult, keep_days: int) -> str:
     lines = [f"evicted #{a.persona_id}: {a.why}" if a.action == "evict" else f"promoted #{a.persona_id}: {a.why}"
              for a in result.retention]
+    if result.pruned_snapshots:
+        lines.append(f"pruned {counted(result.pruned_snapshots, 'session snapshot')} unused for "
+                     f"{counted(keep_days, 'day')}")
     if result.rendered:
         lines.append(f"rendered ({result.reason})")
         lines += [f"  {r.target}: {r.tokens}/{r.budget} tokens -> {r.path} ({'written' if r.written else 'unchanged'})"
@@ -82,7 +85,7 @@ def tick_command(
         return
     with cli.store(profile) as store:
         result = tick(cli.settings(), store=store, force=force)
-    emit_json(result.to_dict()) if as_json else typer.echo(_say(result))
+    emit_json(result.to_dict()) if as_json else typer.echo(_say(result, cli.settings().store.keep_snapshot_days))
 
 
 def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
@@ -137,8 +140,8 @@ def _watch_once(cli: CliState, profile: str | None) -> None:
     except PersonaError as error:
         log.error("tick failed, retrying at the next interval: %s", error)
         return
-    if result.rendered or result.retention:
-        typer.echo(_say(result))
+    if result.rendered or result.retention or result.pruned_snapshots:
+        typer.echo(_say(result, settings.store.keep_snapshot_days))
 
 
 def retention(

@@ -88,6 +88,12 @@ class StoreSettings(Section):
         description="Run records (persona_runs) kept per profile; older ones are deleted at each render. "
         "0 keeps every one.",
     )
+    keep_snapshot_days: int = Field(
+        30, ge=0, le=100_000,
+        description="Session snapshots (persona_snapshots) that no session used for this many days are deleted "
+        "at each tick; a session uses its row when it is recorded, refreshed at a compaction or inherited. "
+        "0 keeps every one.",
+    )
 
 
 class InjectionSettings(Section):
