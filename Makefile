@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install render test test-hermes lint typecheck bench bench-compare bench-pg golden clean
+.PHONY: all help install path render test test-hermes lint typecheck bench bench-compare bench-pg golden clean
 
 all: lint typecheck test ## lint, typecheck, then test
 
@@ -20,6 +20,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv and install the package with its dev extra
+
+# A symlink, so the command follows the checkout's venv (make install again and it is current).
+LOCAL_BIN := $(HOME)/.local/bin
+
+path: $(STAMP) ## put `persona` on PATH: link .venv/bin/persona into ~/.local/bin
+	mkdir -p $(LOCAL_BIN) && ln -sfn $(CURDIR)/$(BIN)/persona $(LOCAL_BIN)/persona
+	@case ":$$PATH:" in *":$(LOCAL_BIN):"*) ;; *) echo "$(LOCAL_BIN) is not on PATH: add it (export PATH=\"$(LOCAL_BIN):\$$PATH\") or run . $(BIN)/activate";; esac
 
 # The demo runs with an empty environment and its own HOME, so an exported MNEMOSYNE_PERSONA_FILE or a
 # ~/.hermes config can never send it to the user's real persona.

@@ -29,11 +29,13 @@ def register(app: typer.Typer) -> None:
 
 def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
     """Show each trigger's state and reason, the last run and fact counts per tier."""
+    from ..config.urls import describe_database
     from ..schedule.triggers import status_data
 
     cli = state(ctx)
     with cli.store(profile, readonly=True) as store:
         data = status_data(cli.settings(), store)
+    data["database"] = describe_database(cli.settings()).removeprefix("database: ")
     if as_json:
         emit_json(data)
         return
@@ -43,14 +45,18 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
     last = data["last_run"]
     typer.echo(f"\nlast run: {last['run_at'] + ' UTC, generation ' + str(last['generation']) if last else 'never'}")
     typer.echo("facts: " + ", ".join(f"{tier} {count}" for tier, count in data["facts"].items()))
+    typer.echo(f"database: {data['database']}")
     for flag in data["supersede_flags"]:  # supersede.detect: flag
         typer.echo(f"flagged: #{flag['new']} may supersede #{flag['old']} (`persona demote {flag['old']}` keeps "
                    "only the newer fact)")
 
 
-def _say(result: TickResult) -> str:
+def _say(result: TickResult, keep_days: int) -> str:
     lines = [f"evicted #{a.persona_id}: {a.why}" if a.action == "evict" else f"promoted #{a.persona_id}: {a.why}"
              for a in result.retention]
+    if result.pruned_snapshots:
+        lines.append(f"pruned {counted(result.pruned_snapshots, 'session snapshot')} unused for "
+                     f"{counted(keep_days, 'day')}")
     if result.rendered:
         lines.append(f"rendered ({result.reason})")
         lines += [f"  {r.target}: {r.tokens}/{r.budget} tokens -> {r.path} ({'written' if r.written else 'unchanged'})"
@@ -79,7 +85,7 @@ def tick_command(
         return
     with cli.store(profile) as store:
         result = tick(cli.settings(), store=store, force=force)
-    emit_json(result.to_dict()) if as_json else typer.echo(_say(result))
+    emit_json(result.to_dict()) if as_json else typer.echo(_say(result, cli.settings().store.keep_snapshot_days))
 
 
 def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
@@ -134,8 +140,8 @@ def _watch_once(cli: CliState, profile: str | None) -> None:
     except PersonaError as error:
         log.error("tick failed, retrying at the next interval: %s", error)
         return
-    if result.rendered or result.retention:
-        typer.echo(_say(result))
+    if result.rendered or result.retention or result.pruned_snapshots:
+        typer.echo(_say(result, settings.store.keep_snapshot_days))
 
 
 def retention(

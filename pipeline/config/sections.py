@@ -26,7 +26,8 @@ class StoreSettings(Section):
     path: Path | None = Field(
         None,
         description="SQLite database. Empty means Mnemosyne's own: $MNEMOSYNE_DATA_DIR/mnemosyne.db, "
-        "else $HERMES_HOME/mnemosyne/data/mnemosyne.db, else ~/.hermes/mnemosyne/data/mnemosyne.db.",
+        "else $HERMES_HOME/mnemosyne/data/mnemosyne.db, else ~/.hermes/mnemosyne/data/mnemosyne.db; with "
+        "Mnemosyne's profile_isolation on, its bank's data/banks/BANK/mnemosyne.db (README, Mnemosyne banks).",
     )
     url: str | None = Field(
         None,
@@ -85,6 +86,12 @@ class StoreSettings(Section):
     keep_runs: int = Field(
         100, ge=0, le=1_000_000,
         description="Run records (persona_runs) kept per profile; older ones are deleted at each render. "
+        "0 keeps every one.",
+    )
+    keep_snapshot_days: int = Field(
+        30, ge=0, le=100_000,
+        description="Session snapshots (persona_snapshots) that no session used for this many days are deleted "
+        "at each tick; a session uses its row when it is recorded, refreshed at a compaction or inherited. "
         "0 keeps every one.",
     )
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from ..fs.locations import default_db_path
+from ..fs.locations import default_database, default_db_path
 
 if TYPE_CHECKING:
     from .schema import Settings
@@ -121,3 +121,16 @@ def store_target(settings: Settings) -> Path | str:
     """What the store opens: a ``postgresql://`` URL, or a SQLite file's path."""
     url = settings.store.url
     return url if url and url.startswith(SERVER_SCHEMES) else db_path(settings)
+
+
+def describe_database(settings: Settings) -> str:
+    """One line saying which database the store uses and why (``persona status``, ``hermes install``)."""
+    target = store_target(settings)
+    if isinstance(target, str):
+        return f"database: {redact_url(target)} (store.url)"
+    if not settings.is_default("store.path"):
+        return f"database: {target} (store.path)"
+    choice = default_database()
+    if choice.path.expanduser() == target:
+        return choice.describe()
+    return f"database: {target} (Mnemosyne's database)"  # the home changed since the settings were read

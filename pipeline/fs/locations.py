@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
+from .banks import BankChoice, mnemosyne_database
+
 # A host that serves several Hermes homes in one process (Hermes' per-task
 # profiles) names the home for the current context; it wins over the environment.
 _HOME_OVERRIDE: ContextVar[Path | None] = ContextVar("persona_hermes_home", default=None)
@@ -67,10 +69,13 @@ def default_config_path() -> Path:
 
 
 def default_db_path() -> Path:
-    """Mnemosyne's own database path."""
-    if data_dir := os.environ.get("MNEMOSYNE_DATA_DIR"):
-        return Path(data_dir).expanduser() / "mnemosyne.db"
-    return hermes_home() / "mnemosyne" / "data" / "mnemosyne.db"
+    """The database Mnemosyne writes for this home: its bank's when ``profile_isolation`` is on."""
+    return default_database().path
+
+
+def default_database() -> BankChoice:
+    """:func:`default_db_path` with the reason (the bank, the file that turned banks on)."""
+    return mnemosyne_database(hermes_home())
 
 
 def default_persona_file() -> Path:

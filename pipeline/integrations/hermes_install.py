@@ -23,7 +23,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ..config.edit import edit_yaml_file
 from ..config.files import parse_yaml_file
 from ..config.load import load_settings
-from ..errors import ConfigError
+from ..config.urls import describe_database
+from ..errors import ConfigError, PersonaError
 from ..fs.locations import hermes_home as default_hermes_home
 from ..fs.locations import hermes_home_override, package_root
 from ..fs.read import real_path
@@ -85,10 +86,13 @@ class InstallResult:
     provider: str | None  # the memory.provider selected after install (kept, or ours)
     store_empty: bool
     mnemosyne_persona: str | None = None  # where Mnemosyne's own injection of the same file is switched on
+    database: str = ""  # which database the persona uses in this home, and why
 
     def describe(self) -> str:
         """What happened and what to do next, for the person who ran it."""
         lines = [f"installed the persona {self.mode} in {self.plugin_dir}"]
+        if self.database:
+            lines.append(self.database)
         if self.config is not None and self.mode == "plugin":
             kept = f"kept memory.provider: {self.provider}; " if self.provider else ""
             lines.append(f"{self.config}: {kept}enabled the plugin in plugins.enabled "
@@ -138,7 +142,7 @@ def install_plugin(hermes_home: Path | None, *, activate: bool = False, as_provi
     _write_state(target, {"mode": mode, **state} if activate else {"mode": mode})
     provider = NAME if (activate and mode == "provider") else current
     doubled = _mnemosyne_persona(home) if mode == "plugin" else None
-    return InstallResult(target, mode, edited, provider, _store_is_empty(home), doubled)
+    return InstallResult(target, mode, edited, provider, _store_is_empty(home), doubled, _database(home))
 
 
 def uninstall_plugin(hermes_home: Path | None) -> InstallResult:
@@ -331,6 +335,15 @@ def _mnemosyne_persona(home: Path) -> str | None:
         return double_injection(home, settings.target(settings.injection.target).path)
     except Exception:  # a broken config is reported by the commands that use it
         return None
+
+
+def _database(home: Path) -> str:
+    """The ``database: ...`` line for this home, or "" when its settings cannot be read (reported elsewhere)."""
+    try:
+        with hermes_home_override(home):
+            return describe_database(load_settings())
+    except PersonaError:
+        return ""
 
 
 def _store_is_empty(home: Path) -> bool:

@@ -11,15 +11,17 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Literal
 
-from ..clock import Clock, utc_now
+from ..clock import Clock, to_db, utc_now
 from ..config.schema import Settings
 from ..errors import PersonaError, StoreError, StoreUnavailable
 from ..render.model import TargetReport
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
 from ..store.runs import last_run
+from ..store.snapshots import prune_snapshots
 from .due import all_profiles, due_profiles
 from .retention import RetentionAction, apply_retention
 from .triggers import TriggerState, evaluate
@@ -38,6 +40,7 @@ class TickResult:
     triggers: list[TriggerState]
     retention: list[RetentionAction] = field(default_factory=list)
     reports: list[TargetReport] = field(default_factory=list)
+    pruned_snapshots: int = 0  # session snapshots older than store.keep_snapshot_days, deleted by this tick
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +49,7 @@ class TickResult:
             "triggers": [t.to_dict() for t in self.triggers],
             "retention": [a.to_dict() for a in self.retention],
             "reports": [r.to_dict() for r in self.reports],
+            "pruned_snapshots": self.pruned_snapshots,
         }
 
 
@@ -89,13 +93,24 @@ def _owns_its_files(store: PersonaStore) -> bool:
 
 def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
     evicted = apply_retention(store, settings.retention)
+    pruned = prune_idle_snapshots(store, settings.store.keep_snapshot_days)
     states = evaluate(settings, store, force=force)
     fired = [state for state in states if state.fired]
     if not fired:
-        return TickResult(False, "no trigger fired", states, evicted)
+        return TickResult(False, "no trigger fired", states, evicted, pruned_snapshots=pruned)
     reason = "; ".join(f"{state.name}: {state.reason}" for state in fired)
     reports = run_pipeline(settings, store=store, reason=reason)
-    return TickResult(True, reason, states, evicted, reports)
+    return TickResult(True, reason, states, evicted, reports, pruned)
+
+
+def prune_idle_snapshots(store: PersonaStore, keep_days: int) -> int:
+    """Delete the profile's session snapshots no session used for ``keep_days`` days (0 keeps them all)."""
+    if keep_days <= 0:
+        return 0
+    pruned = prune_snapshots(store, before=to_db(store.clock() - timedelta(days=keep_days)))
+    if pruned:
+        log.info("profile %s: pruned %d session snapshots unused for %d days", store.profile, pruned, keep_days)
+    return pruned
 
 
 @dataclass

@@ -1,17 +1,34 @@
-"""The settings fingerprint: what a run records, so a changed config or template makes the next tick render."""
+"""The settings fingerprint: what a run records, so a changed config or template makes the next tick render.
+
+Only what changes a render's output counts. The CLI and the Hermes plugin read
+the same files but differ in the rest: the plugin forces injection on in
+session mode, names the user's profile, and may open the store with other
+timeouts. Were those counted, every render by one would make the other's
+``config_changed`` trigger fire for nothing.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from ..config.schema import Settings
 from ..render.template_sources import template_source
 
+# The sections (and the few single keys) a render's output depends on.
+OUTPUT_SECTIONS = frozenset({"targets", "cap", "render", "pipeline", "retention", "supersede"})
+OUTPUT_KEYS = {"store": {"max_fact_chars"}, "injection": {"file"}}  # injection.file: the default target path
+
+
+def output_settings(settings: Settings) -> dict[str, Any]:
+    """The part of the settings that changes what a render writes, as plain JSON values."""
+    return settings.model_dump(mode="json", include={**{name: True for name in OUTPUT_SECTIONS}, **OUTPUT_KEYS})
+
 
 def config_hash(settings: Settings) -> str:
-    """A hash of the settings and of every target's template source."""
-    digest = hashlib.sha256(settings.model_dump_json().encode())
+    """A hash of the output-changing settings and of every target's template source."""
+    digest = hashlib.sha256(json.dumps(output_settings(settings), sort_keys=True).encode())
     for name in sorted(settings.targets):
         source = template_source(settings.render.template_dirs, settings.targets[name].template)
         digest.update(json.dumps([name, source]).encode())

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from typing import Any
 
+from ..clock import to_db
 from .backend import Connection
 from .facts import PersonaStore
 
+USED_AT_STEP = timedelta(days=1)  # how stale used_at may get before an unchanged refresh rewrites it
 COLUMNS = "profile, session_id, target, text, sha256, generation, recorded_at, boundary"
 
 
@@ -46,10 +49,12 @@ def get_snapshot(store: PersonaStore, session_id: str, target: str) -> Snapshot 
 def record_first(store: PersonaStore, session_id: str, target: str, text: str, *,
                  boundary: str | None = None) -> None:
     """Record ``text`` as generation 1, unless the session already has a snapshot (first write wins)."""
+    now = store.now()
     with store.transaction() as conn:
         conn.execute(
-            f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO NOTHING",
-            (store.profile, session_id, target, text, digest(text), store.now(), boundary),
+            f"INSERT INTO persona_snapshots ({COLUMNS}, used_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            (store.profile, session_id, target, text, digest(text), now, boundary, now),
         )
 
 
@@ -59,7 +64,8 @@ def record_at_boundary(store: PersonaStore, session_id: str, target: str, text: 
 
     The generation advances only if the text differs from the session's
     snapshot (or, for a new session id, its parent's); an unchanged text
-    leaves the row byte-identical, timestamps included. The check runs inside
+    leaves the row byte-identical, timestamps included (bar ``used_at``, moved
+    on at most once a day, see :func:`prune_snapshots`). The check runs inside
     the write transaction, so two concurrent refreshes agree.
     """
     with store.transaction() as conn:
@@ -68,9 +74,8 @@ def record_at_boundary(store: PersonaStore, session_id: str, target: str, text: 
         if base is not None and base["text"] == text:
             if row is None:
                 _put(store, conn, session_id, target, text, base["generation"], boundary)
-            elif boundary is not None and row["boundary"] != boundary:
-                conn.execute("UPDATE persona_snapshots SET boundary = ? WHERE profile = ? AND session_id = ? "
-                             "AND target = ?", (boundary, store.profile, session_id, target))
+            else:
+                _mark_used(store, conn, row, session_id, target, boundary)
             return False, int(base["generation"])
         generation = 1 if base is None else base["generation"] + 1
         _put(store, conn, session_id, target, text, generation, boundary)
@@ -94,21 +99,49 @@ def delete_snapshots(store: PersonaStore, session_id: str) -> int:
                                 (store.profile, session_id)).rowcount)
 
 
+def _mark_used(store: PersonaStore, conn: Connection, row: Any, session_id: str, target: str,
+               boundary: str | None) -> None:
+    """An unchanged refresh: take a new boundary, and move ``used_at`` on if it is a day old (a write a day at
+    most, so an unchanged compaction normally writes nothing and the pruning still sees the session live)."""
+    stale = row["used_at"] is None or row["used_at"] < to_db(store.clock() - USED_AT_STEP)
+    new_boundary = boundary is not None and row["boundary"] != boundary
+    if not (stale or new_boundary):
+        return
+    conn.execute("UPDATE persona_snapshots SET boundary = ?, used_at = ? WHERE profile = ? AND session_id = ? "
+                 "AND target = ?", (boundary if new_boundary else row["boundary"],
+                                    store.now() if stale else row["used_at"], store.profile, session_id, target))
+
+
 def _row(conn: Connection, profile: str, session_id: str, target: str) -> Any:
     return conn.execute(
-        "SELECT text, generation, boundary FROM persona_snapshots WHERE profile = ? AND session_id = ? "
+        "SELECT text, generation, boundary, used_at FROM persona_snapshots WHERE profile = ? AND session_id = ? "
         "AND target = ?", (profile, session_id, target),
     ).fetchone()
 
 
 def _put(store: PersonaStore, conn: Connection, session_id: str, target: str, text: str, generation: int,
          boundary: str | None) -> None:
+    now = store.now()
     conn.execute(
-        f"INSERT INTO persona_snapshots ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        f"INSERT INTO persona_snapshots ({COLUMNS}, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (profile, session_id, target) DO UPDATE SET text = excluded.text, sha256 = excluded.sha256, "
-        "generation = excluded.generation, recorded_at = excluded.recorded_at, boundary = excluded.boundary",
-        (store.profile, session_id, target, text, digest(text), generation, store.now(), boundary),
+        "generation = excluded.generation, recorded_at = excluded.recorded_at, boundary = excluded.boundary, "
+        "used_at = excluded.used_at",
+        (store.profile, session_id, target, text, digest(text), generation, now, boundary, now),
     )
+
+
+def prune_snapshots(store: PersonaStore, *, before: str) -> int:
+    """Delete the profile's snapshots no session has used since ``before`` (an ISO time); how many went.
+
+    ``used_at`` moves whenever a session's snapshot is recorded, refreshed at
+    a compaction (changed or not) or inherited by the session's next id, so a
+    session still in use is never pruned; one idle past the cut-off records
+    the current persona afresh when it comes back.
+    """
+    with store.transaction() as conn:
+        return int(conn.execute("DELETE FROM persona_snapshots WHERE profile = ? AND used_at < ?",
+                                (store.profile, before)).rowcount)
 
 
 def delete_holding(store: PersonaStore, conn: Connection, needles: set[str]) -> int:

@@ -197,6 +197,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             profile TEXT PRIMARY KEY,
             erased BIGINT NOT NULL DEFAULT 0
         )""",
+    ),    (
+        # When a session last used its snapshot (recorded, refreshed at a compaction, inherited), so
+        # store.keep_snapshot_days can prune the rows of sessions long gone and never a live one's.
+        "ALTER TABLE persona_snapshots ADD COLUMN used_at TEXT",
+        "UPDATE persona_snapshots SET used_at = recorded_at",
+        "CREATE INDEX idx_persona_snapshots_used ON persona_snapshots (profile, used_at)",
     ),
 )
 
