@@ -91,3 +91,4 @@ def test_make_render_never_touches_a_real_persona_file(tmp_path):
     assert done.returncode == 0, done.stderr
     assert not elsewhere.exists() and not (tmp_path / "real.db").exists() and not (tmp_path / "hh").exists()
     assert (REPO / "var" / "demo" / "persona.md").exists()
+    assert "WARNING" not in done.stderr and "deprecated" not in done.stderr  # a newcomer's first command is clean
