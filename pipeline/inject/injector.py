@@ -55,6 +55,7 @@ class PersonaInjector:
         self._lock = threading.RLock()
         self._live_fallback_said = False
         self._rendered_at: int | None = None
+        self._generation_rendered: int | None = None  # the profile's change counter when it last rendered
         self._render_interval_ns = settings.injection.check_interval_ms * 1_000_000
         self._source: Source = open_source(settings, self._target, self.problems, known_tokens=known_tokens)
 
@@ -79,9 +80,11 @@ class PersonaInjector:
         return self._source.text()
 
     def _render_due_live(self) -> None:
-        """Live mode: render what is due before the file is read, at most once per ``check_interval_ms``
-        (the same pace as the file's stat), so the warm path stays free of I/O. A database that does not
-        exist yet is left alone: a hand-written file needs none."""
+        """Live mode: render what is due before the file is read, so a change to the store reaches the next
+        call. Checked at most once per ``check_interval_ms`` (the same pace as the file's stat), so the warm
+        path stays free of I/O; and the check is one indexed read of the profile's change counter, the
+        whole tick (retention, triggers, render) running only when it moved. A database that does not exist
+        yet is left alone: a hand-written file needs none."""
         now = time.monotonic_ns()
         if self._rendered_at is not None and now - self._rendered_at < self._render_interval_ns:
             return
@@ -90,7 +93,10 @@ class PersonaInjector:
         if isinstance(target, Path) and not target.exists():
             return
         try:
-            self.sessions().render_due()
+            sessions = self.sessions()
+            generation = sessions.store.generation()
+            if generation != self._generation_rendered and sessions.render_due():
+                self._generation_rendered = generation  # a busy lock leaves it unset: the next check retries
         except PersonaError as error:  # opening the store failed: the file as last rendered is served
             log.debug("no render before the prompt: %s", error)
 

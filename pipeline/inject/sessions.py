@@ -101,11 +101,11 @@ class SessionSnapshots:
             return self._read()
 
     def render_due(self) -> bool:
-        """Render what the triggers say is due, without waiting for the lock; whether a render ran."""
+        """Render what the triggers say is due, without waiting for the lock; False when it could not look
+        (the lock was busy, or the render failed: the last good text is served), True when it did."""
         from ..schedule.tick import render_due  # the render pipeline loads only when a persona is (re)built
 
-        result = render_due(self.settings, self.store)
-        return bool(result and result.rendered)
+        return render_due(self.settings, self.store) is not None
 
     def _read(self) -> str:
         return self.source.read()
