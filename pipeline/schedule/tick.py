@@ -18,9 +18,11 @@ from ..clock import Clock, to_db, utc_now
 from ..config.schema import Settings
 from ..errors import PersonaError, StoreError, StoreUnavailable
 from ..render.model import TargetReport
+from ..stages.fingerprint import config_hash
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
-from ..store.runs import last_run
+from ..store.blocks import existing_blocks
+from ..store.runs import LastRun, last_run
 from ..store.snapshots import prune_snapshots
 from .due import all_profiles, due_profiles
 from .retention import RetentionAction, apply_retention
@@ -75,20 +77,31 @@ def render_due(settings: Settings, store: PersonaStore) -> TickResult | None:
     lock is free right now; None when it is not, or the render failed (the last good text is then served).
 
     The same triggers and lock as ``persona tick``, with a wait of 0: a prompt never queues behind a worker.
+    What a prompt needs is the store's changes: when nothing changed since the last render (the profile's
+    change counter, the settings' fingerprint, every target still there), a few indexed reads answer and no
+    tick runs. Time-driven work (decay, expiry, the daily render) stays with ``persona tick``.
     """
     try:
-        if not _owns_its_files(store):
+        last = last_run(store)
+        # A hand-written persona file beside an empty store is the user's, and never rendered over.
+        if last is None and not any(store.count_by_tier().values()):
             return None
+        if last is not None and _rendered_as_is(settings, store, last):
+            return TickResult(False, "nothing changed since the last render", [])
         return tick(settings, store=store, wait_s=0)
     except PersonaError as error:
         log.debug("profile %s: no render before the prompt (%s); serving the last good text", store.profile, error)
         return None
 
 
-def _owns_its_files(store: PersonaStore) -> bool:
-    """Whether the profile's files are the pipeline's to write: it has facts, or was rendered before. A
-    hand-written persona file beside an empty store is the user's, and never rendered over."""
-    return any(store.count_by_tier().values()) or last_run(store) is not None
+def _rendered_as_is(settings: Settings, store: PersonaStore, last: LastRun) -> bool:
+    """Whether the last render stands: same store generation, same settings, and every target still present."""
+    if last.generation != store.generation() or last.config_hash != config_hash(settings):
+        return False
+    targets = [settings.target(name, profile=store.profile) for name in settings.targets]
+    in_store = [target.name for target in targets if target.in_store]
+    files_there = all(target.path.exists() for target in targets if not target.in_store)
+    return files_there and set(in_store) <= set(existing_blocks(store, in_store))
 
 
 def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
