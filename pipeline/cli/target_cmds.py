@@ -81,8 +81,8 @@ def remove(
         raise ConfigError([f"no target {name!r}; known: {', '.join(sorted(settings.targets)) or 'none'}"])
     target = settings.target(name, profile=profile)
     if target.output == "region":  # broken markers refuse here, before the config changes
+        from ..config.targets import region_id
         from ..fs.region_file import current_region, region_path
-        from ..stages.write_region import region_id
 
         current_region(region_path(target.path), region_id(target))
     config = _edit_target(cli, file)
@@ -92,14 +92,14 @@ def remove(
 
 def _take_out(target: ResolvedTarget) -> str:
     """Take the target's text out of its file; what was done, in words."""
-    from filelock import FileLock
-
+    from ..config.targets import region_id
+    from ..fs.lock import file_lock
     from ..fs.region_file import region_path, remove_region
-    from ..stages.write_region import lock_path, region_id
+    from ..stages.write_region import lock_path
 
     if target.output == "region":
         path = region_path(target.path)
-        with FileLock(lock_path(path), timeout=30, mode=0o600):
+        with file_lock(lock_path(path), 30):
             removed = remove_region(path, region_id(target))
         return f"its region left {path}" if removed else f"{path} held no region of it"
     if target.output == "file" and target.template in OWNED_TEMPLATES and target.path.is_file():

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from ..errors import InputError, StageError
 from ..fs.locations import default_persona_file, profile_slug
 from ..fs.read import regular_file_kind
+from ..fs.regions import RegionId
 from ..fs.write import refuse_protected, same_file
 from .urls import db_path
 
@@ -36,6 +37,11 @@ class ResolvedTarget:
     @property
     def in_store(self) -> bool:
         return self.output == "store"
+
+
+def region_id(target: ResolvedTarget) -> RegionId:
+    """The markers of ``target``'s region: its profile (as a file-name-safe slug) and its region name."""
+    return RegionId(profile_slug(target.profile), target.region)
 
 
 def protected_paths(settings: Settings, *, besides: str | None = None, profile: str | None = None,

@@ -80,19 +80,46 @@ def fsync_dir(directory: Path) -> None:
 
 def same_file(a: Path, b: Path) -> bool:
     """Whether two spellings name one file: the same path once resolved, or the same inode (a hard link)."""
-    try:
-        if real_path(a) == real_path(b):
-            return True
-    except OSError:
-        return False
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
+    return _same(_FileIdentity(a), b)
 
 
 def refuse_protected(path: Path, protected: Mapping[Path, str], *, what: str) -> None:
     """Raise InputError if ``path`` is one of ``protected`` (path -> what it is), however it is spelled."""
+    mine = _FileIdentity(path)
     for other, role in protected.items():
-        if same_file(path, other):
+        if _same(mine, other):
             raise InputError(f"refusing to write {what} to {path}: that is {role}")
+
+
+class _FileIdentity:
+    """A path's inode (if it exists) and, only when asked, its resolved spelling: one file checked against
+    many costs a stat each, and symlinks are resolved only for files that do not exist yet."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.inode = path, _inode(path)
+        self._real: Path | None = None
+
+    def real(self) -> Path:
+        if self._real is None:
+            self._real = real_path(self.path)
+        return self._real
+
+
+def _same(mine: _FileIdentity, other: Path) -> bool:
+    # Two existing files are one file exactly when they share an inode (a resolved path or a hard link);
+    # an existing file and a missing one never are; two missing ones are if they resolve to one path.
+    theirs = _inode(other)
+    if mine.inode is not None or theirs is not None:
+        return mine.inode == theirs
+    try:
+        return mine.real() == real_path(other)
+    except OSError:
+        return False
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino

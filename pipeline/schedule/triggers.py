@@ -14,12 +14,11 @@ from typing import Any
 
 from ..clock import from_db
 from ..config.schema import Settings
-from ..config.targets import ResolvedTarget
+from ..config.targets import ResolvedTarget, region_id
 from ..errors import PersonaError
 from ..fs.read import describe, probe_regular
 from ..fs.region_file import current_region, region_path
 from ..stages.fingerprint import config_hash
-from ..stages.write_region import region_id
 from ..store import PersonaStore
 from ..store.blocks import existing_blocks
 from ..store.memories import new_memories

@@ -7,12 +7,13 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
-from filelock import FileLock, Timeout
+from filelock import Timeout
 from pydantic import Field
 
 from ..errors import StageError
+from ..fs.lock import file_lock
 from ..fs.read import describe, read_regular_text
-from ..fs.write import PRIVATE_FILE, atomic_write_text, ensure_private_dir, remove_stale_temps
+from ..fs.write import atomic_write_text, ensure_private_dir, remove_stale_temps
 from ..render.explain import explain
 from ..render.model import CappedRender, TargetReport
 from ..store.blocks import StoredBlock, put_block, read_block
@@ -58,7 +59,7 @@ def write(capped: CappedRender, *, ctx: StageContext, options: WriteOptions) -> 
         return replace(report, explanation=explain(capped, ctx.counter)) if ctx.explain else report
     ensure_private_dir(path.parent)
     try:
-        with FileLock(lock_path(path), timeout=options.lock_timeout_s, mode=PRIVATE_FILE):
+        with file_lock(lock_path(path), options.lock_timeout_s):
             return _write_locked(capped, ctx, path)
     except Timeout:
         raise StageError(f"persona file {path} is locked by another render (waited {options.lock_timeout_s} s)") \
@@ -72,8 +73,9 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
     previous = read_current(path)
     generation = capped.rendered.ranked.generation
     # The file is replaced inside the transaction that records the run: a database that cannot take
-    # the record (locked, read-only) fails the render before the file changes.
-    with ctx.store.transaction():
+    # the record (locked, read-only) fails the render before the file changes. A run that changes
+    # nothing records only that it looked, which need not wait for the disk.
+    with ctx.store.transaction(durable=previous != capped.text):
         newest = newest_generation(ctx.store, path)
         stale = newest is not None and generation < newest
         written = not stale and previous != capped.text
@@ -98,7 +100,7 @@ def _write_block(capped: CappedRender, ctx: StageContext) -> TargetReport:
         report = _report(capped, previous, written=False, stale=False)
         return replace(report, explanation=explain(capped, ctx.counter)) if ctx.explain else report
     generation = capped.rendered.ranked.generation
-    with store.transaction() as conn:
+    with store.transaction(durable=previous != capped.text) as conn:
         newest = newest_generation(store, target.path)
         stale = newest is not None and generation < newest
         written = not stale and previous != capped.text

@@ -7,14 +7,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
-from ..config.targets import ResolvedTarget
+from ..config.targets import region_id
 from ..errors import StageError
-from ..fs.locations import profile_slug
+from ..fs.lock import file_lock
 from ..fs.region_file import current_region, region_path, write_region
-from ..fs.regions import RegionId
-from ..fs.write import PRIVATE_FILE, ensure_private_dir, remove_stale_temps
+from ..fs.write import ensure_private_dir, remove_stale_temps
 from ..render.explain import explain
 from ..render.model import CappedRender, TargetReport
 from ..store.runs import newest_generation
@@ -22,11 +21,6 @@ from .context import StageContext
 
 log = logging.getLogger(__name__)
 Reporter = Callable[..., TargetReport]
-
-
-def region_id(target: ResolvedTarget) -> RegionId:
-    """The markers of ``target``'s region: its profile (as a file-name-safe slug) and its region name."""
-    return RegionId(profile_slug(target.profile), target.region)
 
 
 def lock_path(path: Path) -> Path:
@@ -43,7 +37,7 @@ def write_region_target(capped: CappedRender, ctx: StageContext, lock_timeout_s:
         return replace(done, explanation=explain(capped, ctx.counter)) if ctx.explain else done
     ensure_private_dir(path.parent)
     try:
-        with FileLock(lock_path(path), timeout=lock_timeout_s, mode=PRIVATE_FILE):
+        with file_lock(lock_path(path), lock_timeout_s):
             return _locked(capped, ctx, path, report, record)
     except Timeout:
         raise StageError(f"persona file {path} is locked by another render (waited {lock_timeout_s} s)") from None

@@ -192,12 +192,17 @@ class Database:
                     conn.execute("COMMIT")
 
     @contextmanager
-    def transaction(self) -> Iterator[Connection]:
+    def transaction(self, *, durable: bool = True) -> Iterator[Connection]:
         """One write transaction; taken immediately so writers queue instead of deadlocking.
 
         On PostgreSQL, writers of the same profile queue on a lock of that
         profile's, as SQLite's writers queue on the file: two hosts promoting
         the same memory at once make one row.
+
+        ``durable=False`` is for records that change nothing a user gave us (a
+        render that found its output unchanged): the commit does not wait for
+        the disk, so a power cut can lose it, and the next tick does that work
+        again. Every fact, and every run that changed a file, commits durably.
         """
         if self.readonly:
             raise StoreError(f"database {self.label} was opened read-only; this command cannot change it")
@@ -205,15 +210,15 @@ class Database:
             if conn.in_transaction:  # nested: the outer transaction commits or rolls back
                 yield conn
                 return
-            conn.execute(self.dialect.begin_write)
-            try:
-                self.backend.claim_write(conn, self.profile)
-                yield conn
-            except BaseException:
-                if self.backend.alive(conn):
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+            with self.backend.begin_write(conn, durable=durable):
+                try:
+                    self.backend.claim_write(conn, self.profile)
+                    yield conn
+                except BaseException:
+                    if self.backend.alive(conn):
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
 
     @contextmanager
     def profile_lock(self, timeout_s: float) -> Iterator[bool]:

@@ -225,6 +225,12 @@ class PostgresBackend:
 
     # -- locks ------------------------------------------------------------
 
+    @contextmanager
+    def begin_write(self, conn: PgConnection, *, durable: bool) -> Iterator[None]:
+        """BEGIN; a commit that need not be durable does not wait for the server's WAL flush."""
+        conn.execute("BEGIN" if durable else "BEGIN; SET LOCAL synchronous_commit TO OFF")
+        yield
+
     def claim_write(self, conn: PgConnection, profile: str) -> None:
         """Queue behind the profile's other writers until this transaction ends (at most lock_timeout)."""
         conn.execute(f"SELECT pg_advisory_xact_lock({scoped_lock('?')})", (WRITE_LOCK + profile,))

@@ -11,11 +11,10 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from ...errors import StoreError
 from ...fs.locations import profile_slug
-from ...fs.write import PRIVATE_FILE, ensure_private_dir
+from ...fs.lock import file_lock_or_busy
+from ...fs.write import ensure_private_dir
 from ..dialect import SQLITE
 from ..features import Features
 from .schema import ensure_schema, shadow_schema
@@ -108,6 +107,23 @@ class SqliteBackend:
     def alive(self, conn: sqlite3.Connection) -> bool:
         return True  # a file does not hang up
 
+    @contextmanager
+    def begin_write(self, conn: sqlite3.Connection, *, durable: bool) -> Iterator[None]:
+        """BEGIN IMMEDIATE; a commit that need not be durable skips the WAL's fsync (synchronous=NORMAL, which
+        SQLite lets a connection change only between transactions, so it is put back once this one ends)."""
+        if durable:
+            conn.execute("BEGIN IMMEDIATE")
+            yield
+            return
+        conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.execute("PRAGMA synchronous = FULL")
+
     def claim_write(self, conn: sqlite3.Connection, profile: str) -> None:
         """Nothing to do: BEGIN IMMEDIATE already made this the database's only writer."""
 
@@ -120,16 +136,8 @@ class SqliteBackend:
         stayed busy). Per profile, so one user's render never keeps another user's cold start waiting."""
         directory = Path(f"{self.path}.persona-locks")
         ensure_private_dir(directory)
-        lock = FileLock(directory / f"{profile_slug(store.profile)}.lock", timeout=timeout_s, mode=PRIVATE_FILE)
-        try:
-            lock.acquire()
-        except Timeout:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            lock.release()
+        with file_lock_or_busy(directory / f"{profile_slug(store.profile)}.lock", timeout_s) as held:
+            yield held
 
     def tables(self, conn: sqlite3.Connection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
