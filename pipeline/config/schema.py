@@ -7,9 +7,9 @@ layered by :mod:`pipeline.config.load`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -29,6 +29,8 @@ from .sections import (
     TriggerSettings,
 )
 from .targets import ResolvedTarget
+
+T = TypeVar("T")
 
 __all__ = [
     "TIERS",
@@ -72,7 +74,7 @@ class Settings(BaseModel):
     only when one is set (it costs a quarter of a second to import).
     """
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, frozen=True)
 
     store: StoreSettings = Field(default_factory=StoreSettings, description="The SQLite store.")
     injection: InjectionSettings = Field(default_factory=InjectionSettings, description="Prompt injection.")
@@ -118,6 +120,19 @@ class Settings(BaseModel):
     _defaulted: frozenset[str] = PrivateAttr(default=frozenset())
     # The YAML files these settings were read from: no render may ever write over one.
     _config_files: tuple[Path, ...] = PrivateAttr(default=())
+    # Derived once per instance (frozen, so it cannot go stale); a copy made with changes starts empty.
+    _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Settings:
+        copy = super().model_copy(update=update, deep=deep)
+        copy._derived = {}
+        return copy
+
+    def derived(self, name: str, make: Callable[[Settings], T]) -> T:
+        """``make(self)``, computed once for these settings: they are frozen, so it cannot change."""
+        if name not in self._derived:
+            self._derived[name] = make(self)
+        return cast(T, self._derived[name])
 
     @model_validator(mode="after")
     def _injected_target_exists(self) -> Settings:

@@ -19,7 +19,7 @@ from .urls import SERVER_SCHEMES, port_problem, redact_url
 class Section(BaseModel):
     """Base of every nested settings section: unknown keys are errors."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False, frozen=True)
 
 
 class StoreSettings(Section):

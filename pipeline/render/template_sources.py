@@ -66,7 +66,7 @@ def find_template(search: Sequence[str], name: str) -> TemplateFile | None:
     fall through to a template of the same name further down the path.
     """
     parts = _name_parts(name)
-    roots = tuple(os.path.realpath(directory) for directory in search)
+    roots = tuple(map(_real_dir, search))
     for directory in search:
         found = _read_in(directory, parts, roots, name)
         if found is not None:
@@ -90,9 +90,20 @@ def _name_parts(name: str) -> list[str]:
     return parts
 
 
+@lru_cache(maxsize=1)
+def builtin_real_dir() -> str:
+    """The shipped templates' directory, resolved once: it is part of the installed package."""
+    return os.path.realpath(builtin_template_dir())
+
+
+def _real_dir(directory: str) -> str:
+    # A user's directory is resolved on every lookup (a symlink may move); the package's own is not.
+    return builtin_real_dir() if directory == str(builtin_template_dir()) else os.path.realpath(directory)
+
+
 def _read_in(directory: str, parts: list[str], roots: tuple[str, ...], name: str) -> TemplateFile | None:
     path = os.path.normpath(os.path.join(directory, *parts))
-    real = os.path.realpath(path)
+    real = _builtin_real(path) if directory == str(builtin_template_dir()) else os.path.realpath(path)
     if not os.path.lexists(path):
         return None
     if not any(real.startswith(root + os.sep) for root in roots):
@@ -103,6 +114,11 @@ def _read_in(directory: str, parts: list[str], roots: tuple[str, ...], name: str
     found = _read(path, real, name)
     _SOURCES[real] = found
     return found
+
+
+@lru_cache(maxsize=64)
+def _builtin_real(path: str) -> str:
+    return os.path.realpath(path)
 
 
 def _read(path: str, real: str, name: str) -> TemplateFile:

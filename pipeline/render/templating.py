@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import TemplateError
@@ -17,13 +18,12 @@ from .jinja import (
     PersonaContext,
     TemplateItem,
     TemplateSection,
-    is_builtin,
     make_environment,
     render_here,
 )
 from .model import RankedFact, RankedPersona
 from .sanitize import inline
-from .template_sources import builtin_template_dir, read_template, search_path
+from .template_sources import builtin_real_dir, builtin_template_dir, read_template, search_path
 
 __all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context", "builtin_template_dir",
            "render_template"]
@@ -33,16 +33,17 @@ CHILD_START_S = 10.0
 CHILD_MODULE = "pipeline.render.template_child"  # run with -m: it must not import the rest of us
 
 
-def build_context(ranked: RankedPersona, target: str, memo: dict[str, TemplateItem] | None = None
-                  ) -> PersonaContext:
-    """What the template sees. ``memo`` keeps each fact's inert item across the renders of one run."""
+def build_context(ranked: RankedPersona, target: str, memo: dict[str, TemplateItem] | None = None,
+                  line: Callable[[str], str] = inline) -> PersonaContext:
+    """What the template sees. ``memo`` keeps each fact's inert item across the renders of one run;
+    ``line`` makes a fact's text one inert line (:func:`inline`, or a memo of it)."""
     items = {} if memo is None else memo
 
     def item(ranked_fact: RankedFact) -> TemplateItem:
         fact = ranked_fact.fact
         found = items.get(fact.key)
         if found is None:
-            found = items[fact.key] = TemplateItem(inline(fact.content), fact.tier, round(fact.confidence, 3),
+            found = items[fact.key] = TemplateItem(line(fact.content), fact.tier, round(fact.confidence, 3),
                                                    fact.reinforcement_count)
         return found
 
@@ -61,7 +62,7 @@ def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *
     """
     search = search_path(user_dirs)
     found = read_template(search, name)  # found, not compiled: Jinja folds constants while compiling
-    if is_builtin(found.path):  # a shipped template: trusted, in this process
+    if found.real.startswith(builtin_real_dir() + os.sep):  # a shipped template: trusted, in this process
         builtin = make_environment(search[-1:], trusted=True)
         return render_here(builtin, name, context, max_chars=max_chars, timeout_s=None)
     # A user template is compiled only in the child, under its limits.

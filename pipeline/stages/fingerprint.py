@@ -26,9 +26,17 @@ def output_settings(settings: Settings) -> dict[str, Any]:
     return settings.model_dump(mode="json", include={**{name: True for name in OUTPUT_SECTIONS}, **OUTPUT_KEYS})
 
 
+def _output_json(settings: Settings) -> bytes:
+    return json.dumps(output_settings(settings), sort_keys=True).encode()
+
+
 def config_hash(settings: Settings) -> str:
-    """A hash of the output-changing settings and of every target's template source."""
-    digest = hashlib.sha256(json.dumps(output_settings(settings), sort_keys=True).encode())
+    """A hash of the output-changing settings and of every target's template source.
+
+    The settings part is made once per (frozen) settings object; the templates are looked at every time,
+    so an edited template changes the hash at once.
+    """
+    digest = hashlib.sha256(settings.derived("output_json", _output_json))
     for name in sorted(settings.targets):
         source = template_source(settings.render.template_dirs, settings.targets[name].template)
         digest.update(json.dumps([name, source]).encode())
