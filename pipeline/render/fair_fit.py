@@ -50,12 +50,16 @@ class Fit:
 
 
 def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, counter: TokenCounter,
-             render: Render, note: Callable[[], str], boundary: str) -> Fit | None:
-    """The fit, or None when not even one fact fits (the caller's cap then keeps what lines it can)."""
+             render: Render, note: Callable[[], str], boundary: str,
+             text_tokens: Callable[[Sequence[str]], list[int]] | None = None) -> Fit | None:
+    """The fit, or None when not even one fact fits (the caller's cap then keeps what lines it can).
+
+    ``text_tokens`` counts facts' texts exactly (default: ``counter.count_many``; a memo of it may stand in).
+    """
     tokens = counter.count(full_text)
     if tokens <= budget:
         return Fit(tuple(sections), full_text, tokens, frozenset(), ())
-    search = _Search(tuple(sections), budget, counter, render, note())
+    search = _Search(tuple(sections), budget, counter, render, note(), text_tokens or counter.count_many)
     priority = _priority(sections)
     model = _Model.calibrate(search, full_text, boundary)
     chosen = model.choose(priority) if model is not None else search.longest_prefix(priority)
@@ -87,9 +91,9 @@ class _Search:
     """Exact size checks of candidate selections, and the exact greedy steps that use them."""
 
     def __init__(self, sections: tuple[RankedSection, ...], budget: int, counter: TokenCounter, render: Render,
-                 note: str) -> None:
+                 note: str, text_tokens: Callable[[Sequence[str]], list[int]]) -> None:
         self.sections, self.budget, self.counter, self.render, self.note = sections, budget, counter, render, note
-        counts = iter(counter.count_many([r.fact.content for s in sections for r in s.facts]))
+        counts = iter(text_tokens([r.fact.content for s in sections for r in s.facts]))
         self.text_tokens = [[next(counts) for _ in s.facts] for s in sections]
         self._sizes: dict[frozenset[Item], tuple[str, int]] = {}
 

@@ -66,23 +66,25 @@ def split_sections(text: str, boundary: str) -> Split:
 Note = str | Callable[[], str]  # a callable is asked only when something is actually cut
 
 
-def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, note: Note) -> Capped:
+def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, note: Note,
+             tokens: int | None = None) -> Capped:
     """Fit ``text`` into ``budget`` tokens without cutting a section or a line.
 
     Whole sections are kept in order; one that does not fit is skipped and
     smaller ones after it still get their chance. When anything is dropped the
     note is appended, inside the budget. If no section fits, the first
     section's leading whole lines that fit are kept, so the persona is never
-    empty merely because one section is large.
+    empty merely because one section is large. ``tokens`` is the exact count of ``text`` under
+    ``counter`` if the caller already made it.
     """
     if budget <= 0 or not text:
         return Capped("", 0, budget, _count_sections(text, boundary), 0, kept_indexes=())
     short = len(text) <= budget * LIKELY_CHARS_PER_TOKEN
-    if short:  # the common case, a file that fits: one count, no split
+    if tokens is None and short:  # the common case, a file that fits: one count, no split
         tokens = counter.count(text)
-        if tokens <= budget:
-            total = _count_sections(text, boundary)
-            return Capped(text, tokens, budget, total, total)
+    if tokens is not None and tokens <= budget:
+        total = _count_sections(text, boundary)
+        return Capped(text, tokens, budget, total, total)
     split = split_sections(text, boundary)
     resolved = note() if callable(note) else note
     if short:

@@ -15,6 +15,7 @@ from typing import Any
 from ..config.schema import Settings
 from ..errors import PersonaError
 from ..fs.read import read_file
+from ..render import prepared
 from ..render.sanitize import inline, xml
 from ..store import PersonaStore
 from ..store.erase import Erasure, erase_profile, forget_fact
@@ -61,6 +62,7 @@ def erase(settings: Settings, store: PersonaStore) -> Forgotten:
 
 
 def _rerender(settings: Settings, store: PersonaStore, erasure: Erasure) -> Forgotten:
+    prepared.forget((store.label, store.profile))  # this process's memo of the profile's fact texts
     result = tick(settings, store=store, force=True)
     return Forgotten(erasure, [report.target for report in result.reports])
 

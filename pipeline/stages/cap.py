@@ -32,10 +32,11 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     if options.strategy == "fair":
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=ctx.counter,
                        render=lambda sections: render_sections(ctx, target, ranked, sections),
-                       note=lazy_note(target), boundary=target.boundary)
+                       note=lazy_note(target), boundary=target.boundary,
+                       text_tokens=lambda texts: ctx.prepared.tokens(texts, ctx.counter))
     text = fit.text if fit is not None else rendered.text
     capped = cap_text(text, budget=target.budget, counter=ctx.counter, boundary=target.boundary,
-                      note=lazy_note(target))
+                      note=lazy_note(target), tokens=fit.tokens if fit is not None else None)
     kept = fit.sections if fit is not None else ranked.sections
     return CappedRender(capped, rendered, _surviving(kept, capped.kept_indexes),
                         fit.left_out if fit is not None else frozenset())

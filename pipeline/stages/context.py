@@ -9,6 +9,8 @@ from ..clock import Clock, utc_now
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..errors import StageError
+from ..render import prepared as prepared_facts
+from ..render.prepared import PreparedFacts
 from ..render.tokens import TokenCounter
 from ..store import PersonaStore
 
@@ -26,10 +28,27 @@ class StageContext:
     target: ResolvedTarget | None = None
     cache: dict[str, Any] = field(default_factory=dict)  # per-run memo, e.g. the config fingerprint
     explain: bool = False  # stages also say where every fact went (persona explain); costs time
+    _prepared: PreparedFacts | None = None
 
     def for_target(self, target: ResolvedTarget) -> StageContext:
         return StageContext(self.settings, self.store, self.counter, self.clock, self.reason, self.dry_run,
-                            target, self.cache, self.explain)
+                            target, self.cache, self.explain, self.prepared)
+
+    @property
+    def scope(self) -> prepared_facts.Scope:
+        return self.store.label, self.store.profile
+
+    @property
+    def prepared(self) -> PreparedFacts:
+        """Each fact's text-derived values (dedupe key, line, token counts), shared by every stage of the run."""
+        if self._prepared is None:
+            self._prepared = prepared_facts.for_render(self.scope)
+        return self._prepared
+
+    def keep_prepared(self) -> None:
+        """After a run: what it derived is kept for the profile's next render."""
+        if self._prepared is not None:
+            prepared_facts.keep(self.scope, self._prepared)
 
     @property
     def current_target(self) -> ResolvedTarget:

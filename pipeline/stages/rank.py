@@ -8,7 +8,7 @@ from collections import defaultdict
 from pydantic import Field
 
 from ..render.model import FactSet, LeftOut, PersonaFact, RankedFact, RankedPersona, RankedSection, fact_label
-from ..render.sanitize import dedupe_key
+from ..render.prepared import PreparedFacts
 from ..tiers import TIER_RANK, Tier
 from .context import StageContext
 from .registry import StageOptions, stage
@@ -43,11 +43,13 @@ def rank(facts: FactSet, *, ctx: StageContext, options: RankOptions) -> RankedPe
     limit = options.max_items_per_section
     if not ctx.explain:
         shortlist, cut = _strongest(items, scores, limit)
-        ranked = _walk(items, scores, sorted(shortlist, key=order), limit, facts, cut=cut, explain=False)
+        ranked = _walk(items, scores, sorted(shortlist, key=order), limit, facts, cut=cut, explain=False,
+                       prepared=ctx.prepared)
         if ranked is not None:
             return ranked
     # Explaining (every fact needs its fate), or duplicates emptied a topic's shortlist: rank everything.
-    ranked = _walk(items, scores, sorted(range(len(items)), key=order), limit, facts, cut={}, explain=ctx.explain)
+    ranked = _walk(items, scores, sorted(range(len(items)), key=order), limit, facts, cut={}, explain=ctx.explain,
+                   prepared=ctx.prepared)
     assert ranked is not None
     return ranked
 
@@ -80,7 +82,7 @@ def _strongest(items: tuple[PersonaFact, ...], scores: list[float], limit: int) 
 
 
 def _walk(items: tuple[PersonaFact, ...], scores: list[float], ordered: list[int], limit: int, facts: FactSet,
-          *, cut: dict[str, int], explain: bool) -> RankedPersona | None:
+          *, cut: dict[str, int], explain: bool, prepared: PreparedFacts) -> RankedPersona | None:
     """Facts in rank order: collapse duplicates into the stronger, fill each topic up to ``limit``.
 
     None when duplicates left a topic that was cut short with fewer than
@@ -91,9 +93,10 @@ def _walk(items: tuple[PersonaFact, ...], scores: list[float], ordered: list[int
     omitted: dict[str, int] = defaultdict(int)
     left_out: list[LeftOut] | None = list(facts.left_out) if explain else None
     duplicates = 0
+    prepare = prepared.get
     for index in ordered:
         fact = items[index]
-        key = dedupe_key(fact.content)
+        key = prepare(fact.content).dedupe
         if key in seen:
             duplicates += 1
             if left_out is not None:

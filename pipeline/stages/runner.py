@@ -112,7 +112,9 @@ def run_pipeline(
     if not dry_run:
         ctx.cache["config_hash"] = config_hash(settings)
     with _gc_paused():
-        return _run(steps, chosen, ctx)
+        reports = _run(steps, chosen, ctx)
+    ctx.keep_prepared()
+    return reports
 
 
 @contextmanager

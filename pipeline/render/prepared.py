@@ -1,0 +1,88 @@
+"""What a render derives from one fact's text alone, kept between renders of the same profile in this process.
+
+A fact's dedupe key, its inert line and its exact token count under each
+counter depend on its text and nothing else, so a render looks each one up
+by the text itself: a fact that changed (in this process, in another, or
+through another tool writing Mnemosyne's table) has new text and is simply
+not found, and a stale entry cannot exist. What is kept is what the
+profile's newest render used, and nothing more: a fact gone from the store
+(forgotten, replaced, demoted) leaves this memo at the profile's next
+render, or at once when it is forgotten here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .sanitize import dedupe_key, inline
+from .tokens import TokenCounter
+
+MAX_PROFILES = 64  # profiles whose newest render is kept (a gateway's busiest users)
+MAX_FACTS = 5_000  # a render that used more (a huge store, `persona explain`) keeps nothing
+
+Scope = tuple[str, str]  # (database label, profile)
+
+
+@dataclass(slots=True)
+class Prepared:
+    dedupe: str  # rank's near-duplicate key
+    line: str  # the fact as one inert line, as every template sees it
+    tokens: dict[str, int] = field(default_factory=dict)  # counter name -> exact count of the text
+
+
+class PreparedFacts:
+    """One render's view: entries from the profile's previous render are reused, and only those this render
+    asks for are carried on to the next."""
+
+    def __init__(self, previous: dict[str, Prepared] | None = None) -> None:
+        self._previous = previous or {}
+        self.used: dict[str, Prepared] = {}
+
+    def get(self, text: str) -> Prepared:
+        found = self.used.get(text)
+        if found is None:
+            found = self._previous.get(text)
+            if found is None:
+                found = Prepared(dedupe_key(text), inline(text))
+            self.used[text] = found
+        return found
+
+    def tokens(self, texts: Sequence[str], counter: TokenCounter) -> list[int]:
+        """Exact counts of ``texts`` under ``counter``; only texts never counted before reach the tokenizer."""
+        prepared = [self.get(text) for text in texts]
+        missing = [index for index, entry in enumerate(prepared) if counter.name not in entry.tokens]
+        for index, count in zip(missing, counter.count_many([texts[i] for i in missing]), strict=True):
+            prepared[index].tokens[counter.name] = count
+        return [entry.tokens[counter.name] for entry in prepared]
+
+
+_kept: OrderedDict[Scope, dict[str, Prepared]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def for_render(scope: Scope) -> PreparedFacts:
+    """A render's prepared facts, starting from what the profile's previous render in this process used."""
+    with _lock:
+        return PreparedFacts(_kept.get(scope))
+
+
+def keep(scope: Scope, prepared: PreparedFacts) -> None:
+    """Keep what this render used (and only that) for the profile's next render."""
+    with _lock:
+        _kept.pop(scope, None)
+        if len(prepared.used) <= MAX_FACTS:
+            _kept[scope] = prepared.used
+        while len(_kept) > MAX_PROFILES:
+            _kept.popitem(last=False)
+
+
+def forget(scope: Scope | None = None) -> None:
+    """Drop what is kept for one profile (a fact forgotten, a profile erased), or for every profile."""
+    with _lock:
+        if scope is None:
+            _kept.clear()
+        else:
+            _kept.pop(scope, None)
