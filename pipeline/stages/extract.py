@@ -9,9 +9,9 @@ from pydantic import Field
 
 from ..clock import to_db
 from ..render.model import FactSet, LeftOut, PersonaFact, Start
-from ..store import Connection, PersonaStore, metadata_topic, profile_generation
+from ..store import Connection, PersonaStore, metadata_topic
 from ..store.forgotten import forgotten_test
-from ..store.memories import candidates, memory_watermark, tombstones
+from ..store.memories import candidates, tombstones
 from ..store.supersede import superseded_rows
 from ..tiers import TIERS
 from .context import StageContext
@@ -31,19 +31,26 @@ class ExtractOptions(StageOptions):
 
 @stage("extract", options=ExtractOptions)
 def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> FactSet:
-    """Read the profile's facts in one consistent snapshot."""
+    """Read the profile's facts, labelled with the change counter read before them.
+
+    No read transaction is needed (two round trips on a server): the counter
+    and the watermark are read first, so whatever the facts read after them
+    hold is at least that generation. A change landing in between is rendered
+    under the older label, and the next tick renders again; a render never
+    claims a generation newer than its facts.
+    """
     store, now = ctx.store, to_db(ctx.clock())
-    with store.snapshot() as conn:
+    with store.read() as conn:
+        generation, watermark, rows = store.render_state(conn)
         facts = _persona_facts(store.render_rows(conn, now), store.max_fact_chars)
-        broken = store.row_count(conn) != len(facts)
         if options.candidates and options.candidate_sources:
-            facts += _candidates(store, conn, now, options)
-        generation = profile_generation(conn, store.profile)
-        watermark = memory_watermark(conn)
+            facts_from_memories = _candidates(store, conn, now, options)
+        else:
+            facts_from_memories = []
         left_out = _left_out(store, conn, now, options) if ctx.explain else ()
-    if broken:
+    if rows != len(facts):  # a row that breaks the contract (or one added meanwhile: the check then finds none)
         store.warn_broken_rows()
-    return FactSet(tuple(facts), int(generation), int(watermark), left_out)
+    return FactSet((*facts, *facts_from_memories), generation, watermark, left_out)
 
 
 def _persona_facts(rows: Iterable[tuple[Any, ...]], max_chars: int) -> list[PersonaFact]:

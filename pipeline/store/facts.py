@@ -110,6 +110,15 @@ class PersonaStore(Database):
         """Every fact of the profile as a row ready to become a render's fact (:func:`persona_sql`)."""
         return conn.execute(persona_sql(self.dialect), (now, self.profile))
 
+    def render_state(self, conn: Connection) -> tuple[int, int, int]:
+        """(the profile's change counter, the newest working memory's rowid, the profile's rows, broken ones
+        included), in one statement."""
+        row = conn.execute(
+            "SELECT COALESCE((SELECT generation FROM persona_state WHERE session_id = ?), 0), "
+            "COALESCE((SELECT MAX(rowid) FROM working_memory), 0), "
+            "(SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?)", (self.profile, self.profile)).fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
     def row_count(self, conn: Connection) -> int:
         """How many rows the profile has in ``memoria_persona``, broken ones included."""
         return int(conn.execute("SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?",

@@ -139,6 +139,10 @@ def prune_snapshots(store: PersonaStore, *, before: str) -> int:
     session still in use is never pruned; one idle past the cut-off records
     the current persona afresh when it comes back.
     """
+    with store.read() as conn:  # most ticks have nothing to prune: one indexed read, no write transaction
+        if conn.execute("SELECT 1 FROM persona_snapshots WHERE profile = ? AND used_at < ? LIMIT 1",
+                        (store.profile, before)).fetchone() is None:
+            return 0
     with store.transaction() as conn:
         return int(conn.execute("DELETE FROM persona_snapshots WHERE profile = ? AND used_at < ?",
                                 (store.profile, before)).rowcount)
