@@ -12,7 +12,6 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from functools import lru_cache
 from types import FrameType, TracebackType
 from typing import Any
@@ -22,45 +21,8 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ..errors import TemplateError
 from .sanitize import xml
+from .template_context import PersonaContext
 from .template_sources import builtin_real_dir, builtin_template_dir, find_template, not_found
-
-
-@dataclass(frozen=True, slots=True)
-class TemplateItem:
-    """One fact: ``text`` is already a single inert line."""
-
-    text: str
-    tier: str
-    confidence: float
-    reinforcement_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class TemplateSection:
-    """One topic: its facts in rank order, and how many more did not fit ``max_items_per_section``."""
-
-    topic: str
-    items: tuple[TemplateItem, ...]
-    omitted: int
-
-
-@dataclass(frozen=True, slots=True)
-class PersonaContext:
-    """Everything a template sees, as ``persona``. Nothing in it changes between runs on the same data."""
-
-    target: str
-    sections: tuple[TemplateSection, ...]
-    fact_count: int
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PersonaContext:
-        sections = tuple(TemplateSection(s["topic"], tuple(TemplateItem(**i) for i in s["items"]), s["omitted"])
-                         for s in data["sections"])
-        return cls(data["target"], sections, data["fact_count"])
-
 
 DEFAULT_NOTE = "_(Some persona facts were left out to fit the token budget.)_"
 EMPTY_CONTEXT = PersonaContext("", (), 0)

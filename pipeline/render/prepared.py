@@ -1,7 +1,8 @@
 """What a render derives from one fact's text alone, kept between renders of the same profile in this process.
 
-A fact's dedupe key, its inert line and its exact token count under each
-counter depend on its text and nothing else, so a render looks each one up
+A fact's dedupe key, its inert line, its exact token count under each
+counter and what a template sees of it depend on its text (and, for the
+last, its tier, confidence and reinforcements) and nothing else, so a render looks each one up
 by the text itself: a fact that changed (in this process, in another, or
 through another tool writing Mnemosyne's table) has new text and is simply
 not found, and a stale entry cannot exist. What is kept is what the
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .sanitize import dedupe_key, inline
+from .template_context import TemplateItem
 from .tokens import TokenCounter
 
 MAX_PROFILES = 64  # profiles whose newest render is kept (a gateway's busiest users)
@@ -31,6 +33,15 @@ class Prepared:
     dedupe: str  # rank's near-duplicate key
     line: str  # the fact as one inert line, as every template sees it
     tokens: dict[str, int] = field(default_factory=dict)  # counter name -> exact count of the text
+    items: dict[tuple[str, float, int], TemplateItem] = field(default_factory=dict)  # (tier, confidence, count)
+
+    def item(self, tier: str, confidence: float, reinforcement_count: int) -> TemplateItem:
+        """What a template sees of the fact with these fields (made once per combination)."""
+        key = (tier, confidence, reinforcement_count)
+        found = self.items.get(key)
+        if found is None:
+            found = self.items[key] = TemplateItem(self.line, tier, round(confidence, 3), reinforcement_count)
+        return found
 
 
 class PreparedFacts:

@@ -17,7 +17,8 @@ import sys
 from typing import Any
 
 from ..errors import TemplateError
-from .jinja import PersonaContext, make_environment, render_here
+from .jinja import make_environment, render_here
+from .template_context import PersonaContext
 
 
 def _limit(kind: int, value: int) -> None:

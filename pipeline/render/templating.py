@@ -14,15 +14,10 @@ from pathlib import Path
 
 from ..errors import TemplateError
 from ..fs.locations import package_root
-from .jinja import (
-    PersonaContext,
-    TemplateItem,
-    TemplateSection,
-    make_environment,
-    render_here,
-)
-from .model import RankedFact, RankedPersona
+from .jinja import make_environment, render_here
+from .model import PersonaFact, RankedFact, RankedPersona
 from .sanitize import inline
+from .template_context import PersonaContext, TemplateItem, TemplateSection
 from .template_sources import builtin_real_dir, builtin_template_dir, read_template, search_path
 
 __all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context", "builtin_template_dir",
@@ -33,23 +28,22 @@ CHILD_START_S = 10.0
 CHILD_MODULE = "pipeline.render.template_child"  # run with -m: it must not import the rest of us
 
 
-def build_context(ranked: RankedPersona, target: str, memo: dict[str, TemplateItem] | None = None,
-                  line: Callable[[str], str] = inline) -> PersonaContext:
-    """What the template sees. ``memo`` keeps each fact's inert item across the renders of one run;
-    ``line`` makes a fact's text one inert line (:func:`inline`, or a memo of it)."""
-    items = {} if memo is None else memo
+def build_context(ranked: RankedPersona, target: str, make_item: Callable[[PersonaFact], TemplateItem] | None = None
+                  ) -> PersonaContext:
+    """What the template sees; ``make_item`` is :func:`template_item` or a memo of it."""
+    item_of = make_item or template_item
 
     def item(ranked_fact: RankedFact) -> TemplateItem:
-        fact = ranked_fact.fact
-        found = items.get(fact.key)
-        if found is None:
-            found = items[fact.key] = TemplateItem(line(fact.content), fact.tier, round(fact.confidence, 3),
-                                                   fact.reinforcement_count)
-        return found
+        return item_of(ranked_fact.fact)
 
     sections = tuple(TemplateSection(inline(s.topic) or "general", tuple(map(item, s.facts)), s.omitted)
                      for s in ranked.sections)
     return PersonaContext(target, sections, sum(len(s.items) for s in sections))
+
+
+def template_item(fact: PersonaFact) -> TemplateItem:
+    """One fact as every template sees it: its text as one inert line."""
+    return TemplateItem(inline(fact.content), fact.tier, round(fact.confidence, 3), fact.reinforcement_count)
 
 
 def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *, timeout_s: float,

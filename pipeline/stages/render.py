@@ -22,7 +22,9 @@ def render_sections(ctx: StageContext, target: ResolvedTarget, ranked: RankedPer
                     sections: tuple[RankedSection, ...]) -> str:
     """The target's template rendered with ``sections`` (all of them, or a fitted selection)."""
     limits = ctx.settings.render
-    context = build_context(replace(ranked, sections=sections), target.name, ctx.cache.setdefault("items", {}),
-                            line=lambda text: ctx.prepared.get(text).line)
+    prepare = ctx.prepared.get
+    context = build_context(replace(ranked, sections=sections), target.name,
+                            lambda fact: prepare(fact.content).item(fact.tier, fact.confidence,
+                                                                    fact.reinforcement_count))
     return render_template(limits.template_dirs, target.template, context, timeout_s=limits.timeout_s,
                            max_chars=limits.max_output_chars, max_memory_mb=limits.max_memory_mb)
