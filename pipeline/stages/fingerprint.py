@@ -9,6 +9,7 @@ timeouts. Were those counted, every render by one would make the other's
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
@@ -36,8 +37,14 @@ def config_hash(settings: Settings) -> str:
     The settings part is made once per (frozen) settings object; the templates are looked at every time,
     so an edited template changes the hash at once.
     """
-    digest = hashlib.sha256(settings.derived("output_json", _output_json))
-    for name in sorted(settings.targets):
-        source = template_source(settings.render.template_dirs, settings.targets[name].template)
+    sources = tuple((name, template_source(settings.render.template_dirs, settings.targets[name].template))
+                    for name in sorted(settings.targets))
+    return _digest(settings.derived("output_json", _output_json), sources)
+
+
+@functools.lru_cache(maxsize=64)
+def _digest(output_json: bytes, sources: tuple[tuple[str, str], ...]) -> str:
+    digest = hashlib.sha256(output_json)
+    for name, source in sources:
         digest.update(json.dumps([name, source]).encode())
     return digest.hexdigest()
