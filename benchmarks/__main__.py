@@ -204,6 +204,46 @@ print(before, peak_kib())
 """
 
 
+FIRST_RENDERS = """
+import sys, time
+from pipeline import PersonaStore, get_counter, load_settings, run_pipeline
+
+settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2]})
+get_counter(settings.cap.counter)
+with PersonaStore.from_settings(settings) as store:
+    times = []
+    for index in range(3):  # the process's first render, then two more, each after one fact was added
+        store.add(f"Fact added before render {index} of this process.", topic="bench")
+        start = time.perf_counter()
+        run_pipeline(settings, store=store)
+        times.append(time.perf_counter() - start)
+print(*times)
+"""
+
+
+def small_renders(facts: int = 50, repeats: int = 200) -> tuple[float, float, float, float]:
+    """(ms) a real persona's render + write in one process (file deleted first), its unchanged render, and in a
+    new process its first render (templates compiled, nothing derived yet) and the next one after an add."""
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        populate(workdir / "m.db", facts)
+        settings = settings_in(workdir)
+        path = settings.target("markdown").path
+        with PersonaStore.from_settings(settings) as store:
+            run_pipeline(settings, store=store)
+            unchanged = _median_us(lambda: run_pipeline(settings, store=store), repeats) / 1000
+
+            def written() -> None:
+                path.unlink()
+                run_pipeline(settings, store=store)
+            write = _median_us(written, repeats) / 1000
+        firsts = [subprocess.run([sys.executable, "-c", FIRST_RENDERS, str(workdir / "m.db"), str(path)],
+                                 check=True, capture_output=True, text=True).stdout.split() for _ in range(5)]
+    first = statistics.median(float(run[0]) for run in firsts) * 1000
+    after_add = statistics.median(float(run[2]) for run in firsts) * 1000
+    return write, unchanged, first, after_add
+
+
 def peak_memory(facts: int = 100_000) -> tuple[float, float]:
     """(peak MB before the render, peak MB after it) of a fresh process that renders ``facts`` facts once."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -256,6 +296,11 @@ def budget_use(topics: tuple[int, int], renders: int = 60) -> tuple[float, float
 
 def main() -> None:
     rows: list[tuple[str, str, str]] = []
+    write, unchanged, first, after_add = small_renders()
+    rows += [("render + write (file deleted first), one process", "50 facts", f"{write:.2f} ms"),
+             ("render, file unchanged, one process", "50 facts", f"{unchanged:.2f} ms"),
+             ("a new process's first render + write (templates compiled)", "51 facts", f"{first:.1f} ms"),
+             ("the same process's third render, a fact added before it", "53 facts", f"{after_add:.2f} ms")]
     pipeline_times = {}
     for size in SIZES:
         with tempfile.TemporaryDirectory() as tmp:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import sqlite3
@@ -32,7 +33,9 @@ from .corpus import corpus
 
 CAP = 1500
 O200K = get_counter("o200k_base")
-ROUNDS = {"render": 7, "inject": 300, "trigger": 300, "promote": 200}
+ROUNDS = {"render": 7, "small": 200, "inject": 300, "trigger": 300, "promote": 200}
+SMALL = 50  # a real persona: tens to hundreds of facts
+RENDER_SIZES = (SMALL, *SIZES)
 TRIGGER_MEMORIES = (1_000, 10_000, 100_000)
 
 
@@ -55,14 +58,21 @@ class Theirs:
         self.process.wait(30)
 
 
-def interleaved(rounds: int, ours: Any, theirs: Any) -> tuple[float, float, Any, Any]:
-    """Median ns of ``rounds`` alternating samples; each callable returns (ns, output)."""
-    mine, other, last_mine, last_other = [], [], None, None
+def interleaved(rounds: int, ours: Any, theirs: Any, floor: Any = None) -> tuple[float, float, Any, Any]:
+    """Median ns of ``rounds`` alternating samples; each callable returns (ns, output).
+
+    With ``floor``, a third sample joins each round and its median is returned as the last output.
+    """
+    mine, other, lowest, last_mine, last_other = [], [], [], None, None
     for _ in range(rounds):
         ns, last_mine = ours()
         mine.append(ns)
         ns, last_other = theirs()
         other.append(ns)
+        if floor is not None:
+            lowest.append(floor())
+    if floor is not None:
+        last_other = (last_other, statistics.median(lowest))
     return statistics.median(mine), statistics.median(other), last_mine, last_other
 
 
@@ -81,10 +91,12 @@ def main() -> None:
         job, ours = prepare(work)
         theirs = Theirs(args.existing_python)
         theirs.ask("setup", job)
-        rows = (render_rows(ours, theirs) + inject_rows(ours, theirs, job) + trigger_rows(ours, theirs)
+        floors: list[tuple] = []
+        rows = (render_rows(ours, theirs, floors) + inject_rows(ours, theirs, job) + trigger_rows(ours, theirs)
                 + promote_rows(ours, theirs))
         theirs.close()
         print_table(rows)
+        print_floors(floors)
         print_fidelity(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -94,7 +106,7 @@ def prepare(work: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each side gets its own copy of the same data."""
     ours: dict[str, Any] = {"render": {}, "triggers": {}}
     job: dict[str, Any] = {"workdir": str(work), "cap": CAP, "render_dbs": {}, "trigger_dbs": {}}
-    for size in SIZES:
+    for size in RENDER_SIZES:
         folder = work / f"render-{size}"
         folder.mkdir()
         populate(folder / "m.db", size)
@@ -162,32 +174,96 @@ def _promote_stores(work: Path) -> dict[str, Any]:
             "facts": str(facts)}
 
 
-def render_rows(ours: dict[str, Any], theirs: Theirs) -> list[tuple]:
+def render_rows(ours: dict[str, Any], theirs: Theirs, floors: list[tuple]) -> list[tuple]:
+    """One row per size (the file deleted first, so ours writes as theirs always does), and at 50 facts a
+    row with the file already right; the 50-fact rows also measure the floor in the same rounds."""
     rows = []
-    for size in SIZES:
-        settings = ours["render"][size]
-        path = settings.target("markdown").path
-        with PersonaStore.from_settings(settings) as store:
-            def mine(store: PersonaStore = store, path: Path = path, settings: Settings = settings) -> tuple:
-                path.unlink(missing_ok=True)  # ours skips an unchanged file; the existing tier always writes
-                return timed(lambda: run_pipeline(settings, store=store)[0])
-
-            def other(size: int = size) -> tuple:
-                answer = theirs.ask("render", size)
-                return answer["ns"], answer["text"]
-
-            my_ns, their_ns, report, their_text = interleaved(ROUNDS["render"], mine, other)
-        my_tokens, my_sections = _checks(report.text)
-        their_tokens, their_sections = _checks(their_text)
-        verdict = []
-        if their_tokens > CAP:
-            verdict.append(f"over budget: {their_tokens} > {CAP} tokens")
-        if their_sections <= 1:
-            verdict.append(f"persona nearly empty: {their_sections} section(s)")
-        rows.append((f"render + write, {size // 1000}k facts", my_ns / 1e6, their_ns / 1e6, "ms",
-                     f"{my_sections} sections, {my_tokens} tokens, {report.fitted_out} fitted out",
-                     "; ".join(verdict) or f"{their_sections} sections, {their_tokens} tokens"))
+    for size in RENDER_SIZES:
+        for unchanged in (False, True) if size == SMALL else (False,):
+            rows.append(_render_row(ours["render"][size], theirs, size, unchanged, floors))
     return rows
+
+
+def _render_row(settings: Settings, theirs: Theirs, size: int, unchanged: bool, floors: list[tuple]) -> tuple:
+    path = settings.target("markdown").path
+    with PersonaStore.from_settings(settings) as store:
+        run_pipeline(settings, store=store)
+
+        def mine() -> tuple:
+            if not unchanged:
+                path.unlink(missing_ok=True)  # ours skips an unchanged file; the existing tier always writes
+            return timed(lambda: run_pipeline(settings, store=store)[0])
+
+        def other() -> tuple:
+            answer = theirs.ask("render", size)
+            return answer["ns"], answer["text"]
+
+        floor = Floor(store.path, write=not unchanged) if size == SMALL else None
+        my_ns, their_ns, report, their_text = interleaved(ROUNDS["small" if size == SMALL else "render"], mine,
+                                                          other, floor)
+    if floor is not None:
+        their_text, floor_ns = their_text
+        floors.append((_render_label(size, unchanged), my_ns, floor_ns, floor.what))
+    my_tokens, my_sections = _checks(report.text)
+    their_tokens, their_sections = _checks(their_text)
+    verdict = []
+    if their_tokens > CAP:
+        verdict.append(f"over budget: {their_tokens} > {CAP} tokens")
+    if their_sections <= 1 and size > SMALL:
+        verdict.append(f"persona nearly empty: {their_sections} section(s)")
+    mine_note = f"{my_sections} sections, {my_tokens} tokens, {report.fitted_out} fitted out"
+    if unchanged:
+        mine_note += f"; {'unchanged, not written' if not report.written else 'written'}"
+    return (_render_label(size, unchanged), my_ns / 1e6, their_ns / 1e6, "ms", mine_note,
+            "; ".join(verdict) or f"{their_sections} sections, {their_tokens} tokens" + ("; always written"
+                                                                                         if unchanged else ""))
+
+
+def _render_label(size: int, unchanged: bool) -> str:
+    count = f"{size} facts" if size < 1000 else f"{size // 1000}k facts"
+    return f"render, {count}, file unchanged" if unchanged else f"render + write, {count}"
+
+
+class Floor:
+    """What any render of this store must pay, done as plainly as Python can: one SELECT of the profile's
+    facts, one exact count of their text, (when writing) an fsynced write and rename of a file, and one durable
+    commit (SQLite's default synchronous=FULL, as ours and theirs run)."""
+
+    def __init__(self, db: Path | None, *, write: bool) -> None:
+        assert db is not None
+        self.conn = sqlite3.connect(db, isolation_level=None)
+        self.conn.execute("CREATE TABLE IF NOT EXISTS bench_floor (at TEXT)")
+        self.write, self.out = write, db.with_name("floor.md")
+        self.what = ("a SELECT, one exact count, an fsynced write, one durable commit" if write
+                     else "a SELECT, one exact count, one durable commit")
+
+    def __call__(self) -> int:
+        start = time.perf_counter_ns()
+        rows = self.conn.execute("SELECT topic, content FROM memoria_persona WHERE session_id = ?",
+                                 ("default",)).fetchall()
+        text = "".join(f"- {content}\n" for _, content in rows)
+        O200K.count(text)
+        if self.write:
+            temp = self.out.with_name(".floor.tmp")
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, text.encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temp, self.out)
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute("INSERT INTO bench_floor VALUES ('x')")
+        self.conn.execute("COMMIT")
+        return time.perf_counter_ns() - start
+
+
+def print_floors(floors: list[tuple]) -> None:
+    print()
+    print("| figure | persona-tier | floor | persona-tier ÷ floor | the floor |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for name, mine, floor, what in floors:
+        print(f"| {name} | {_fmt(mine / 1e6)} ms | {_fmt(floor / 1e6)} ms | {mine / floor:.2f} | {what} |")
 
 
 def inject_rows(ours: dict[str, Any], theirs: Theirs, job: dict[str, Any]) -> list[tuple]:

@@ -124,10 +124,15 @@ def bench_import(work: Path, url: str) -> list[tuple[str, str]]:
 
 
 def change_profiles(url: str, count: int) -> None:
-    """Give ``count`` profiles a store change to render (the rest stay rendered)."""
+    """Give ``count`` profiles a store change to render (the rest stay rendered): one fact's text changes and
+    the profile's change counter moves, as an edit through persona-tier does, so each render writes a new
+    block (a bare counter bump would render the same bytes, which commits without waiting for the disk)."""
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("UPDATE persona_state SET generation = generation + 1 WHERE session_id IN "
-                     "(SELECT session_id FROM persona_state ORDER BY random() LIMIT %s)", (count,))
+        chosen = [row[0] for row in conn.execute(
+            "SELECT session_id FROM persona_state ORDER BY random() LIMIT %s", (count,))]
+        conn.execute("UPDATE memoria_persona SET content = content || ' (edited)' WHERE id IN (SELECT MIN(id) FROM "
+                     "memoria_persona WHERE session_id = ANY(%s) GROUP BY session_id)", (chosen,))
+        conn.execute("UPDATE persona_state SET generation = generation + 1 WHERE session_id = ANY(%s)", (chosen,))
 
 
 def run_workers(config: Path, workers: int) -> float:
