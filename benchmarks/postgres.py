@@ -228,9 +228,10 @@ def bench_injection(url: str, config: Path, samples: int = 200) -> list[tuple[st
         if not text:
             raise SystemExit(f"no block injected for {profile(index)}")
         injector.close()
-    warm_injector = PersonaInjector(settings_for(config, profile(0)))
+    warm_settings = settings_for(config, profile(0))
+    warm_injector = PersonaInjector(warm_settings)
     warm_injector.block()
-    listener_for(url).wait_connected(10)
+    listener_for(url, warm_settings.injection.listen_ping_ms).wait_connected(10)
     warm_injector.block()
     calls = 200_000
     start = time.perf_counter_ns()
@@ -253,7 +254,7 @@ from pipeline.store.postgres.listen import listener_for, stop_listener
 settings = load_settings(config_files=[sys.argv[1]], overrides={"store.profile": sys.argv[2]})
 injector = PersonaInjector(settings)
 injector.block()
-listener_for(settings.store.url).wait_connected(10)
+listener_for(settings.store.url, settings.injection.listen_ping_ms).wait_connected(10)
 injector.block()
 print("ready", flush=True)
 for line in sys.stdin:
