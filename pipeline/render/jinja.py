@@ -22,7 +22,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from ..errors import TemplateError
 from .sanitize import xml
 from .template_context import PersonaContext
-from .template_sources import builtin_real_dir, builtin_template_dir, find_template, not_found
+from .template_sources import builtin_template_dir, find_template, is_shipped, not_found
 
 DEFAULT_NOTE = "_(Some persona facts were left out to fit the token budget.)_"
 EMPTY_CONTEXT = PersonaContext("", (), 0)
@@ -30,7 +30,7 @@ EMPTY_CONTEXT = PersonaContext("", (), 0)
 
 def is_builtin(filename: str) -> bool:
     """Whether a template file is one of the shipped (trusted) templates."""
-    return os.path.realpath(filename).startswith(builtin_real_dir() + os.sep)
+    return is_shipped(os.path.realpath(filename))
 
 
 @lru_cache(maxsize=64)

@@ -96,6 +96,11 @@ def builtin_real_dir() -> str:
     return os.path.realpath(builtin_template_dir())
 
 
+def is_shipped(real: str) -> bool:
+    """Whether a resolved template path is one of the shipped (trusted) templates."""
+    return real.startswith(builtin_real_dir() + os.sep)
+
+
 def _real_dir(directory: str) -> str:
     # A user's directory is resolved on every lookup (a symlink may move); the package's own is not.
     return builtin_real_dir() if directory == str(builtin_template_dir()) else os.path.realpath(directory)

@@ -18,7 +18,7 @@ from .jinja import make_environment, render_here
 from .model import PersonaFact, RankedFact, RankedPersona
 from .sanitize import inline
 from .template_context import PersonaContext, TemplateItem, TemplateSection
-from .template_sources import builtin_real_dir, builtin_template_dir, read_template, search_path
+from .template_sources import builtin_template_dir, is_shipped, read_template, search_path
 
 __all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context", "builtin_template_dir",
            "render_template"]
@@ -56,7 +56,7 @@ def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *
     """
     search = search_path(user_dirs)
     found = read_template(search, name)  # found, not compiled: Jinja folds constants while compiling
-    if found.real.startswith(builtin_real_dir() + os.sep):  # a shipped template: trusted, in this process
+    if is_shipped(found.real):  # a shipped template: trusted, in this process
         builtin = make_environment(search[-1:], trusted=True)
         return render_here(builtin, name, context, max_chars=max_chars, timeout_s=None)
     # A user template is compiled only in the child, under its limits.

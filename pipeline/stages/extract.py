@@ -43,14 +43,11 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
     with store.read() as conn:
         generation, watermark, rows = store.render_state(conn)
         facts = _persona_facts(store.render_rows(conn, now), store.max_fact_chars)
-        if options.candidates and options.candidate_sources:
-            facts_from_memories = _candidates(store, conn, now, options)
-        else:
-            facts_from_memories = []
+        proposed = _candidates(store, conn, now, options) if options.candidates and options.candidate_sources else []
         left_out = _left_out(store, conn, now, options) if ctx.explain else ()
     if rows != len(facts):  # a row that breaks the contract (or one added meanwhile: the check then finds none)
         store.warn_broken_rows()
-    return FactSet((*facts, *facts_from_memories), generation, watermark, left_out)
+    return FactSet((*facts, *proposed), generation, watermark, left_out)
 
 
 def _persona_facts(rows: Iterable[tuple[Any, ...]], max_chars: int) -> list[PersonaFact]:

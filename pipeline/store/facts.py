@@ -119,11 +119,6 @@ class PersonaStore(Database):
             "(SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?)", (self.profile, self.profile)).fetchone()
         return int(row[0]), int(row[1]), int(row[2])
 
-    def row_count(self, conn: Connection) -> int:
-        """How many rows the profile has in ``memoria_persona``, broken ones included."""
-        return int(conn.execute("SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?",
-                                (self.profile,)).fetchone()[0])
-
     def retention_rows(self, now: str) -> Sequence[Any]:
         """(id, tier, confidence, reinforcements, age in days) of every fact retention may act on, by id.
 
