@@ -14,7 +14,16 @@ import time
 from contextlib import closing
 from pathlib import Path
 
-from pipeline import PersonaInjector, PersonaStore, Settings, load_settings, run_pipeline, status_data, tick
+from pipeline import (
+    PersonaInjector,
+    PersonaStore,
+    Settings,
+    load_settings,
+    resolve_target,
+    run_pipeline,
+    status_data,
+    tick,
+)
 
 from .corpus import corpus
 from .supersede import detector_figures
@@ -228,7 +237,7 @@ def small_renders(facts: int = 50, repeats: int = 200) -> tuple[float, float, fl
         workdir = Path(tmp)
         populate(workdir / "m.db", facts)
         settings = settings_in(workdir)
-        path = settings.target("markdown").path
+        path = resolve_target(settings, "markdown").path
         with PersonaStore.from_settings(settings) as store:
             run_pipeline(settings, store=store)
             unchanged = _median_us(lambda: run_pipeline(settings, store=store), repeats) / 1000

@@ -24,7 +24,16 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from pipeline import PersonaInjector, PersonaStore, Settings, evaluate, get_counter, import_facts, run_pipeline
+from pipeline import (
+    PersonaInjector,
+    PersonaStore,
+    Settings,
+    evaluate,
+    get_counter,
+    import_facts,
+    resolve_target,
+    run_pipeline,
+)
 from pipeline.inject import capped as block
 from pipeline.render.section_cap import split_sections
 
@@ -116,7 +125,7 @@ def prepare(work: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     capped = ours["render"][SIZES[0]]
     with PersonaStore.from_settings(capped) as store:
         run_pipeline(capped, store=store)
-    ours["capped_file"] = capped.target("markdown").path
+    ours["capped_file"] = resolve_target(capped, "markdown").path
     ours["big_file"] = _uncapped_file(work, SIZES[0])
     job["inject_file"] = str(ours["capped_file"])
     for memories in TRIGGER_MEMORIES:
@@ -143,7 +152,7 @@ def _uncapped_file(work: Path, size: int) -> Path:
     copy_db(work / f"render-{size}" / "m.db", folder / "m.db")
     with PersonaStore.from_settings(big) as store:
         run_pipeline(big, store=store)
-    return big.target("markdown").path
+    return resolve_target(big, "markdown").path
 
 
 def _trigger_store(work: Path, memories: int) -> tuple[Settings, str]:
@@ -185,7 +194,7 @@ def render_rows(ours: dict[str, Any], theirs: Theirs, floors: list[tuple]) -> li
 
 
 def _render_row(settings: Settings, theirs: Theirs, size: int, unchanged: bool, floors: list[tuple]) -> tuple:
-    path = settings.target("markdown").path
+    path = resolve_target(settings, "markdown").path
     with PersonaStore.from_settings(settings) as store:
         run_pipeline(settings, store=store)
 
@@ -270,14 +279,14 @@ def inject_rows(ours: dict[str, Any], theirs: Theirs, job: dict[str, Any]) -> li
     settings = ours["render"][SIZES[0]].model_copy(deep=True)
     settings = settings.model_copy(update={"injection": settings.injection.model_copy(update={"enabled": True})})
     rows = []
-    for label, path, forget in (("cold injection, already-capped file", ours["capped_file"], False),
+    for label, path, cold in (("cold injection, already-capped file", ours["capped_file"], False),
                                 ("cold injection, over-cap file", ours["big_file"], False),
                                 ("cold injection, over-cap file never seen before", ours["big_file"], True)):
         local = settings.model_copy(update={"injection": settings.injection.model_copy(update={"file": path})})
 
-        def mine(local: Settings = local, forget: bool = forget) -> tuple:
-            if forget:
-                block.forget()
+        def mine(local: Settings = local, cold: bool = cold) -> tuple:
+            if cold:
+                block.clear_memo()
             injector = PersonaInjector(local)
             return timed(injector.block)
 

@@ -1,4 +1,7 @@
-"""The supersession detector's precision and recall on tests/data/supersede_pairs.yaml (pipeline/store/detect.py)."""
+"""The supersession detector's precision and recall on tests/data/supersede_pairs.yaml.
+
+The detector is pipeline/store/supersede_rules.py.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from pipeline.store.detect import judge
+from pipeline.store.supersede_rules import judge
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "supersede_pairs.yaml"
 

@@ -10,11 +10,16 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from . import moved
+
+moved.install()  # old module paths keep working for one release, with a DeprecationWarning
+
 # name -> the module that defines it
 _EXPORTS: dict[str, str] = {
     # settings
     "Settings": "pipeline.config.schema",
     "ResolvedTarget": "pipeline.config.targets",
+    "resolve_target": "pipeline.config.targets",
     "load_settings": "pipeline.config.load",
     "load_settings_with_provenance": "pipeline.config.load",
     # the store
@@ -91,7 +96,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists equal)
     from .config.load import load_settings, load_settings_with_provenance
     from .config.schema import Settings
-    from .config.targets import ResolvedTarget
+    from .config.targets import ResolvedTarget, resolve_target
     from .errors import (
         ConfigError,
         FactsFileError,

@@ -306,7 +306,7 @@ def test_readme_documents_every_command_and_setting():
 
 
 def _command_names(typer_app, prefix=""):
-    names = [prefix + (c.name or c.callback.__name__) for c in typer_app.registered_commands]
+    names = [prefix + (c.name or c.callback.__name__) for c in typer_app.registered_commands if not c.hidden]
     for group in typer_app.registered_groups:
         names += _command_names(group.typer_instance, prefix + group.name + " ")
     return names

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline import PersonaStore, run_pipeline
+from pipeline import PersonaStore, resolve_target, run_pipeline
 from pipeline.store.runs import newest_generation
 
 from .conftest import add_memory, python, write
@@ -47,7 +47,7 @@ def test_four_writers_and_a_reader_never_tear_and_the_newest_wins(tmp_path):
     on_disk = (tmp_path / "out" / "persona.md").read_text()
     assert on_disk == fresh.text and not fresh.changed
     with PersonaStore.from_settings(settings) as store:
-        assert newest_generation(store, settings.target("markdown").path) == 60
+        assert newest_generation(store, resolve_target(settings, "markdown").path) == 60
 
 
 def test_one_profiles_tick_lock_never_holds_up_another_profile(database):

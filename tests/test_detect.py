@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from pipeline.store.detect import judge
+from pipeline.store.supersede_rules import judge
 
 CORPUS = Path(__file__).parent / "data" / "supersede_pairs.yaml"
 PAIRS = YAML(typ="safe").load(CORPUS.read_text(encoding="utf-8"))["pairs"]

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from pipeline import load_settings
 from pipeline.cli import app
 from pipeline.fs.locations import hermes_home_override
+from pipeline.integrations.hermes_binding import hermes_settings
 from pipeline.integrations.hermes_plugin import PersonaPlugin
-from pipeline.integrations.hermes_session import hermes_settings
 from pipeline.stages.fingerprint import config_hash
 
 from .conftest import write

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pipeline import PersonaStore, StageContext, Start, get_counter, plan, run_pipeline
+from pipeline import PersonaStore, StageContext, Start, get_counter, plan, resolve_target, run_pipeline
 from pipeline.cli import app
 from pipeline.render.notes import truncation_note
 from pipeline.render.section_cap import with_note
@@ -75,7 +75,7 @@ def run_fit(seed: int, topics: int, facts: int, budget: int):
             first = run_pipeline(settings_, store=store, dry_run=True, explain=True)[0]
             again = run_pipeline(settings_, store=store, dry_run=True)[0]
             ranked = ranked_persona(settings_, store)
-    target = settings_.target("markdown")
+    target = resolve_target(settings_, "markdown")
     note, counter = truncation_note(target), get_counter("o200k_base")
 
     def size(sections) -> int:
@@ -184,7 +184,7 @@ def test_a_fresh_fair_render_leaves_the_guard_nothing_to_cut(tmp_path):
                                          "cap.token_cap": 700})
     with PersonaStore.from_settings(settings_) as store:
         text = run_pipeline(settings_, store=store, dry_run=True)[0].text
-    target = settings_.target("markdown")
+    target = resolve_target(settings_, "markdown")
     guard = cap_text(text, budget=700, counter=get_counter("o200k_base"), boundary="## ",
                      note=truncation_note(target))
     assert guard.text == text and guard.sections_dropped == 0

@@ -95,7 +95,7 @@ def test_a_forgotten_memory_is_never_proposed_or_promoted_again_but_only_in_its_
     database.add_memory("m1", SECRET, source="preference", importance=0.9, session="alice")
     with PersonaStore.from_settings(settings, profile="alice") as alice:
         fact = alice.promote("m1").fact
-        from pipeline.schedule.erase import forget
+        from pipeline.schedule.forget import forget
 
         forget(settings, alice, fact.id)
         refused = runner.invoke(app, [*overrides(database, tmp_path), "promote", "m1", "-p", "alice"])
@@ -142,7 +142,7 @@ def test_a_forgotten_memory_is_not_proposed_as_a_candidate_in_its_profile_only(d
     database.store().open()
     for profile in ("alice", "bob"):
         database.add_memory(f"m-{profile}", SECRET, source="preference", importance=0.9, session=profile)
-    from pipeline.schedule.erase import forget
+    from pipeline.schedule.forget import forget
     from pipeline.stages.runner import run_pipeline
 
     with PersonaStore.from_settings(settings, profile="alice") as alice:

@@ -21,7 +21,8 @@ from pipeline.config.env import LEGACY_ENV
 KEYS = [".".join(path) for path, _ in model_leaves(Settings())]
 COMMANDS = [["add"], ["promote"], ["demote"], ["list"], ["reinforce"], ["import"], ["render"], ["inject"],
             ["status"], ["tick"], ["retention"], ["config", "show"], ["config", "set"], ["config", "init"],
-            ["session", "show"], ["session", "compact"], ["session", "list"], ["session", "forget"],
+            ["session", "show"], ["session", "compact"], ["session", "list"], ["session", "delete"],
+            ["session", "forget"],
             ["hermes", "install"], ["hermes", "uninstall"]]
 WORDS = ["--json", "--tier", "--topic", "--reason", "--force", "--dry-run", "--stdout", "--diff", "--target",
          "--profile", "--confidence", "--prune", "--sources", "--file", "--activate", "--set", "permanent",

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import NoProfile
+from pipeline.integrations.hermes_binding import Identity, hermes_profile, load_hermes_settings
 from pipeline.integrations.hermes_plugin import PersonaPlugin
 from pipeline.integrations.hermes_provider import PersonaMemoryProvider
-from pipeline.integrations.hermes_session import Identity, hermes_profile, load_hermes_settings
 
 from .conftest import write
 from .hermes_threads import on_new_thread

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import PersonaPromptMixin, PersonaStore, load_settings
+from pipeline import PersonaPromptMixin, PersonaStore, load_settings, resolve_target
 from pipeline.cli import app
 from pipeline.integrations.hermes_provider import PersonaMemoryProvider
 
@@ -327,7 +327,7 @@ def test_the_cli_and_the_provider_use_the_same_paths_under_hermes_home(tmp_path,
     settings = load_settings()
     provider = PersonaMemoryProvider()
     provider.initialize("s1", hermes_home=str(hermes_home), platform="cli")
-    assert provider.backup_paths() == [str(settings.target("markdown").path)]
+    assert provider.backup_paths() == [str(resolve_target(settings, "markdown").path)]
     assert settings.store.path == hermes_home / "mnemosyne" / "data" / "mnemosyne.db"
     provider.shutdown()
 

@@ -23,6 +23,7 @@ import pytest
 
 from pipeline.errors import NoProfile
 from pipeline.fs.locations import hermes_home_override
+from pipeline.integrations.hermes_binding import hermes_profile, load_hermes_settings
 from pipeline.integrations.hermes_plugin import PersonaPlugin, snapshot_id
 from pipeline.integrations.hermes_provider import PersonaMemoryProvider
 from pipeline.integrations.hermes_request import (
@@ -33,7 +34,6 @@ from pipeline.integrations.hermes_request import (
     UnknownShape,
     with_system_text,
 )
-from pipeline.integrations.hermes_session import hermes_profile, load_hermes_settings
 
 from .conftest import write
 from .hermes_threads import on_new_thread

@@ -19,6 +19,7 @@ from pipeline import (
     cap_text,
     get_counter,
     load_settings,
+    resolve_target,
     run_pipeline,
 )
 from pipeline.cli import app
@@ -89,7 +90,7 @@ def test_a_hand_edited_file_is_capped_at_its_own_sections(persona_file):
     counter = get_counter("o200k_base")
     assert counter.count(block) <= 200
     expected = cap_text("".join(sections), budget=200, counter=counter, boundary="## ",
-                        note=truncation_note(load_settings().target("markdown"))).text
+                        note=truncation_note(resolve_target(load_settings(), "markdown"))).text
     assert block == expected and "\n" in block
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import InputError, PersonaInjector, PersonaStore, load_settings, run_pipeline, tick
+from pipeline import InputError, PersonaInjector, PersonaStore, load_settings, resolve_target, run_pipeline, tick
 from pipeline.cli import app
 from pipeline.integrations.tools import PersonaTools, call
 
@@ -63,7 +63,7 @@ def test_a_profile_whose_file_name_is_another_targets_file_is_refused(tmp_path, 
         tick(settings, store=owner, force=True)
     refused = r"target 'markdown' for profile '(export|EXPORT)' would use .* target 'fixed'"
     with pytest.raises(InputError, match=refused):
-        settings.target("markdown", profile=profile)
+        resolve_target(settings, "markdown", profile=profile)
     with PersonaStore.from_settings(settings, profile="bob") as bob:  # an ordinary user is unaffected
         bob.add(BOB, topic="music")
         run_pipeline(settings, store=bob, targets=["markdown"])

@@ -78,7 +78,7 @@ INVALID_CALLS = {
 }
 
 
-def forgettable(workdir: Path) -> int:
+def fact_to_forget(workdir: Path) -> int:
     from pipeline import PersonaStore
 
     with PersonaStore(workdir / "m.db") as store:
@@ -95,7 +95,7 @@ async def test_every_listed_tool_is_callable(workdir):
                 assert spec.get("description"), f"{tool.name}.{name} lacks a description"
         for name, args in VALID_CALLS.items():  # in an order where each call's ids exist
             if name == "persona_forget":
-                args = {"persona_id": forgettable(workdir)}
+                args = {"persona_id": fact_to_forget(workdir)}
             result = await client.call_tool(name, args)
             assert not result.is_error, (name, result.content)
             assert result.structured_content["status"] == "ok", name

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from pipeline import PersonaStore
 from pipeline.cli import app
+from pipeline.integrations.hermes_binding import hermes_settings
 from pipeline.integrations.hermes_plugin import PersonaPlugin
-from pipeline.integrations.hermes_session import hermes_settings
 
 from .hermes_threads import on_new_thread
 

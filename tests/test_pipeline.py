@@ -29,6 +29,7 @@ from pipeline import (
     known_stages,
     load_settings,
     plan,
+    resolve_target,
     run_pipeline,
     stage,
 )
@@ -325,13 +326,13 @@ def test_dry_run_writes_nothing(settings, store):
     store.add("x", topic="t")
     report = render(settings, store, dry_run=True)
     assert report.changed and not report.written
-    assert not settings.target("markdown").path.exists()
+    assert not resolve_target(settings, "markdown").path.exists()
 
 
 def test_write_is_private_and_creates_private_parents(settings, store):
     store.add("x", topic="t")
     render(settings, store)
-    path = settings.target("markdown").path
+    path = resolve_target(settings, "markdown").path
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert path.read_bytes().decode("utf-8") == "## t\n\n- x\n"
@@ -340,7 +341,7 @@ def test_write_is_private_and_creates_private_parents(settings, store):
 def test_unchanged_content_is_not_rewritten(settings, store):
     store.add("x", topic="t")
     render(settings, store)
-    path = settings.target("markdown").path
+    path = resolve_target(settings, "markdown").path
     os.utime(path, ns=(1_000_000_000, 1_000_000_000))
     store.reinforce(1)  # a new generation that renders the same bytes
     report = render(settings, store)
@@ -363,10 +364,10 @@ def test_an_older_generation_never_overwrites_a_newer_one(settings, store):
     store.add("old", topic="t")
     store.add("new", topic="t")
     render(settings, store)  # lands at generation 2
-    path = settings.target("markdown").path
+    path = resolve_target(settings, "markdown").path
     newest = path.read_text()
     # A slower render that read the store at generation 1 arrives at the write stage now.
-    ctx = StageContext(settings, store, get_counter("o200k_base"), target=settings.target("markdown"))
+    ctx = StageContext(settings, store, get_counter("o200k_base"), target=resolve_target(settings, "markdown"))
     report = write_stage(_capped_at_generation(settings, "## t\n\n- old\n", generation=1), ctx=ctx,
                          options=WriteOptions())
     assert report.stale and not report.written
@@ -374,20 +375,20 @@ def test_an_older_generation_never_overwrites_a_newer_one(settings, store):
 
 
 def _capped_at_generation(settings, text: str, generation: int) -> CappedRender:
-    target = settings.target("markdown")
+    target = resolve_target(settings, "markdown")
     capped = cap_text(text, budget=100, counter=get_counter("o200k_base"), boundary="## ", note="")
     return CappedRender(capped, Rendered(text, RankedPersona((), 1, 0, generation, 0), target))
 
 
 def test_a_directory_at_the_output_path_is_a_clear_error(settings, store):
-    settings.target("markdown").path.mkdir(parents=True)
+    resolve_target(settings, "markdown").path.mkdir(parents=True)
     store.add("x", topic="t")
     with pytest.raises(StageError, match=r"cannot write persona file .*persona\.md: it is a directory"):
         render(settings, store)
 
 
 def test_left_over_temp_files_are_cleaned_by_the_next_write(settings, store):
-    path = settings.target("markdown").path
+    path = resolve_target(settings, "markdown").path
     path.parent.mkdir(parents=True)
     leftover = path.parent / ".persona.md.tmp-abc123"
     leftover.write_text("half a render")

@@ -15,7 +15,7 @@ import random
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import PersonaStore, load_settings, tick_all
+from pipeline import PersonaStore, load_settings, resolve_target, tick_all
 from pipeline.cli import app
 
 runner = CliRunner()
@@ -43,7 +43,7 @@ def fact_of(profile: str) -> str:
 
 
 def file_of(settings, profile: str):
-    return settings.target("markdown", profile=profile).path
+    return resolve_target(settings, "markdown", profile=profile).path
 
 
 def test_long_profile_names_each_get_their_own_file_in_a_sweep(database, tmp_path):
@@ -64,16 +64,16 @@ def test_long_profile_names_each_get_their_own_file_in_a_sweep(database, tmp_pat
 
 def test_the_slug_keeps_the_existing_rules_and_a_cut_never_equals_another_name(tmp_path):
     settings = load_settings(overrides={"injection.file": str(tmp_path / "{profile}.md")})
-    name = settings.target("markdown", profile=LONG["300"]).path.name
+    name = resolve_target(settings, "markdown", profile=LONG["300"]).path.name
     assert name.startswith("a" * 80) and "~" in name
     lookalike = name.removesuffix(".md")  # a profile literally named like another's cut slug
-    assert settings.target("markdown", profile=lookalike).path.name != name
+    assert resolve_target(settings, "markdown", profile=lookalike).path.name != name
     short = "d~1"  # an uncut slug escapes "~", so it can never look like a cut one
-    assert settings.target("markdown", profile=short).path.name == "d%7E1.md"
+    assert resolve_target(settings, "markdown", profile=short).path.name == "d%7E1.md"
     for profile, expected in (("alice", "alice"), ("a b", "a%20b"), ("..", "%2E%2E"), ("../x", "..%2Fx"),
                               ("a" * 120, "a" * 120)):
-        assert settings.target("markdown", profile=profile).path.name == f"{expected}.md"
-    assert "%C3" in settings.target("markdown", profile=LONG["long and odd"]).path.name  # no half escape left
+        assert resolve_target(settings, "markdown", profile=profile).path.name == f"{expected}.md"
+    assert "%C3" in resolve_target(settings, "markdown", profile=LONG["long and odd"]).path.name  # no half escape left
 
 
 def test_a_profile_whose_render_fails_is_one_line_and_every_start_of_the_sweep_finishes(database, tmp_path):

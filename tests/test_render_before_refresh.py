@@ -11,9 +11,9 @@ import json
 import pytest
 
 from pipeline import PersonaStore
+from pipeline.integrations.hermes_binding import hermes_settings
 from pipeline.integrations.hermes_plugin import PersonaPlugin
 from pipeline.integrations.hermes_request import SUMMARY_END
-from pipeline.integrations.hermes_session import hermes_settings
 from pipeline.integrations.tools import PersonaTools
 
 from .hermes_threads import on_new_thread
@@ -100,7 +100,7 @@ def test_a_forget_by_another_process_is_noticed_at_the_next_check(home, monkeypa
     plugin = PersonaPlugin()
     assert FIRST in system(plugin, "s1", *HEAD)
     settings = hermes_settings(home)
-    from pipeline.schedule.erase import forget
+    from pipeline.schedule.forget import forget
 
     with PersonaStore.from_settings(settings) as cli:  # `persona forget` while Hermes runs
         forget(settings, cli, cli.list()[0].id)

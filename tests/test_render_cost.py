@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pipeline import PersonaStore, StageError, load_settings, run_pipeline
+from pipeline import PersonaStore, StageError, load_settings, resolve_target, run_pipeline
 from pipeline.stages.write import lock_path
 
 from .conftest import local_settings
@@ -80,7 +80,7 @@ def test_a_render_waits_for_a_lock_held_by_another_process_then_fails_naming_the
         store.add("Answers tersely.", topic="style")
         run_pipeline(settings, store=store)
         store.add("Uses uv, never pip.", topic="tools")
-    path = settings.target("markdown").path
+    path = resolve_target(settings, "markdown").path
     before = path.read_bytes()
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); "

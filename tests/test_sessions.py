@@ -339,8 +339,21 @@ def test_session_cli(tmp_path, persona):
     assert runner.invoke(app, [*base, "session", "compact", "s1"]).stdout == "changed (generation 2)\n"
     listed = runner.invoke(app, [*base, "session", "list"]).stdout
     assert listed.splitlines()[1].split()[:2] == ["s1", "2"]
-    assert runner.invoke(app, [*base, "session", "forget", "s1"]).stdout == "forgot session s1 (1 snapshot)\n"
+    assert runner.invoke(app, [*base, "session", "delete", "s1"]).stdout == "deleted session s1 (1 snapshot)\n"
     assert runner.invoke(app, [*base, "session", "list"]).stdout == "no session snapshots\n"
+
+
+def test_the_old_session_forget_still_deletes_and_says_it_is_deprecated(tmp_path):
+    """"forget" means only the privacy erasure now; the old command name works one more release."""
+    runner = CliRunner()
+    persona = write(tmp_path / "p.md", V1)
+    base = ["--set", f"store.path={tmp_path / 'm.db'}", "--set", f"injection.file={persona}"]
+    runner.invoke(app, [*base, "session", "show", "s1"])
+    old = runner.invoke(app, [*base, "session", "forget", "s1"])
+    assert old.exit_code == 0 and old.stdout == "deleted session s1 (1 snapshot)\n"
+    assert "`persona session forget` is deprecated; call it `persona session delete`" in old.stderr
+    assert runner.invoke(app, [*base, "session", "list"]).stdout == "no session snapshots\n"
+    assert "forget" not in runner.invoke(app, ["session", "--help"]).stdout
 
 
 def test_session_mode_warm_block_makes_no_syscall(settings, persona, monkeypatch):
@@ -395,5 +408,5 @@ def test_session_cli_takes_the_profile(tmp_path):
     assert shown.exit_code == 0 and "bob's rule." in shown.stdout and "alice" not in shown.stdout
     assert runner.invoke(app, [*base, "session", "list", "-p", "bob"]).stdout.splitlines()[1].startswith("chat-1")
     assert runner.invoke(app, [*base, "session", "list", "-p", "alice"]).stdout == "no session snapshots\n"
-    forgot = runner.invoke(app, [*base, "session", "forget", "chat-1", "--profile", "bob"])
-    assert forgot.stdout == "forgot session chat-1 (1 snapshot)\n"
+    deleted = runner.invoke(app, [*base, "session", "delete", "chat-1", "--profile", "bob"])
+    assert deleted.stdout == "deleted session chat-1 (1 snapshot)\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import ConfigError, Settings, load_settings, load_settings_with_provenance
+from pipeline import ConfigError, Settings, load_settings, load_settings_with_provenance, resolve_target
 from pipeline.config.edit import reference_yaml
 from pipeline.config.files import load_file_layer
 
@@ -316,7 +316,7 @@ def test_a_structured_setting_from_env_must_be_json(monkeypatch):
     with pytest.raises(ConfigError, match="environment variable MNEMOSYNE_PERSONA_TARGETS must hold JSON"):
         load_settings()
     monkeypatch.setenv("MNEMOSYNE_PERSONA_TARGETS", '{"markdown": {"budget": 900}}')
-    assert load_settings().target("markdown").budget == 900
+    assert resolve_target(load_settings(), "markdown").budget == 900
 
 
 def test_merge_tokens_stay_literal_too(tmp_path):

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ..config.targets import protected_paths
 from ..errors import ConfigError, PersonaError
 from ..fs.locations import default_config_path
 from .common import CliState, JsonOption, emit_json, state
@@ -75,7 +76,7 @@ def set_value(
 def _protected(cli: CliState) -> dict[Path, str]:
     """The store and the persona files: a config edit must never land on one."""
     try:
-        return cli.settings().protected_paths(config_files=False)
+        return protected_paths(cli.settings(), config_files=False)
     except PersonaError:  # a broken config may be exactly what the user is fixing
         return {}
 

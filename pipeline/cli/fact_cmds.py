@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..config.targets import protected_paths
 from ..tiers import TIERS
 from .common import JsonOption, ProfileOption, emit_json, shown, state, table
 
@@ -83,7 +84,7 @@ def export(
     cli = state(ctx)
     with cli.store(profile, readonly=True) as store:
         text = export_facts(store)
-        protected = cli.settings().protected_paths(profile=store.profile)
+        protected = protected_paths(cli.settings(), profile=store.profile)
     if output is None:
         typer.echo(text, nl=False)
         return

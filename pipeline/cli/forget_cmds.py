@@ -25,7 +25,7 @@ def forget(
 ) -> None:
     """Forget a fact for real: its row, lineage, tombstones, snapshots, blocks and rendered copies go; only a
     keyed hash stays, so it is never proposed again. Unlike demote, it leaves prompts at the next request."""
-    from ..schedule.erase import forget as forget_fact
+    from ..schedule.forget import forget as forget_fact
 
     cli = state(ctx)
     with cli.store(profile) as store:
@@ -47,7 +47,7 @@ def erase(
     as_json: JsonOption = False,
 ) -> None:
     """Erase everything a profile holds: facts, tombstones, snapshots, blocks, run records, rendered text."""
-    from ..schedule.erase import erase as erase_profile
+    from ..schedule.forget import erase as erase_profile
 
     if not yes:
         typer.confirm(f"erase every fact of profile {profile!r}?", abort=True, err=True)

@@ -1,4 +1,4 @@
-"""`persona session show | compact | list | forget`."""
+"""`persona session show | compact | list | delete`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import typer
 
 if TYPE_CHECKING:
     from ..inject.sessions import SessionSnapshots
+from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, state, table
 
 session_app = typer.Typer(rich_markup_mode=None,
@@ -65,9 +66,17 @@ def list_sessions(ctx: typer.Context, profile: ProfileOption = None, as_json: Js
         typer.echo(table(["SESSION", "GENERATION", "SHA256", "RECORDED"], rows))
 
 
-@session_app.command("forget")
-def forget(ctx: typer.Context, session_id: SessionArg, profile: ProfileOption = None) -> None:
+@session_app.command("delete")
+def delete(ctx: typer.Context, session_id: SessionArg, profile: ProfileOption = None) -> None:
     """Delete a session's snapshots, e.g. when the session ends."""
     with _snapshots(ctx, profile) as snapshots:
-        removed = snapshots.forget(session_id)
-    typer.echo(f"forgot session {session_id} ({removed} snapshot{'s' if removed != 1 else ''})")
+        removed = snapshots.delete(session_id)
+    typer.echo(f"deleted session {session_id} ({counted(removed, 'snapshot')})")
+
+
+# The old name, kept one release: "forget" now means only the privacy erasure (`persona forget ID`).
+@session_app.command("forget", hidden=True)
+def _delete_by_old_name(ctx: typer.Context, session_id: SessionArg, profile: ProfileOption = None) -> None:
+    """Deprecated: `persona session delete`."""
+    typer.echo("warning: `persona session forget` is deprecated; call it `persona session delete`", err=True)
+    delete(ctx, session_id, profile)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..config.targets import ResolvedTarget
+from ..config.targets import ResolvedTarget, resolve_target
 from ..errors import ConfigError
 from .common import JsonOption, ProfileOption, emit_json, state, table
 
@@ -54,7 +54,7 @@ def list_targets(ctx: typer.Context, profile: ProfileOption = None, as_json: Jso
     settings = state(ctx).settings()
     rows = []
     for name in settings.targets:
-        target = settings.target(name, profile=profile)
+        target = resolve_target(settings, name, profile=profile)
         rows.append({"name": name, "output": target.output, "path": str(target.path), "template": target.template,
                      "budget": target.budget, "region": target.region})
     if as_json:
@@ -79,7 +79,7 @@ def remove(
     settings = cli.settings()
     if name not in settings.targets:
         raise ConfigError([f"no target {name!r}; known: {', '.join(sorted(settings.targets)) or 'none'}"])
-    target = settings.target(name, profile=profile)
+    target = resolve_target(settings, name, profile=profile)
     if target.output == "region":  # broken markers refuse here, before the config changes
         from ..config.targets import region_id
         from ..fs.region_file import current_region, region_path

@@ -32,7 +32,7 @@ def merge_layers(layers: list[ConfigLayer]) -> tuple[dict[str, Any], Provenance]
     for layer in layers:
         merged = deep_merge(merged, layer.data)
         for path in _leaves(layer.data, ()):
-            _forget_below(provenance, path)
+            _drop_below(provenance, path)
             provenance[path] = layer.describe(path)
     return merged, provenance
 
@@ -49,7 +49,7 @@ def _leaves(data: Mapping[str, Any], prefix: Path_) -> list[Path_]:
     return out
 
 
-def _forget_below(provenance: Provenance, path: Path_) -> None:
+def _drop_below(provenance: Provenance, path: Path_) -> None:
     for known in [p for p in provenance if p[: len(path)] == path or path[: len(p)] == p]:
         del provenance[known]
 

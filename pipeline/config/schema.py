@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from ..fs.locations import profile_slug
 from ..tiers import TIERS, Tier
-from . import targets
 from .sections import (
     CapSettings,
     HermesSettings,
@@ -186,17 +185,3 @@ class Settings(BaseModel):
     def config_files(self) -> tuple[Path, ...]:
         """The YAML files these settings were read from: no render may ever write over one."""
         return self._config_files
-
-    def target(self, name: str, *, profile: str | None = None) -> ResolvedTarget:
-        """A target with its fallbacks filled in, for ``profile`` (default store.profile); see
-        :func:`pipeline.config.targets.resolve_target`."""
-        return targets.resolve_target(self, name, profile=profile)
-
-    def protected_paths(self, *, besides: str | None = None, profile: str | None = None,
-                        config_files: bool = True) -> dict[Path, str]:
-        """Files a render must never write (:func:`pipeline.config.targets.protected_paths`)."""
-        return targets.protected_paths(self, besides=besides, profile=profile, config_files=config_files)
-
-    def check_writable(self, target: ResolvedTarget, *, profile: str | None = None) -> None:
-        """Raise unless ``target``'s file may be written (:func:`pipeline.config.targets.check_writable`)."""
-        targets.check_writable(self, target, profile=profile)

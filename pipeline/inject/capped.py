@@ -62,8 +62,8 @@ def plausible(text: str | bytes, tokens: int) -> bool:
     return len(text) <= max(tokens, 1) * MAX_CHARS_PER_TOKEN
 
 
-def forget() -> None:
-    """Forget every remembered capped text (benchmarks measure a first read with it)."""
+def clear_memo() -> None:
+    """Drop every remembered capped text (benchmarks measure a first read with it)."""
     with _CAPPED_LOCK:
         _CAPPED.clear()
 

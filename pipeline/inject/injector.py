@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from ..config.schema import Settings
-from ..config.targets import ResolvedTarget
+from ..config.targets import ResolvedTarget, resolve_target
 from ..config.urls import store_target
 from ..errors import PersonaError
 from ..warn_once import ProblemLog
@@ -49,7 +49,7 @@ class PersonaInjector:
         self.mode = settings.injection.mode
         self.problems = ProblemLog(log)
         # The profile whose persona this is (default store.profile); a file target must allow it ({profile}).
-        self._target: ResolvedTarget = settings.target(settings.injection.target, profile=profile)
+        self._target: ResolvedTarget = resolve_target(settings, settings.injection.target, profile=profile)
         self._session_text: str | None = None  # what this session was last given: its last good persona
         self._snapshots: SessionSnapshots | None = None
         self._lock = threading.RLock()

@@ -7,18 +7,20 @@ when the host rewrites its history anyway, :meth:`SessionSnapshots.commit`
 records the file as it is then, and advances the generation only if it
 changed.
 
-Snapshots are keyed by profile (the store session), host session id and
-target.
+Snapshots are keyed by profile (whose persona it is), the host's session id
+(its conversation) and target.
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..clock import Clock, utc_now
 from ..config.schema import Settings
+from ..config.targets import resolve_target
 from ..errors import PersonaError, StoreError
 from ..store import PersonaStore
 from ..store.snapshots import (
@@ -67,7 +69,7 @@ class SessionSnapshots:
         self.store = store or PersonaStore.from_settings(settings, clock=clock, busy_timeout_ms=busy_timeout_ms,
                                                          prompt_path=busy_timeout_ms is not None)
         self.profile = self.store.profile
-        self.target = settings.target(settings.injection.target, profile=self.profile)
+        self.target = resolve_target(settings, settings.injection.target, profile=self.profile)
         self.problems = ProblemLog(log)
         self.source = open_source(settings, self.target, self.problems, store=self.store)
 
@@ -218,9 +220,16 @@ class SessionSnapshots:
         """Every session's snapshot for this profile and target."""
         return list_snapshots(self.store, self.target.name)
 
-    def forget(self, session_id: str) -> int:
-        """Delete a session's snapshots (every target); returns how many rows went."""
+    def delete(self, session_id: str) -> int:
+        """Delete a session's snapshots (every target), e.g. when it ends; returns how many rows went."""
         return delete_snapshots(self.store, session_id)
+
+    def _delete_by_old_name(self, session_id: str) -> int:
+        warnings.warn("SessionSnapshots.forget is deprecated; call delete", DeprecationWarning, stacklevel=2)
+        return self.delete(session_id)
+
+    # The old name, kept one release: "forget" now means only the privacy erasure (`persona forget`).
+    forget = _delete_by_old_name
 
     def assemble(self, system_prompt: str, session_id: str) -> str:
         """The system prompt followed by the session's persona section.

@@ -23,6 +23,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ..config.edit import edit_yaml_file
 from ..config.files import parse_yaml_file
 from ..config.load import load_settings
+from ..config.targets import resolve_target
 from ..config.urls import describe_database
 from ..errors import ConfigError, PersonaError
 from ..fs.locations import hermes_home as default_hermes_home
@@ -332,7 +333,7 @@ def _mnemosyne_persona(home: Path) -> str | None:
     try:
         with hermes_home_override(home):
             settings = load_settings()
-        return double_injection(home, settings.target(settings.injection.target).path)
+        return double_injection(home, resolve_target(settings, settings.injection.target).path)
     except Exception:  # a broken config is reported by the commands that use it
         return None
 

@@ -31,6 +31,7 @@ from ..errors import NoProfile, PersonaError
 from ..inject.prompt import appendix
 from ..inject.sessions import SessionSnapshots
 from ..warn_once import ProblemLog
+from .hermes_binding import BOUND, BoundTools, current_home, gateway_identity, hermes_settings, no_settings
 from .hermes_mnemosyne import with_persona_once
 from .hermes_request import (
     UnknownShape,
@@ -41,7 +42,6 @@ from .hermes_request import (
     summary_is_last,
     with_system_text,
 )
-from .hermes_session import BOUND, BoundTools, current_home, gateway_identity, hermes_settings, no_settings
 from .tools import ERASING_TOOLS, WRITE_TOOLS, PersonaTools, error_json, openai_schema
 
 __all__ = ["PersonaPlugin", "compaction_marker", "register", "snapshot_id", "with_system_text"]

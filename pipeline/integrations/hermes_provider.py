@@ -33,9 +33,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..config.schema import Settings
+from ..config.targets import resolve_target
 from ..errors import NoProfile
 from ..inject.injector import PersonaInjector
-from .hermes_session import BoundTools, hermes_settings, load_hermes_settings
+from .hermes_binding import BoundTools, hermes_settings, load_hermes_settings
 from .tools import error_json
 
 log = logging.getLogger(__name__)
@@ -174,7 +175,7 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
 
     @guarded(None)
     def on_turn_start(self, *args: Any, **kwargs: Any) -> None:
-        """A compaction held since the last turn made no progress (no rebuild, no boundary): forget it."""
+        """A compaction held since the last turn made no progress (no rebuild, no boundary): drop it."""
         self._pending = self._rebuilt = None
 
     @guarded(None)
@@ -211,4 +212,4 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
     def backup_paths(self, **kwargs: Any) -> list[str]:
         if self._settings is None:
             return []
-        return [str(self._settings.target(self._settings.injection.target).path)]
+        return [str(resolve_target(self._settings, self._settings.injection.target).path)]

@@ -31,7 +31,7 @@ import anyio
 import anyio.to_thread
 
 from ..config.schema import Settings
-from ..config.targets import ResolvedTarget
+from ..config.targets import ResolvedTarget, resolve_target
 from ..config.urls import store_target
 from ..errors import InputError, PersonaError
 from ..inject.prompt import appendix
@@ -85,7 +85,7 @@ class PersonaTexts:
         """What the injector would append for ``profile`` and ``target`` ("" when injection is disabled);
         InputError or StageError when the settings do not allow that profile or know no such target."""
         settings = settings or self.settings()
-        resolved = settings.target(target, profile=profile)  # refuses another profile's file by name
+        resolved = resolve_target(settings, target, profile=profile)  # refuses another profile's file by name
         if not settings.injection.enabled:
             return ""
         return appendix(settings.injection.header, self._source(settings, resolved).text())

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
 
 from ..config.schema import Settings
+from ..config.targets import resolve_target
 from ..errors import InputError, PersonaError
 from ..inject.injector import PersonaInjector
 from ..render.tokens import get_counter
@@ -214,7 +215,7 @@ class PersonaTools:
             return ok(enabled=settings.injection.enabled, mode=settings.injection.mode,
                       appendix=injector.appendix(block), block=block,
                       tokens=get_counter(settings.cap.counter).count(block),
-                      budget=settings.target(settings.injection.target).budget)
+                      budget=resolve_target(settings, settings.injection.target).budget)
 
         return persona_inject_preview
 
@@ -264,7 +265,7 @@ def _forget_tool(tools: PersonaTools) -> Tool:
         text goes from the store, every session snapshot and every rendered file, and from the very next
         request. Only a keyed hash remains, so it is never proposed again. Use demote instead for a fact that
         is merely wrong or outdated."""
-        from ..schedule.erase import forget
+        from ..schedule.forget import forget
 
         with tools.store(profile, session) as store:
             done = forget(tools.settings(), store, persona_id)

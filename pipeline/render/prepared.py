@@ -8,7 +8,7 @@ through another tool writing Mnemosyne's table) has new text and is simply
 not found, and a stale entry cannot exist. What is kept is what the
 profile's newest render used, and nothing more: a fact gone from the store
 (forgotten, replaced, demoted) leaves this memo at the profile's next
-render, or at once when it is forgotten here.
+render, or at once when it is forgotten here (:func:`drop`).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def keep(scope: Scope, prepared: PreparedFacts) -> None:
             _kept.popitem(last=False)
 
 
-def forget(scope: Scope | None = None) -> None:
+def drop(scope: Scope | None = None) -> None:
     """Drop what is kept for one profile (a fact forgotten, a profile erased), or for every profile."""
     with _lock:
         if scope is None:

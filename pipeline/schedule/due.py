@@ -23,6 +23,7 @@ from typing import Any
 
 from ..clock import to_db
 from ..config.schema import Settings
+from ..config.targets import resolve_target
 from ..errors import InputError
 from ..stages.fingerprint import config_hash
 from ..store import PersonaStore
@@ -65,7 +66,7 @@ def usable(names: list[str]) -> list[str]:
 
 def due_profiles(settings: Settings, store: PersonaStore) -> list[str] | None:
     """The profiles a tick may render or apply retention to; None when only visiting each can tell."""
-    targets = [settings.target(name) for name in settings.targets]
+    targets = [resolve_target(settings, name) for name in settings.targets]
     if any(not target.in_store for target in targets):
         return None  # cold start and recovery look at files on this host
     conditions, params = _conditions(settings, store, [target.name for target in targets])

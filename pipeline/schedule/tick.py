@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ..clock import Clock, to_db, utc_now
 from ..config.schema import Settings
+from ..config.targets import resolve_target
 from ..errors import PersonaError, StoreError, StoreUnavailable
 from ..render.model import TargetReport
 from ..stages.fingerprint import config_hash
@@ -98,7 +99,7 @@ def _rendered_as_is(settings: Settings, store: PersonaStore, last: LastRun) -> b
     """Whether the last render stands: same store generation, same settings, and every target still present."""
     if last.generation != store.generation() or last.config_hash != config_hash(settings):
         return False
-    targets = [settings.target(name, profile=store.profile) for name in settings.targets]
+    targets = [resolve_target(settings, name, profile=store.profile) for name in settings.targets]
     in_store = [target.name for target in targets if target.in_store]
     files_there = all(target.path.exists() for target in targets if not target.in_store)
     return files_there and set(in_store) <= set(existing_blocks(store, in_store))

@@ -82,7 +82,7 @@ def stage(
 
 
 def unregister(name: str) -> None:
-    """Forget a stage (a test's, or a plugin's being unloaded); unknown names are ignored."""
+    """Remove a stage (a test's, or a plugin's being unloaded); unknown names are ignored."""
     _STAGES.pop(name, None)
 
 

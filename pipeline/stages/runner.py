@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ..clock import Clock
 from ..config.schema import Settings
-from ..config.targets import ResolvedTarget
+from ..config.targets import ResolvedTarget, check_writable, resolve_target
 from ..errors import StageError
 from ..render.model import Start, TargetReport
 from ..render.tokens import get_counter
@@ -103,10 +103,10 @@ def run_pipeline(
     With ``explain`` (and ``dry_run``), each report also says where every fact went.
     """
     steps = plan(settings.pipeline)
-    chosen = [settings.target(name, profile=store.profile) for name in (targets or list(settings.targets))]
+    chosen = [resolve_target(settings, name, profile=store.profile) for name in (targets or list(settings.targets))]
     if not dry_run:
         for target in chosen:
-            settings.check_writable(target, profile=store.profile)
+            check_writable(settings, target, profile=store.profile)
     ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run,
                        explain=explain)
     if not dry_run:

@@ -8,7 +8,7 @@ from ..config.urls import is_server_url
 from .backend import Connection
 from .database import Database, profile_generation
 from .dialect import POSTGRES, SQLITE, Dialect
-from .fact import MAX_ID
+from .fact_row import MAX_ID
 from .facts import (
     BROKEN_ROWS,
     FACT_COLUMNS,

@@ -22,7 +22,7 @@ from . import supersede
 from .backend import Connection, Cursor
 from .database import Database
 from .dialect import SQLITE, Dialect
-from .fact import FACT_COLUMNS, Fact, Promotion, check_id, content_key
+from .fact_row import FACT_COLUMNS, Fact, Promotion, check_id, content_key
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
 
 log = logging.getLogger(__name__)

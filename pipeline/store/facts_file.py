@@ -35,7 +35,7 @@ from ..config.files import parse_yaml_file, read_yaml_text
 from ..errors import ConfigError, FactsFileError, InputError
 from ..tiers import Tier
 from . import supersede
-from .fact import FACT_COLUMNS, Fact, content_key
+from .fact_row import FACT_COLUMNS, Fact, content_key
 from .facts import TOMBSTONE_MARK, PersonaStore
 from .validation import MAX_TOPIC_CHARS, check_text
 

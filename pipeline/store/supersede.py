@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
 from .backend import Connection
-from .detect import judge
-from .fact import FACT_COLUMNS, Fact, check_id, content_key
+from .fact_row import FACT_COLUMNS, Fact, check_id, content_key
+from .supersede_rules import judge
 from .validation import MAX_TOPIC_CHARS, check_text, check_tier
 
 if TYPE_CHECKING:

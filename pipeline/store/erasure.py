@@ -5,7 +5,7 @@ their slots and flags), the tombstones we wrote for it, the session snapshots an
 blocks that hold its text, and records its keyed hash (:mod:`.forgotten`).
 Afterwards the database's pages are scrubbed (:meth:`Backend.scrub`), so the
 text is not left in free pages or a write-ahead log. Re-rendering the files
-is the caller's job (:mod:`pipeline.schedule.erase`): the store renders
+is the caller's job (:mod:`pipeline.schedule.forget`): the store renders
 nothing.
 """
 

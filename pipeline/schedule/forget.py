@@ -1,6 +1,6 @@
 """`persona forget` and `persona profile erase`: the store's erasure, then every rendered file without it.
 
-The store removes the rows and scrubs its pages (:mod:`pipeline.store.erase`);
+The store removes the rows and scrubs its pages (:mod:`pipeline.store.erasure`);
 then every target of the profile is rendered again (a forced tick, under the
 profile's lock), so no file, region or stored block keeps the text; last, each
 target file is read back and any that still holds it is named.
@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config.schema import Settings
+from ..config.targets import resolve_target
 from ..errors import PersonaError
 from ..fs.read import read_file
 from ..render import prepared
 from ..render.sanitize import inline, xml
 from ..store import PersonaStore
-from ..store.erase import Erasure, erase_profile, forget_fact
+from ..store.erasure import Erasure, erase_profile, forget_fact
 from .tick import tick
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ def erase(settings: Settings, store: PersonaStore) -> Forgotten:
 
 
 def _rerender(settings: Settings, store: PersonaStore, erasure: Erasure) -> Forgotten:
-    prepared.forget((store.label, store.profile))  # this process's memo of the profile's fact texts
+    prepared.drop((store.label, store.profile))  # this process's memo of the profile's fact texts
     result = tick(settings, store=store, force=True)
     return Forgotten(erasure, [report.target for report in result.reports])
 
@@ -72,7 +73,7 @@ def _holding(settings: Settings, store: PersonaStore, needles: set[str]) -> list
     held = []
     for name in settings.targets:
         try:
-            target = settings.target(name, profile=store.profile)
+            target = resolve_target(settings, name, profile=store.profile)
         except PersonaError:  # a shared file target this profile has no file in
             continue
         if target.output == "store" or not needles:

@@ -1,0 +1,53 @@
+"""Old module paths, kept for one release: importing one warns once and gives the module that replaced it.
+
+Third-party stages and scripts imported some modules by their old paths. An
+alias in ``sys.modules`` keeps those imports working without a shim file
+beside each new module, so the tree shows only the names that say what is
+inside (``store/fact_row.py``, not ``store/fact.py`` beside ``store/facts.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from types import ModuleType
+
+# old path -> the module that holds its names now
+MOVED: dict[str, str] = {
+    "pipeline.registry": "pipeline.stages.registry",
+    "pipeline.context": "pipeline.stages.context",
+    "pipeline.model": "pipeline.render.model",
+    "pipeline.store.fact": "pipeline.store.fact_row",
+    "pipeline.store.erase": "pipeline.store.erasure",
+    "pipeline.store.detect": "pipeline.store.supersede_rules",
+    "pipeline.schedule.erase": "pipeline.schedule.forget",
+    "pipeline.integrations.hermes_session": "pipeline.integrations.hermes_binding",
+}
+
+
+class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds only the old paths; each one is loaded as the module that replaced it."""
+
+    def find_spec(self, fullname: str, path: object = None,
+                  target: object = None) -> importlib.machinery.ModuleSpec | None:
+        return importlib.util.spec_from_loader(fullname, self) if fullname in MOVED else None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        new = MOVED[spec.name]
+        # stacklevel 2 lands in the import machinery, which warnings skips: the warning names the importer.
+        warnings.warn(f"{spec.name} is deprecated; import from pipeline (or {new})", DeprecationWarning,
+                      stacklevel=2)
+        return importlib.import_module(new)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the module was imported under its new name."""
+
+
+def install() -> None:
+    """Make the old paths importable (once per process)."""
+    if not any(isinstance(finder, _OldPaths) for finder in sys.meta_path):
+        sys.meta_path.append(_OldPaths())
