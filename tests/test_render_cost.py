@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from pipeline import PersonaStore, StageError, load_settings, resolve_target, run_pipeline
-from pipeline.stages.write import lock_path
+from pipeline.fs.lock import lock_path
 
 from .conftest import local_settings
 

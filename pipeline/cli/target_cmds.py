@@ -93,9 +93,8 @@ def remove(
 def _take_out(target: ResolvedTarget) -> str:
     """Take the target's text out of its file; what was done, in words."""
     from ..config.targets import region_id
-    from ..fs.lock import file_lock
+    from ..fs.lock import file_lock, lock_path
     from ..fs.region_file import region_path, remove_region
-    from ..stages.write_region import lock_path
 
     if target.output == "region":
         path = region_path(target.path)

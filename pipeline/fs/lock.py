@@ -29,6 +29,11 @@ except ImportError:  # not POSIX: filelock knows the platform's lock
 POLL_S = (0.001, 0.05)  # first and longest wait between tries
 
 
+def lock_path(path: Path) -> Path:
+    """The lock file of ``path``: a sibling, never the file itself, because ``os.replace`` swaps its inode."""
+    return path.with_name(path.name + ".lock")
+
+
 @contextmanager
 def file_lock(path: Path, timeout_s: float) -> Iterator[None]:
     """Hold the lock file ``path`` (created 0600 if missing); raise ``filelock.Timeout`` after ``timeout_s``."""

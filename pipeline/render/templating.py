@@ -10,18 +10,25 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import TemplateError
 from ..fs.locations import package_root
 from .jinja import make_environment, render_here
-from .model import PersonaFact, RankedFact, RankedPersona
+from .model import PersonaFact, RankedFact, RankedPersona, RankedSection
+from .prepared import PreparedFacts
 from .sanitize import inline
 from .template_context import PersonaContext, TemplateItem, TemplateSection
 from .template_sources import builtin_template_dir, is_shipped, read_template, search_path
 
+if TYPE_CHECKING:
+    from ..config.sections import RenderSettings
+    from ..config.targets import ResolvedTarget
+
 __all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context", "builtin_template_dir",
-           "render_template"]
+           "render_sections", "render_template"]
 
 # Time the child needs to start before it renders anything (Python and jinja2 imports).
 CHILD_START_S = 10.0
@@ -44,6 +51,21 @@ def build_context(ranked: RankedPersona, target: str, make_item: Callable[[Perso
 def template_item(fact: PersonaFact) -> TemplateItem:
     """One fact as every template sees it: its text as one inert line."""
     return TemplateItem(inline(fact.content), fact.tier, round(fact.confidence, 3), fact.reinforcement_count)
+
+
+def render_sections(ranked: RankedPersona, sections: tuple[RankedSection, ...], target: ResolvedTarget,
+                    limits: RenderSettings, prepared: PreparedFacts) -> str:
+    """``target``'s template rendered with ``sections`` of ``ranked`` (all of them, or a fitted selection).
+
+    The render stage renders every section once; the fair fit renders the
+    selections it tries. What a template sees of each fact comes from the
+    run's ``prepared`` facts, so a fact is made inert once per run.
+    """
+    context = build_context(replace(ranked, sections=sections), target.name,
+                            lambda fact: prepared.get(fact.content).item(fact.tier, fact.confidence,
+                                                                         fact.reinforcement_count))
+    return render_template(limits.template_dirs, target.template, context, timeout_s=limits.timeout_s,
+                           max_chars=limits.max_output_chars, max_memory_mb=limits.max_memory_mb)
 
 
 def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *, timeout_s: float,

@@ -10,9 +10,9 @@ from ..render.fair_fit import fair_fit
 from ..render.model import CappedRender, RankedSection, Rendered
 from ..render.notes import lazy_note
 from ..render.section_cap import cap_text
+from ..render.templating import render_sections
 from .context import StageContext
 from .registry import StageOptions, stage
-from .render import render_sections
 
 
 class CapOptions(StageOptions):
@@ -31,7 +31,8 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     fit = None
     if options.strategy == "fair":
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=ctx.counter,
-                       render=lambda sections: render_sections(ctx, target, ranked, sections),
+                       render=lambda sections: render_sections(ranked, sections, target, ctx.settings.render,
+                                                               ctx.prepared),
                        note=lazy_note(target), boundary=target.boundary,
                        text_tokens=lambda texts: ctx.prepared.tokens(texts, ctx.counter))
     text = fit.text if fit is not None else rendered.text

@@ -3,62 +3,48 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from filelock import Timeout
 
 from ..config.targets import region_id
 from ..errors import StageError
-from ..fs.lock import file_lock
+from ..fs.lock import file_lock, lock_path
 from ..fs.region_file import current_region, region_path, write_region
 from ..fs.write import ensure_private_dir, remove_stale_temps
-from ..render.explain import explain
 from ..render.model import CappedRender, TargetReport
-from ..store.runs import newest_generation
 from .context import StageContext
+from .run_report import dry_run, overtaken, record, report
 
 log = logging.getLogger(__name__)
-Reporter = Callable[..., TargetReport]
 
 
-def lock_path(path: Path) -> Path:
-    return path.with_name(path.name + ".lock")
-
-
-def write_region_target(capped: CappedRender, ctx: StageContext, lock_timeout_s: float, report: Reporter,
-                        record: Callable[..., object]) -> TargetReport:
+def write_region_target(capped: CappedRender, ctx: StageContext, lock_timeout_s: float) -> TargetReport:
     """Splice the capped text into the target's region, unless a newer render is already there."""
     target = capped.rendered.target
     path = region_path(target.path)
     if ctx.dry_run:
-        done = report(capped, current_region(path, region_id(target)), written=False, stale=False)
-        return replace(done, explanation=explain(capped, ctx.counter)) if ctx.explain else done
+        return dry_run(capped, ctx, current_region(path, region_id(target)))
     ensure_private_dir(path.parent)
     try:
         with file_lock(lock_path(path), lock_timeout_s):
-            return _locked(capped, ctx, path, report, record)
+            return _locked(capped, ctx, path)
     except Timeout:
         raise StageError(f"persona file {path} is locked by another render (waited {lock_timeout_s} s)") from None
     except OSError as error:
         raise StageError(f"cannot write the persona region of {path}: {error.strerror or error}") from None
 
 
-def _locked(capped: CappedRender, ctx: StageContext, path: Path, report: Reporter,
-            record: Callable[..., object]) -> TargetReport:
+def _locked(capped: CappedRender, ctx: StageContext, path: Path) -> TargetReport:
     remove_stale_temps(path)
     target, generation = capped.rendered.target, capped.rendered.ranked.generation
     with ctx.store.transaction():
-        newest = newest_generation(ctx.store, target.path)
-        stale = newest is not None and generation < newest
-        if stale:
+        if overtaken(ctx.store, target.path, generation):
             done = report(capped, current_region(path, region_id(target)), written=False, stale=True)
         else:
             outcome = write_region(path, capped.text, region_id(target), place=target.region_at)
             done = report(capped, outcome.previous, written=outcome.written, stale=False)
-        state = "stale" if stale else "written" if done.written else "unchanged"
-        record(capped, done, state)
+        state = record(ctx, capped, done)
     log.info("target %s (region of %s): %s (%d/%d tokens, generation %d)", done.target, path, state, done.tokens,
              done.budget, generation)
     return done
