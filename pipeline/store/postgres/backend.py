@@ -17,7 +17,7 @@ import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import psycopg
 import psycopg.errors
@@ -30,6 +30,10 @@ from ..dialect import POSTGRES
 from ..features import Features
 from .connection import PgConnection, Unanswered, rows
 from .schema import ensure_schema, scoped_channel, scoped_lock
+
+if TYPE_CHECKING:
+    from ..backend import Connection
+    from ..database import Database
 
 CONNECT_TIMEOUT_S = 10
 POOL_MAX = 8  # per URL and process: workers and gateways hold a connection only for one operation
@@ -161,18 +165,20 @@ class PostgresBackend:
                         raise
             raise psycopg.OperationalError("no live connection after the pool was refilled")
 
-    def release(self, conn: PgConnection) -> None:
+    def release(self, conn: Connection) -> None:
+        pg = cast(PgConnection, conn)  # one that connect() made
         pool = _POOLS.get(self.url)
         if pool is None:
-            conn.raw.close()
+            pg.raw.close()
             return
-        if self.alive(conn) and conn.in_transaction:
+        if self.alive(pg) and pg.in_transaction:
             with suppress(psycopg.OperationalError):  # a silent server: the pool discards the cut connection
-                conn.rollback()
-        pool.putconn(conn.raw)  # a broken connection is discarded by the pool
+                pg.rollback()
+        pool.putconn(pg.raw)  # a broken connection is discarded by the pool
 
-    def alive(self, conn: PgConnection) -> bool:
-        return not (conn.raw.closed or conn.raw.broken)
+    def alive(self, conn: Connection) -> bool:
+        raw = cast(PgConnection, conn).raw  # one that connect() made
+        return not (raw.closed or raw.broken)
 
     def _prepare(self, raw: psycopg.Connection[Any]) -> None:
         """This store's waits on the borrowed connection, and a check of one that may be dead.
@@ -226,21 +232,21 @@ class PostgresBackend:
     # -- locks ------------------------------------------------------------
 
     @contextmanager
-    def begin_write(self, conn: PgConnection, *, durable: bool) -> Iterator[None]:
+    def begin_write(self, conn: Connection, *, durable: bool) -> Iterator[None]:
         """BEGIN; a commit that need not be durable does not wait for the server's WAL flush."""
         conn.execute("BEGIN" if durable else "BEGIN; SET LOCAL synchronous_commit TO OFF")
         yield
 
-    def claim_write(self, conn: PgConnection, profile: str) -> None:
+    def claim_write(self, conn: Connection, profile: str) -> None:
         """Queue behind the profile's other writers until this transaction ends (at most lock_timeout)."""
         conn.execute(f"SELECT pg_advisory_xact_lock({scoped_lock('?')})", (WRITE_LOCK + profile,))
 
-    def notify(self, conn: PgConnection, channel: str, payload: str) -> None:
+    def notify(self, conn: Connection, channel: str, payload: str) -> None:
         """Announce to every host listening to this deployment; delivered when the caller's transaction commits."""
         conn.execute(f"SELECT pg_notify({scoped_channel('?')}, ?)", (channel, payload))
 
     @contextmanager
-    def profile_lock(self, store: Any, timeout_s: float) -> Iterator[bool]:
+    def profile_lock(self, store: Database, timeout_s: float) -> Iterator[bool]:
         """The profile's tick lock, on the store's own connection for as long as the tick runs.
 
         A session lock: if the worker dies, its connection closes and the
@@ -253,7 +259,8 @@ class PostgresBackend:
         process whose threads all tick.
         """
         key = TICK_LOCK + store.profile
-        with store.read() as conn:
+        with store.read() as shared:
+            conn = cast(PgConnection, shared)  # one that connect() made
             deadline = time.monotonic() + timeout_s
             while not _try_lock(conn, key):
                 if time.monotonic() >= deadline:
@@ -287,19 +294,19 @@ class PostgresBackend:
                 with suppress(psycopg.OperationalError):
                     conn.execute("RESET idle_session_timeout")
 
-    def tables(self, conn: PgConnection) -> frozenset[str]:
+    def tables(self, conn: Connection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"))
 
-    def columns(self, conn: PgConnection, table: str) -> list[str]:
+    def columns(self, conn: Connection, table: str) -> list[str]:
         return [str(row[0]) for row in conn.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
             "AND table_name = ?", (table,))]
 
-    def secure_delete(self, conn: PgConnection, on: bool) -> None:
+    def secure_delete(self, conn: Connection, on: bool) -> None:
         """Nothing to switch: the server's dead row versions are removed by :meth:`scrub`."""
 
-    def scrub(self, store: Any, tables: list[str]) -> None:
+    def scrub(self, store: Database, tables: list[str]) -> None:
         """After a forget: VACUUM the tables it touched (outside any transaction, as VACUUM must run), so
         the dead row versions holding the text are removed from the tables' pages and no snapshot can read
         them. (The server's WAL and base backups are its operator's to expire.)"""

@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from ...errors import StoreError
 from ...fs.locations import profile_slug
@@ -18,6 +18,10 @@ from ...fs.write import ensure_private_dir
 from ..dialect import SQLITE
 from ..features import Features
 from .schema import ensure_schema, shadow_schema
+
+if TYPE_CHECKING:
+    from ..backend import Connection
+    from ..database import Database
 
 log = logging.getLogger(__name__)
 
@@ -101,14 +105,14 @@ class SqliteBackend:
             conn.create_function("power", 2, math.pow, deterministic=True)
         return conn
 
-    def release(self, conn: sqlite3.Connection) -> None:
-        conn.close()
+    def release(self, conn: Connection) -> None:
+        cast(sqlite3.Connection, conn).close()  # one that connect() made
 
-    def alive(self, conn: sqlite3.Connection) -> bool:
+    def alive(self, conn: Connection) -> bool:
         return True  # a file does not hang up
 
     @contextmanager
-    def begin_write(self, conn: sqlite3.Connection, *, durable: bool) -> Iterator[None]:
+    def begin_write(self, conn: Connection, *, durable: bool) -> Iterator[None]:
         """BEGIN IMMEDIATE; a commit that need not be durable skips the WAL's fsync (synchronous=NORMAL, which
         SQLite lets a connection change only between transactions, so it is put back once this one ends)."""
         if durable:
@@ -124,14 +128,14 @@ class SqliteBackend:
                 conn.execute("ROLLBACK")
             conn.execute("PRAGMA synchronous = FULL")
 
-    def claim_write(self, conn: sqlite3.Connection, profile: str) -> None:
+    def claim_write(self, conn: Connection, profile: str) -> None:
         """Nothing to do: BEGIN IMMEDIATE already made this the database's only writer."""
 
-    def notify(self, conn: sqlite3.Connection, channel: str, payload: str) -> None:
+    def notify(self, conn: Connection, channel: str, payload: str) -> None:
         """Nothing to announce: every reader of a file is on this host and checks it itself."""
 
     @contextmanager
-    def profile_lock(self, store: Any, timeout_s: float) -> Iterator[bool]:
+    def profile_lock(self, store: Database, timeout_s: float) -> Iterator[bool]:
         """One tick at a time per profile: a lock file of the profile's beside the database (yields False if it
         stayed busy). Per profile, so one user's render never keeps another user's cold start waiting."""
         directory = Path(f"{self.path}.persona-locks")
@@ -139,17 +143,17 @@ class SqliteBackend:
         with file_lock_or_busy(directory / f"{profile_slug(store.profile)}.lock", timeout_s) as held:
             yield held
 
-    def tables(self, conn: sqlite3.Connection) -> frozenset[str]:
+    def tables(self, conn: Connection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
 
-    def columns(self, conn: sqlite3.Connection, table: str) -> list[str]:
+    def columns(self, conn: Connection, table: str) -> list[str]:
         return [str(row[1]) for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))]
 
-    def secure_delete(self, conn: sqlite3.Connection, on: bool) -> None:
+    def secure_delete(self, conn: Connection, on: bool) -> None:
         """Deleted content is overwritten with zeros (secure_delete), not left in free pages."""
         conn.execute(f"PRAGMA secure_delete = {'ON' if on else 'OFF'}")
 
-    def scrub(self, store: Any, tables: list[str]) -> None:
+    def scrub(self, store: Database, tables: list[str]) -> None:
         """After a forget: rebuild the file (VACUUM copies live rows only, so no free page or freed cell keeps
         an older version of a row), then checkpoint the write-ahead log and truncate it to nothing."""
         with store.read() as conn:
