@@ -31,8 +31,8 @@ from pathlib import Path
 import psycopg
 
 from pipeline import PersonaInjector, PersonaStore, Settings, import_facts, load_settings, tick
-from pipeline.store.postgres.backend import close_pool
 from pipeline.store.postgres.listen import listener_for, stop_listener
+from pipeline.store.postgres.pools import close_pool
 
 PROFILES = int(os.environ.get("PERSONA_BENCH_PROFILES", "10000"))
 FACTS = 50

@@ -145,7 +145,7 @@ def open_database(kind: str, tmp_path: Path) -> Iterator[Db]:
     require_server()
     import psycopg
 
-    from pipeline.store.postgres.backend import close_pool
+    from pipeline.store.postgres.pools import close_pool
 
     schema = f"t_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(server_url(), autocommit=True) as conn:

@@ -161,7 +161,7 @@ def test_the_summary_is_found_in_every_shape():
 
 def test_a_missing_file_is_rendered_before_the_first_snapshot(plugin, home):
     (home / "memory" / "persona.md").unlink()
-    tools = plugin._profile()[1]
+    tools = plugin._profile().tools
     assert json.loads(tools.call("persona_add", {"content": "Uses uv.", "topic": "tools"}, session_id="s1"))[
         "status"] == "ok"
     assert "- Uses uv." in system_of(send(plugin, chat(USER)))
@@ -313,17 +313,17 @@ def test_a_symlink_loop_at_the_persona_file_never_reaches_hermes(plugin, home):
 
 
 def test_many_gateway_users_hold_a_bounded_number_of_open_files(plugin, home, monkeypatch):
-    from pipeline.integrations import hermes_plugin
+    from pipeline.integrations import hermes_state
 
     write(home / "mnemosyne" / "persona.yaml", "hermes:\n  profile: user_id\n")
     fds = Path("/proc/self/fd")
     before = len(list(fds.iterdir()))
-    for index in range(3 * hermes_plugin.MAX_PROFILES):
+    for index in range(3 * hermes_state.MAX_PROFILES):
         # Outside Hermes' gateway the user comes from the environment, as Hermes' own lookup falls back to.
         monkeypatch.setenv("HERMES_SESSION_USER_ID", f"user{index}")
         send(plugin, chat(USER), session_id=f"s{index}")
-    assert len(list(fds.iterdir())) - before <= 3 * hermes_plugin.MAX_PROFILES  # not 3 per user, for ever
-    assert len(plugin._profiles) == hermes_plugin.MAX_PROFILES
+    assert len(list(fds.iterdir())) - before <= 3 * hermes_state.MAX_PROFILES  # not 3 per user, for ever
+    assert len(plugin.state.profiles) == hermes_state.MAX_PROFILES
 
 
 def test_a_refresh_that_succeeds_has_no_error_key(plugin):

@@ -28,8 +28,8 @@ from typer.testing import CliRunner
 
 from pipeline import PersonaInjector, PersonaStore, Settings, load_settings, tick
 from pipeline.cli import app
-from pipeline.store.postgres.backend import close_pool
 from pipeline.store.postgres.listen import listener_for, stop_listener
+from pipeline.store.postgres.pools import close_pool
 
 from .databases import Db, open_database
 from .tcp_proxy import FreezableProxy

@@ -211,9 +211,12 @@ def _target_section(document: CommentedMap, env_name: str | None) -> CommentedMa
     if not sectioned and not env_name:
         return document
     name = env_name or DEFAULT_SECTION
-    if document.get(name) is None:
-        document[name] = CommentedMap()
-    return document[name]
+    section = document.get(name)
+    if section is None:
+        section = document[name] = CommentedMap()
+    if not isinstance(section, CommentedMap):
+        raise ConfigError([f"{name}: is not a mapping, cannot set a key in it"])
+    return section
 
 
 def _assign(node: dict[str, Any], parts: list[str], value: Any, path: Path) -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..clock import Throttle
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..errors import PersonaError, StageError
@@ -85,8 +85,7 @@ class FileSource:
         self._counter = settings.cap.counter
         self._max_bytes = settings.injection.max_file_bytes
         self._known_tokens = known_tokens
-        self._interval_ns = settings.injection.check_interval_ms * 1_000_000
-        self._checked_at: int | None = None
+        self._poll = Throttle(settings.injection.check_interval_ms)
         self._held = _Held("", None)
         self._lock = threading.Lock()
 
@@ -96,11 +95,9 @@ class FileSource:
 
     def text(self) -> str:
         """The capped file as last seen, re-checked at most once per interval; "" (one warning) if unreadable."""
-        now = time.monotonic_ns()
-        if self._checked_at is not None and now - self._checked_at < self._interval_ns:
+        if not self._poll.take():
             return self._held.text
         with self._lock:
-            self._checked_at = now
             self._held = self._refresh(self._held)
             return self._held.text
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from pathlib import Path
 
+from ..clock import Throttle
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
 from ..config.urls import store_target
@@ -54,9 +54,8 @@ class PersonaInjector:
         self._snapshots: SessionSnapshots | None = None
         self._lock = threading.RLock()
         self._live_fallback_said = False
-        self._rendered_at: int | None = None
+        self._render_poll = Throttle(settings.injection.check_interval_ms)
         self._generation_rendered: int | None = None  # the profile's change counter when it last rendered
-        self._render_interval_ns = settings.injection.check_interval_ms * 1_000_000
         self._source: Source = open_source(settings, self._target, self.problems, known_tokens=known_tokens)
 
     @property
@@ -85,10 +84,8 @@ class PersonaInjector:
         path stays free of I/O; and the check is one indexed read of the profile's change counter, the
         whole tick (retention, triggers, render) running only when it moved. A database that does not exist
         yet is left alone: a hand-written file needs none."""
-        now = time.monotonic_ns()
-        if self._rendered_at is not None and now - self._rendered_at < self._render_interval_ns:
+        if not self._render_poll.take():
             return
-        self._rendered_at = now
         target = store_target(self.settings)
         if isinstance(target, Path) and not target.exists():
             return

@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-import time
 import weakref
 from typing import Any
 
+from ..clock import Throttle
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..config.urls import store_target
@@ -42,8 +42,8 @@ class StoreSource:
         self.target = target
         self.problems = problems
         self.counter = settings.cap.counter
-        self._interval_ns = settings.injection.check_interval_ms * 1_000_000
-        self._floor_ns = settings.injection.poll_floor_ms * 1_000_000
+        self._poll = Throttle(settings.injection.check_interval_ms)  # when no listener is healthy
+        self._floor_ns = settings.injection.poll_floor_ms * 1_000_000  # when one is: a check now and then
         self._unwatch: weakref.finalize[Any, Any] | None = None
         self._store: PersonaStore | None = store
         self._owns_store = store is None
@@ -51,21 +51,18 @@ class StoreSource:
         self._heard: Any = None
         self._version: str | None = None
         self._text = ""
-        self._checked_at: int | None = None
         self._lock = threading.Lock()
 
     def text(self) -> str:
         """The capped block: from memory unless something was announced, or the interval passed."""
         heard = self._listener.heard(self.target.profile, self.target.name) if self._listener else None
-        if heard is None or heard == self._heard:
-            wait_ns = self._interval_ns if heard is None else self._floor_ns
-            if self._checked_at is not None and time.monotonic_ns() - self._checked_at < wait_ns:
-                return self._text
+        if (heard is None or heard == self._heard) and not self._poll.due(None if heard is None else self._floor_ns):
+            return self._text
         return self._refresh(heard)
 
     def _refresh(self, heard: Any) -> str:
         with self._lock:
-            self._checked_at = time.monotonic_ns()
+            self._poll.looked()
             try:
                 store = self._opened()
                 # Nothing held yet: read the block at once. Else the hash first, and the text only if it moved.

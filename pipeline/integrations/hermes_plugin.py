@@ -19,14 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
-import time
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
+from ..clock import Throttle
 from ..errors import NoProfile, PersonaError
 from ..inject.prompt import appendix
 from ..inject.sessions import SessionSnapshots
@@ -42,6 +38,16 @@ from .hermes_request import (
     summary_is_last,
     with_system_text,
 )
+from .hermes_state import (
+    Caller,
+    ErasureCheck,
+    Opening,
+    PluginState,
+    Profile,
+    Request,
+    Seen,
+    SessionKey,
+)
 from .tools import ERASING_TOOLS, WRITE_TOOLS, PersonaTools, error_json, openai_schema
 
 __all__ = ["PersonaPlugin", "compaction_marker", "register", "snapshot_id", "with_system_text"]
@@ -49,39 +55,6 @@ __all__ = ["PersonaPlugin", "compaction_marker", "register", "snapshot_id", "wit
 log = logging.getLogger(__name__)
 PLUGIN_NAME = "persona"
 TOOLSET = "persona"
-MAX_SESSIONS = 4096  # sessions remembered in memory; older ones are read back from the database
-MAX_PROFILES = 32  # open profile stores; a gateway with more users reopens the least recently used
-
-
-@dataclass(frozen=True, slots=True)
-class Seen:
-    """What a session was last given, at which compaction, and whether the store has it yet."""
-
-    boundary: str | None
-    text: str
-    recorded: bool = True
-    stale: bool = False  # a fact of it was forgotten: resolve again on the next request, never serve it
-
-    @property
-    def warm(self) -> bool:
-        return self.recorded and not self.stale
-
-
-class Profile(NamedTuple):
-    """One Hermes home and user: its snapshots, its tools, and the home every key of it carries."""
-
-    snapshots: SessionSnapshots
-    tools: BoundTools
-    home: str
-
-
-class _Gate:
-    """A lock for one key; weakly held, so keys nobody is using cost nothing."""
-
-    __slots__ = ("__weakref__", "lock")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
 
 
 def snapshot_id(home: str, session_id: str) -> str:
@@ -91,23 +64,10 @@ def snapshot_id(home: str, session_id: str) -> str:
 
 
 class PersonaPlugin:
-    """State shared by the middleware and the tools; safe from any thread.
-
-    ``_lock`` guards the in-memory maps only and is never held across store
-    or file I/O: a slow store stalls only the session (or profile) that is
-    waiting for it, and a warm session is answered from memory.
-    """
+    """The middleware and the tools, over one :class:`~.hermes_state.PluginState`; safe from any thread."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._gates: weakref.WeakValueDictionary[tuple[str, ...], _Gate] = weakref.WeakValueDictionary()
-        self._seen: OrderedDict[tuple[str, ...], Seen] = OrderedDict()
-        # Per session: the last request's summary and messages.
-        self._previous: OrderedDict[tuple[str, ...], tuple[str | None, tuple[str, ...]]] = OrderedDict()
-        self._profiles: OrderedDict[tuple[str, str, str], Profile] = OrderedDict()  # (home, user, key)
-        self._lineage: OrderedDict[tuple[str, ...], str] = OrderedDict()  # (home, profile, opening) -> persona
-        self._subagents: OrderedDict[tuple[str, str], bool] = OrderedDict()  # (home, session id) of subagents
-        self._erasures: dict[tuple[str, ...], tuple[int, int]] = {}  # profile key -> (erasures seen, checked at)
+        self.state = PluginState()
         self._problems = ProblemLog(log)
         self._shapes = ProblemLog(log)  # never "recovered": one warning per request shape we leave alone
 
@@ -128,8 +88,8 @@ class PersonaPlugin:
                 return None
             api_mode = context.get("api_mode") or None
             if context.get("platform") == "subagent":  # delegate_task's child: its tools are read-only
-                with self._lock:
-                    self._remember(self._subagents, (current_home(), str(context.get("session_id") or "")), True)
+                with self.state.lock:
+                    self.state.subagents.put((current_home(), str(context.get("session_id") or "")), True)
             with_system_text(request, "", api_mode)  # a shape we cannot change is left alone, before any I/O
             profile = self._profile()
             text = self.persona(profile, str(context.get("session_id") or ""), request)
@@ -150,18 +110,17 @@ class PersonaPlugin:
     def persona(self, profile: Profile, session_id: str, request: dict[str, Any]) -> str:
         """The session's persona for ``request``. Once a session has a persona it keeps it, whatever the store
         does: a store that fails is worked around from memory (and the file), with one warning."""
-        snapshots = profile.snapshots
-        key = (profile.home, snapshots.store.label, snapshots.profile, session_id)
+        key = SessionKey(*profile.persona, session_id)
         # Hashing stays outside the lock.
-        marker, typed, digests = compaction_marker(request), summary_is_last(request), message_digests(request)
+        shown = Request(compaction_marker(request), message_digests(request))
+        typed = summary_is_last(request)
         self._check_erasures(profile)
-        with self._lock:
-            seen = self._seen.get(key)
-            boundary = self._boundary(key, (marker, digests), typed, seen)
+        with self.state.lock:
+            seen = self.state.seen.get(key)
+            boundary = self._boundary(key, shown, typed, seen)
             if seen is not None and seen.boundary == boundary and seen.warm:
-                self._seen.move_to_end(key)
                 return seen.text  # warm: from memory, no I/O
-        gate = self._gate(key)
+        gate = self.state.session_gate(key)
         if seen is not None and seen.boundary == boundary and not seen.stale:  # pinned, not recorded yet: retry
             if not gate.lock.acquire(blocking=False):
                 return seen.text
@@ -172,32 +131,32 @@ class PersonaPlugin:
         finally:
             gate.lock.release()
 
-    def _boundary(self, key: tuple[str, ...], now: tuple[str | None, tuple[str, ...]], typed: bool,
-                  seen: Seen | None) -> str | None:
+    def _boundary(self, key: SessionKey, now: Request, typed: bool, seen: Seen | None) -> str | None:
         """The compaction this request shows: a summary where Hermes inserts one, with the user's turn after it,
         that the session's previous request did not already hold in a history this one only adds to. A summary
         the request ends with was typed or pasted (Hermes always sends the turn after the one it inserts); one
-        carried over from the previous request is the same compaction. Both keep the current boundary."""
-        previous = self._previous.get(key)
-        self._remember(self._previous, key, now)
-        marker, current = now[0], seen.boundary if seen is not None else None
+        carried over from the previous request is the same compaction. Both keep the current boundary.
+        Called with the state's lock held."""
+        previous = self.state.previous.get(key)
+        self.state.previous.put(key, now)
+        marker, current = now.marker, seen.boundary if seen is not None else None
         if marker is None:
             return None
         if typed:
             return current
         if previous is None:  # the first request this process sees: the stored row decides
             return marker
-        if previous[0] == marker and is_continuation(previous[1], now[1]):
+        if previous.marker == marker and is_continuation(previous.digests, now.digests):
             return current if seen is not None else marker
         return marker
 
-    def _settle(self, profile: Profile, key: tuple[str, ...], boundary: str | None, opening: str | None) -> str:
+    def _settle(self, profile: Profile, key: SessionKey, boundary: str | None, opening: str | None) -> str:
         """Resolve the session's persona (store I/O, under the session's own gate only) and remember it."""
-        snapshots, stored_id = profile.snapshots, snapshot_id(profile.home, key[-1])
-        with self._lock:
-            seen = self._seen.get(key)
-            lineage_key = (profile.home, snapshots.profile, opening) if opening else None
-            inherited = self._lineage.get(lineage_key) if lineage_key else None
+        snapshots, stored_id = profile.snapshots, snapshot_id(profile.home, key.session_id)
+        began = Opening(profile.home, snapshots.profile, opening) if opening else None
+        with self.state.lock:
+            seen = self.state.seen.get(key)
+            inherited = self.state.openings.get(began) if began else None
         if seen is not None and seen.boundary == boundary and seen.warm:
             return seen.text  # another request of this session settled it while we waited
         if seen is not None and seen.boundary == boundary and not seen.stale:
@@ -209,10 +168,10 @@ class PersonaPlugin:
             except PersonaError as error:
                 seen = self._without_store(snapshots, boundary, seen, error)
         if seen.text or seen.recorded:  # nothing to pin yet (no file, no facts): ask again next time
-            with self._lock:
-                self._remember(self._seen, key, seen)
-                if lineage_key:
-                    self._remember(self._lineage, lineage_key, seen.text)
+            with self.state.lock:
+                self.state.seen.put(key, seen)
+                if began:
+                    self.state.openings.put(began, seen.text)
         return seen.text
 
     def _resolve(self, snapshots: SessionSnapshots, session_id: str, boundary: str | None, seen: Seen | None,
@@ -258,20 +217,6 @@ class PersonaPlugin:
             return seen
         return Seen(seen.boundary, seen.text)
 
-    @staticmethod
-    def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
-        cache[key] = value
-        cache.move_to_end(key)
-        while len(cache) > MAX_SESSIONS:
-            cache.popitem(last=False)
-
-    def _gate(self, key: tuple[str, ...]) -> _Gate:
-        with self._lock:
-            gate = self._gates.get(key)
-            if gate is None:
-                gate = self._gates[key] = _Gate()
-            return gate
-
     def _profile(self) -> Profile:
         """Snapshots and tools for the Hermes home and user of this request (NoProfile: none for them).
 
@@ -280,30 +225,26 @@ class PersonaPlugin:
         the least recently used one is closed, so a gateway serving thousands
         of users holds a bounded number of files.
         """
-        who = (current_home(), gateway_identity().user_id, gateway_identity().session_key)
-        with self._lock:
-            found = self._profiles.get(who)
-            if found is not None:
-                self._profiles.move_to_end(who)
-                return found
-        gate = self._gate(("profile", *who))
+        identity = gateway_identity()
+        who = Caller(current_home(), identity.user_id, identity.session_key)
+        with self.state.lock:
+            found = self.state.profiles.get(who)
+        if found is not None:
+            return found
+        gate = self.state.caller_gate(who)
         with gate.lock:
             return self._open_profile(who)
 
-    def _open_profile(self, who: tuple[str, str, str]) -> Profile:
-        with self._lock:
-            found = self._profiles.get(who)
+    def _open_profile(self, who: Caller) -> Profile:
+        with self.state.lock:
+            found = self.state.profiles.get(who)
         if found is not None:
             return found
-        home, user, key = who
-        settings = hermes_settings(home, user or None, session_key=key or None)
+        settings = hermes_settings(who.home, who.user_id or None, session_key=who.session_key or None)
         opened = Profile(SessionSnapshots(settings, busy_timeout_ms=settings.injection.busy_timeout_ms),
-                         BoundTools(settings, legacy_names=False, writes=True), home)
-        evicted = []
-        with self._lock:
-            self._profiles[who] = opened
-            while len(self._profiles) > MAX_PROFILES:
-                evicted.append(self._profiles.popitem(last=False)[1])
+                         BoundTools(settings, legacy_names=False, writes=True), who.home)
+        with self.state.lock:
+            evicted = self.state.profiles.put(who, opened)
         for old in evicted:
             old.snapshots.close()
         return opened
@@ -335,8 +276,8 @@ class PersonaPlugin:
         """A delegate_task subagent (its requests say platform=subagent) or Hermes' background review fork
         (it shares the parent's session; Hermes marks its tool calls with the write origin
         ``background_review``) may read the persona but never change it."""
-        with self._lock:
-            if (home, session_id) in self._subagents:
+        with self.state.lock:
+            if (home, session_id) in self.state.subagents:
                 return True
         try:
             from tools.skill_provenance import get_current_write_origin
@@ -350,41 +291,35 @@ class PersonaPlugin:
         """Mark every session of the profile stale: its next request re-reads the snapshot (which a forget
         deleted if it held the text) instead of serving the pinned one. The one exception to the snapshot
         rule: privacy beats the prompt cache."""
-        head = (profile.home, profile.snapshots.store.label, profile.snapshots.profile)
-        with self._lock:
-            for key, seen in list(self._seen.items()):
-                if key[:3] == head:
-                    self._seen[key] = Seen(seen.boundary, seen.text, seen.recorded, stale=True)
-            for lineage in [k for k in self._lineage if k[:2] == (profile.home, profile.snapshots.profile)]:
-                del self._lineage[lineage]
+        self.state.mark_stale(profile.persona)
 
     def _check_erasures(self, profile: Profile) -> None:
         """A forget by another process (the CLI while Hermes runs): one indexed read of the profile's erasure
         count, at most every ``injection.check_interval_ms``; never on every warm request."""
-        snapshots = profile.snapshots
-        head = (profile.home, snapshots.store.label, snapshots.profile)
-        now, interval = time.monotonic_ns(), snapshots.settings.injection.check_interval_ms * 1_000_000
-        with self._lock:
-            seen, checked = self._erasures.get(head, (None, None))
-            if checked is not None and now - checked < interval:
+        persona = profile.persona
+        with self.state.lock:
+            check = self.state.erasures.get(persona)
+            if check is None:
+                check = ErasureCheck(-1, Throttle(profile.snapshots.settings.injection.check_interval_ms))
+                self.state.erasures.put(persona, check)
+            if not check.poll.take():
                 return
-            self._erasures[head] = (seen if seen is not None else -1, now)
+            before = check.count
         try:
-            count = snapshots.erasures()
+            count = profile.snapshots.erasures()
         except PersonaError as error:  # the store is away: the warm path carries on, the next check retries
             log.debug("persona plugin: could not check for erasures: %s", error)
             return
-        with self._lock:
-            self._erasures[head] = (count, now)
-        if seen is not None and seen >= 0 and count != seen:
+        with self.state.lock:
+            check.count = count
+        if before >= 0 and count != before:
             self.drop_pinned(profile)
 
     def close(self) -> None:
-        with self._lock:
-            profiles = list(self._profiles.values())
-            self._profiles.clear()
-            self._seen.clear()
-            self._previous.clear()
+        with self.state.lock:
+            profiles = self.state.profiles.clear()
+            self.state.seen.clear()
+            self.state.previous.clear()
         for profile in profiles:
             profile.snapshots.close()
 

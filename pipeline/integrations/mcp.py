@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -21,6 +21,9 @@ from ..fs.locations import package_version
 from .mcp_resources import MIME_TYPE, URI_TEMPLATE, PersonaTexts, Watcher, parse_uri
 from .tools import PersonaTools, Tool, error_json
 
+if TYPE_CHECKING:  # the SDK is an optional extra, imported only when the server starts
+    from mcp.server.mcpserver import MCPServer
+
 SERVER_NAME = "persona-tier"
 
 
@@ -30,7 +33,7 @@ def load_sdk() -> None:
     import mcp_types  # noqa: F401
 
 
-def build_server(settings: Callable[[], Settings]) -> tuple[Any, Watcher]:
+def build_server(settings: Callable[[], Settings]) -> tuple[MCPServer, Watcher]:
     """An MCPServer whose tools are :class:`PersonaTools`, with our errors as tool errors, and the rendered
     persona as resources and a prompt; the :class:`Watcher` must run beside it for change notifications."""
     from mcp.server.mcpserver import MCPServer
@@ -121,7 +124,7 @@ def _add_resources(lowlevel: Any, texts: PersonaTexts, watcher: Watcher, bus: An
         lowlevel.add_request_handler(method, params_type, handler)
 
 
-def _add_prompt(server: Any, texts: PersonaTexts) -> None:
+def _add_prompt(server: MCPServer, texts: PersonaTexts) -> None:
     from mcp.server.mcpserver.prompts.base import UserMessage
 
     @server.prompt(name="persona", title="The user's persona",
@@ -161,7 +164,7 @@ def serve(settings: Callable[[], Settings]) -> None:
     anyio.run(_serve_stdio, *build_server(settings))
 
 
-async def _serve_stdio(server: Any, watcher: Watcher) -> None:
+async def _serve_stdio(server: MCPServer, watcher: Watcher) -> None:
     from mcp.server.stdio import stdio_server
 
     from .mcp_stdio import WireIn, WireOut, claimed_stdio

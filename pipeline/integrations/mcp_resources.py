@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from urllib.parse import quote, unquote
 import anyio
 import anyio.to_thread
 
+from ..clock import Throttle
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
 from ..config.urls import store_target
@@ -46,7 +46,7 @@ MIME_TYPE = "text/markdown"  # the appendix is a markdown header over the block
 MAX_SOURCES = 64  # open sources kept, least recently used closed first; one per (profile, target, settings)
 MAX_WATCHED = 256  # distinct subscribed URIs per server: a client cannot make the poll unbounded
 MIN_POLL_S = 0.1  # check_interval_ms may be 0 (check on every call); the poll still sleeps this long
-SETTINGS_EVERY_S = 5.0  # the poll re-reads the settings (a config load is ms) at most this often
+SETTINGS_EVERY_MS = 5000  # the poll re-reads the settings (a config load is ms) at most this often
 
 
 def uri(profile: str, target: str) -> str:
@@ -130,7 +130,7 @@ class Watcher:
         self._watched: dict[str, _Watch] = {}
         self._lock = threading.Lock()
         self._settings: Settings | None = None
-        self._settings_at = float("-inf")
+        self._settings_poll = Throttle(SETTINGS_EVERY_MS)
 
     def watch(self, resource: str, *, session: Any = None) -> None:
         """Start watching ``resource`` for ``session`` (None: a listen stream). InputError for a URI that is
@@ -197,9 +197,8 @@ class Watcher:
         return found
 
     def _current_settings(self) -> Settings:
-        now = time.monotonic()
-        if self._settings is None or now - self._settings_at >= SETTINGS_EVERY_S:
-            self._settings, self._settings_at = self.texts.settings(), now
+        if self._settings_poll.take() or self._settings is None:
+            self._settings = self.texts.settings()
         return self._settings
 
     async def _notify(self, resource: str, sessions: list[Any]) -> None:

@@ -36,7 +36,7 @@ def effective_confidence(fact_confidence: float, tier: str, age_days: float, rul
     """long_term decays by half every ``half_life_days``; other tiers keep their confidence."""
     if tier != "long_term" or not rules.enabled:
         return fact_confidence
-    return fact_confidence * 0.5 ** (max(age_days, 0.0) / rules.half_life_days)
+    return float(fact_confidence * 0.5 ** (max(age_days, 0.0) / rules.half_life_days))
 
 
 def plan_retention(store: PersonaStore, rules: RetentionSettings) -> list[RetentionAction]:

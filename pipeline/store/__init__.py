@@ -8,19 +8,8 @@ from ..config.urls import is_server_url
 from .backend import Connection
 from .database import Database, profile_generation
 from .dialect import POSTGRES, SQLITE, Dialect
-from .fact_row import MAX_ID
-from .facts import (
-    BROKEN_ROWS,
-    FACT_COLUMNS,
-    TOMBSTONE_MARK,
-    Fact,
-    PersonaStore,
-    Promotion,
-    check_id,
-    content_key,
-    metadata_topic,
-    tombstone_text,
-)
+from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, check_id, content_key
+from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, metadata_topic, tombstone_text
 
 __all__ = [
     "BROKEN_ROWS",

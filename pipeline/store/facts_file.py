@@ -22,6 +22,7 @@ supersedes the profile's older one (:mod:`.supersede`).
 from __future__ import annotations
 
 import io
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,8 +160,10 @@ def _first_problems(error: ValidationError) -> str:
 
 def _duplicates(path: Path, entries: list[FactEntry]) -> list[str]:
     problems = []
-    for what, identity in (("", lambda e: None if e.id is not None else e.identity),
-                           ("the id of ", lambda e: e.id), ("the key of ", lambda e: e.key)):
+    identities: tuple[tuple[str, Callable[[FactEntry], Hashable]], ...] = (
+        ("", lambda e: None if e.id is not None else e.identity),
+        ("the id of ", lambda e: e.id), ("the key of ", lambda e: e.key))
+    for what, identity in identities:
         seen: dict[Any, int] = {}
         for index, entry in enumerate(entries):
             value = identity(entry)

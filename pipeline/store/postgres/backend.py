@@ -8,7 +8,6 @@ connection (a server restart) is dropped and replaced on the next operation.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import math
 import select
@@ -29,6 +28,7 @@ from ...errors import StoreError, StoreUnavailable
 from ..dialect import POSTGRES
 from ..features import Features
 from .connection import PgConnection, Unanswered, rows
+from .pools import POOL_MAX, Pool, pool_of, shared_pool
 from .schema import ensure_schema, scoped_channel, scoped_lock
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from ..database import Database
 
 CONNECT_TIMEOUT_S = 10
-POOL_MAX = 8  # per URL and process: workers and gateways hold a connection only for one operation
 WRITE_LOCK = "persona-write:"  # advisory lock names (scoped to the schema): one profile's writers queue
 TICK_LOCK = "persona-tick:"
 LOCK_POLL_S = 0.05
@@ -57,28 +56,6 @@ if logging.getLogger("psycopg.pool").level == logging.NOTSET:
 _STATE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int, int], float]] = weakref.WeakKeyDictionary()
 # Per URL: until when operations fail at once, because the server stopped answering (see RECOVER_S).
 _SILENT: dict[str, float] = {}
-
-
-_POOLS: dict[str, ConnectionPool[Any]] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def close_pool(url: str) -> None:
-    """Close this process's connections to ``url`` (a worker done with a database, or a test)."""
-    with _POOLS_LOCK:
-        pool = _POOLS.pop(url, None)
-    if pool is not None:
-        pool.close(timeout=1)
-
-
-def _close_pools() -> None:
-    with _POOLS_LOCK:
-        for pool in _POOLS.values():
-            pool.close(timeout=1)
-        _POOLS.clear()
-
-
-atexit.register(_close_pools)
 
 
 def _has_input(raw: psycopg.Connection[Any]) -> bool:
@@ -167,7 +144,7 @@ class PostgresBackend:
 
     def release(self, conn: Connection) -> None:
         pg = cast(PgConnection, conn)  # one that connect() made
-        pool = _POOLS.get(self.url)
+        pool = pool_of(self.url)
         if pool is None:
             pg.raw.close()
             return
@@ -203,31 +180,28 @@ class PostgresBackend:
             conn.execute("SELECT 1")
         _STATE[raw] = (wanted, now)
 
-    def _pool(self) -> ConnectionPool[Any]:
-        with _POOLS_LOCK:
-            pool = _POOLS.get(self.url)
-            if pool is None:
-                # One direct connection first: a wrong URL, a refused connection or bad
-                # credentials are reported as themselves, not as a pool timeout.
-                with self.errors(connecting=True):
-                    probe = psycopg.connect(self.url, connect_timeout=math.ceil(self._wait_s()), autocommit=True,
-                                            **self._keepalives())
-                with self.errors(), probe:
-                    self._prepare(probe)  # a locked table must not hang the first command (or a prompt)
-                    try:
-                        ensure_schema(PgConnection(probe, self.bound_s))
-                    except psycopg.errors.LockNotAvailable as error:
-                        raise StoreError(
-                            f"database {self.label}: its tables stayed locked for {self.busy_timeout_ms} ms "
-                            "(another process migrating them, or an open transaction on them) while persona-tier "
-                            "checked its schema; nothing was changed, try again") from error
-                pool = ConnectionPool(self.url, min_size=1, max_size=POOL_MAX, open=True,
-                                      timeout=CONNECT_TIMEOUT_S,
-                                      kwargs={"autocommit": True, "row_factory": rows,
-                                              "connect_timeout": CONNECT_TIMEOUT_S, **self._keepalives()},
-                                      name=f"persona {self.label}")
-                _POOLS[self.url] = pool
-            return pool
+    def _pool(self) -> Pool:
+        return shared_pool(self.url, self._open_pool)
+
+    def _open_pool(self) -> Pool:
+        # One direct connection first: a wrong URL, a refused connection or bad
+        # credentials are reported as themselves, not as a pool timeout.
+        with self.errors(connecting=True):
+            probe = psycopg.connect(self.url, connect_timeout=math.ceil(self._wait_s()), autocommit=True,
+                                    **self._keepalives())
+        with self.errors(), probe:
+            self._prepare(probe)  # a locked table must not hang the first command (or a prompt)
+            try:
+                ensure_schema(PgConnection(probe, self.bound_s))
+            except psycopg.errors.LockNotAvailable as error:
+                raise StoreError(
+                    f"database {self.label}: its tables stayed locked for {self.busy_timeout_ms} ms "
+                    "(another process migrating them, or an open transaction on them) while persona-tier "
+                    "checked its schema; nothing was changed, try again") from error
+        return ConnectionPool(self.url, min_size=1, max_size=POOL_MAX, open=True, timeout=CONNECT_TIMEOUT_S,
+                              kwargs={"autocommit": True, "row_factory": rows,
+                                      "connect_timeout": CONNECT_TIMEOUT_S, **self._keepalives()},
+                              name=f"persona {self.label}")
 
     # -- locks ------------------------------------------------------------
 
@@ -374,7 +348,7 @@ class PostgresBackend:
         return {}
 
     def _explain_pool_timeout(self) -> StoreUnavailable:
-        pool = _POOLS.get(self.url)
+        pool = pool_of(self.url)
         if pool is not None and pool.get_stats().get("pool_size", 0) >= POOL_MAX:
             return StoreUnavailable(f"all {POOL_MAX} connections this process keeps to PostgreSQL at {self.label} "
                                     f"stayed busy for {self._wait_s():g} s; nothing was changed")
