@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install path render test test-hermes lint typecheck bench bench-compare bench-pg golden clean
+.PHONY: all help install path render test test-hermes lint typecheck bench bench-compare bench-pg golden reference clean
 
 all: lint typecheck test ## lint, typecheck, then test
 
@@ -71,6 +71,9 @@ bench-compare: $(STAMP) ## run the same operations on mnemosyne-memory 3.15.1 (o
 
 golden: $(STAMP) ## regenerate the templates' golden files and config/persona.yaml; review the diff
 	$(BIN)/python -m tests.golden
+
+reference: $(STAMP) ## regenerate the docs' configuration and command references; review the diff
+	$(BIN)/python -m tests.docs_reference
 
 clean: ## remove the venv, caches and demo output
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis
