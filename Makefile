@@ -6,9 +6,9 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install path render test test-hermes lint typecheck bench bench-compare bench-pg golden reference clean
+.PHONY: all help install path render test test-hermes lint typecheck docs bench bench-compare bench-pg golden reference clean
 
-all: lint typecheck test ## lint, typecheck, then test
+all: lint typecheck test docs ## lint, typecheck, test, then build the docs
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -16,10 +16,10 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs]'
 	touch $(STAMP)
 
-install: $(STAMP) ## create .venv and install the package with its dev extra
+install: $(STAMP) ## create .venv and install the package with its dev and docs extras
 
 # A symlink, so the command follows the checkout's venv (make install again and it is current).
 LOCAL_BIN := $(HOME)/.local/bin
@@ -55,6 +55,9 @@ lint: $(STAMP) ## ruff
 
 typecheck: $(STAMP) ## mypy
 	$(BIN)/mypy
+
+docs: $(STAMP) ## build the documentation site into var/site (strict: a broken link or a missing page fails)
+	$(BIN)/mkdocs build --strict --quiet
 
 bench: $(STAMP) ## print the benchmark table (figures, not pass/fail)
 	$(BIN)/python -m benchmarks
