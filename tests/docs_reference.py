@@ -120,12 +120,12 @@ def command_reference() -> str:
     context = typer.Context(root, info_name="persona")  # type: ignore[arg-type]
     parts = ["# Command reference\n\n", NOTICE, "\n", COMMANDS_INTRO]
     parts.append(f"\n## Global options\n\n`persona {_usage(root, context)}`\n\n{_params(root, context)}")
-    for path, command, command_context in _walk(root, context):
+    for path, command, command_context in walk_commands(root, context):
         parts.append(_command(path, command, command_context))
     return "".join(parts)
 
 
-def _walk(group: Any, context: Any, path: str = "persona") -> Iterator[tuple[str, Any, Any]]:
+def walk_commands(group: Any, context: Any, path: str = "persona") -> Iterator[tuple[str, Any, Any]]:
     """Every command and group below ``group``, in the order --help lists them."""
     for name in group.list_commands(context):
         command = group.get_command(context, name)
@@ -134,7 +134,7 @@ def _walk(group: Any, context: Any, path: str = "persona") -> Iterator[tuple[str
         child = typer.Context(command, info_name=name, parent=context)
         yield f"{path} {name}", command, child
         if hasattr(command, "list_commands"):
-            yield from _walk(command, child, f"{path} {name}")
+            yield from walk_commands(command, child, f"{path} {name}")
 
 
 def _command(path: str, command: Any, context: Any) -> str:

@@ -65,7 +65,7 @@ def test_the_generated_reference_is_what_the_code_gives_now(name):
 
 def commands() -> Iterator[tuple[str, Any]]:
     root = typer.main.get_command(app)
-    for path, command, context in docs_reference._walk(root, typer.Context(root, info_name="persona")):
+    for path, command, context in docs_reference.walk_commands(root, typer.Context(root, info_name="persona")):
         yield path, command.get_params(context)
 
 
