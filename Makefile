@@ -6,9 +6,9 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install path render test test-hermes lint typecheck bench bench-compare bench-pg golden clean
+.PHONY: all help install path render test pytest test-hermes lint typecheck docs bench bench-compare bench-pg golden reference clean
 
-all: lint typecheck test ## lint, typecheck, then test
+all: test ## everything CI checks (the same as make test)
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -16,10 +16,10 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs]'
 	touch $(STAMP)
 
-install: $(STAMP) ## create .venv and install the package with its dev extra
+install: $(STAMP) ## create .venv and install the package with its dev and docs extras
 
 # A symlink, so the command follows the checkout's venv (make install again and it is current).
 LOCAL_BIN := $(HOME)/.local/bin
@@ -37,7 +37,10 @@ render: $(STAMP) ## import the example facts into var/demo and render every targ
 	$(DEMO) import config/facts.example.yaml
 	$(DEMO) render
 
-test: $(STAMP) ## run the test suite
+# The README's test command, and what CI runs: a change that breaks the lint, the types or a docs link fails it.
+test: lint typecheck docs pytest ## lint, typecheck, build the docs strictly, then run the test suite
+
+pytest: $(STAMP) ## run the test suite alone
 	$(BIN)/python -m pytest -q
 
 HERMES_VENV := var/hermes-venv
@@ -56,6 +59,10 @@ lint: $(STAMP) ## ruff
 typecheck: $(STAMP) ## mypy
 	$(BIN)/mypy
 
+# Not --quiet: mkdocs counts the warnings that --strict turns into failures only when it logs them.
+docs: $(STAMP) ## build the documentation site into var/site (strict: a broken link or a missing page fails)
+	$(BIN)/mkdocs build --strict
+
 bench: $(STAMP) ## print the benchmark table (figures, not pass/fail)
 	$(BIN)/python -m benchmarks
 
@@ -71,6 +78,9 @@ bench-compare: $(STAMP) ## run the same operations on mnemosyne-memory 3.15.1 (o
 
 golden: $(STAMP) ## regenerate the templates' golden files and config/persona.yaml; review the diff
 	$(BIN)/python -m tests.golden
+
+reference: $(STAMP) ## regenerate the docs' configuration and command references; review the diff
+	$(BIN)/python -m tests.docs_reference
 
 clean: ## remove the venv, caches and demo output
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis

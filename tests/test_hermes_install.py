@@ -156,6 +156,24 @@ def test_the_next_step_is_printed_when_the_store_is_empty(tmp_path):
     assert "next: add facts" not in install(with_facts, "--activate").stdout
 
 
+@pytest.mark.parametrize("mode", ["user_id", "user_or_session_key"])
+def test_with_a_per_user_profile_install_promises_no_persona_to_a_plain_chat(tmp_path, mode):
+    home = tmp_path / "hh"
+    write(home / "mnemosyne" / "persona.yaml", f"hermes:\n  profile: {mode}\n")
+    said = install(home, "--activate").stdout
+    assert "rendered on the first chat" not in said
+    assert f"hermes.profile is {mode}: each user Hermes names" in said
+    assert "a plain hermes chat (or cron) names" in said and "so it gets no persona" in said
+    assert "--profile USER_ID" in said
+
+
+def test_with_the_fixed_profile_install_promises_the_first_chat_its_persona(tmp_path):
+    home = tmp_path / "hh"
+    write(home / "mnemosyne" / "persona.yaml", "hermes:\n  profile: fixed\n")
+    said = install(home, "--activate").stdout
+    assert "the persona is rendered on the first chat" in said and "hermes.profile is" not in said
+
+
 def test_install_uses_hermes_home_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "env-home"))
     assert runner.invoke(app, ["hermes", "install"]).exit_code == 0

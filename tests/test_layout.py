@@ -1,7 +1,7 @@
 """The folder tree is the architecture: a folder imports only the folders below it.
 
 Read from the source's own import statements (those inside functions too), the
-way the docs tests keep the README honest.
+way the docs tests keep the docs honest.
 """
 
 from __future__ import annotations
@@ -186,11 +186,3 @@ def test_no_module_is_over_400_lines():
     """A module that grows past this does more than one job: split it by job, as config/ and store/ are."""
     long = {module_name(path): n for path in FILES if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
     assert long == {}
-
-
-def test_the_readme_imports_only_the_public_api():
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
-    imported = {name.strip() for line in readme.splitlines() if line.startswith("from pipeline import ")
-                for name in line.removeprefix("from pipeline import ").split(",")}
-    assert imported and imported <= set(pipeline.__all__)
-    assert "from pipeline." not in readme

@@ -1,6 +1,6 @@
 """Host presets: the target each coding agent's own instruction file needs (`persona targets add HOST`).
 
-Each budget follows the host's documented limit where it has one; README's "Hosts" section says why each is
+Each budget follows the host's documented limit where it has one; docs/hosts.md says why each is
 what it is.
 """
 

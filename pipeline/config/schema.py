@@ -1,7 +1,7 @@
 """The settings schema: every setting declared exactly once, with its default and a description.
 
-``persona config init``, ``config show``, the README's table and
-``config/persona.yaml`` are all derived from these fields. The sources are
+``persona config init``, ``config show``, the docs' configuration reference
+and ``config/persona.yaml`` are all derived from these fields. The sources are
 layered by :mod:`pipeline.config.load`.
 """
 
@@ -89,7 +89,7 @@ class Settings(BaseModel):
     )
     pipeline: list[StageEntry] = Field(
         default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),
-        description="Stages in order; each a bare name or `name: {options}` (see README, Stages).",
+        description="Stages in order; each a bare name or `name: {options}` (see docs/rendering.md, Stages).",
     )
     targets: dict[str, TargetSettings] = Field(
         default_factory=lambda: {"markdown": TargetSettings()},

@@ -27,7 +27,7 @@ class StoreSettings(Section):
         None,
         description="SQLite database. Empty means Mnemosyne's own: $MNEMOSYNE_DATA_DIR/mnemosyne.db, "
         "else $HERMES_HOME/mnemosyne/data/mnemosyne.db, else ~/.hermes/mnemosyne/data/mnemosyne.db; with "
-        "Mnemosyne's profile_isolation on, its bank's data/banks/BANK/mnemosyne.db (README, Mnemosyne banks).",
+        "Mnemosyne's profile_isolation on, its bank's data/banks/BANK/mnemosyne.db (docs/hermes.md, Mnemosyne banks).",
     )
     url: str | None = Field(
         None,

@@ -88,6 +88,7 @@ class InstallResult:
     store_empty: bool
     mnemosyne_persona: str | None = None  # where Mnemosyne's own injection of the same file is switched on
     database: str = ""  # which database the persona uses in this home, and why
+    hermes_profile: str = "fixed"  # the home's hermes.profile: who gets which persona
 
     def describe(self) -> str:
         """What happened and what to do next, for the person who ran it."""
@@ -107,11 +108,27 @@ class InstallResult:
                          f"{self.mnemosyne_persona}); the plugin puts its persona in place of Mnemosyne's copy, "
                          "so the prompt carries it once. To turn Mnemosyne's off, set MNEMOSYNE_PERSONA_ENABLED="
                          f"false in {self.mnemosyne_persona}")
-        if self.store_empty:
+        if self.hermes_profile != "fixed":
+            lines.extend(_per_user_lines(self.hermes_profile))
+        elif self.store_empty:
             lines.append('next: add facts, e.g. persona add "Answers tersely." --topic style '
                          "(or persona import FILE.yaml); the persona is rendered on the first chat")
         lines.append("restart Hermes to load it")
         return "\n".join(lines)
+
+
+def _per_user_lines(mode: str) -> list[str]:
+    """What a per-user hermes.profile means for who gets a persona: a plain `hermes chat` names nobody."""
+    if mode == "user_id":
+        who, nobody = "each user Hermes names (a messaging platform's user_id)", "names no user"
+    else:
+        who = ("each user Hermes names, else each API-server client by its X-Hermes-Session-Key "
+               "(profile key:KEY)")
+        nobody = "names neither a user nor a session key"
+    return [f"hermes.profile is {mode}: {who} gets their own persona, rendered at their first request",
+            f"a plain hermes chat (or cron) {nobody}, so it gets no persona and the persona tools refuse; "
+            "for one user at the terminal, set hermes.profile: fixed",
+            'next: add a user\'s facts, e.g. persona add "Answers tersely." --topic style --profile USER_ID']
 
 
 def plugin_dir(hermes_home: Path | None) -> Path:
@@ -143,7 +160,8 @@ def install_plugin(hermes_home: Path | None, *, activate: bool = False, as_provi
     _write_state(target, {"mode": mode, **state} if activate else {"mode": mode})
     provider = NAME if (activate and mode == "provider") else current
     doubled = _mnemosyne_persona(home) if mode == "plugin" else None
-    return InstallResult(target, mode, edited, provider, _store_is_empty(home), doubled, _database(home))
+    return InstallResult(target, mode, edited, provider, _store_is_empty(home), doubled, _database(home),
+                         _hermes_profile(home))
 
 
 def uninstall_plugin(hermes_home: Path | None) -> InstallResult:
@@ -345,6 +363,15 @@ def _database(home: Path) -> str:
             return describe_database(load_settings())
     except PersonaError:
         return ""
+
+
+def _hermes_profile(home: Path) -> str:
+    """This home's hermes.profile, or "fixed" when its settings cannot be read (reported elsewhere)."""
+    try:
+        with hermes_home_override(home):
+            return load_settings().hermes.profile
+    except PersonaError:
+        return "fixed"
 
 
 def _store_is_empty(home: Path) -> bool:
