@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from pipeline import PersonaStore, Settings, load_settings
 
-from .databases import Db, open_database
+from .support.databases import Db, open_database
 
 REPO = Path(__file__).resolve().parent.parent
 
