@@ -59,15 +59,17 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "mnemosyne.db"
+def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Hermes home, named in HERMES_HOME as Hermes names it to a plugin outside its gateway."""
+    made = tmp_path / "hermes"
+    made.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(made))
+    return made
 
 
 @pytest.fixture
-def store(db: Path) -> PersonaStore:
-    with PersonaStore(db) as opened:
-        opened.open()  # creates the schema that tests write into
-        yield opened
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "mnemosyne.db"
 
 
 def add_memory(
@@ -96,11 +98,12 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def local_settings(tmp_path: Path, overrides: dict[str, Any] | None = None, *, db: str = "m.db",
-                   persona: str = "p.md") -> Settings:
-    """Settings whose database and persona file are in ``tmp_path``; ``overrides`` win (dotted keys)."""
-    return load_settings(overrides={"store.path": str(tmp_path / db), "injection.file": str(tmp_path / persona),
-                                    **(overrides or {})})
+def local_settings(tmp_path: Path, overrides: dict[str, Any] | None = None, *, database: Db | None = None,
+                   db: str = "m.db", persona: str = "p.md") -> Settings:
+    """Settings whose persona file is in ``tmp_path`` and whose store is ``database`` (either backend), else a
+    SQLite file in ``tmp_path``; ``overrides`` win (dotted keys)."""
+    store = database.settings() if database is not None else {"store.path": str(tmp_path / db)}
+    return load_settings(overrides={**store, "injection.file": str(tmp_path / persona), **(overrides or {})})
 
 
 # -- a store with one fact, compared byte for byte -------------------------------
@@ -159,13 +162,3 @@ def python(code: str, *args: str, **popen) -> subprocess.Popen:
     env = ENV | {"HOME": os.environ["HOME"]}
     return subprocess.Popen([sys.executable, "-c", code, *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **popen)
-
-
-@pytest.fixture
-def settings_for(tmp_path: Path):
-    """Settings pointing every path into tmp_path."""
-
-    def make(**overrides: Any) -> Settings:
-        return local_settings(tmp_path, overrides, db="mnemosyne.db", persona="persona.md")
-
-    return make

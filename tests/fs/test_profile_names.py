@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 from pipeline import PersonaStore, load_settings, tick_all
 from pipeline.cli import app
 
+from ..conftest import local_settings
+
 runner = CliRunner()
 LONG = {
     "300": "a" * 300,
@@ -29,8 +31,7 @@ LONG = {
 
 
 def settings_for(database, tmp_path, **overrides):
-    return load_settings(overrides={**database.settings(), "injection.file": str(tmp_path / "persona-{profile}.md"),
-                                    **overrides})
+    return local_settings(tmp_path, overrides, database=database, persona="persona-{profile}.md")
 
 
 def add(settings, profile: str, content: str) -> None:

@@ -8,14 +8,13 @@ from pipeline import InputError, PersonaInjector, PersonaStore, load_settings, r
 from pipeline.cli import app
 from pipeline.integrations.tools import PersonaTools, call
 
-from ..conftest import runner
+from ..conftest import local_settings, runner
 
 ALICE, BOB = "Alice is diabetic; remind her about insulin.", "Bob plays the cello."
 
 
 def settings_for(tmp_path, database, **overrides):
-    base = {**database.settings(), "injection.file": str(tmp_path / "persona.md"), "injection.enabled": True}
-    return load_settings(overrides={**base, **overrides})
+    return local_settings(tmp_path, {"injection.enabled": True, **overrides}, database=database, persona="persona.md")
 
 
 def test_a_new_owner_of_a_fixed_file_gets_their_own_persona_written(tmp_path, database):

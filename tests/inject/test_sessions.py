@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from contextlib import closing
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from pipeline import PersonaInjector, PersonaPromptMixin, PersonaStore, SessionS
 from pipeline.cli import app
 from pipeline.store.snapshots import digest
 
-from ..conftest import REPO, Clock, local_settings, write
+from ..conftest import REPO, local_settings, write
 
 HEADER = "\n\n# L3 Persona (Active Behavioral Rules)\n"
 V1 = "## style\n\n- Answers tersely.\n"
@@ -41,9 +41,9 @@ def persona(tmp_path) -> Path:
 
 
 @pytest.fixture
-def snapshots(settings, persona):
-    # Every reading is later, so a rewrite would show in recorded_at.
-    opened = SessionSnapshots(settings, clock=Clock(datetime(2026, 3, 1, tzinfo=UTC), step=timedelta(seconds=1)))
+def snapshots(settings, persona, clock):
+    clock.step = timedelta(seconds=1)  # every reading is later, so a rewrite would show in recorded_at
+    opened = SessionSnapshots(settings, clock=clock)
     yield opened
     opened.close()
 

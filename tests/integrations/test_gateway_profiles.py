@@ -29,18 +29,9 @@ CHAT = {"model": "m", "messages": [{"role": "system", "content": "You are Hermes
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    made = tmp_path / "hermes"
-    write(made / "mnemosyne" / "persona.yaml", MODE)
-    monkeypatch.setenv("HERMES_HOME", str(made))
-    return made
-
-
-@pytest.fixture
-def plugin(home):
-    made = PersonaPlugin()
-    yield made
-    made.close()
+def home(hermes_home) -> Path:
+    write(hermes_home / "mnemosyne" / "persona.yaml", MODE)
+    return hermes_home
 
 
 def as_client(monkeypatch, *, user: str = "", key: str = "", session: str = "sess-1") -> None:

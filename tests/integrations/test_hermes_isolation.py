@@ -69,18 +69,9 @@ def add(plugin: PersonaPlugin, monkeypatch, user: str, fact: str) -> None:
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    made = tmp_path / "hermes"
-    write(made / "mnemosyne" / "persona.yaml", PER_USER)
-    monkeypatch.setenv("HERMES_HOME", str(made))
-    return made
-
-
-@pytest.fixture
-def plugin(home):
-    made = PersonaPlugin()
-    yield made
-    made.close()
+def home(hermes_home) -> Path:
+    write(hermes_home / "mnemosyne" / "persona.yaml", PER_USER)
+    return hermes_home
 
 
 def snapshot_texts(db: Path) -> dict[str, list[str]]:

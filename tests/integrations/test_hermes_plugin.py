@@ -49,18 +49,9 @@ def summary_message(n: int, *, merged: bool = False) -> dict:
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    hermes_home = tmp_path / "hermes"
+def home(hermes_home) -> Path:
     write(hermes_home / "memory" / "persona.md", V1)
-    monkeypatch.setenv("HERMES_HOME", str(hermes_home))  # outside Hermes the plugin reads the environment
     return hermes_home
-
-
-@pytest.fixture
-def plugin(home):
-    made = PersonaPlugin()
-    yield made
-    made.close()
 
 
 def send(plugin: PersonaPlugin, request: dict, session_id: str = "s1", **context) -> dict:

@@ -17,11 +17,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     from pipeline import PersonaStore
 

@@ -28,11 +28,6 @@ BOB_NEW = "Bob uses tabs, never spaces."
 ALICE_MD, BOB_MD, ALICE_FIXED = ("persona://alice/markdown", "persona://bob/markdown", "persona://alice/fixed")
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
 def env(workdir: Path) -> dict[str, str]:
     return {
         "PATH": os.environ["PATH"],

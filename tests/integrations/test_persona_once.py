@@ -27,17 +27,9 @@ STAMP = "Conversation started: Tuesday, December 01, 2026\nModel: fake-model"
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    made = tmp_path / "hermes"
-    (made / "memory").mkdir(parents=True)
-    monkeypatch.setenv("HERMES_HOME", str(made))
+def home(two_users, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
-    settings = hermes_settings(made)
-    with PersonaStore.from_settings(settings) as store:
-        store.add(FACT, topic="style")
-    with PersonaStore.from_settings(settings, profile="bob") as bob:  # the other user of the same database
-        bob.add(BOB, topic="music")
-    return made
+    return two_users(FACT, BOB)
 
 
 def hermes_system(copy: str | None) -> str:

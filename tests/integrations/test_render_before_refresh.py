@@ -34,16 +34,8 @@ HEAD = [{"role": "user", "content": "u1"}, {"role": "assistant", "content": "a1"
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    made = tmp_path / "hermes"
-    (made / "memory").mkdir(parents=True)
-    monkeypatch.setenv("HERMES_HOME", str(made))
-    settings = hermes_settings(made)
-    with PersonaStore.from_settings(settings) as store:
-        store.add(FIRST, topic="style")
-    with PersonaStore.from_settings(settings, profile="bob") as bob:  # the other user of the same database
-        bob.add(BOB, topic="music")
-    return made
+def home(two_users):
+    return two_users(FIRST, BOB)
 
 
 def system(plugin: PersonaPlugin, session: str, *turns: dict, **context: str) -> str:

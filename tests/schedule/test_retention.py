@@ -17,33 +17,18 @@ from pipeline.cli import app
 from pipeline.clock import to_db
 from pipeline.schedule.retention import effective_confidence
 
-from ..conftest import REPO, Clock
-
-
-@pytest.fixture
-def clock():
-    return Clock(datetime(2026, 1, 1, tzinfo=UTC))
+from ..conftest import REPO, local_settings
 
 
 def make_settings(tmp_path, database=None, **retention):
-    where = database.settings() if database is not None else {"store.path": str(tmp_path / "m.db")}
-    overrides = {**where, "injection.file": str(tmp_path / "p.md"),
-                 "retention.half_life_days": 10, "retention.evict_below": 0.25, "retention.working_ttl_hours": 48}
-    overrides.update({f"retention.{k}": v for k, v in retention.items()})
-    return load_settings(overrides=overrides)
+    rules = {"half_life_days": 10, "evict_below": 0.25, "working_ttl_hours": 48, **retention}
+    return local_settings(tmp_path, {f"retention.{k}": v for k, v in rules.items()}, database=database)
 
 
 @pytest.fixture
 def settings(tmp_path, database):
     """Each retention rule on both backends."""
     return make_settings(tmp_path, database)
-
-
-@pytest.fixture
-def store(settings, clock):
-    with PersonaStore.from_settings(settings, clock=clock) as opened:
-        opened.open()  # creates the schema
-        yield opened
 
 
 def test_permanent_never_decays_or_goes(settings, store, clock):

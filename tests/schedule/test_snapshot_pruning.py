@@ -6,10 +6,10 @@ from datetime import timedelta
 
 from typer.testing import CliRunner
 
-from pipeline import PersonaStore, SessionSnapshots, load_settings, tick
+from pipeline import PersonaStore, SessionSnapshots, tick
 from pipeline.cli import app
 
-from ..conftest import write
+from ..conftest import local_settings, write
 
 runner = CliRunner()
 ALICE, BOB = "## style\n\n- Alice's rule.\n", "## style\n\n- Bob's rule.\n"
@@ -18,9 +18,9 @@ ALICE, BOB = "## style\n\n- Alice's rule.\n", "## style\n\n- Bob's rule.\n"
 def settings_of(database, tmp_path, profile, **overrides):
     write(tmp_path / "persona-alice.md", ALICE)
     write(tmp_path / "persona-bob.md", BOB)
-    return load_settings(overrides={**database.settings(), "injection.file": str(tmp_path / "persona-{profile}.md"),
-                                    "injection.mode": "session", "store.profile": profile,
-                                    "triggers.cold_start": False, **overrides})
+    return local_settings(tmp_path, {"injection.mode": "session", "store.profile": profile,
+                                     "triggers.cold_start": False, **overrides},
+                          database=database, persona="persona-{profile}.md")
 
 
 def sessions(settings, clock) -> SessionSnapshots:

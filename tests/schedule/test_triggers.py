@@ -24,15 +24,7 @@ from ..conftest import REPO, local_settings, write
 @pytest.fixture
 def settings(tmp_path, database):
     """Every trigger on both backends."""
-    return load_settings(overrides={**database.settings(), "injection.file": str(tmp_path / "persona.md"),
-                                    "triggers.interval": 5})
-
-
-@pytest.fixture
-def store(settings, clock):
-    with PersonaStore.from_settings(settings, clock=clock) as opened:
-        opened.open()
-        yield opened
+    return local_settings(tmp_path, {"triggers.interval": 5}, database=database, persona="persona.md")
 
 
 def fired(settings, store, **kwargs) -> dict[str, bool]:

@@ -23,10 +23,8 @@ CONFIG = "cap:\n  token_cap: 900\nstore:\n  busy_timeout_ms: 1500\n"
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    hermes_home = tmp_path / "hermes"
+def home(hermes_home):
     write(hermes_home / "mnemosyne" / "persona.yaml", CONFIG)
-    monkeypatch.setenv("HERMES_HOME", str(hermes_home))
     return hermes_home
 
 

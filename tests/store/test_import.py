@@ -21,14 +21,6 @@ facts:
 """
 
 
-@pytest.fixture
-def store(database) -> PersonaStore:
-    """Every import test runs on both backends."""
-    with database.store() as opened:
-        opened.open()
-        yield opened
-
-
 def snapshot(store: PersonaStore) -> list[dict]:
     return [f.to_dict() for f in store.list()]
 

@@ -134,6 +134,7 @@ def deployment(path):
 
 @pytest.fixture
 def pg(tmp_path):
+    """A deployment: its schema, and its listener stopped at the end."""
     yield from deployment(tmp_path)
 
 

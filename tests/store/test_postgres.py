@@ -31,14 +31,9 @@ from pipeline.store.facts import persona_sql
 from pipeline.store.postgres.listen import listener_for
 
 from ..conftest import REPO
-from ..support.databases import Db, open_database, require_server, server_url
+from ..support.databases import Db, require_server, server_url
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def pg(tmp_path: Path):
-    yield from open_database("postgresql", tmp_path)
 
 
 def config(tmp_path: Path, pg: Db, **extra: object) -> Path:

@@ -32,18 +32,13 @@ from pipeline.store.postgres.backend import close_pool
 from pipeline.store.postgres.listen import listener_for, stop_listener
 
 from ..conftest import REPO
-from ..support.databases import Db, open_database
+from ..support.databases import Db
 from ..support.tcp_proxy import FreezableProxy
 
 runner = CliRunner()
 FREEZE_S = 30.0  # how long a freeze lasts at most; every bound below is far shorter
 BOUND_S = 10.0  # what every stalled call must finish within, while the server stays frozen
 ALICE, BOB = "Alice answers tersely.", "Bob writes British English."
-
-
-@pytest.fixture
-def pg(tmp_path: Path) -> Iterator[Db]:
-    yield from open_database("postgresql", tmp_path)
 
 
 @pytest.fixture
@@ -229,17 +224,13 @@ def test_a_stopped_worker_holding_a_profile_does_not_block_it_beyond_the_lease(t
         end(holder)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from open_database(request.param, tmp_path)
-
-
-def test_a_cold_start_never_waits_on_another_workers_tick_lock(tmp_path, db, caplog):
-    with PersonaStore(db.target, profile="bob") as store:
+def test_a_cold_start_never_waits_on_another_workers_tick_lock(tmp_path, database, caplog):
+    with PersonaStore(database.target, profile="bob") as store:
         store.add(BOB, topic="style")  # facts, but no block yet: the first prompt would render one
-    cfg = write_config(tmp_path / "cold.yaml", str(db.target)) if db.is_postgres else _sqlite_config(tmp_path, db)
+    cfg = (write_config(tmp_path / "cold.yaml", str(database.target)) if database.is_postgres
+           else _sqlite_config(tmp_path, database))
     settings = load_settings(config_files=[cfg], overrides={"store.profile": "bob"})
-    holder = hold_tick_lock(tmp_path, str(db.target), "bob", 60_000)
+    holder = hold_tick_lock(tmp_path, str(database.target), "bob", 60_000)
     try:
         with caplog.at_level(logging.WARNING, logger="pipeline"):
             text, took = timed(session_injector(settings, "b-1").block)

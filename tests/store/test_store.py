@@ -40,13 +40,6 @@ def rows(db: Path, table: str) -> list[tuple]:
         return conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
 
 
-@pytest.fixture
-def store(database) -> PersonaStore:
-    with database.store() as opened:
-        opened.open()  # creates the schema that tests write into
-        yield opened
-
-
 # -- schema ---------------------------------------------------------------------
 
 

@@ -19,15 +19,17 @@ from ..conftest import add_memory, cli, failed_cleanly, runner
 # -- arguments -------------------------------------------------------------------
 
 
-def test_nul_bytes_and_huge_facts_are_rejected_clearly(store, db):
-    with pytest.raises(InputError, match="content contains a NUL byte"):
-        store.add("a\x00b", topic="t")
-    with pytest.raises(InputError, match=r"content is 1048576 characters long; the limit is 2000"):
-        store.add("x" * (1 << 20), topic="t")
-    add_memory(db, "big", "y" * (1 << 20))
-    with pytest.raises(InputError, match=r"memory big is 1048576 characters long"):
-        store.promote("big")
-    assert store.list() == []
+def test_nul_bytes_and_huge_facts_are_rejected_clearly(db):
+    with PersonaStore(db) as store:
+        store.open()  # creates the schema add_memory writes into
+        with pytest.raises(InputError, match="content contains a NUL byte"):
+            store.add("a\x00b", topic="t")
+        with pytest.raises(InputError, match=r"content is 1048576 characters long; the limit is 2000"):
+            store.add("x" * (1 << 20), topic="t")
+        add_memory(db, "big", "y" * (1 << 20))
+        with pytest.raises(InputError, match=r"memory big is 1048576 characters long"):
+            store.promote("big")
+        assert store.list() == []
 
 
 def test_errors_stay_typed_at_the_library_boundary(tmp_path):
