@@ -158,6 +158,17 @@ def failed_cleanly(done: subprocess.CompletedProcess[str], code: int = 1) -> str
     return lines[0]
 
 
+def obeying_file_modes() -> list[str]:
+    """A command prefix under which a file's mode binds the child even when the suite runs as root.
+
+    A root child drops only the capabilities that override file modes (CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH), so a mode-000 file or a 0555 directory refuses it as it refuses an ordinary user.
+    It keeps its uid, so the checkout and its venv stay readable wherever they sit, a 0700 directory too,
+    and the package's lazy imports still load (switching to nobody cut the child off from them there).
+    """
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] if os.geteuid() == 0 else []
+
+
 def python(code: str, *args: str, **popen) -> subprocess.Popen:
     env = ENV | {"HOME": os.environ["HOME"]}
     return subprocess.Popen([sys.executable, "-c", code, *args], env=env, stdout=subprocess.PIPE,

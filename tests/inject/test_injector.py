@@ -25,7 +25,7 @@ from pipeline.cli import app
 from pipeline.integrations.hermes import HermesPersonaPromptMixin
 from pipeline.render.notes import truncation_note
 
-from ..conftest import REPO, local_settings, write
+from ..conftest import REPO, local_settings, obeying_file_modes, write
 
 HEADER = "\n\n# L3 Persona (Active Behavioral Rules)\n"
 O200K = get_counter("o200k_base")
@@ -154,11 +154,9 @@ def test_recovers_when_the_file_appears(persona_file):
 
 
 PERMISSION_SCRIPT = """
-import logging, os, sys
+import logging, sys
 from pipeline import PersonaInjector
 from pipeline import load_settings
-if os.geteuid() == 0:
-    os.setgid(65534); os.setuid(65534)  # drop root, so the file mode really applies
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
 settings = load_settings(overrides={"injection.enabled": True, "injection.file": sys.argv[1]})
 print(repr(PersonaInjector(settings).inject("S")))
@@ -167,12 +165,10 @@ print(repr(PersonaInjector(settings).inject("S")))
 
 def test_permission_denied_degrades_with_a_warning_in_a_real_process(persona_file, tmp_path):
     write(persona_file, "## secret\n\n- x\n")
-    persona_file.chmod(0o600)
+    persona_file.chmod(0o000)
     env = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "PYTHONPATH": str(REPO)}
-    if os.geteuid() != 0:
-        persona_file.chmod(0o000)
-    done = subprocess.run([sys.executable, "-c", PERMISSION_SCRIPT, str(persona_file)], capture_output=True,
-                          text=True, env=env, timeout=60)
+    done = subprocess.run([*obeying_file_modes(), sys.executable, "-c", PERMISSION_SCRIPT, str(persona_file)],
+                          capture_output=True, text=True, env=env, timeout=60)
     assert done.stdout.strip() == "'S'", done.stderr
     assert "is not readable (permission denied); injecting nothing" in done.stderr
 

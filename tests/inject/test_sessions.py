@@ -20,7 +20,7 @@ from pipeline import PersonaInjector, PersonaPromptMixin, PersonaStore, SessionS
 from pipeline.cli import app
 from pipeline.store.snapshots import digest
 
-from ..conftest import REPO, local_settings, write
+from ..conftest import REPO, local_settings, obeying_file_modes, write
 
 HEADER = "\n\n# L3 Persona (Active Behavioral Rules)\n"
 V1 = "## style\n\n- Answers tersely.\n"
@@ -186,11 +186,9 @@ def test_a_failed_first_read_is_not_pinned(settings, tmp_path):
 
 
 PERMISSION_SCRIPT = """
-import json, os, sys
+import json, sys
 from pipeline import SessionSnapshots
 from pipeline import load_settings
-if os.geteuid() == 0:
-    os.setgid(65534); os.setuid(65534)
 settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2],
                                     "injection.enabled": True, "injection.mode": "session"})
 print(json.dumps(SessionSnapshots(settings).refresh_at_compaction("s1").to_dict()))
@@ -198,31 +196,19 @@ print(json.dumps(SessionSnapshots(settings).refresh_at_compaction("s1").to_dict(
 
 
 def test_permission_denied_at_compaction_keeps_the_old_snapshot(tmp_path, settings, persona):
-    work = Path("/tmp") / f"persona-perm-{os.getpid()}-{tmp_path.name}"  # a path the unprivileged child can reach
-    work.mkdir()
-    work.chmod(0o777)  # mkdir's mode is cut by the umask; the child must create the -wal and -shm files here
-    try:
-        db, file = work / "m.db", work / "persona.md"
-        write(file, V1)
-        shared = settings.model_copy(update={"store": settings.store.model_copy(update={"path": db}),
-                                             "injection": settings.injection.model_copy(update={"file": file})})
-        with SessionSnapshots(shared) as snapshots:
-            snapshots.snapshot("s1")
-        for path in work.iterdir():
-            path.chmod(0o666)  # the child may use the database ...
-        write(file, V2)
-        file.chmod(0o000)  # ... but not read the new persona
-        env = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "PYTHONPATH": str(REPO)}
-        done = subprocess.run([sys.executable, "-c", PERMISSION_SCRIPT, str(db), str(file)], capture_output=True,
-                              text=True, env=env, timeout=60)
-        assert done.returncode == 0, done.stderr
-        result = json.loads(done.stdout)
-        assert (result["changed"], result["generation"]) == (False, 1), done.stderr
-        assert "permission denied" in result["error"]
-        assert "is not readable (permission denied)" in done.stderr
-        assert SessionSnapshots(shared).snapshot("s1").text == V1
-    finally:
-        subprocess.run(["rm", "-rf", str(work)], check=False)
+    with SessionSnapshots(settings) as snapshots:
+        snapshots.snapshot("s1")
+    write(persona, V2)
+    persona.chmod(0o000)  # the child may use the database, but not read the new persona
+    env = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([*obeying_file_modes(), sys.executable, "-c", PERMISSION_SCRIPT, str(settings.store.path),
+                           str(persona)], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["changed"], result["generation"]) == (False, 1), done.stderr
+    assert "permission denied" in result["error"]
+    assert "is not readable (permission denied)" in done.stderr
+    assert SessionSnapshots(settings).snapshot("s1").text == V1
 
 
 # -- concurrency ------------------------------------------------------------------------

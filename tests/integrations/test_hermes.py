@@ -25,7 +25,7 @@ from pipeline import PersonaPromptMixin, PersonaStore, load_settings
 from pipeline.cli import app
 from pipeline.integrations.hermes_provider import PersonaMemoryProvider
 
-from ..conftest import REPO, local_settings, write
+from ..conftest import REPO, local_settings, obeying_file_modes, write
 from ..support.hermes_threads import LongLivedThread, on_new_thread
 
 V1 = "## style\n\n- Answers tersely.\n"
@@ -452,11 +452,8 @@ def test_a_bad_environment_never_raises_from_initialize_or_get_tool_schemas(home
 
 
 UNWRITABLE_HOME = """
-import json, os, sys
-import pipeline.schedule.tick  # everything is imported first: the unprivileged user cannot read root's Python
+import json, sys
 from pipeline.integrations.hermes_provider import PersonaMemoryProvider
-if os.geteuid() == 0:
-    os.setgid(65534); os.setuid(65534)  # root may write anywhere; an ordinary user may not
 provider = PersonaMemoryProvider()
 provider.initialize("s1", hermes_home=sys.argv[1], platform="cli")
 block = provider.system_prompt_block()
@@ -470,18 +467,15 @@ def test_an_unwritable_home_never_raises(tmp_path):
     import subprocess
     import sys
 
-    locked = Path("/tmp") / f"persona-locked-{os.getpid()}-{tmp_path.name}"
+    locked = tmp_path / "locked"
     (locked / "memory").mkdir(parents=True)
     (locked / "memory" / "persona.md").write_text(V1)
     for path in (locked, locked / "memory"):
-        path.chmod(0o555)
+        path.chmod(0o555)  # root may write anywhere; the child, obeying file modes, may not
     (locked / "memory" / "persona.md").chmod(0o444)
     env = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "PYTHONPATH": str(REPO)}
-    try:
-        done = subprocess.run([sys.executable, "-c", UNWRITABLE_HOME, str(locked)], capture_output=True, text=True,
-                              env=env, timeout=60)
-    finally:
-        subprocess.run(["rm", "-rf", str(locked)], check=False)
+    done = subprocess.run([*obeying_file_modes(), sys.executable, "-c", UNWRITABLE_HOME, str(locked)],
+                          capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["block"] == HEADER + V1  # the file, unpinned: the store cannot be created
