@@ -24,6 +24,11 @@ from .support.databases import Db, open_database
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked slow run last, in their own order, so every fast test has reported before them."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is not None)
+
+
 class Clock:
     """A clock that moves only when a test moves it (``clock.now += ...``), or by ``step`` at every reading."""
 

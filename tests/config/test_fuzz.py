@@ -8,6 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -31,6 +32,7 @@ scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.flo
                     st.text(max_size=20), st.sampled_from(["true", "enabled", "1500 tokens", "@format {env}", "~"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(command=st.sampled_from(COMMANDS), words=st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=8)),
                                                          max_size=6))
@@ -168,6 +170,7 @@ any_value = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(all
                       st.text(max_size=30), st.binary(max_size=12), st.just("x" * 5000))
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(st.fixed_dictionaries({
     "tier": st.sampled_from(["permanent", "long_term", "working"]),

@@ -118,6 +118,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_never_leaves_a_partial_file(tmp_path):
     path = tmp_path / "out" / "persona.md"
     old, new = "## old\n\n- old fact\n", "## new\n\n- new fact, a little longer\n"

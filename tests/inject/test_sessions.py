@@ -227,6 +227,7 @@ print(json.dumps(SessionSnapshots(settings).refresh_at_compaction("s1").to_dict(
 """
 
 
+@pytest.mark.slow
 def test_two_processes_refreshing_at_once_leave_one_consistent_row(snapshots, persona, settings, tmp_path):
     snapshots.snapshot("s1")
     env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO)}

@@ -185,6 +185,7 @@ STALL_S = 30  # how long home A's store waits for the lock (injection.busy_timeo
 BOUND_S = 5  # how long home B's warm request may take meanwhile; it needs no I/O at all
 
 
+@pytest.mark.slow
 def test_a_store_blocked_for_one_home_never_stalls_another_homes_warm_session(plugin, tmp_path):
     homes = {name: tmp_path / name for name in ("a", "b")}
     for name, path in homes.items():

@@ -79,6 +79,7 @@ def forgettable(workdir: Path) -> int:
         return store.add("Lives at a private address.", topic="home").fact.id
 
 
+@pytest.mark.slow
 async def test_every_listed_tool_is_callable(workdir):
     async with Client(server(workdir)) as client:
         tools = (await client.list_tools()).tools
@@ -115,6 +116,7 @@ async def test_domain_errors_carry_our_message_in_the_contracts_shape(workdir):
         assert "no memory with id nope" in result.structured_content["error"]
 
 
+@pytest.mark.slow
 async def test_promote_list_render_inject_round_trip(workdir):
     async with Client(server(workdir)) as client:
         await client.call_tool("persona_add", {"content": "Answers tersely.", "topic": "style", "tier": "permanent"})

@@ -49,18 +49,30 @@ def persona(workdir: Path, *args: str) -> str:
     return done.stdout
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
+def rendered(workdir: Path) -> Path:
+    """A store with alice's and bob's facts, each profile rendered once by the CLI in its own process."""
     from pipeline import PersonaStore
 
-    write(tmp_path / "persona.yaml", "targets:\n  markdown: {}\n  fixed:\n"
-                                     f"    path: {tmp_path / 'alice-only.txt'}\n    template: persona.txt.j2\n")
+    write(workdir / "persona.yaml", "targets:\n  markdown: {}\n  fixed:\n"
+                                    f"    path: {workdir / 'alice-only.txt'}\n    template: persona.txt.j2\n")
     for profile, fact in (("alice", ALICE_FACT), ("bob", BOB_FACT)):
-        with PersonaStore(tmp_path / "m.db", profile=profile) as store:
+        with PersonaStore(workdir / "m.db", profile=profile) as store:
             store.add(fact, topic="habits", tier="permanent")
-    persona(tmp_path, "render", "-p", "alice")
-    persona(tmp_path, "render", "-p", "bob", "--target", "markdown")
-    return tmp_path
+    persona(workdir, "render", "-p", "alice")
+    persona(workdir, "render", "-p", "bob", "--target", "markdown")
+    return workdir
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One rendered store for the tests that only read it (two CLI renders cost about a second)."""
+    return rendered(tmp_path_factory.mktemp("mcp-resources"))
+
+
+@pytest.fixture
+def own_workdir(tmp_path: Path) -> Path:
+    """A rendered store of the test's own, for a test that changes it."""
+    return rendered(tmp_path)
 
 
 def server(workdir: Path) -> StdioServerParameters:
@@ -131,10 +143,11 @@ def add_and_render(workdir: Path, profile: str, fact: str) -> None:
     persona(workdir, "render", "-p", profile, "--target", "markdown")
 
 
-async def test_a_listener_hears_of_a_render_in_another_process(workdir):
-    async with Client(server(workdir)) as client:
+@pytest.mark.slow
+async def test_a_listener_hears_of_a_render_in_another_process(own_workdir):
+    async with Client(server(own_workdir)) as client:
         async with client.listen(resource_subscriptions=[BOB_MD, ALICE_MD]) as events:
-            await anyio.to_thread.run_sync(add_and_render, workdir, "bob", BOB_NEW)
+            await anyio.to_thread.run_sync(add_and_render, own_workdir, "bob", BOB_NEW)
             with anyio.fail_after(NOTIFY_BOUND_S):
                 event = await events.__aiter__().__anext__()
             assert event.uri == BOB_MD  # alice's text did not change, so only bob's URI is named
@@ -143,7 +156,8 @@ async def test_a_listener_hears_of_a_render_in_another_process(workdir):
         assert BOB_NEW not in await read(client, ALICE_MD)
 
 
-async def test_a_handshake_era_subscriber_gets_resources_updated(workdir):
+@pytest.mark.slow
+async def test_a_handshake_era_subscriber_gets_resources_updated(own_workdir):
     updated: list[str] = []
     heard = anyio.Event()
 
@@ -152,13 +166,13 @@ async def test_a_handshake_era_subscriber_gets_resources_updated(workdir):
             updated.append(str(message.params.uri))
             heard.set()
 
-    async with Client(server(workdir), mode="legacy", message_handler=on_message) as client:
+    async with Client(server(own_workdir), mode="legacy", message_handler=on_message) as client:
         assert client.server_capabilities.resources.subscribe
         with pytest.warns(MCPDeprecationWarning):
             await client.subscribe_resource(BOB_MD)
         with pytest.raises(MCPError, match="belongs to profile 'alice'"), pytest.warns(MCPDeprecationWarning):
             await client.subscribe_resource("persona://bob/fixed")
-        await anyio.to_thread.run_sync(add_and_render, workdir, "bob", BOB_NEW)
+        await anyio.to_thread.run_sync(add_and_render, own_workdir, "bob", BOB_NEW)
         with anyio.fail_after(NOTIFY_BOUND_S):
             await heard.wait()
         assert updated == [BOB_MD]

@@ -131,6 +131,7 @@ def build(persona: list[tuple[str, list[str]]]) -> tuple[str, list[str]]:
     return "".join(sections), sections
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(persona=topics, budget=st.integers(min_value=-5, max_value=400))
 def test_cap_properties(persona, budget):

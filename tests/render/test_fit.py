@@ -95,6 +95,7 @@ def ranked_persona(settings_, store):
     return value
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_the_fit_properties_hold_across_corpora_and_budgets(case):

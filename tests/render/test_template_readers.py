@@ -188,6 +188,7 @@ HOSTILE_TEMPLATES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HOSTILE_TEMPLATES))
 def test_hostile_user_templates_are_refused_or_stopped(tmp_path, name):
     source, message = HOSTILE_TEMPLATES[name]
@@ -216,11 +217,12 @@ USER_TEMPLATE_ATTACKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(USER_TEMPLATE_ATTACKS))
 def test_a_runaway_user_template_is_stopped_per_expression(tmp_path, seeded, name):
     templates = tmp_path / "templates"
     write(templates / "evil.j2", USER_TEMPLATE_ATTACKS[name])
-    settings = write(tmp_path / "evil.yaml", f"render:\n  template_dirs: [{templates}]\n  timeout_s: 2\n"
+    settings = write(tmp_path / "evil.yaml", f"render:\n  template_dirs: [{templates}]\n  timeout_s: 1\n"
                                             "  max_memory_mb: 256\ntargets:\n  markdown:\n    template: evil.j2\n")
     started = time.monotonic()
     done = cli(tmp_path, "--db", "m.db", "-c", str(settings), "render", memory_mb=2048, timeout=60)

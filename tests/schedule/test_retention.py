@@ -187,6 +187,7 @@ with PersonaStore(target, profile="alice", busy_timeout_ms=30000) as store, stor
 """
 
 
+@pytest.mark.slow
 def test_a_fact_reinforced_on_another_host_while_a_tick_plans_its_eviction_survives(tmp_path, database):
     """The window is held wide open: host A has read a plan that evicts the fact before host B's reinforce
     commits, and must not act on that stale plan."""

@@ -226,6 +226,7 @@ with PersonaStore.from_settings(settings) as store:
 """
 
 
+@pytest.mark.slow
 def test_concurrent_ticks_in_real_processes_render_once(settings, store, tmp_path, database):
     store.add("x", topic="t")
     env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO)}

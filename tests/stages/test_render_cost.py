@@ -39,6 +39,7 @@ def seed(store: PersonaStore, profile: str) -> None:
                   topic=f"topic {index % 6}", tier=("permanent", "long_term", "working")[index % 3])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", [4000, 300])  # one persona that fits, one the fair fit must cut
 def test_a_render_after_another_tool_rewrote_the_facts_gives_the_bytes_of_a_render_from_scratch(
         database, tmp_path, budget):

@@ -8,12 +8,15 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from pipeline import PersonaStore, run_pipeline
 from pipeline.store.runs import newest_generation
 
 from ..conftest import REPO, add_memory, python, write
 from ..support.workers import settings_for
 
+pytestmark = pytest.mark.slow  # real processes racing each other
 FRAMED = "BEGIN\n{% for s in persona.sections %}## {{ s.topic }}\n{% for i in s.items %}- {{ i.text }}\n{% endfor %}" \
          "{% endfor %}END\n"
 

@@ -212,6 +212,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.slow
 def test_hostile_notifies_from_a_role_without_privileges_leave_the_listener_alive_and_bounded(pg, hostile):
     url = str(pg.target)
     alice, bob = pg_settings(url, "alice"), pg_settings(url, "bob")
@@ -244,6 +245,7 @@ def test_hostile_notifies_from_a_role_without_privileges_leave_the_listener_aliv
         injector.close()
 
 
+@pytest.mark.slow
 def test_a_source_dropped_without_close_stops_being_counted(pg):
     alice = pg_settings(str(pg.target), "alice")
     add_rule(alice, "Answers tersely")
@@ -259,6 +261,7 @@ def test_a_source_dropped_without_close_stops_being_counted(pg):
     assert listener.held == 0
 
 
+@pytest.mark.slow
 def test_a_terminated_listener_reconnects_and_a_new_block_is_still_seen(pg):
     alice = pg_settings(str(pg.target), "alice", **{"injection.listen_ping_ms": 300})
     add_rule(alice, "Answers tersely")
@@ -274,6 +277,7 @@ def test_a_terminated_listener_reconnects_and_a_new_block_is_still_seen(pg):
     injector.close()
 
 
+@pytest.mark.slow
 def test_a_wedged_listener_connection_is_noticed_and_replaced(pg, tmp_path):
     """A half-open LISTEN socket: the proxy stops forwarding it, and keeps it open, while everything else flows."""
     with Proxy() as proxy:
@@ -297,6 +301,7 @@ def test_a_wedged_listener_connection_is_noticed_and_replaced(pg, tmp_path):
         stop_listener(url)
 
 
+@pytest.mark.slow
 def test_a_block_changed_without_an_announcement_is_seen_within_the_poll_floor(pg):
     alice = pg_settings(str(pg.target), "alice", **{"injection.poll_floor_ms": 1000})
     add_rule(alice, "Answers tersely")
@@ -311,6 +316,7 @@ def test_a_block_changed_without_an_announcement_is_seen_within_the_poll_floor(p
     injector.close()
 
 
+@pytest.mark.slow
 def test_two_deployments_in_one_database_share_no_channel_and_no_lock(pg, pg_other, hostile):
     a, b = pg_settings(str(pg.target), "alice"), pg_settings(str(pg_other.target), "alice")
     add_rule(a, "A's alice answers tersely")
@@ -332,6 +338,7 @@ def test_two_deployments_in_one_database_share_no_channel_and_no_lock(pg, pg_oth
     in_b.close()
 
 
+@pytest.mark.slow
 def test_two_deployments_in_one_database_share_no_lock(pg, pg_other):
     a, b, a_again = (PersonaStore(str(db.target), profile="alice", busy_timeout_ms=300) for db in (pg, pg_other, pg))
     for store in (a, b, a_again):

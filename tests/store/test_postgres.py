@@ -211,6 +211,7 @@ def test_a_lost_connection_is_replaced_by_the_next_operation(pg):
         assert sorted(fact.content for fact in store.list()) == ["after", "before"]
 
 
+@pytest.mark.slow
 def test_a_server_restart_mid_tick_loses_no_render_and_duplicates_nothing(tmp_path, pg):
     names = fill_profiles(pg, 60, 10)
     cfg = config(tmp_path, pg)
@@ -264,6 +265,7 @@ with PersonaStore(url) as store:
 """
 
 
+@pytest.mark.slow
 def test_four_hosts_promoting_the_same_memory_at_once_make_one_row(tmp_path, pg):
     with pg.store() as store:
         store.open()
@@ -280,6 +282,7 @@ def test_four_hosts_promoting_the_same_memory_at_once_make_one_row(tmp_path, pg)
     assert pg.execute("SELECT COUNT(*) FROM memoria_persona WHERE source_memory_id = 'm1'")[0][0] == 1
 
 
+@pytest.mark.slow
 def test_two_workers_on_the_same_profile_render_it_once(tmp_path, pg):
     fill_profiles(pg, 1, 200)
     cfg = config(tmp_path, pg)
@@ -296,6 +299,7 @@ def test_two_workers_on_the_same_profile_render_it_once(tmp_path, pg):
 # -- many workers, many profiles ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_four_workers_share_200_profiles_each_rendered_once(tmp_path, pg):
     names = fill_profiles(pg, 200, 8)
     cfg = config(tmp_path, pg)
@@ -312,6 +316,7 @@ def test_four_workers_share_200_profiles_each_rendered_once(tmp_path, pg):
     assert len({who[0] for who in rendered_by.values()}) > 1  # the work was shared, not done by one worker
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_nothing(tmp_path, pg):
     names = fill_profiles(pg, 200, 8)
     cfg = config(tmp_path, pg)

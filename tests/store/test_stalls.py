@@ -35,6 +35,7 @@ from ..conftest import REPO
 from ..support.databases import Db
 from ..support.tcp_proxy import FreezableProxy
 
+pytestmark = pytest.mark.slow  # a frozen server and held locks: each test waits out real bounds
 runner = CliRunner()
 FREEZE_S = 30.0  # how long a freeze lasts at most; every bound below is far shorter
 BOUND_S = 10.0  # what every stalled call must finish within, while the server stays frozen

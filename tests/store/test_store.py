@@ -451,6 +451,7 @@ def test_a_write_keeps_the_journal_mode_the_owner_chose(tmp_path):
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("missing", ["topic", "content", "reinforcement_count", "session_id"])
 def test_an_incompatible_table_is_refused_before_anything_changes(tmp_path, missing):
     db = tmp_path / "odd.db"
