@@ -196,9 +196,11 @@ def test_text_the_server_cannot_hold_is_refused_with_nothing_written(pg):
 
 def kill_connections(pg: Db) -> int:
     """Terminate every other connection to the test's schema, as a server restart would (only the test's own:
-    another run on the shared server is left alone)."""
+    another run on the shared server is left alone). Each termination is waited for (up to 10 s), as a restart
+    is over before the next operation: without the wait, a loaded machine let that operation start on a
+    connection whose backend was still going, and end with it."""
     with psycopg.connect(server_url(), autocommit=True) as conn:
-        return conn.execute("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+        return conn.execute("SELECT COUNT(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity WHERE datname = "
                             "current_database() AND pid != pg_backend_pid() AND backend_type = 'client backend' "
                             "AND application_name = %s", (pg.schema,)).fetchone()[0]
 
