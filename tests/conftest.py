@@ -19,9 +19,14 @@ from typer.testing import CliRunner
 
 from pipeline import PersonaStore, Settings, load_settings
 
-from .databases import Db, open_database
+from .support.databases import Db, open_database
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked slow run last, in their own order, so every fast test has reported before them."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is not None)
 
 
 class Clock:
@@ -59,15 +64,17 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "mnemosyne.db"
+def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Hermes home, named in HERMES_HOME as Hermes names it to a plugin outside its gateway."""
+    made = tmp_path / "hermes"
+    made.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(made))
+    return made
 
 
 @pytest.fixture
-def store(db: Path) -> PersonaStore:
-    with PersonaStore(db) as opened:
-        opened.open()  # creates the schema that tests write into
-        yield opened
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "mnemosyne.db"
 
 
 def add_memory(
@@ -96,11 +103,12 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def local_settings(tmp_path: Path, overrides: dict[str, Any] | None = None, *, db: str = "m.db",
-                   persona: str = "p.md") -> Settings:
-    """Settings whose database and persona file are in ``tmp_path``; ``overrides`` win (dotted keys)."""
-    return load_settings(overrides={"store.path": str(tmp_path / db), "injection.file": str(tmp_path / persona),
-                                    **(overrides or {})})
+def local_settings(tmp_path: Path, overrides: dict[str, Any] | None = None, *, database: Db | None = None,
+                   db: str = "m.db", persona: str = "p.md") -> Settings:
+    """Settings whose persona file is in ``tmp_path`` and whose store is ``database`` (either backend), else a
+    SQLite file in ``tmp_path``; ``overrides`` win (dotted keys)."""
+    store = database.settings() if database is not None else {"store.path": str(tmp_path / db)}
+    return load_settings(overrides={**store, "injection.file": str(tmp_path / persona), **(overrides or {})})
 
 
 # -- a store with one fact, compared byte for byte -------------------------------
@@ -155,17 +163,18 @@ def failed_cleanly(done: subprocess.CompletedProcess[str], code: int = 1) -> str
     return lines[0]
 
 
+def obeying_file_modes() -> list[str]:
+    """A command prefix under which a file's mode binds the child even when the suite runs as root.
+
+    A root child drops only the capabilities that override file modes (CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH), so a mode-000 file or a 0555 directory refuses it as it refuses an ordinary user.
+    It keeps its uid, so the checkout and its venv stay readable wherever they sit, a 0700 directory too,
+    and the package's lazy imports still load (switching to nobody cut the child off from them there).
+    """
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] if os.geteuid() == 0 else []
+
+
 def python(code: str, *args: str, **popen) -> subprocess.Popen:
     env = ENV | {"HOME": os.environ["HOME"]}
     return subprocess.Popen([sys.executable, "-c", code, *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **popen)
-
-
-@pytest.fixture
-def settings_for(tmp_path: Path):
-    """Settings pointing every path into tmp_path."""
-
-    def make(**overrides: Any) -> Settings:
-        return local_settings(tmp_path, overrides, db="mnemosyne.db", persona="persona.md")
-
-    return make

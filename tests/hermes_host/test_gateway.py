@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.databases import open_database
+from tests.support.databases import open_database
 
 from .fake_llm import FakeLLM
 from .harness import VENV_BIN, Home, filler, hermes_env, make_home

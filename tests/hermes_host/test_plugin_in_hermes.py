@@ -2,7 +2,7 @@
 api_mode that reaches the middleware, its gateway session context for two users at once, and its
 compressor's own summary text.
 
-Run by `make test-hermes` (Hermes' venv); the unit-level twins are in tests/test_hermes_isolation.py.
+Run by `make test-hermes` (Hermes' venv); the unit-level twins are in tests/integrations/test_hermes_isolation.py.
 """
 
 from __future__ import annotations

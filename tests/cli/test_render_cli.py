@@ -1,0 +1,94 @@
+"""`persona render` through the CLI runner, and `make render`'s config."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+
+from ..conftest import REPO, write
+
+runner = CliRunner()
+
+
+def persona(tmp_path, *args):
+    return runner.invoke(app, ["--db", str(tmp_path / "m.db"), "--set", f"injection.file={tmp_path / 'p.md'}", *args])
+
+
+def test_render_writes_and_reports(tmp_path):
+    persona(tmp_path, "add", "Answers tersely.", "--topic", "style")
+    result = persona(tmp_path, "render")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"markdown: 1 fact, 1 section kept, 0 dropped, 8/1500 tokens -> {tmp_path / 'p.md'} " \
+                            "(written)\n"
+    again = persona(tmp_path, "render")
+    assert again.stdout.endswith("(unchanged)\n")
+
+
+def test_render_json(tmp_path):
+    persona(tmp_path, "add", "x", "--topic", "t")
+    data = json.loads(persona(tmp_path, "render", "--json").stdout)
+    assert data[0] | {"sha256": None} == {
+        "target": "markdown", "path": str(tmp_path / "p.md"), "facts_extracted": 1, "sections_kept": 1,
+        "sections_dropped": 0, "dropped_topics": [], "fitted_out": 0, "tokens": 6, "budget": 1500, "changed": True,
+        "written": True, "stale": False, "sha256": None}
+
+
+def test_dry_run_and_stdout_write_nothing(tmp_path):
+    persona(tmp_path, "add", "x", "--topic", "t")
+    dry = persona(tmp_path, "render", "--dry-run")
+    assert dry.stdout.endswith("(would change)\n") and not (tmp_path / "p.md").exists()
+    shown = persona(tmp_path, "render", "--stdout")
+    assert shown.stdout == "## t\n\n- x\n" and "would change" in shown.stderr
+    assert not (tmp_path / "p.md").exists()
+
+
+def test_diff_shows_the_change(tmp_path):
+    persona(tmp_path, "add", "x", "--topic", "t")
+    persona(tmp_path, "render")
+    persona(tmp_path, "add", "y", "--topic", "t")
+    diff = persona(tmp_path, "render", "--diff", "--dry-run").stdout
+    assert "+- y\n" in diff and "(on disk)" in diff
+
+
+def test_unknown_target_is_exit_1(tmp_path):
+    result = persona(tmp_path, "render", "--target", "html")
+    assert result.exit_code == 1 and "unknown target 'html'; known targets: markdown" in result.stderr
+
+
+def test_make_renders_demo_config_renders_every_target(tmp_path, monkeypatch):
+    shutil.copytree(REPO / "config", tmp_path / "config")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "var" / "demo").mkdir(parents=True)
+    args = ["-c", "config/demo.yaml"]
+    assert runner.invoke(app, [*args, "import", "config/facts.example.yaml"]).exit_code == 0
+    result = runner.invoke(app, [*args, "render", "--json"])
+    reports = {r["target"]: r for r in json.loads(result.stdout)}
+    assert set(reports) == {"markdown", "xml", "text", "json"}
+    for report in reports.values():
+        assert report["written"] and report["sections_dropped"] == 0
+        assert (tmp_path / report["path"]).exists()
+    injected = runner.invoke(app, [*args, "inject"]).stdout
+    assert injected.startswith("\n\n# L3 Persona (Active Behavioral Rules)\n## communication\n")
+
+
+def test_bad_stage_in_config_is_exit_1(tmp_path):
+    config = write(tmp_path / "p.yaml", "pipeline: [extract, rnak, render, cap, write]\n")
+    result = runner.invoke(app, ["-c", str(config), "--db", str(tmp_path / "m.db"), "render"])
+    assert result.exit_code == 1 and "unknown stage 'rnak'" in result.stderr
+
+
+def test_make_render_never_touches_a_real_persona_file(tmp_path):
+    elsewhere = tmp_path / "real-persona.md"
+    env = {**os.environ, "MNEMOSYNE_PERSONA_FILE": str(elsewhere), "HERMES_HOME": str(tmp_path / "hh"),
+           "MNEMOSYNE_PERSONA_STORE__PATH": str(tmp_path / "real.db")}
+    done = subprocess.run(["make", "-s", "render"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert not elsewhere.exists() and not (tmp_path / "real.db").exists() and not (tmp_path / "hh").exists()
+    assert (REPO / "var" / "demo" / "persona.md").exists()
+    assert "WARNING" not in done.stderr and "deprecated" not in done.stderr  # a newcomer's first command is clean

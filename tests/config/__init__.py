@@ -1,0 +1,1 @@
+"""Tests of pipeline/config: settings, their sources and precedence, presets, and fuzzed input."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/inject: the injector, session snapshots, and what reaches a prompt."""

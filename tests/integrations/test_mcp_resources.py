@@ -1,0 +1,179 @@
+"""The rendered persona as MCP resources and a prompt, with change notifications (issue 21, the MCP point).
+
+`persona mcp` runs as a real process; the official SDK client speaks to it over stdio, in both protocol
+eras: 2026-07-28 (`subscriptions/listen`, the client's default) and the handshake era (`resources/subscribe`,
+what mcp 1.x clients such as Hermes' use). Two profiles share one store: alice owns the fixed file
+target, and the markdown target has {profile} in its path.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+
+from ..conftest import REPO, write
+
+pytestmark = pytest.mark.anyio
+NOTIFY_BOUND_S = 60  # generous: a shared machine; a notification that never comes fails here, not by hanging
+ALICE_FACT = "Alice keeps her keys under the blue flowerpot."
+BOB_FACT = "Bob answers in haiku."
+BOB_NEW = "Bob uses tabs, never spaces."
+ALICE_MD, BOB_MD, ALICE_FIXED = ("persona://alice/markdown", "persona://bob/markdown", "persona://alice/fixed")
+
+
+def env(workdir: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(workdir),
+        "PYTHONPATH": str(REPO),
+        "MNEMOSYNE_PERSONA_CONFIG": str(workdir / "persona.yaml"),
+        "MNEMOSYNE_PERSONA_STORE__PATH": str(workdir / "m.db"),
+        "MNEMOSYNE_PERSONA_STORE__PROFILE": "alice",
+        "MNEMOSYNE_PERSONA_FILE": str(workdir / "persona-{profile}.md"),
+        "MNEMOSYNE_PERSONA_ENABLED": "true",
+    }
+
+
+def persona(workdir: Path, *args: str) -> str:
+    """The CLI in its own process, as a user (or cron) runs it beside the server."""
+    done = subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True,
+                          env=env(workdir), cwd=workdir, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def rendered(workdir: Path) -> Path:
+    """A store with alice's and bob's facts, each profile rendered once by the CLI in its own process."""
+    from pipeline import PersonaStore
+
+    write(workdir / "persona.yaml", "targets:\n  markdown: {}\n  fixed:\n"
+                                    f"    path: {workdir / 'alice-only.txt'}\n    template: persona.txt.j2\n")
+    for profile, fact in (("alice", ALICE_FACT), ("bob", BOB_FACT)):
+        with PersonaStore(workdir / "m.db", profile=profile) as store:
+            store.add(fact, topic="habits", tier="permanent")
+    persona(workdir, "render", "-p", "alice")
+    persona(workdir, "render", "-p", "bob", "--target", "markdown")
+    return workdir
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One rendered store for the tests that only read it (two CLI renders cost about a second)."""
+    return rendered(tmp_path_factory.mktemp("mcp-resources"))
+
+
+@pytest.fixture
+def own_workdir(tmp_path: Path) -> Path:
+    """A rendered store of the test's own, for a test that changes it."""
+    return rendered(tmp_path)
+
+
+def server(workdir: Path) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "pipeline", "mcp"], env=env(workdir),
+                                 cwd=str(workdir))
+
+
+async def read(client: Client, uri: str) -> str:
+    contents = (await client.read_resource(uri)).contents
+    assert len(contents) == 1 and contents[0].mime_type == "text/markdown"
+    return contents[0].text
+
+
+async def test_the_profiles_targets_are_listed_and_the_template_reaches_every_allowed_profile(workdir):
+    async with Client(server(workdir)) as client:
+        assert client.server_capabilities.resources.subscribe
+        listed = {r.uri: r for r in (await client.list_resources()).resources}
+        assert set(listed) == {ALICE_MD, ALICE_FIXED}  # the configured profile's targets
+        assert all(r.mime_type == "text/markdown" and r.description for r in listed.values())
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["persona://{profile}/{target}"]
+
+
+async def test_a_resource_is_exactly_what_the_injector_appends_for_its_profile(workdir):
+    alice, bob = persona(workdir, "inject", "-p", "alice"), persona(workdir, "inject", "-p", "bob")
+    assert ALICE_FACT in alice and BOB_FACT in bob
+    async with Client(server(workdir)) as client:
+        assert await read(client, ALICE_MD) == alice
+        assert await read(client, BOB_MD) == bob
+        assert ALICE_FACT not in bob
+        fixed = await read(client, ALICE_FIXED)
+        assert ALICE_FACT in fixed and fixed.startswith("\n\n# L3 Persona")
+
+
+async def test_another_profiles_file_is_a_clear_error_never_its_text(workdir):
+    async with Client(server(workdir)) as client:
+        for uri in ("persona://bob/fixed", "persona://bob/nosuch", "persona://bob", "file:///etc/passwd"):
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource(uri)
+            assert ALICE_FACT not in str(refused.value)
+        with pytest.raises(MCPError, match="belongs to profile 'alice'"):
+            await client.read_resource("persona://bob/fixed")
+        with pytest.raises(MCPError, match="unknown target 'nosuch'"):
+            await client.read_resource("persona://bob/nosuch")
+        with pytest.raises(MCPError, match="belongs to profile 'alice'"):
+            await client.get_prompt("persona", {"profile": "bob", "target": "fixed"})
+        with pytest.raises(MCPError, match="belongs to profile 'alice'"):
+            async with client.listen(resource_subscriptions=["persona://bob/fixed"]):
+                pass
+        assert BOB_FACT in await read(client, BOB_MD)  # the server goes on
+
+
+async def test_the_prompt_carries_the_same_text_in_one_message(workdir):
+    async with Client(server(workdir)) as client:
+        [prompt] = (await client.list_prompts()).prompts
+        assert prompt.name == "persona" and prompt.description
+        assert {a.name: a.required for a in prompt.arguments} == {"profile": False, "target": False}
+        mine = await client.get_prompt("persona")  # store.profile and injection.target
+        [message] = mine.messages
+        assert message.role == "user" and message.content.text == await read(client, ALICE_MD)
+        [bobs] = (await client.get_prompt("persona", {"profile": "bob"})).messages
+        assert bobs.content.text == await read(client, BOB_MD)
+        assert BOB_FACT in bobs.content.text and ALICE_FACT not in bobs.content.text
+
+
+def add_and_render(workdir: Path, profile: str, fact: str) -> None:
+    persona(workdir, "add", fact, "--topic", "code", "-p", profile)
+    persona(workdir, "render", "-p", profile, "--target", "markdown")
+
+
+@pytest.mark.slow
+async def test_a_listener_hears_of_a_render_in_another_process(own_workdir):
+    async with Client(server(own_workdir)) as client:
+        async with client.listen(resource_subscriptions=[BOB_MD, ALICE_MD]) as events:
+            await anyio.to_thread.run_sync(add_and_render, own_workdir, "bob", BOB_NEW)
+            with anyio.fail_after(NOTIFY_BOUND_S):
+                event = await events.__aiter__().__anext__()
+            assert event.uri == BOB_MD  # alice's text did not change, so only bob's URI is named
+        text = await read(client, BOB_MD)
+        assert BOB_NEW in text and ALICE_FACT not in text
+        assert BOB_NEW not in await read(client, ALICE_MD)
+
+
+@pytest.mark.slow
+async def test_a_handshake_era_subscriber_gets_resources_updated(own_workdir):
+    updated: list[str] = []
+    heard = anyio.Event()
+
+    async def on_message(message):
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            updated.append(str(message.params.uri))
+            heard.set()
+
+    async with Client(server(own_workdir), mode="legacy", message_handler=on_message) as client:
+        assert client.server_capabilities.resources.subscribe
+        with pytest.warns(MCPDeprecationWarning):
+            await client.subscribe_resource(BOB_MD)
+        with pytest.raises(MCPError, match="belongs to profile 'alice'"), pytest.warns(MCPDeprecationWarning):
+            await client.subscribe_resource("persona://bob/fixed")
+        await anyio.to_thread.run_sync(add_and_render, own_workdir, "bob", BOB_NEW)
+        with anyio.fail_after(NOTIFY_BOUND_S):
+            await heard.wait()
+        assert updated == [BOB_MD]
+        assert BOB_NEW in await read(client, BOB_MD)

@@ -1,0 +1,110 @@
+"""A store change reaches the prompt with no cron: hosts render what is due before they build or refresh a persona.
+
+Driven through the general Hermes plugin's own entry points (the llm_request middleware and its tool
+handlers) on new threads, as Hermes calls them; the real agent is in tests/hermes_host/test_fact_life.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline import PersonaStore
+from pipeline.integrations.hermes_binding import hermes_settings
+from pipeline.integrations.hermes_plugin import PersonaPlugin
+from pipeline.integrations.hermes_request import SUMMARY_END
+from pipeline.integrations.tools import PersonaTools
+
+from ..support.hermes_threads import on_new_thread
+
+FIRST, ADDED, BOB = "Answers tersely.", "Uses pnpm for JavaScript packages.", "Bob plays the cello."
+SUMMARY = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below. ..."
+
+
+def chat(*turns: dict) -> dict:
+    return {"model": "m", "messages": [{"role": "system", "content": "You are Hermes."}, *turns]}
+
+
+def summary(n: int) -> dict:
+    return {"role": "assistant", "content": f"{SUMMARY}\n## Active Task\nround {n}\n\n{SUMMARY_END}"}
+
+
+HEAD = [{"role": "user", "content": "u1"}, {"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"}]
+
+
+@pytest.fixture
+def home(two_users):
+    return two_users(FIRST, BOB)
+
+
+def system(plugin: PersonaPlugin, session: str, *turns: dict, **context: str) -> str:
+    answer = on_new_thread(lambda: plugin.on_llm_request(request=chat(*turns), session_id=session,
+                                                         api_mode="chat_completions", **context))
+    return str(answer["request"]["messages"][0]["content"]) if answer else ""
+
+
+def tool(plugin: PersonaPlugin, name: str, args: dict, session: str = "s1") -> dict:
+    return json.loads(on_new_thread(lambda: plugin._handler(name)(args, session_id=session)))
+
+
+def test_a_fact_added_mid_session_appears_after_the_next_compaction_and_in_a_new_session(home):
+    plugin = PersonaPlugin()
+    first = system(plugin, "s1", *HEAD)
+    assert FIRST in first and BOB not in first  # rendered at session start, no file was there before
+    added = tool(plugin, "persona_add", {"content": ADDED, "topic": "tools"})
+    assert added["created"] is True and "next compaction" in added["takes_effect"]
+    assert system(plugin, "s1", *HEAD, {"role": "assistant", "content": "a2"}) == first  # warm: byte-identical
+    compacted = system(plugin, "s1", HEAD[0], summary(1), {"role": "user", "content": "u3"})
+    assert ADDED in compacted and FIRST in compacted and BOB not in compacted
+    fresh = system(plugin, "s2", {"role": "user", "content": "new"})
+    assert ADDED in fresh and BOB not in fresh
+    plugin.close()
+
+
+def test_a_locked_store_never_blocks_the_prompt_and_the_last_good_text_is_served(home):
+    plugin = PersonaPlugin()
+    first = system(plugin, "s1", *HEAD)
+    settings = hermes_settings(home)
+    PersonaTools(lambda: settings).catalog(legacy=False)["persona_add"](content=ADDED, topic="tools")
+    with PersonaStore.from_settings(settings) as worker, worker.profile_lock(0) as held:  # a tick is rendering
+        assert held
+        compacted = system(plugin, "s1", HEAD[0], summary(1), {"role": "user", "content": "u3"})
+    assert compacted == first  # the file as last rendered: no wait, no new fact yet
+    assert ADDED in system(plugin, "s1", HEAD[0], summary(2), {"role": "user", "content": "u4"})
+    plugin.close()
+
+
+def test_a_forget_through_the_plugin_leaves_the_very_next_request(home):
+    plugin = PersonaPlugin()
+    assert FIRST in system(plugin, "s1", *HEAD)
+    listed = tool(plugin, "persona_list", {})
+    fact_id = next(p["id"] for p in listed["personas"] if p["content"] == FIRST)
+    assert tool(plugin, "persona_forget", {"persona_id": fact_id})["forgotten"] is True
+    after = system(plugin, "s1", *HEAD, {"role": "assistant", "content": "a2"})  # no compaction in between
+    assert FIRST not in after
+    plugin.close()
+
+
+def test_a_forget_by_another_process_is_noticed_at_the_next_check(home, monkeypatch):
+    (home / "mnemosyne").mkdir(exist_ok=True)
+    (home / "mnemosyne" / "persona.yaml").write_text("injection:\n  check_interval_ms: 0\n")
+    plugin = PersonaPlugin()
+    assert FIRST in system(plugin, "s1", *HEAD)
+    settings = hermes_settings(home)
+    from pipeline.schedule.forget import forget
+
+    with PersonaStore.from_settings(settings) as cli:  # `persona forget` while Hermes runs
+        forget(settings, cli, cli.list()[0].id)
+    assert FIRST not in system(plugin, "s1", *HEAD, {"role": "assistant", "content": "a2"})
+    plugin.close()
+
+
+def test_a_subagent_may_read_the_persona_but_its_writes_are_refused(home):
+    plugin = PersonaPlugin()
+    system(plugin, "child", {"role": "user", "content": "task"}, platform="subagent")
+    refused = tool(plugin, "persona_add", {"content": ADDED, "topic": "tools"}, session="child")
+    assert refused["status"] == "error" and "subagent" in refused["error"]
+    assert tool(plugin, "persona_list", {}, session="child")["count"] == 1
+    assert tool(plugin, "persona_add", {"content": ADDED, "topic": "tools"}, session="s1")["created"] is True
+    plugin.close()

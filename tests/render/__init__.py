@@ -1,0 +1,1 @@
+"""Tests of pipeline/render: the cap, the fair fit, and the template readers."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/schedule: triggers, tick, due profiles, retention and snapshot pruning."""

@@ -1,0 +1,1 @@
+"""Helpers the tests share: databases on both backends, worker processes, a freezable proxy, Hermes-style threads."""
