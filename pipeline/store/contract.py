@@ -16,3 +16,10 @@ REQUIRED_COLUMNS = {
                         "created_at"),
     "memoria_instructions": ("topic", "source_memory_id"),
 }
+
+# The columns of memoria_persona whose change changes a render: a write to any of them, by any tool, moves the
+# profile's change counter (each backend's triggers; see docs/store.md, "What persona-tier adds to the table").
+WATCHED_COLUMNS = ("session_id", "tier", "topic", "content", "confidence", "reinforcement_count",
+                   "last_reinforced_at")
+# Our triggers on memoria_persona: the only thing persona-tier adds to a table that may be Mnemosyne's.
+TRIGGER_PREFIX = "persona_seen_"

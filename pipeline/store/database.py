@@ -229,12 +229,6 @@ class Database:
     def now(self) -> str:
         return to_db(self.clock())
 
-    def touch(self, conn: Connection) -> None:
-        """Record a change of this profile (inside the caller's transaction)."""
-        conn.execute("INSERT INTO persona_state (session_id, generation, changed_at) VALUES (?, 1, ?) "
-                     "ON CONFLICT (session_id) DO UPDATE SET generation = persona_state.generation + 1, "
-                     "changed_at = excluded.changed_at", (self.profile, self.now()))
-
     def generation(self) -> int:
         """How many changes this profile has seen; it only grows."""
         with self.read() as conn:

@@ -134,10 +134,9 @@ class PersonaStore(Database):
             ).fetchall()
 
     def set_tier(self, conn: Connection, persona_id: int, tier: str) -> None:
-        """Move a fact to ``tier`` (inside the caller's transaction) and record the change."""
+        """Move a fact to ``tier`` (inside the caller's transaction); the table's trigger records the change."""
         conn.execute("UPDATE memoria_persona SET tier = ? WHERE id = ? AND session_id = ?",
                      (check_tier(tier), persona_id, self.profile))
-        self.touch(conn)
 
     def row_problem(self) -> str:
         """SQL naming what is wrong with a ``memoria_persona`` row, NULL for a good one."""
@@ -258,7 +257,6 @@ class PersonaStore(Database):
             )
             if cursor.rowcount == 0:
                 raise NotFoundError(f"no persona fact with id {persona_id} in profile {self.profile!r}")
-            self.touch(conn)
         return self.get(persona_id)
 
     def replace(self, target: int | str, content: str, *, topic: str | None = None, tier: str | None = None,
@@ -290,12 +288,8 @@ class PersonaStore(Database):
         confidence: float,
         source: str | None,
         reason: str | None,
-        touch: bool = True,
     ) -> Fact:
-        """Insert a fact (inside the caller's transaction) and return it as stored.
-
-        ``touch=False`` leaves recording the change to the caller (an import records one for all its rows).
-        """
+        """Insert a fact (inside the caller's transaction) and return it as stored."""
         now = self.now()
         row = conn.execute(
             "INSERT INTO memoria_persona (session_id, tier, topic, content, confidence, source_memory_id, "
@@ -303,8 +297,6 @@ class PersonaStore(Database):
             f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING {FACT_COLUMNS}",
             (self.profile, tier, topic, content, confidence, source, now, now, reason),
         ).fetchone()
-        if touch:
-            self.touch(conn)
         return Fact(**dict(row))
 
     def bury(self, conn: Connection, fact: Fact, reason: str) -> None:
@@ -323,7 +315,6 @@ class PersonaStore(Database):
         )
         conn.execute("DELETE FROM memoria_persona WHERE id = ?", (fact.id,))
         conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (fact.id,))
-        self.touch(conn)
 
     def _refuse_forgotten(self, conn: Connection, text: str | None, memory_id: str, force: bool) -> None:
         """A forgotten fact is never taken in again by itself; ``force`` (the user, on purpose) takes it back."""
@@ -345,8 +336,6 @@ class PersonaStore(Database):
         for persona_id in ids:
             conn.execute("DELETE FROM memoria_persona WHERE id = ? AND session_id = ?", (persona_id, self.profile))
             conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (persona_id,))
-        if ids:
-            self.touch(conn)
 
     def _linked_topic(self, conn: Connection, memory_id: str) -> str:
         """The topic of a preference or instruction linked to the memory, else ``general``."""

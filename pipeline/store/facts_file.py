@@ -187,8 +187,6 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
         kept = [_apply(store, conn, known, entry, origin, report, force) for entry in entries]
         if prune:
             _prune(store, conn, origin, {fact_id for fact_id in kept if fact_id is not None}, report)
-        if report.added or report.updated:
-            store.touch(conn)  # one store change for the whole import
     return report
 
 
@@ -269,8 +267,7 @@ def _apply_by_text(store: PersonaStore, conn: Any, known: Known, entry: FactEntr
         if entry.key is None and entry.id is None and entry.identity in known.superseded:
             return None  # a superseded fact is not brought back by the file it came from
         fact_id = store.insert_row(conn, tier=entry.tier, topic=entry.topic, content=entry.content,
-                                   confidence=entry.confidence, source=entry.identity, reason=entry.reason,
-                                   touch=False).id
+                                   confidence=entry.confidence, source=entry.identity, reason=entry.reason).id
         if entry.reinforcement_count:
             conn.execute("UPDATE memoria_persona SET reinforcement_count = ? WHERE id = ?",
                          (entry.reinforcement_count, fact_id))

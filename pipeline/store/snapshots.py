@@ -13,6 +13,9 @@ from .facts import PersonaStore
 
 USED_AT_STEP = timedelta(days=1)  # how stale used_at may get before an unchanged refresh rewrites it
 COLUMNS = "profile, session_id, target, text, sha256, generation, recorded_at, boundary"
+# The profile's change counter when a snapshot is recorded: its text was rendered at or before it, so a forget
+# drops every snapshot recorded at or after the forgotten fact's birth (store/erasure.py), whatever its spelling.
+STORE_GENERATION = "(SELECT generation FROM persona_state WHERE session_id = ?)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +55,9 @@ def record_first(store: PersonaStore, session_id: str, target: str, text: str, *
     now = store.now()
     with store.transaction() as conn:
         conn.execute(
-            f"INSERT INTO persona_snapshots ({COLUMNS}, used_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            (store.profile, session_id, target, text, digest(text), now, boundary, now),
+            f"INSERT INTO persona_snapshots ({COLUMNS}, used_at, store_generation) "
+            f"VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, {STORE_GENERATION}) ON CONFLICT DO NOTHING",
+            (store.profile, session_id, target, text, digest(text), now, boundary, now, store.profile),
         )
 
 
@@ -123,11 +126,12 @@ def _put(store: PersonaStore, conn: Connection, session_id: str, target: str, te
          boundary: str | None) -> None:
     now = store.now()
     conn.execute(
-        f"INSERT INTO persona_snapshots ({COLUMNS}, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        f"INSERT INTO persona_snapshots ({COLUMNS}, used_at, store_generation) "
+        f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {STORE_GENERATION}) "
         "ON CONFLICT (profile, session_id, target) DO UPDATE SET text = excluded.text, sha256 = excluded.sha256, "
         "generation = excluded.generation, recorded_at = excluded.recorded_at, boundary = excluded.boundary, "
-        "used_at = excluded.used_at",
-        (store.profile, session_id, target, text, digest(text), generation, now, boundary, now),
+        "used_at = excluded.used_at, store_generation = excluded.store_generation",
+        (store.profile, session_id, target, text, digest(text), generation, now, boundary, now, store.profile),
     )
 
 

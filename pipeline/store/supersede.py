@@ -111,7 +111,6 @@ def supersede(store: PersonaStore, conn: Connection, old: Fact, new: Fact, how: 
                  (new.id, store.profile, old.id))
     conn.execute("DELETE FROM persona_flags WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
                  (store.profile, old.id, old.id))
-    store.touch(conn)
 
 
 def undo(store: PersonaStore, persona_id: int) -> Restoration:
@@ -125,7 +124,6 @@ def undo(store: PersonaStore, persona_id: int) -> Restoration:
         conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (replacement.id,))
         conn.execute("DELETE FROM persona_flags WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
                      (store.profile, replacement.id, replacement.id))
-        store.touch(conn)
     return Restoration(restored, replacement)
 
 

@@ -12,7 +12,7 @@ import sqlite3
 
 from ...errors import StoreError
 from ...tiers import sql_list
-from ..contract import REQUIRED_COLUMNS
+from ..contract import REQUIRED_COLUMNS, TRIGGER_PREFIX, WATCHED_COLUMNS
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -67,6 +67,32 @@ MNEMOSYNE_TABLES = (
         created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
     )""",
     "CREATE INDEX IF NOT EXISTS idx_em_session ON episodic_memory(session_id)",
+)
+
+_NOW = "strftime('%Y-%m-%d %H:%M:%S', 'now')"
+
+
+def _bump(profile: str) -> str:
+    """One more change of ``profile``'s facts (an upsert; a profile's first change creates its row)."""
+    return (f"INSERT INTO persona_state (session_id, generation, changed_at) SELECT {profile}, 1, {_NOW} "
+            f"WHERE {profile} IS NOT NULL ON CONFLICT (session_id) DO UPDATE SET "
+            "generation = persona_state.generation + 1, changed_at = excluded.changed_at")
+
+
+_BIRTH = ("INSERT INTO persona_births (profile, persona_id, generation) SELECT NEW.session_id, NEW.id, generation "
+          "FROM persona_state WHERE session_id = NEW.session_id ON CONFLICT DO NOTHING")
+_CHANGED = " OR ".join(f"OLD.{column} IS NOT NEW.{column}" for column in WATCHED_COLUMNS)
+
+# Every writer of memoria_persona is seen (Mnemosyne's own tools write it directly): each trigger writes only
+# our tables. A fact's birth is the first generation that held it; a forget drops what was rendered since.
+TRIGGERS = (
+    f"CREATE TRIGGER IF NOT EXISTS {TRIGGER_PREFIX}insert AFTER INSERT ON memoria_persona BEGIN "
+    f"{_bump('NEW.session_id')}; {_BIRTH}; END",
+    f"CREATE TRIGGER IF NOT EXISTS {TRIGGER_PREFIX}delete AFTER DELETE ON memoria_persona BEGIN "
+    f"{_bump('OLD.session_id')}; END",
+    f"CREATE TRIGGER IF NOT EXISTS {TRIGGER_PREFIX}update AFTER UPDATE ON memoria_persona WHEN {_CHANGED} BEGIN "
+    f"{_bump('NEW.session_id')}; {_BIRTH}; "
+    f"{_bump('CASE WHEN OLD.session_id IS NOT NEW.session_id THEN OLD.session_id END')}; END",
 )
 
 # Each entry moves the schema from version N-1 to N. Append only.
@@ -250,6 +276,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "UPDATE persona_snapshots SET used_at = recorded_at",
         "CREATE INDEX idx_persona_snapshots_used ON persona_snapshots (profile, used_at)",
     ),
+    (
+        # Every writer is seen (TRIGGERS), and a forget knows what was rendered from a fact by generation, not by
+        # searching for its text: a fact's birth, and the profile's generation when a snapshot was recorded.
+        """CREATE TABLE persona_births (
+            profile TEXT NOT NULL,
+            persona_id INTEGER NOT NULL,
+            generation INTEGER NOT NULL,
+            PRIMARY KEY (profile, persona_id)
+        )""",
+        *TRIGGERS,
+        "ALTER TABLE persona_snapshots ADD COLUMN store_generation INTEGER",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -265,6 +303,7 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     """
     version = _version(conn)
     if version == SCHEMA_VERSION:
+        _restore_triggers(conn)
         return
     check_compatible(conn, version)
     conn.execute("BEGIN IMMEDIATE")
@@ -284,6 +323,15 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
         raise
 
 
+def _restore_triggers(conn: sqlite3.Connection) -> None:
+    """Put our triggers back if a tool rebuilt memoria_persona without them (one read when they are there)."""
+    have = conn.execute("SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' AND name LIKE ?",
+                        (TRIGGER_PREFIX + "%",)).fetchone()[0]
+    if have < len(TRIGGERS):
+        for statement in TRIGGERS:
+            conn.execute(statement)
+
+
 def shadow_schema(conn: sqlite3.Connection) -> None:
     """For a read-only connection: stand in empty TEMP tables for whatever the database lacks.
 
@@ -298,7 +346,8 @@ def shadow_schema(conn: sqlite3.Connection) -> None:
     statements = [s for s in MNEMOSYNE_TABLES if (m := _CREATE_TABLE.match(s)) and m.group(2) not in existing]
     if version != SCHEMA_VERSION:
         statements.append("CREATE TABLE persona_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
-        statements += [s for group in MIGRATIONS for s in group if not s.lstrip().upper().startswith("CREATE INDEX")]
+        statements += [s for group in MIGRATIONS for s in group
+                       if not s.lstrip().upper().startswith(("CREATE INDEX", "CREATE TRIGGER"))]
     for statement in statements:
         conn.execute(_CREATE_TABLE.sub(lambda m: f"CREATE TEMP TABLE {m.group(1) or ''}{m.group(2)}", statement))
 
