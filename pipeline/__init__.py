@@ -72,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "StoreUnavailable": "pipeline.errors",
     "NotFoundError": "pipeline.errors",
     "FactsFileError": "pipeline.errors",
+    "ForgottenError": "pipeline.errors",
     "TemplateError": "pipeline.errors",
     "StageError": "pipeline.errors",
     "InputError": "pipeline.errors",
@@ -100,6 +101,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
     from .errors import (
         ConfigError,
         FactsFileError,
+        ForgottenError,
         InputError,
         NotFoundError,
         PersonaError,

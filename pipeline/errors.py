@@ -12,6 +12,7 @@ from collections.abc import Iterable
 __all__ = [
     "ConfigError",
     "FactsFileError",
+    "ForgottenError",
     "InputError",
     "NoProfile",
     "NotFoundError",
@@ -76,3 +77,7 @@ class StageError(PersonaError):
 
 class InputError(PersonaError):
     """An argument to an operation is invalid: a bad tier, confidence or empty content."""
+
+
+class ForgottenError(InputError):
+    """A text or memory the user asked to forget was offered again (any way in) without ``force``; nothing changed."""

@@ -28,12 +28,13 @@ def replace(
     topic: Annotated[str | None, typer.Option("--topic", help="The new fact's topic (default: the old one's).")] = None,
     tier: Annotated[str | None, typer.Option("--tier", help=f"{', '.join(TIERS)} (default: the old one's).")] = None,
     reason: Annotated[str | None, typer.Option("--reason", help="Why; kept with the new fact.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Take in text that was forgotten (persona forget).")] = False,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Correct a fact: the new one supersedes it, in one transaction (`persona undo-replace` takes it back)."""
     with state(ctx).store(profile) as store:
-        result = store.replace(persona_id, content, topic=topic, tier=tier, reason=reason)
+        result = store.replace(persona_id, content, topic=topic, tier=tier, reason=reason, force=force)
     if as_json:
         emit_json(result.to_dict())
     else:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..errors import InputError, StoreError
+from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, state
+
+if TYPE_CHECKING:
+    from ..schedule.forget import Forgotten
 
 profile_app = typer.Typer(rich_markup_mode=None, help="Whole profiles: erase everything one holds.",
                           no_args_is_help=True)
@@ -14,29 +19,50 @@ profile_app = typer.Typer(rich_markup_mode=None, help="Whole profiles: erase eve
 
 def register(app: typer.Typer) -> None:
     app.command("forget")(forget)
+    app.command("scrub")(scrub)
     app.add_typer(profile_app, name="profile")
 
 
 def forget(
     ctx: typer.Context,
-    persona_id: Annotated[int, typer.Argument(help="Persona fact id (see `persona list`).")],
+    persona_id: Annotated[int | None, typer.Argument(
+        help="The fact's id: current (`persona list`), superseded (`persona history`) or demoted.")] = None,
+    tombstone: Annotated[int | None, typer.Option(
+        "--tombstone", metavar="N", help="Instead of an id: the tombstone `persona explain` names.")] = None,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Forget a fact for real: its row, lineage, tombstones, snapshots, blocks and rendered copies go; only a
-    keyed hash stays, so it is never proposed again. Unlike demote, it leaves prompts at the next request."""
-    from ..schedule.forget import forget as forget_fact
+    """Forget a fact for real: every version of it (current, superseded, demoted, and every fact with the same
+    text), what was rendered from it, and its copies in files go; only a keyed hash stays, so it is never taken
+    in again without --force. Unlike demote, it leaves prompts at the next request."""
+    from ..schedule.forget import forget as forget_everywhere
+
+    if (persona_id is None) == (tombstone is None):
+        raise InputError("give a fact's id or --tombstone N, not both and not neither")
+    cli = state(ctx)
+    with cli.store(profile) as store:
+        done = forget_everywhere(cli.settings(), store, persona_id, tombstone_id=tombstone)
+    if as_json:
+        emit_json(done.to_dict())
+    else:
+        erased = done.erasure
+        named = f"#{persona_id}" if persona_id is not None else f"tombstone {tombstone}"
+        typer.echo(f"forgot {named}: {', '.join(version.label for version in erased.versions)}; "
+                   f"{counted(erased.snapshots, 'session snapshot')} and {counted(erased.blocks, 'stored block')} "
+                   f"removed; {counted(len(done.rendered), 'target')} rendered again")
+    _warn(done)
+
+
+def scrub(ctx: typer.Context, profile: ProfileOption = None) -> None:
+    """Finish a forget whose scrub a reader held up: rebuild the database and empty its write-ahead log."""
+    from ..store.erasure import scrub as scrub_store
 
     cli = state(ctx)
     with cli.store(profile) as store:
-        done = forget_fact(cli.settings(), store, persona_id)
-    if as_json:
-        emit_json(done.to_dict())
-        return
-    typer.echo(f"forgot #{persona_id}: {done.erasure.tombstones} tombstone(s), {done.erasure.snapshots} session "
-               f"snapshot(s), {done.erasure.blocks} stored block(s) removed; {len(done.rendered)} target(s) "
-               "rendered again")
-    _warn_holding(done.still_holding)
+        if not scrub_store(store):
+            raise StoreError(f"a reader still keeps the write-ahead log of {store.label} from being emptied; close "
+                             "what has the database open and run `persona scrub` again")
+    typer.echo(f"scrubbed {store.label}: no freed page or write-ahead log holds a forgotten fact")
 
 
 @profile_app.command("erase")
@@ -56,12 +82,19 @@ def erase(
         done = erase_profile(cli.settings(), store)
     if as_json:
         emit_json(done.to_dict())
-        return
-    typer.echo(f"erased profile {profile!r}: {len(done.erasure.facts)} fact(s), {done.erasure.tombstones} "
-               f"tombstone(s), {done.erasure.snapshots} snapshot(s), {done.erasure.runs} run record(s)")
-    _warn_holding(done.still_holding)
+    else:
+        erased = done.erasure
+        typer.echo(f"erased profile {profile!r}: {counted(len(erased.facts), 'fact')}, "
+                   f"{counted(erased.tombstones, 'tombstone')}, {counted(erased.snapshots, 'snapshot')}, "
+                   f"{counted(erased.runs, 'run record')}")
+    _warn(done)
 
 
-def _warn_holding(paths: list[str]) -> None:
-    for path in paths:
-        typer.echo(f"warning: {path} still holds the text (not written by this render); edit it by hand", err=True)
+def _warn(done: Forgotten) -> None:
+    """What the erasure could not finish, each with what to do."""
+    for path in done.still_holding:
+        typer.echo(f"warning: {path} still holds the text: this render could not write it, or no target writes "
+                   "it any more; edit or delete it by hand", err=True)
+    if not done.erasure.scrubbed:
+        typer.echo("warning: a reader kept the database's write-ahead log from being emptied, so it may still hold "
+                   "the text; run `persona scrub` once it is idle", err=True)

@@ -242,6 +242,8 @@ class PersonaTools:
             old_text: Annotated[str | None, Field(description="Instead of persona_id: a piece of the old fact's "
                                                   "text that only it contains.", min_length=1)] = None,
             reason: Reason = None,
+            force: Annotated[bool, Field(description="Take in text the user had forgotten, only when they ask to "
+                                               "have it back.")] = False,
             profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
             """Use when the user corrects a persona fact or says it changed ("I moved to Berlin", "I use pnpm now"):
@@ -252,7 +254,7 @@ class PersonaTools:
                 raise InputError("give the old fact's persona_id or a piece of its old_text, not both")
             target: int | str = persona_id if persona_id is not None else str(old_text)
             with self.store(profile, session) as store:
-                result = store.replace(target, content, reason=reason)
+                result = store.replace(target, content, reason=reason, force=force)
             return changed(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
                            old=result.old.to_dict())
 
@@ -261,14 +263,17 @@ class PersonaTools:
 
 def _forget_tool(tools: PersonaTools) -> Tool:
     def persona_forget(persona_id: PersonaId, profile: Profile = None, session: Session = None) -> dict[str, Any]:
-        """Forget a fact for real when the user asks you to delete something about them ("forget that"): its
-        text goes from the store, every session snapshot and every rendered file, and from the very next
-        request. Only a keyed hash remains, so it is never proposed again. Use demote instead for a fact that
-        is merely wrong or outdated."""
+        """Forget a fact for real when the user asks you to delete something about them ("forget that"): every
+        version of it (earlier ones it replaced, demoted ones, any fact with the same text) goes from the store,
+        every session snapshot and every rendered file, from the very next request; `versions` lists each one
+        erased, so tell the user. Only a keyed hash remains, so it is never taken in again unless the user asks.
+        Use demote instead for a fact that is merely wrong or outdated."""
+        from ..inject.capped import clear_memo
         from ..schedule.forget import forget
 
         with tools.store(profile, session) as store:
             done = forget(tools.settings(), store, persona_id)
+        clear_memo()  # this process's capped texts: the persona as it was is not kept even in memory
         return ok(persona_id=persona_id, forgotten=True, **done.to_dict())
 
     return persona_forget

@@ -1,15 +1,21 @@
 """`persona forget` and `persona profile erase`: the store's erasure, then every rendered file without it.
 
-The store removes the rows and scrubs its pages (:mod:`pipeline.store.erasure`);
-then every target of the profile is rendered again (a forced tick, under the
-profile's lock), so no file, region or stored block keeps the text; last, each
-target file is read back and any that still holds it is named.
+The store removes every version of the fact and everything rendered from it
+since its birth, and scrubs its pages (:mod:`pipeline.store.erasure`); then
+every target of the profile is rendered again (a forced tick, under the
+profile's lock), so no file, region or stored block keeps it. Last, each file
+the profile's renders wrote since the fact's birth is read back and any that
+still holds its text (one this render could not write, an earlier target's)
+is named: a check of the outcome, never the way the erasure finds what to
+remove.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..config.schema import Settings
@@ -20,6 +26,7 @@ from ..render import prepared
 from ..render.sanitize import inline, xml
 from ..store import PersonaStore
 from ..store.erasure import Erasure, erase_profile, forget_fact
+from ..store.runs import paths_written_since
 from .tick import tick
 
 log = logging.getLogger(__name__)
@@ -28,7 +35,7 @@ TAKES_EFFECT = "from the next request: a forgotten fact leaves every session's p
 
 @dataclass
 class Forgotten:
-    """What a forget did: the counts, the files rendered again, and any file that still holds the text."""
+    """What a forget did: what the store erased, the targets rendered again, and any file that still holds it."""
 
     erasure: Erasure
     rendered: list[str] = field(default_factory=list)
@@ -40,16 +47,19 @@ class Forgotten:
 
 
 def text_forms(text: str) -> set[str]:
-    """Every way a fact's text can appear in a render: as stored, made inline, and escaped for XML."""
+    """How a fact's text reads in the shipped templates (as stored, inline, XML- and JSON-escaped): what the
+    check after a forget looks for in files. The erasure itself finds what to remove by generation."""
     flat = inline(text)
-    return {form for form in (text, flat, flat.removeprefix("\\"), xml(flat)) if form}
+    return {form for form in (text, flat, flat.removeprefix("\\"), xml(flat), json.dumps(flat)[1:-1]) if form}
 
 
-def forget(settings: Settings, store: PersonaStore, persona_id: int) -> Forgotten:
-    """Forget one fact of the store's profile, everywhere (NotFoundError for an id it does not hold)."""
-    fact, erasure = forget_fact(store, persona_id, text_forms)
+def forget(settings: Settings, store: PersonaStore, persona_id: int | None = None, *,
+           tombstone_id: int | None = None) -> Forgotten:
+    """Forget a fact of the store's profile everywhere: the version named (a current, superseded or demoted fact's
+    id, or a tombstone's), every version sharing its text, and their chains. NotFoundError for an id it lacks."""
+    text, erasure = forget_fact(store, persona_id, tombstone_id=tombstone_id)
     done = _rerender(settings, store, erasure)
-    done.still_holding = _holding(settings, store, text_forms(fact.content))
+    done.still_holding = _holding(settings, store, text_forms(text), paths_written_since(store, erasure.since))
     return done
 
 
@@ -58,7 +68,7 @@ def erase(settings: Settings, store: PersonaStore) -> Forgotten:
     facts = store.list()
     done = _rerender(settings, store, erase_profile(store))
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
-    done.still_holding = _holding(settings, store, needles)
+    done.still_holding = _holding(settings, store, needles, [])
     return done
 
 
@@ -68,23 +78,27 @@ def _rerender(settings: Settings, store: PersonaStore, erasure: Erasure) -> Forg
     return Forgotten(erasure, [report.target for report in result.reports])
 
 
-def _holding(settings: Settings, store: PersonaStore, needles: set[str]) -> list[str]:
-    """Target files of the profile that still hold any of ``needles`` (a file we could not write, say)."""
-    held = []
+def _holding(settings: Settings, store: PersonaStore, needles: set[str], written: list[Path]) -> list[str]:
+    """The profile's target files, and files its renders wrote since the fact's birth, that still hold any of
+    ``needles`` (a file this render could not write, or one no target writes any more)."""
+    paths = dict.fromkeys(written)
     for name in settings.targets:
         try:
             target = resolve_target(settings, name, profile=store.profile)
         except PersonaError:  # a shared file target this profile has no file in
             continue
-        if target.output == "store" or not needles:
-            continue
-        try:
-            data = read_file(target.path, settings.injection.max_file_bytes).data.decode("utf-8", "replace")
-        except OSError:
-            continue
-        if any(needle in data for needle in needles):
-            held.append(str(target.path))
+        if target.output != "store":
+            paths[target.path] = None
+    held = [str(path) for path in paths if needles and _holds(path, needles, settings.injection.max_file_bytes)]
     if held:
         log.warning("profile %s: after the forget, %d file(s) still hold the text: %s", store.profile, len(held),
                     ", ".join(held))
     return held
+
+
+def _holds(path: Path, needles: set[str], max_bytes: int) -> bool:
+    try:
+        data = read_file(path, max_bytes).data.decode("utf-8", "replace")
+    except OSError:
+        return False
+    return any(needle in data for needle in needles)

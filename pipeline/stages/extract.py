@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import Field
 
 from ..clock import to_db
-from ..render.model import FactSet, LeftOut, PersonaFact, Start
+from ..render.model import FactSet, LeftOut, PersonaFact, Start, fact_label
 from ..store import Connection, PersonaStore, metadata_topic
 from ..store.forgotten import forgotten_test
 from ..store.memories import candidates, tombstones
 from ..store.supersede import superseded_rows
 from ..tiers import TIERS
+from ..warn_once import ProblemLog
 from .context import StageContext
 from .registry import StageOptions, stage
 
 NUMBERS = frozenset({int, float})
+FORGOTTEN_AGAIN = ProblemLog(logging.getLogger(__name__))
 
 
 class ExtractOptions(StageOptions):
@@ -41,13 +44,30 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
     """
     store, now = ctx.store, to_db(ctx.clock())
     with store.read() as conn:
-        generation, watermark, rows = store.render_state(conn)
+        state = store.render_state(conn)
         facts = _persona_facts(store.render_rows(conn, now), store.max_fact_chars)
+        # A row that breaks the contract (or one added meanwhile: the check then finds none).
+        broken = state.rows != len(facts)
+        if state.forgot:
+            facts = _not_forgotten(store, conn, facts)
         proposed = _candidates(store, conn, now, options) if options.candidates and options.candidate_sources else []
         left_out = _left_out(store, conn, now, options) if ctx.explain else ()
-    if rows != len(facts):  # a row that breaks the contract (or one added meanwhile: the check then finds none)
+    if broken:
         store.warn_broken_rows()
-    return FactSet((*facts, *proposed), generation, watermark, left_out)
+    return FactSet((*facts, *proposed), state.generation, state.watermark, left_out)
+
+
+def _not_forgotten(store: PersonaStore, conn: Connection, facts: list[PersonaFact]) -> list[PersonaFact]:
+    """The facts, but for text the user forgot that another tool wrote again (Mnemosyne's own promote, say): our
+    own ways in refuse it, and no render ever shows it. Its id is named once; `persona forget ID` erases it."""
+    forgotten = forgotten_test(store, conn)
+    kept = [fact for fact in facts if not forgotten(fact.content, None)]
+    if len(kept) < len(facts):
+        again = ", ".join(fact_label(fact.key) for fact in facts if forgotten(fact.content, None))
+        FORGOTTEN_AGAIN.warn(f"profile {store.profile} in {store.label}: {again} holds text that was forgotten "
+                             "(persona forget); another tool wrote it again, and no render shows it: "
+                             "`persona forget ID` erases it")
+    return kept
 
 
 def _persona_facts(rows: Iterable[tuple[Any, ...]], max_chars: int) -> list[PersonaFact]:

@@ -121,11 +121,8 @@ def existing_blocks(store: PersonaStore, targets: list[str]) -> set[str]:
     return {row[0] for row in rows}
 
 
-def delete_blocks_holding(store: PersonaStore, conn: Connection, needles: set[str] | None) -> int:
-    """Delete the profile's blocks whose text holds any of ``needles`` (every block for None), in the caller's
-    transaction; the next render writes them again without it."""
-    rows = conn.execute("SELECT target, text FROM persona_blocks WHERE profile = ?", (store.profile,)).fetchall()
-    gone = [row[0] for row in rows if needles is None or any(needle in str(row[1]) for needle in needles)]
-    for target in gone:
-        conn.execute("DELETE FROM persona_blocks WHERE profile = ? AND target = ?", (store.profile, target))
-    return len(gone)
+def delete_blocks_since(store: PersonaStore, conn: Connection, generation: int) -> int:
+    """Delete the profile's blocks rendered at or after ``generation`` (inside the caller's transaction); the next
+    render writes them again."""
+    return int(conn.execute("DELETE FROM persona_blocks WHERE profile = ? AND generation >= ?",
+                            (store.profile, generation)).rowcount)

@@ -1,67 +1,117 @@
-"""Forget for real: one fact, or everything a profile holds, and every copy of its text in our tables.
+"""Forget for real: every version of a fact, or everything a profile holds, and everything rendered from it.
 
-One transaction removes the fact, its lineage (every version it replaced, with
-their slots and flags), the tombstones we wrote for it, the session snapshots and stored
-blocks that hold its text, and records its keyed hash (:mod:`.forgotten`).
-Afterwards the database's pages are scrubbed (:meth:`Backend.scrub`), so the
-text is not left in free pages or a write-ahead log. Re-rendering the files
-is the caller's job (:mod:`pipeline.schedule.forget`): the store renders
-nothing.
+A forget names one version of a fact (current, superseded, or demoted to a
+tombstone) and takes every version that shares its text (case and spacing
+folded), with the supersession chains through them. One transaction removes
+those rows and their lineage, and records their keyed hashes
+(:mod:`.forgotten`). What was rendered from them is found by *generation*, not
+by searching for the text's spellings: each fact's birth (the first profile
+generation that held it, kept by the table's triggers) bounds every snapshot
+and block that may hold it, and those are dropped, whatever template, escape
+or filter shaped them. Afterwards the database's pages are scrubbed
+(:meth:`Backend.scrub`); re-rendering files and regions is the caller's job
+(:mod:`pipeline.schedule.forget`).
+
+:data:`FACT_TEXT` lists every column of ours that holds a fact's text, so an
+erasure cannot miss a table (a test checks it against the schema).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from ..errors import NotFoundError
 from .backend import Connection
-from .blocks import delete_blocks_holding
-from .facts import Fact, PersonaStore
-from .forgotten import count_erasure, digests, record, secret
-from .memories import delete_tombstones
+from .births import delete_births, earliest_birth, tombstone_of
+from .blocks import delete_blocks_since
+from .fact_row import check_id
+from .facts import PersonaStore
+from .forgotten import count_erasure, digests, fold, record, secret
+from .memories import delete_tombstones, every_tombstone
 from .runs import delete_profile_runs
-from .snapshots import delete_holding, delete_profile_snapshots
-from .supersede import forget_lineage
+from .snapshots import delete_snapshots_since
+from .supersede import forget_lineage, lineage_ids
 
-LINEAGE_TABLES = ("persona_superseded", "persona_keys", "persona_flags")
-Forms = Callable[[str], set[str]]
+# (table, column) of every place persona-tier keeps a fact's text (Mnemosyne's memoria_persona and the tombstones
+# in memoria_preferences included); rendered files and regions are rendered again instead.
+FACT_TEXT = (
+    ("memoria_persona", "content"),
+    ("persona_superseded", "content"),
+    ("memoria_preferences", "preference"),
+    ("persona_snapshots", "text"),
+    ("persona_blocks", "text"),
+)
+# Tables a forget deletes from, for the scrub that overwrites what the deleted rows left behind.
+ERASED_TABLES = ("memoria_persona", "memoria_preferences", "persona_origins", "persona_snapshots", "persona_blocks",
+                 "persona_runs", "persona_superseded", "persona_keys", "persona_flags", "persona_births")
+Kind = Literal["current", "superseded", "tombstone"]
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One version a forget erased: its id and what it was (a tombstone's id is its memoria_preferences row)."""
+
+    id: int
+    kind: Kind
+
+    @property
+    def label(self) -> str:
+        return f"tombstone {self.id}" if self.kind == "tombstone" else f"#{self.id} ({self.kind})"
 
 
 @dataclass
 class Erasure:
-    """What one forget or profile erase removed (counts only: never the text)."""
+    """What one forget or profile erase removed (ids and counts only: never the text)."""
 
     profile: str
-    facts: list[int] = field(default_factory=list)
+    facts: list[int] = field(default_factory=list)  # current facts
+    versions: list[Version] = field(default_factory=list)  # every version, current ones included
     tombstones: int = 0
     snapshots: int = 0
     blocks: int = 0
-    lineage: int = 0
+    lineage: int = 0  # superseded versions
     runs: int = 0
+    since: int = 0  # the earliest birth among them: everything rendered from this generation on may hold one
+    scrubbed: bool = True  # False: a reader kept the write-ahead log from being emptied (`persona scrub` finishes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"profile": self.profile, "facts": self.facts, "tombstones": self.tombstones,
-                "snapshots": self.snapshots, "blocks": self.blocks, "lineage": self.lineage, "runs": self.runs}
+        return {"profile": self.profile, "facts": self.facts,
+                "versions": [{"id": v.id, "kind": v.kind} for v in self.versions], "tombstones": self.tombstones,
+                "snapshots": self.snapshots, "blocks": self.blocks, "lineage": self.lineage, "runs": self.runs,
+                "scrubbed": self.scrubbed}
 
 
-def forget_fact(store: PersonaStore, persona_id: int, forms: Forms) -> tuple[Fact, Erasure]:
-    """Forget one fact of the profile; ``forms(text)`` names every way its text may appear in a render."""
+def forget_fact(store: PersonaStore, persona_id: int | None = None, *,
+                tombstone_id: int | None = None) -> tuple[str, Erasure]:
+    """Forget the version named by ``persona_id`` (a current or superseded fact, or a demoted one: its tombstone)
+    or by ``tombstone_id``, every version sharing its text, and the supersession chains through them.
+
+    Returns the named text (for the caller's check of files it could not render) and what went.
+    """
     done = Erasure(store.profile)
-    with _secure(store), store.transaction() as conn:
-        fact = store.get(persona_id)
-        needles = forms(fact.content)
-        versions = forget_lineage(store, conn, [fact.id])  # every earlier text of this fact goes with it
-        needles |= set().union(*(forms(text) for text, _ in versions)) if versions else set()
-        buried = delete_tombstones(conn, store.profile, needles, {fact.source_memory_id or ""} - {""})
-        _remember(store, conn, [(fact.content, fact.source_memory_id), *versions, *buried])
-        done.tombstones, done.facts, done.lineage = len(buried), [fact.id], len(versions)
-        store.erase_rows(conn, [fact.id])
-        done.snapshots = delete_holding(store, conn, needles)
-        done.blocks = delete_blocks_holding(store, conn, needles)
+    with _Secure(store), store.transaction() as conn:
+        text = _named_text(store, conn, persona_id, tombstone_id)
+        ids = lineage_ids(store, conn, _ids_with_text(store, conn, fold(text)))
+        current = _current_rows(store, conn, ids)
+        buried = [row for row in every_tombstone(conn, store.profile)
+                  if fold(row[1]) == fold(text) or row[0] == tombstone_id or row[2] in {f"persona:{i}" for i in ids}]
+        done.since = earliest_birth(conn, store.profile, ids)
+        superseded = forget_lineage(store, conn, sorted(ids))
+        _remember(store, conn, [*((row[1], row[2]) for row in current), *superseded,
+                                *((row[1], row[2]) for row in buried)])
+        done.facts = [int(row[0]) for row in current]
+        done.versions = [Version(fact_id, "current" if fact_id in done.facts else "superseded")
+                         for fact_id in sorted(ids)] + [Version(row[0], "tombstone") for row in buried]
+        done.lineage, done.tombstones = len(superseded), len(buried)
+        store.erase_rows(conn, done.facts)
+        delete_tombstones(conn, [row[0] for row in buried])
+        _drop_rendered_since(store, conn, done)
+        delete_births(conn, store.profile, ids)
         count_erasure(store, conn)
-    store.backend.scrub(store, _touched(store))
-    return fact, done
+    done.scrubbed = scrub(store)
+    return text, done
 
 
 def erase_profile(store: PersonaStore) -> Erasure:
@@ -70,21 +120,83 @@ def erase_profile(store: PersonaStore) -> Erasure:
     The hashes of its facts stay, so nothing it held is proposed to it again.
     """
     done = Erasure(store.profile)
-    with _secure(store), store.transaction() as conn:
+    with _Secure(store), store.transaction() as conn:
         facts = store.list()  # the rows that keep the contract; broken ones go unhashed, but go
-        buried = delete_tombstones(conn, store.profile, None, set())
-        _remember(store, conn, [*((fact.content, fact.source_memory_id) for fact in facts), *buried])
+        buried = every_tombstone(conn, store.profile)
+        _remember(store, conn, [*((fact.content, fact.source_memory_id) for fact in facts),
+                                *((row[1], row[2]) for row in buried)])
         done.facts, done.tombstones = [fact.id for fact in facts], len(buried)
         versions = forget_lineage(store, conn, done.facts)
         _remember(store, conn, versions)
         done.lineage = len(versions)
+        delete_tombstones(conn, [row[0] for row in buried])
         store.erase_rows(conn, store.all_ids(conn))
-        done.snapshots = delete_profile_snapshots(store, conn)
-        done.blocks = delete_blocks_holding(store, conn, None)
+        _drop_rendered_since(store, conn, done)  # since 0: every snapshot and block
+        delete_births(conn, store.profile, None)
         done.runs = delete_profile_runs(store, conn)
         count_erasure(store, conn)
-    store.backend.scrub(store, _touched(store))
+    done.scrubbed = scrub(store)
     return done
+
+
+def scrub(store: PersonaStore) -> bool:
+    """Finish a scrub a forget could not (a reader held the write-ahead log); whether it finished now."""
+    return store.backend.scrub(store, _touched(store))
+
+
+def _named_text(store: PersonaStore, conn: Connection, persona_id: int | None, tombstone_id: int | None) -> str:
+    """The text of the named version; NotFoundError when the profile holds no such version."""
+    if tombstone_id is not None:
+        found = _tombstone(conn, store.profile, lambda row: row[0] == check_id(tombstone_id))
+        if found is None:
+            raise NotFoundError(f"no tombstone {tombstone_id} in profile {store.profile!r}")
+        return found
+    fact_id = check_id(persona_id)
+    for table in ("memoria_persona", "persona_superseded"):
+        row = conn.execute(f"SELECT content FROM {table} WHERE id = ? AND session_id = ?",
+                           (fact_id, store.profile)).fetchone()
+        if row is not None:
+            return str(row[0])
+    linked = tombstone_of(conn, store.profile, fact_id)  # a demoted fact: the tombstone its demote left
+    found = _tombstone(conn, store.profile, lambda row: row[0] == linked or row[2] == f"persona:{fact_id}")
+    if found is None:
+        raise NotFoundError(f"no persona fact with id {fact_id} in profile {store.profile!r}, current, superseded "
+                            "or demoted")
+    return found
+
+
+def _tombstone(conn: Connection, profile: str, which: Callable[[tuple[int, str, Any]], bool]) -> str | None:
+    """The text of the profile's first tombstone ``which`` picks (Mnemosyne's own demote names ``persona:ID``)."""
+    for row in every_tombstone(conn, profile):
+        if which(row):
+            return row[1]
+    return None
+
+
+def _ids_with_text(store: PersonaStore, conn: Connection, folded: str) -> set[int]:
+    """Every current or superseded fact of the profile whose text is ``folded`` once folded."""
+    found = set()
+    for table in ("memoria_persona", "persona_superseded"):
+        for fact_id, content in conn.execute(f"SELECT id, content FROM {table} WHERE session_id = ?",
+                                             (store.profile,)):
+            if isinstance(content, str) and fold(content) == folded:
+                found.add(int(fact_id))
+    return found
+
+
+def _current_rows(store: PersonaStore, conn: Connection, ids: set[int]) -> list[Any]:
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    return list(conn.execute(f"SELECT id, content, source_memory_id FROM memoria_persona WHERE session_id = ? AND "
+                             f"id IN ({marks}) ORDER BY id", (store.profile, *sorted(ids))))
+
+
+def _drop_rendered_since(store: PersonaStore, conn: Connection, done: Erasure) -> None:
+    """Every snapshot recorded, and every block rendered, at or after ``done.since``: they may hold a version,
+    whatever template, escape or filter spelled it."""
+    done.snapshots = delete_snapshots_since(store, conn, done.since)
+    done.blocks = delete_blocks_since(store, conn, done.since)
 
 
 def _remember(store: PersonaStore, conn: Connection, items: list[tuple[str, str | None]]) -> None:
@@ -95,11 +207,10 @@ def _remember(store: PersonaStore, conn: Connection, items: list[tuple[str, str 
 def _touched(store: PersonaStore) -> list[str]:
     with store.read() as conn:
         tables = store.backend.tables(conn)
-    return [name for name in ("memoria_persona", "memoria_preferences", "persona_origins", "persona_snapshots",
-                              "persona_blocks", "persona_runs", *LINEAGE_TABLES) if name in tables]
+    return [name for name in ERASED_TABLES if name in tables]
 
 
-class _secure:
+class _Secure:
     """Deleted rows' bytes are overwritten, not just unlinked, for the length of the operation."""
 
     def __init__(self, store: PersonaStore) -> None:

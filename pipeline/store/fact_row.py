@@ -56,8 +56,8 @@ def content_key(topic: str, content: str) -> str:
 
 
 
-def check_id(persona_id: int) -> int:
-    """A persona id SQLite can hold, or InputError."""
-    if not isinstance(persona_id, int) or not 1 <= persona_id <= MAX_ID:
+def check_id(persona_id: object) -> int:
+    """A persona id SQLite can hold, or InputError (for anything else: None, a bool, a string...)."""
+    if not isinstance(persona_id, int) or isinstance(persona_id, bool) or not 1 <= persona_id <= MAX_ID:
         raise InputError(f"invalid persona id {persona_id!r}: expected a whole number from 1 to {MAX_ID}")
     return persona_id

@@ -13,16 +13,18 @@ import functools
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InputError, NotFoundError
 from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
 from . import supersede
 from .backend import Connection, Cursor
+from .births import link_tombstone
 from .database import Database
 from .dialect import SQLITE, Dialect
 from .fact_row import FACT_COLUMNS, Fact, Promotion, check_id, content_key
+from .forgotten import ForgottenTest, admit
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
 
 log = logging.getLogger(__name__)
@@ -70,6 +72,16 @@ FROM memoria_persona WHERE {profile} = ?
 """
 
 
+class RenderState(NamedTuple):
+    """What a render reads before the facts: the change counter it renders under, the newest working memory's
+    rowid, how many rows the profile has (broken ones included), and whether it ever forgot a fact."""
+
+    generation: int
+    watermark: int
+    rows: int
+    forgot: bool
+
+
 class PersonaStore(Database):
     """Store operations on ``memoria_persona``, scoped to one profile (``session``); see :class:`Database`."""
 
@@ -110,14 +122,15 @@ class PersonaStore(Database):
         """Every fact of the profile as a row ready to become a render's fact (:func:`persona_sql`)."""
         return conn.execute(persona_sql(self.dialect), (now, self.profile))
 
-    def render_state(self, conn: Connection) -> tuple[int, int, int]:
-        """(the profile's change counter, the newest working memory's rowid, the profile's rows, broken ones
-        included), in one statement."""
+    def render_state(self, conn: Connection) -> RenderState:
+        """What a render reads before the facts, in one statement (see :class:`RenderState`)."""
         row = conn.execute(
             "SELECT COALESCE((SELECT generation FROM persona_state WHERE session_id = ?), 0), "
             "COALESCE((SELECT MAX(rowid) FROM working_memory), 0), "
-            "(SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?)", (self.profile, self.profile)).fetchone()
-        return int(row[0]), int(row[1]), int(row[2])
+            "(SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?), "
+            "EXISTS (SELECT 1 FROM persona_forgotten WHERE profile = ?)",
+            (self.profile, self.profile, self.profile)).fetchone()
+        return RenderState(int(row[0]), int(row[1]), int(row[2]), bool(row[3]))
 
     def retention_rows(self, now: str) -> Sequence[Any]:
         """(id, tier, confidence, reinforcements, age in days) of every fact retention may act on, by id.
@@ -190,7 +203,6 @@ class PersonaStore(Database):
                 return Promotion(self.get(existing), created=False)
             if tombstoned and not force:
                 raise InputError(f"memory {memory_id} was demoted; pass --force to promote it again")
-            self._refuse_forgotten(conn, content if isinstance(content, str) else None, memory_id, force)
             if content is None:
                 mine = f" filed under profile {self.profile!r}" if self.memory_scope == "profile" else ""
                 raise NotFoundError(f"no memory with id {memory_id}{mine} in working_memory or episodic_memory")
@@ -199,7 +211,7 @@ class PersonaStore(Database):
             content = check_text(f"memory {memory_id}", content, self.max_fact_chars, setting="store.max_fact_chars")
             topic = metadata_topic(metadata) or self._linked_topic(conn, memory_id)
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=0.7, source=memory_id,
-                                   reason=reason)
+                                   reason=reason, force=force)
         return Promotion(fact, created=True)
 
     def add(
@@ -231,10 +243,8 @@ class PersonaStore(Database):
                 return Promotion(Fact(**dict(existing)), created=False)
             if not force and self.is_tombstoned(key):
                 raise InputError("that fact was demoted; pass --force to add it again")
-            self._refuse_forgotten(conn, content, key, force)
-            fact = self.insert_row(
-                conn, tier=tier, topic=topic, content=content, confidence=confidence, source=key, reason=reason
-            )
+            fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=confidence, source=key,
+                                   reason=reason, force=force)
             superseded, flagged = supersede.detect(self, conn, fact)
         return Promotion(fact, created=True, superseded=superseded, flagged=flagged)
 
@@ -260,9 +270,9 @@ class PersonaStore(Database):
         return self.get(persona_id)
 
     def replace(self, target: int | str, content: str, *, topic: str | None = None, tier: str | None = None,
-                reason: str | None = None) -> supersede.Replacement:
+                reason: str | None = None, force: bool = False) -> supersede.Replacement:
         """Supersede a fact (an id, or a piece of text only it contains) with ``content``; see :mod:`.supersede`."""
-        return supersede.replace(self, target, content, topic=topic, tier=tier, reason=reason)
+        return supersede.replace(self, target, content, topic=topic, tier=tier, reason=reason, force=force)
 
     def undo_replace(self, persona_id: int) -> supersede.Restoration:
         """Undo the supersession through ``persona_id`` (the replacement, or a fact it replaced)."""
@@ -288,8 +298,15 @@ class PersonaStore(Database):
         confidence: float,
         source: str | None,
         reason: str | None,
+        force: bool = False,
+        forgotten: ForgottenTest | None = None,
     ) -> Fact:
-        """Insert a fact (inside the caller's transaction) and return it as stored."""
+        """Insert a fact (inside the caller's transaction) and return it as stored.
+
+        Forgotten text (or a forgotten source memory) is refused here, for every way in, unless ``force``;
+        ``forgotten`` is a test the caller already read (an import's, for all its rows).
+        """
+        admit(self, conn, content, source, force=force, test=forgotten)
         now = self.now()
         row = conn.execute(
             "INSERT INTO memoria_persona (session_id, tier, topic, content, confidence, source_memory_id, "
@@ -300,10 +317,11 @@ class PersonaStore(Database):
         return Fact(**dict(row))
 
     def bury(self, conn: Connection, fact: Fact, reason: str) -> None:
-        """Tombstone then delete; the caller's transaction makes the pair atomic."""
-        conn.execute(
+        """Tombstone then delete; the caller's transaction makes the pair atomic. The fact's birth keeps its
+        tombstone, so a forget by the fact's own id still finds it."""
+        tombstone = conn.execute(
             "INSERT INTO memoria_preferences (session_id, preference, topic, evolution, context_snippet, "
-            "source_memory_id) VALUES (?, ?, ?, ?, ?, ?)",
+            "source_memory_id) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 fact.session_id,
                 tombstone_text(fact.tier, fact.content),
@@ -312,19 +330,10 @@ class PersonaStore(Database):
                 reason,
                 fact.source_memory_id,
             ),
-        )
+        ).fetchone()
+        link_tombstone(conn, self.profile, fact.id, int(tombstone[0]))
         conn.execute("DELETE FROM memoria_persona WHERE id = ?", (fact.id,))
         conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (fact.id,))
-
-    def _refuse_forgotten(self, conn: Connection, text: str | None, memory_id: str, force: bool) -> None:
-        """A forgotten fact is never taken in again by itself; ``force`` (the user, on purpose) takes it back."""
-        from .forgotten import is_forgotten, unforget
-
-        if not is_forgotten(self, conn, text=text, memory_id=memory_id):
-            return
-        if not force:
-            raise InputError("that fact was forgotten (persona forget); pass --force to add it again")
-        unforget(self, conn, text=text, memory_id=memory_id)
 
     def all_ids(self, conn: Connection) -> Sequence[int]:
         """Every fact id of the profile, broken rows included."""

@@ -33,11 +33,12 @@ from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from ..config.files import parse_yaml_file, read_yaml_text
-from ..errors import ConfigError, FactsFileError, InputError
+from ..errors import ConfigError, FactsFileError, ForgottenError, InputError
 from ..tiers import Tier
 from . import supersede
 from .fact_row import FACT_COLUMNS, Fact, content_key
 from .facts import TOMBSTONE_MARK, PersonaStore
+from .forgotten import ForgottenTest, admit, forgotten_test
 from .validation import MAX_TOPIC_CHARS, check_text
 
 __all__ = ["FactEntry", "ImportReport", "import_facts", "read_facts_file"]
@@ -184,10 +185,20 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
     report = ImportReport(file=origin)
     with store.transaction() as conn:  # every decision below reads inside the transaction that writes it
         known = Known.load(store, conn)
-        kept = [_apply(store, conn, known, entry, origin, report, force) for entry in entries]
+        kept = [_apply_entry(path, index, store, conn, known, entry, origin, report, force)
+                for index, entry in enumerate(entries)]
         if prune:
             _prune(store, conn, origin, {fact_id for fact_id in kept if fact_id is not None}, report)
     return report
+
+
+def _apply_entry(path: Path, index: int, store: PersonaStore, conn: Any, known: Known, entry: FactEntry, origin: str,
+                 report: ImportReport, force: bool) -> int | None:
+    """:func:`_apply`; a forgotten fact it would take in again fails the whole import, naming the entry."""
+    try:
+        return _apply(store, conn, known, entry, origin, report, force)
+    except ForgottenError as error:
+        raise FactsFileError(f"{path}: fact #{index + 1}: {error}; nothing was imported") from None
 
 
 @dataclass
@@ -200,6 +211,7 @@ class Known:
     by_text: dict[tuple[str, str], Any]
     tombstoned: set[str]
     superseded: set[str]
+    forgotten: ForgottenTest
 
     @classmethod
     def load(cls, store: PersonaStore, conn: Any) -> Known:
@@ -215,7 +227,7 @@ class Known:
             "SELECT source_memory_id FROM memoria_preferences WHERE session_id = ? AND evolution = ?",
             (store.profile, TOMBSTONE_MARK))}
         return cls({int(row["id"]): row for row in rows}, by_key, by_text, tombstoned,
-                   supersede.superseded_keys(conn, store.profile))
+                   supersede.superseded_keys(conn, store.profile), forgotten_test(store, conn))
 
     def find(self, entry: FactEntry) -> Any:
         found = [row for row in (self.by_key.get(entry.identity), self.by_text.get((entry.topic, entry.content)))
@@ -228,7 +240,7 @@ def _apply(store: PersonaStore, conn: Any, known: Known, entry: FactEntry, origi
     """Bring one entry in; the id of its fact (None: skipped)."""
     fact_id: int | None
     if entry.id is not None and entry.id in known.by_id:
-        fact_id = _apply_by_id(store, conn, known.by_id[entry.id], entry, report)
+        fact_id = _apply_by_id(store, conn, known, known.by_id[entry.id], entry, report, force)
     else:
         fact_id = _apply_by_text(store, conn, known, entry, origin, report, force)
     if fact_id is not None and entry.key is not None:
@@ -238,7 +250,8 @@ def _apply(store: PersonaStore, conn: Any, known: Known, entry: FactEntry, origi
     return fact_id
 
 
-def _apply_by_id(store: PersonaStore, conn: Any, row: Any, entry: FactEntry, report: ImportReport) -> int:
+def _apply_by_id(store: PersonaStore, conn: Any, known: Known, row: Any, entry: FactEntry, report: ImportReport,
+                 force: bool) -> int:
     """An exported fact: the file says what the row is, text included (an edit in an editor is an update)."""
     count: int = row["reinforcement_count"] if entry.reinforcement_count is None else entry.reinforcement_count
     declared = (entry.topic, entry.content, entry.tier, entry.confidence, entry.reason, count)
@@ -249,6 +262,8 @@ def _apply_by_id(store: PersonaStore, conn: Any, row: Any, entry: FactEntry, rep
     source = row["source_memory_id"]
     if source is None or str(source).startswith("import:"):  # a text identity follows the text; a memory id stays
         source = entry.identity
+    if entry.content != row["content"]:
+        admit(store, conn, entry.content, None, force=force, test=known.forgotten)
     conn.execute("UPDATE memoria_persona SET topic = ?, content = ?, tier = ?, confidence = ?, promotion_reason = ?, "
                  "reinforcement_count = ?, source_memory_id = ? WHERE id = ? AND session_id = ?",
                  (*declared, source, row["id"], store.profile))
@@ -267,7 +282,8 @@ def _apply_by_text(store: PersonaStore, conn: Any, known: Known, entry: FactEntr
         if entry.key is None and entry.id is None and entry.identity in known.superseded:
             return None  # a superseded fact is not brought back by the file it came from
         fact_id = store.insert_row(conn, tier=entry.tier, topic=entry.topic, content=entry.content,
-                                   confidence=entry.confidence, source=entry.identity, reason=entry.reason).id
+                                   confidence=entry.confidence, source=entry.identity, reason=entry.reason,
+                                   force=force, forgotten=known.forgotten).id
         if entry.reinforcement_count:
             conn.execute("UPDATE memoria_persona SET reinforcement_count = ? WHERE id = ?",
                          (entry.reinforcement_count, fact_id))

@@ -19,10 +19,13 @@ import hmac
 import secrets
 from collections.abc import Callable, Iterable
 
+from ..errors import ForgottenError
 from .backend import Connection
 from .database import Database
 
 SECRET_BYTES = 32
+ForgottenTest = Callable[[str | None, str | None], bool]
+REFUSED = "that fact was forgotten (persona forget); pass --force to take it in again"
 
 
 def fold(text: str) -> str:
@@ -67,7 +70,7 @@ def erasures(store: Database) -> int:
     return 0 if row is None else int(row[0])
 
 
-def forgotten_test(store: Database, conn: Connection) -> Callable[[str | None, str | None], bool]:
+def forgotten_test(store: Database, conn: Connection) -> ForgottenTest:
     """A test of (text, memory id): was either forgotten in this profile? One query, then pure hashing."""
     rows = conn.execute("SELECT digest FROM persona_forgotten WHERE profile = ?", (store.profile,)).fetchall()
     known = {str(row[0]) for row in rows}
@@ -79,6 +82,18 @@ def forgotten_test(store: Database, conn: Connection) -> Callable[[str | None, s
         return bool(known.intersection(digests(key, texts=[text] if text else [], memory_ids=[memory_id])))
 
     return test
+
+
+def admit(store: Database, conn: Connection, text: str | None, memory_id: str | None, *, force: bool,
+          test: ForgottenTest | None = None) -> None:
+    """Let ``text`` (and its source memory) into the profile's persona: ForgottenError when either was forgotten,
+    unless ``force`` (the user, on purpose), which takes it back and drops its hashes. Every way a fact's text
+    comes in passes here; ``test`` is a :func:`forgotten_test` the caller already read, for many texts at once."""
+    if not (test or forgotten_test(store, conn))(text, memory_id):
+        return
+    if not force:
+        raise ForgottenError(REFUSED)
+    unforget(store, conn, text=text, memory_id=memory_id)
 
 
 def is_forgotten(store: Database, conn: Connection, *, text: str | None = None, memory_id: str | None = None) -> bool:

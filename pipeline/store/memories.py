@@ -64,13 +64,24 @@ WHERE m.session_id = ? AND m.source IN ({marks}) AND m.importance >= ? AND TRIM(
 """
 
 
-def delete_tombstones(conn: Connection, profile: str, needles: set[str] | None, memory_ids: set[str]) -> list[Any]:
-    """Delete the tombstones we wrote for the profile that hold any of ``needles`` or name one of ``memory_ids``
-    (every one for None); returns (text, memory id) of each, for their hashes."""
-    rows = conn.execute("SELECT id, preference, source_memory_id FROM memoria_preferences WHERE session_id = ? "
-                        "AND evolution = ?", (profile, TOMBSTONE_MARK)).fetchall()
-    gone = [row for row in rows if needles is None or row[2] in memory_ids
-            or any(needle in str(row[1]) for needle in needles)]
-    for row in gone:
-        conn.execute("DELETE FROM memoria_preferences WHERE id = ?", (row[0],))
-    return [(str(row[1]).partition("] ")[2] or str(row[1]), row[2]) for row in gone]
+# A tombstone: ours (persona_tombstone), or one Mnemosyne's own demote wrote ("demoted" or "demoted: REASON").
+IS_TOMBSTONE = f"(evolution = '{TOMBSTONE_MARK}' OR evolution = 'demoted' OR evolution LIKE 'demoted: %')"
+
+
+def every_tombstone(conn: Connection, profile: str) -> list[tuple[int, str, Any]]:
+    """(id, text, source) of every tombstone of the profile, whoever demoted it; the text is the fact's own."""
+    rows = conn.execute(f"SELECT id, preference, source_memory_id FROM memoria_preferences WHERE session_id = ? "
+                        f"AND {IS_TOMBSTONE} ORDER BY id", (profile,)).fetchall()
+    return [(int(row[0]), tombstoned_text(row[1]), row[2]) for row in rows]
+
+
+def tombstoned_text(preference: Any) -> str:
+    """The fact's text in a tombstone's ``[demoted from TIER] TEXT``."""
+    text = str(preference)
+    return text.partition("] ")[2] if text.startswith("[demoted from ") else text
+
+
+def delete_tombstones(conn: Connection, ids: Sequence[int]) -> None:
+    """Delete these tombstones (inside the caller's transaction)."""
+    for tombstone_id in ids:
+        conn.execute("DELETE FROM memoria_preferences WHERE id = ?", (tombstone_id,))

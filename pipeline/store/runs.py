@@ -115,6 +115,15 @@ def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:
     return [dict(row) for row in rows]
 
 
+def paths_written_since(store: PersonaStore, generation: int) -> list[Path]:
+    """Every file the profile's renders wrote from store generation ``generation`` on (blocks excluded)."""
+    with store.read() as conn:
+        rows = conn.execute("SELECT DISTINCT path FROM persona_runs WHERE session_id = ? AND generation >= ? AND "
+                            "outcome = 'written' AND path NOT LIKE 'store:%' ORDER BY path",
+                            (store.profile, generation)).fetchall()
+    return [Path(str(row[0])) for row in rows]
+
+
 def delete_profile_runs(store: PersonaStore, conn: Connection) -> int:
     """Delete every run record of the profile (inside the caller's transaction)."""
     return int(conn.execute("DELETE FROM persona_runs WHERE session_id = ?", (store.profile,)).rowcount)

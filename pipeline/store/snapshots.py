@@ -152,17 +152,9 @@ def prune_snapshots(store: PersonaStore, *, before: str) -> int:
                                 (store.profile, before)).rowcount)
 
 
-def delete_holding(store: PersonaStore, conn: Connection, needles: set[str]) -> int:
-    """Delete the profile's snapshots whose text holds any of ``needles`` (inside the caller's transaction)."""
-    rows = conn.execute("SELECT session_id, target, text FROM persona_snapshots WHERE profile = ?",
-                        (store.profile,)).fetchall()
-    gone = [(row[0], row[1]) for row in rows if any(needle in str(row[2]) for needle in needles)]
-    for session_id, target in gone:
-        conn.execute("DELETE FROM persona_snapshots WHERE profile = ? AND session_id = ? AND target = ?",
-                     (store.profile, session_id, target))
-    return len(gone)
-
-
-def delete_profile_snapshots(store: PersonaStore, conn: Connection) -> int:
-    """Delete every snapshot of the profile (inside the caller's transaction)."""
-    return int(conn.execute("DELETE FROM persona_snapshots WHERE profile = ?", (store.profile,)).rowcount)
+def delete_snapshots_since(store: PersonaStore, conn: Connection, generation: int) -> int:
+    """Delete the profile's snapshots recorded at or after store generation ``generation`` (inside the caller's
+    transaction); one from before store generations were recorded counts as recorded now. Its session takes the
+    persona as it is at its next request."""
+    return int(conn.execute("DELETE FROM persona_snapshots WHERE profile = ? AND (store_generation IS NULL OR "
+                            "store_generation >= ?)", (store.profile, generation)).rowcount)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError, NotFoundError
 from .backend import Connection
 from .fact_row import FACT_COLUMNS, Fact, check_id, content_key
+from .forgotten import admit, forgotten_test
 from .supersede_rules import judge
 from .validation import MAX_TOPIC_CHARS, check_text, check_tier
 
@@ -66,8 +67,9 @@ class Link:
 
 
 def replace(store: PersonaStore, target: int | str, content: str, *, topic: str | None = None,
-            tier: str | None = None, reason: str | None = None) -> Replacement:
-    """Supersede the fact ``target`` (an id, or a unique piece of its text) with ``content``, in one transaction."""
+            tier: str | None = None, reason: str | None = None, force: bool = False) -> Replacement:
+    """Supersede the fact ``target`` (an id, or a unique piece of its text) with ``content``, in one transaction.
+    Forgotten text is refused unless ``force``."""
     content = check_text("content", content, store.max_fact_chars, setting="store.max_fact_chars")
     topic = None if topic is None else check_text("topic", topic, MAX_TOPIC_CHARS)
     tier = None if tier is None else check_tier(tier)
@@ -78,7 +80,7 @@ def replace(store: PersonaStore, target: int | str, content: str, *, topic: str 
             raise InputError(f"fact #{old.id} already says that; nothing to replace")
         new = _existing(store, conn, topic, content) or store.insert_row(
             conn, tier=tier, topic=topic, content=content, confidence=old.confidence,
-            source=content_key(topic, content), reason=reason or old.promotion_reason)
+            source=content_key(topic, content), reason=reason or old.promotion_reason, force=force)
         supersede(store, conn, old, new, "replaced")
     return Replacement(old, new)
 
@@ -143,7 +145,9 @@ def _replacement_of(store: PersonaStore, conn: Connection, persona_id: int) -> F
 
 def _restore(store: PersonaStore, conn: Connection, replacement_id: int) -> tuple[Fact, ...]:
     rows = _superseded(store, conn, "superseded_by = ?", replacement_id)
+    forgotten = forgotten_test(store, conn)
     for row in rows:
+        admit(store, conn, row["content"], row["source_memory_id"], force=False, test=forgotten)
         conn.execute(f"INSERT INTO memoria_persona ({FACT_COLUMNS}) SELECT {FACT_COLUMNS} FROM persona_superseded "
                      "WHERE id = ? AND session_id = ?", (row["id"], store.profile))
         conn.execute("DELETE FROM persona_superseded WHERE id = ? AND session_id = ?", (row["id"], store.profile))
@@ -186,10 +190,15 @@ def _link(store: PersonaStore, conn: Connection, fact_id: int) -> Link | None:
     return None if fact is None else Link(fact_id, fact.topic, fact.content, True, None, None, None)
 
 
+def lineage_ids(store: PersonaStore, conn: Connection, ids: set[int]) -> set[int]:
+    """Every fact, current or superseded, in the supersession chains through ``ids``."""
+    return set().union(*(_chain(store, conn, fact_id) for fact_id in ids)) if ids else set()
+
+
 def forget_lineage(store: PersonaStore, conn: Connection, ids: list[int]) -> list[tuple[str, str | None]]:
     """Remove every version in the chains through ``ids`` (caller's transaction), with their slots and flags;
     return the (text, source) of each removed superseded version, so its hash is kept as the fact's is."""
-    chain = set().union(*(_chain(store, conn, fact_id) for fact_id in ids)) if ids else set()
+    chain = lineage_ids(store, conn, set(ids))
     gone: list[tuple[str, str | None]] = []
     for fact_id in sorted(chain):
         for row in _superseded(store, conn, "id = ?", fact_id):

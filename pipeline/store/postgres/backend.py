@@ -280,13 +280,14 @@ class PostgresBackend:
     def secure_delete(self, conn: Connection, on: bool) -> None:
         """Nothing to switch: the server's dead row versions are removed by :meth:`scrub`."""
 
-    def scrub(self, store: Database, tables: list[str]) -> None:
+    def scrub(self, store: Database, tables: list[str]) -> bool:
         """After a forget: VACUUM the tables it touched (outside any transaction, as VACUUM must run), so
         the dead row versions holding the text are removed from the tables' pages and no snapshot can read
         them. (The server's WAL and base backups are its operator's to expire.)"""
         with store.read() as conn:
             for table in tables:
                 conn.execute(f"VACUUM {table}")
+        return True
 
     # -- errors -----------------------------------------------------------
 

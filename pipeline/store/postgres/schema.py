@@ -242,6 +242,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             profile TEXT NOT NULL,
             persona_id BIGINT NOT NULL,
             generation BIGINT NOT NULL,
+            tombstone BIGINT,
             PRIMARY KEY (profile, persona_id)
         )""",
         *TRIGGERS,

@@ -153,15 +153,17 @@ class SqliteBackend:
         """Deleted content is overwritten with zeros (secure_delete), not left in free pages."""
         conn.execute(f"PRAGMA secure_delete = {'ON' if on else 'OFF'}")
 
-    def scrub(self, store: Database, tables: list[str]) -> None:
+    def scrub(self, store: Database, tables: list[str]) -> bool:
         """After a forget: rebuild the file (VACUUM copies live rows only, so no free page or freed cell keeps
-        an older version of a row), then checkpoint the write-ahead log and truncate it to nothing."""
+        an older version of a row), then checkpoint the write-ahead log and truncate it to nothing. False when
+        a reader kept the log from being emptied (its frames may still hold the old rows)."""
         with store.read() as conn:
             conn.execute("VACUUM")
             busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy:  # a reader held the log: its frames are copied but the file could not be emptied yet
-            log.warning("database %s: a reader kept the write-ahead log from being truncated after a forget; "
-                        "run `persona forget` again once it is idle", self.label)
+        if busy:
+            log.warning("database %s: a reader kept the write-ahead log from being emptied after a forget, so it "
+                        "may still hold the forgotten text; run `persona scrub` once it is idle", self.label)
+        return not busy
 
     @contextmanager
     def errors(self) -> Iterator[None]:

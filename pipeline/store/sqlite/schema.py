@@ -283,6 +283,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             profile TEXT NOT NULL,
             persona_id INTEGER NOT NULL,
             generation INTEGER NOT NULL,
+            tombstone INTEGER,
             PRIMARY KEY (profile, persona_id)
         )""",
         *TRIGGERS,

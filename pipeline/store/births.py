@@ -1,0 +1,48 @@
+"""The ``persona_births`` table: the generation each fact of a profile was born in, and the tombstone it left.
+
+The triggers on ``memoria_persona`` write a birth for every fact any tool adds
+(see the schemas' ``TRIGGERS``); the earliest one stays, so a fact that left
+and came back (an undone replace) keeps the generation it first appeared in.
+A forget drops everything rendered from that generation on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from .backend import Connection
+
+
+def earliest_birth(conn: Connection, profile: str, ids: Collection[int]) -> int:
+    """The first generation that held any of ``ids`` (0 when one of them was born before births were kept)."""
+    if not ids:
+        return 0
+    rows = conn.execute(f"SELECT generation FROM persona_births WHERE profile = ? AND persona_id IN ({_marks(ids)})",
+                        (profile, *sorted(ids))).fetchall()
+    return min(int(row[0]) for row in rows) if len(rows) == len(ids) else 0
+
+
+def link_tombstone(conn: Connection, profile: str, persona_id: int, tombstone_id: int) -> None:
+    """The fact's demote left this tombstone: a forget by the fact's id finds it."""
+    conn.execute("UPDATE persona_births SET tombstone = ? WHERE profile = ? AND persona_id = ?",
+                 (tombstone_id, profile, persona_id))
+
+
+def tombstone_of(conn: Connection, profile: str, persona_id: int) -> int | None:
+    """The tombstone a demoted fact left, if its demote recorded one."""
+    row = conn.execute("SELECT tombstone FROM persona_births WHERE profile = ? AND persona_id = ?",
+                       (profile, persona_id)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def delete_births(conn: Connection, profile: str, ids: Collection[int] | None) -> None:
+    """Forget when the facts ``ids`` were born (every fact of the profile for None)."""
+    if ids is None:
+        conn.execute("DELETE FROM persona_births WHERE profile = ?", (profile,))
+    elif ids:
+        conn.execute(f"DELETE FROM persona_births WHERE profile = ? AND persona_id IN ({_marks(ids)})",
+                     (profile, *sorted(ids)))
+
+
+def _marks(ids: Collection[int]) -> str:
+    return ", ".join("?" for _ in ids)
