@@ -37,6 +37,7 @@ from .hermes_request import (
     message_digests,
     summary_is_last,
     with_system_text,
+    without_tools,
 )
 from .hermes_state import (
     Caller,
@@ -87,15 +88,18 @@ class PersonaPlugin:
             if not isinstance(request, dict):
                 return None
             api_mode = context.get("api_mode") or None
+            session_id = str(context.get("session_id") or "")
             if context.get("platform") == "subagent":  # delegate_task's child: its tools are read-only
                 with self.state.lock:
-                    self.state.subagents.put((current_home(), str(context.get("session_id") or "")), True)
-            with_system_text(request, "", api_mode)  # a shape we cannot change is left alone, before any I/O
+                    self.state.subagents.put((current_home(), session_id), True)
+            offered = self._offered(request, session_id)
+            with_system_text(offered, "", api_mode)  # a shape we cannot change is left alone, before any I/O
             profile = self._profile()
-            text = self.persona(profile, str(context.get("session_id") or ""), request)
+            text = self.persona(profile, session_id, offered)
             block = appendix(profile.snapshots.settings.injection.header, text)
-            changed = with_persona_once(request, text, block, api_mode, profile.snapshots.target.path)
-            return None if changed is None else {"request": changed}
+            changed = with_persona_once(offered, text, block, api_mode, profile.snapshots.target.path)
+            final = changed if changed is not None else offered
+            return None if final is request else {"request": final}
         except UnknownShape as error:
             self._shapes.warn(f"persona plugin: {error}; requests of this shape are sent without the persona")
             return None
@@ -106,6 +110,13 @@ class PersonaPlugin:
             self._problems.warn(f"persona plugin: could not add the persona: {type(error).__name__}: {error}")
             log.debug("persona plugin traceback", exc_info=True)
             return None
+
+    def _offered(self, request: dict[str, Any], session_id: str) -> dict[str, Any]:
+        """The request a subagent or the background review sends offers none of the persona's write tools: they
+        may read the persona, never change it (their calls would be refused anyway; now they are not tempted)."""
+        if not self._read_only(current_home(), session_id):
+            return request
+        return without_tools(request, WRITE_TOOLS) or request
 
     def persona(self, profile: Profile, session_id: str, request: dict[str, Any]) -> str:
         """The session's persona for ``request``. Once a session has a persona it keeps it, whatever the store

@@ -261,3 +261,28 @@ def _changed(content: Any, change: Callable[[str], str | None]) -> Any:
             if text is not None:
                 return [*content[:index], {**block, "text": text}, *content[index + 1:]]
     return None
+
+
+# -- the tools a request offers ------------------------------------------------------
+
+
+def without_tools(request: dict[str, Any], names: frozenset[str]) -> dict[str, Any] | None:
+    """``request`` offering none of the tools ``names``, in every API mode's shape (``tools`` entries named by
+    ``function.name``, ``name`` or ``toolSpec.name``; Bedrock's under ``toolConfig``); None when it offers none."""
+    tools, config = request.get("tools"), request.get("toolConfig")
+    if isinstance(tools, list):
+        kept = [tool for tool in tools if _tool_name(tool) not in names]
+        return None if len(kept) == len(tools) else {**request, "tools": kept}
+    if isinstance(config, dict) and isinstance(config.get("tools"), list):
+        kept = [tool for tool in config["tools"] if _tool_name(tool) not in names]
+        return None if len(kept) == len(config["tools"]) else {**request, "toolConfig": {**config, "tools": kept}}
+    return None
+
+
+def _tool_name(tool: Any) -> Any:
+    if not isinstance(tool, dict):
+        return None
+    for holder in (tool.get("function"), tool.get("toolSpec"), tool):
+        if isinstance(holder, dict) and isinstance(holder.get("name"), str):
+            return holder["name"]
+    return None

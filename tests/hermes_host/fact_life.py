@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import socket
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ NOW = "Uses pnpm for JavaScript packages now."
 SECRET = "The user's therapist is Dr. Ortiz."
 ADDED = "Writes commit messages in English."
 CHILD = "A subagent wrote this fact."
+PROMOTED = "Prefers green tea in the afternoon."  # a memory Mnemosyne's own tool promotes
 CALLS = itertools.count(1)  # tool call ids unique across the whole scenario, compactions included
 
 
@@ -73,6 +75,16 @@ def child_answer(record: Record, before: int, wait_s: float = 60) -> tuple[str, 
     return None
 
 
+def child_tools(requests: list[dict[str, Any]]) -> list[str] | None:
+    """The tools the delegate_task child's first request offered its model (None if no child request came)."""
+    for request in requests:
+        messages = request["body"].get("messages") or []
+        first_user = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+        if "CHILD-ADD" in first_user and not first_user.startswith("TOOL "):
+            return [tool["function"]["name"] for tool in request["body"].get("tools") or []]
+    return None
+
+
 def tool_turn(session: CLISession, record: Record, label: str, name: str, args: dict[str, Any]) -> None:
     before = len(record.server.chat_requests())
     session.turn(f"TOOL {name} {json.dumps(args)}")
@@ -108,6 +120,7 @@ def life(session: CLISession, record: Record) -> None:
     before = len(record.server.chat_requests())
     session.turn('TOOL delegate_task {"goal": "CHILD-ADD: note the user\'s habit", "context": "none"}')
     record.note("child_add", child_answer(record, before))
+    record.note("child_tools", child_tools(record.server.chat_requests()[before:]))
     new_session(session, record, "new_session")
     record.note("facts", [fact["content"] for fact in json.loads(persona(home, "list", "--json"))])
 
@@ -149,10 +162,36 @@ def mnemosyne_persona(server: FakeLLM, root: Path) -> Record:
     return run_life(*seeded(server, root, install=(), mnemosyne=True, mnemosyne_persona=True), root)
 
 
+def mnemosyne_tools(server: FakeLLM, root: Path) -> Record:
+    """Mnemosyne's own mnemosyne_persona_promote / _demote, called by the model beside our plugin, write
+    memoria_persona directly: their facts reach the prompt at the next compaction and in a new session."""
+    home, record = seeded(server, root, install=(), mnemosyne=True)
+    session = CLISession(home, capture_stdout=str(root / "hermes_stdout.txt"))
+    try:
+        session.turn("hello")
+        record.prompt("first")
+        database = home.home / "mnemosyne" / "data" / "mnemosyne.db"
+        with sqlite3.connect(database) as conn:  # a memory Mnemosyne keeps, as its own tools expect one
+            conn.execute("INSERT INTO working_memory (id, content, session_id) VALUES ('wm-tea', ?, 'default')",
+                         (PROMOTED,))
+        tool_turn(session, record, "promote", "mnemosyne_persona_promote", {"memory_id": "wm-tea"})
+        compact(session, record, "after_promote_compress")
+        new_session(session, record, "after_promote_new_session")
+        tool_turn(session, record, "demote", "mnemosyne_persona_demote", {"persona_id": fact_id(home, KEPT)})
+        compact(session, record, "after_demote_compress")
+        new_session(session, record, "after_demote_new_session")
+        record.note("facts", [fact["content"] for fact in json.loads(persona(home, "list", "--json"))])
+    finally:
+        session.close()
+    finish(record, session)
+    return record
+
+
 SCENARIOS: dict[str, Callable[[FakeLLM, Path], Record]] = {
     "life_beside_mnemosyne": beside_mnemosyne,
     "life_as_provider": as_provider,
     "life_mnemosyne_persona": mnemosyne_persona,
+    "mnemosyne_tools": mnemosyne_tools,
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .fact_life import ADDED, CHILD, KEPT, MOVED, NOW, SECRET
+from .fact_life import ADDED, CHILD, KEPT, MOVED, NOW, PROMOTED, SECRET
 from .test_real_hermes import REPO, isolated
 
 HEADER = "# L3 Persona (Active Behavioral Rules)"
@@ -91,10 +91,13 @@ def test_a_delegate_task_subagent_cannot_write_the_persona(life, mode):
     assert result["notes"]["child_add"] is not None  # the child really asked for persona_add
     answer = result["notes"]["child_add"][1]
     assert '"created"' not in answer
-    if mode == "life_as_provider":  # the provider offers a subagent no write tools at all
-        assert "does not exist" in answer
-    else:
-        assert json.loads(answer)["status"] == "error" and "may only read" in answer
+    # Neither the provider nor the plugin offers a subagent a write tool: Hermes refuses the call itself (or,
+    # where its dispatch still reaches ours, our handler refuses it).
+    assert "does not exist" in answer or (json.loads(answer)["status"] == "error" and "may only read" in answer)
+    offered = result["notes"]["child_tools"]
+    assert offered is not None and not {"persona_add", "persona_forget", "persona_replace"} & set(offered)
+    if mode != "life_as_provider":  # beside Mnemosyne the plugin still lets a child read the persona
+        assert "persona_list" in offered
     assert CHILD not in result["notes"]["facts"]
     assert set(result["notes"]["facts"]) == {KEPT, ADDED, NOW}
 
@@ -124,3 +127,16 @@ def test_the_other_user_never_appears_and_nothing_went_wrong(life, mode):
     assert all(BOB not in prompt for prompt in prompts)
     assert [p for p in result["problems"] if not p[0].startswith("hermes_memory_provider")] == []
     assert result["persona_warnings"] == [] and result["off_box"] == []
+
+
+def test_mnemosynes_own_promote_and_demote_reach_the_prompt_after_compress_and_in_a_new_session(life):
+    """Mnemosyne's tools write memoria_persona directly, beside ours: every writer is seen."""
+    result = life("mnemosyne_tools")
+    prompt, answer = result["notes"]["promote"]
+    assert json.loads(answer)["status"] == "ok" and PROMOTED not in prompt  # the session keeps its persona...
+    for label in ("after_promote_compress", "after_promote_new_session"):  # ...until the next compaction
+        assert PROMOTED in persona(result["prompts"][label]) and KEPT in persona(result["prompts"][label]), label
+    assert json.loads(result["notes"]["demote"][1])["status"] == "ok"
+    for label in ("after_demote_compress", "after_demote_new_session"):
+        assert KEPT not in persona(result["prompts"][label]) and PROMOTED in persona(result["prompts"][label]), label
+    assert KEPT not in result["notes"]["facts"] and PROMOTED in result["notes"]["facts"]

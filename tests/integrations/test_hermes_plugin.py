@@ -321,3 +321,56 @@ def test_a_refresh_that_succeeds_has_no_error_key(plugin):
     answer = json.loads(plugin._handler("persona_session_refresh")({}, session_id="s1"))
     assert answer["status"] == "ok" and "error" not in answer
     assert "whole number" in json.loads(plugin._handler("persona_reinforce")({"persona_id": True}))["error"]
+
+
+# -- what a subagent or the background review is offered -----------------------------------------------------------
+
+SHAPES = {  # the tools list of each API mode, as Hermes builds its request
+    "chat_completions": lambda names: {"tools": [{"type": "function", "function": {"name": n}} for n in names]},
+    "anthropic_messages": lambda names: {"system": "You are Hermes.", "tools": [{"name": n} for n in names]},
+    "codex_responses": lambda names: {"instructions": "You are Hermes.", "input": [],
+                                      "tools": [{"type": "function", "name": n} for n in names]},
+    "bedrock_converse": lambda names: {"system": [{"text": "You are Hermes."}],
+                                       "toolConfig": {"tools": [{"toolSpec": {"name": n}} for n in names]}},
+}
+OFFERED = ["terminal", "persona_list", "persona_add", "persona_forget", "persona_status", "persona_replace"]
+
+
+def offered(request: dict) -> list[str]:
+    tools = request.get("tools") or request.get("toolConfig", {}).get("tools", [])
+    return [(t.get("function") or t.get("toolSpec") or t)["name"] for t in tools]
+
+
+@pytest.mark.parametrize("api_mode", sorted(SHAPES))
+def test_a_subagent_is_offered_no_write_tool_in_any_api_mode(plugin, api_mode):
+    request = {"model": "m", "messages": [{"role": "user", "content": "task"}], **SHAPES[api_mode](OFFERED)}
+    if api_mode == "codex_responses":
+        request.pop("messages")
+    child = on_new_thread(lambda: plugin.on_llm_request(request=copy.deepcopy(request), session_id="child",
+                                                        api_mode=api_mode, platform="subagent"))
+    assert offered(child["request"]) == ["terminal", "persona_list", "persona_status"]
+    parent = on_new_thread(lambda: plugin.on_llm_request(request=copy.deepcopy(request), session_id="s1",
+                                                         api_mode=api_mode, platform="cli"))
+    assert offered(parent["request"]) == OFFERED  # the primary agent keeps every tool
+
+
+def test_the_background_review_is_offered_no_write_tool(plugin, monkeypatch):
+    """Hermes' review fork shares the parent's session; its turns run with the write origin background_review."""
+    import contextvars
+    import sys
+    import types
+
+    origin = contextvars.ContextVar("origin", default="foreground")
+    provenance = types.ModuleType("tools.skill_provenance")
+    provenance.get_current_write_origin = origin.get  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tools", types.ModuleType("tools"))
+    monkeypatch.setitem(sys.modules, "tools.skill_provenance", provenance)
+    request = {**chat(USER), **SHAPES["chat_completions"](OFFERED)}
+
+    def review() -> dict:  # on the review fork's own thread, where Hermes set the origin for its turn
+        origin.set("background_review")
+        return plugin.on_llm_request(request=copy.deepcopy(request), session_id="s1", api_mode="chat_completions")
+
+    reviewed = on_new_thread(lambda: contextvars.copy_context().run(review))
+    assert offered(reviewed["request"]) == ["terminal", "persona_list", "persona_status"]
+    assert offered(send(plugin, request)) == OFFERED
