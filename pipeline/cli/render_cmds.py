@@ -33,16 +33,19 @@ def render(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Render and report, but write nothing.")] = False,
     stdout: Annotated[bool, typer.Option("--stdout", help="Print the rendered text instead of writing.")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Print a diff against the file on disk.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Overwrite a file persona-tier did not write; a copy of it is kept beside it.")] = False,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Run the pipeline and write every target (or the named ones)."""
+    """Run the pipeline and write every target (or the named ones). A file persona-tier did not write is left
+    untouched, with a message on how to take it over."""
     from ..stages.runner import run_pipeline
 
     cli = state(ctx)
     settings = cli.settings()
     with cli.store(profile, readonly=dry_run or stdout) as store:
-        reports = run_pipeline(settings, store=store, targets=target, dry_run=dry_run or stdout)
+        reports = run_pipeline(settings, store=store, targets=target, dry_run=dry_run or stdout, overwrite=force)
     if as_json:
         emit_json([report.to_dict() | ({"text": report.text} if stdout else {}) for report in reports])
         return

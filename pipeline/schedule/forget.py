@@ -26,7 +26,7 @@ from ..render import prepared
 from ..render.sanitize import inline, xml
 from ..store import PersonaStore
 from ..store.erasure import Erasure, erase_profile, forget_fact
-from ..store.runs import paths_written_since
+from ..store.runs import paths_written_since, trim_runs
 from .tick import tick
 
 log = logging.getLogger(__name__)
@@ -64,9 +64,11 @@ def forget(settings: Settings, store: PersonaStore, persona_id: int | None = Non
 
 
 def erase(settings: Settings, store: PersonaStore) -> Forgotten:
-    """Erase everything the store's profile holds; its files are rendered again, empty of facts."""
+    """Erase everything the store's profile holds; its files are rendered again, empty of facts, and the run
+    records of the renders before go too."""
     facts = store.list()
     done = _rerender(settings, store, erase_profile(store))
+    done.erasure.runs += trim_runs(store)
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
     done.still_holding = _holding(settings, store, needles, [])
     return done

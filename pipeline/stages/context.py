@@ -29,10 +29,11 @@ class StageContext:
     cache: dict[str, Any] = field(default_factory=dict)  # per-run memo, e.g. the config fingerprint
     explain: bool = False  # stages also say where every fact went (persona explain); costs time
     _prepared: PreparedFacts | None = None
+    overwrite: bool = False  # replace a whole file persona-tier did not write (a copy of it is kept beside it)
 
     def for_target(self, target: ResolvedTarget) -> StageContext:
         return StageContext(self.settings, self.store, self.counter, self.clock, self.reason, self.dry_run,
-                            target, self.cache, self.explain, self.prepared)
+                            target, self.cache, self.explain, self.prepared, self.overwrite)
 
     @property
     def scope(self) -> prepared_facts.Scope:

@@ -25,6 +25,7 @@ from ..render.tokens import get_counter
 from ..store import PersonaStore
 from .context import StageContext
 from .fingerprint import config_hash
+from .ownership import foreign, refusal
 from .registry import StageOptions, StageSpec, get_stage
 
 
@@ -97,18 +98,22 @@ def run_pipeline(
     reason: str = "explicit",
     clock: Clock | None = None,
     explain: bool = False,
+    overwrite: bool = False,
 ) -> list[TargetReport]:
     """Render the named targets (default: all) and return one report per target.
 
-    With ``explain`` (and ``dry_run``), each report also says where every fact went.
+    With ``explain`` (and ``dry_run``), each report also says where every fact went. A whole file that is not a
+    render of ours is refused before anything is written (:class:`~.ownership.NotOurs`), unless ``overwrite``.
     """
     steps = plan(settings.pipeline)
     chosen = [resolve_target(settings, name, profile=store.profile) for name in (targets or list(settings.targets))]
     if not dry_run:
         for target in chosen:
             check_writable(settings, target, profile=store.profile)
+            if target.output == "file" and not overwrite and foreign(store, target.path) is not None:
+                raise refusal(target.path, target.name)
     ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run,
-                       explain=explain)
+                       explain=explain, overwrite=overwrite)
     if not dry_run:
         ctx.cache["config_hash"] = config_hash(settings)
     with _gc_paused():

@@ -15,6 +15,7 @@ from ..fs.write import atomic_write_text, ensure_private_dir, remove_stale_temps
 from ..render.model import CappedRender, TargetReport
 from ..store.blocks import StoredBlock, put_block, read_block
 from .context import StageContext
+from .ownership import foreign, keep_copy, refusal
 from .registry import StageOptions, stage
 from .run_report import dry_run, overtaken, record, report
 from .write_region import write_region_target
@@ -61,6 +62,13 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
     remove_stale_temps(path)
     previous = read_current(path)
     generation = capped.rendered.ranked.generation
+    if previous is not None and previous != capped.text:  # checked again under the lock: a save since the plan
+        theirs = foreign(ctx.store, path)
+        if theirs is not None and not ctx.overwrite:
+            raise refusal(path, capped.rendered.target.name)
+        if theirs is not None:
+            log.warning("target %s: %s was not written by persona-tier; its bytes are kept in %s",
+                        capped.rendered.target.name, path, keep_copy(path, theirs, ctx.clock))
     # The file is replaced inside the transaction that records the run: a database that cannot take
     # the record (locked, read-only) fails the render before the file changes. A run that changes
     # nothing records only that it looked, which need not wait for the disk.

@@ -59,8 +59,16 @@ def last_render(store: PersonaStore, path: Path) -> tuple[str, str] | None:
     return None if row is None else (str(row[0]), str(row[1]))
 
 
+def rendered_here(store: PersonaStore, path: Path, sha256: str) -> bool:
+    """Whether a render of ours (any profile's) put exactly these bytes into ``path``: the file is ours."""
+    with store.read() as conn:
+        return conn.execute("SELECT 1 FROM persona_runs WHERE path = ? AND sha256 = ? AND outcome != 'stale' LIMIT 1",
+                            (str(path), sha256)).fetchone() is not None
+
+
 def record_run(store: PersonaStore, run: RunRecord, *, keep: int = 0) -> None:
-    """Record a run; with ``keep``, delete the profile's runs older than its ``keep`` newest.
+    """Record a run; with ``keep``, delete the profile's runs older than its ``keep`` newest, but for each
+    file's newest run (what says the file is ours, and how new it is).
 
     The log would otherwise grow by a row per target per render forever (a million rows a year at
     10,000 users rendering daily). What the triggers and the stale check read is the newest runs.
@@ -76,8 +84,9 @@ def record_run(store: PersonaStore, run: RunRecord, *, keep: int = 0) -> None:
         )
         if keep:
             conn.execute("DELETE FROM persona_runs WHERE session_id = ? AND id <= (SELECT id FROM persona_runs "
-                         "WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
-                         (store.profile, store.profile, keep))
+                         "WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?) AND id NOT IN (SELECT MAX(id) "
+                         "FROM persona_runs WHERE session_id = ? GROUP BY path)",
+                         (store.profile, store.profile, keep, store.profile))
 
 
 def newest_generation(store: PersonaStore, path: Path) -> int | None:
@@ -124,6 +133,15 @@ def paths_written_since(store: PersonaStore, generation: int) -> list[Path]:
     return [Path(str(row[0])) for row in rows]
 
 
+def trim_runs(store: PersonaStore) -> int:
+    """:func:`delete_profile_runs` in a transaction of its own."""
+    with store.transaction() as conn:
+        return delete_profile_runs(store, conn)
+
+
 def delete_profile_runs(store: PersonaStore, conn: Connection) -> int:
-    """Delete every run record of the profile (inside the caller's transaction)."""
-    return int(conn.execute("DELETE FROM persona_runs WHERE session_id = ?", (store.profile,)).rowcount)
+    """Delete the profile's run records (inside the caller's transaction), but for each file's newest: a hash
+    and counts, no text, and what proves the file is ours, so the render after an erase may replace it."""
+    return int(conn.execute("DELETE FROM persona_runs WHERE session_id = ? AND id NOT IN (SELECT MAX(id) FROM "
+                            "persona_runs WHERE session_id = ? GROUP BY path)",
+                            (store.profile, store.profile)).rowcount)

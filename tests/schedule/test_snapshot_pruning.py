@@ -16,10 +16,12 @@ ALICE, BOB = "## style\n\n- Alice's rule.\n", "## style\n\n- Bob's rule.\n"
 
 
 def settings_of(database, tmp_path, profile, **overrides):
+    """Hand-written persona files (no trigger renders over them, so a tick here only prunes)."""
     write(tmp_path / "persona-alice.md", ALICE)
     write(tmp_path / "persona-bob.md", BOB)
     return local_settings(tmp_path, {"injection.mode": "session", "store.profile": profile,
-                                     "triggers.cold_start": False, **overrides},
+                                     "triggers.cold_start": False, "triggers.daily_sync": False,
+                                     "triggers.store_changed": False, **overrides},
                           database=database, persona="persona-{profile}.md")
 
 
@@ -89,7 +91,9 @@ def test_persona_tick_says_how_many_it_pruned(database, tmp_path):
         b.snapshot("s1")
     database.execute("UPDATE persona_snapshots SET used_at = '2020-01-01 00:00:00'")
     result = runner.invoke(app, ["--db", str(database.target), "--set",
-                                 f"injection.file={tmp_path / 'persona-{profile}.md'}", "tick", "--profile", "alice"])
+                                 f"injection.file={tmp_path / 'persona-{profile}.md'}", "--set",
+                                 "triggers.store_changed=false", "--set", "triggers.daily_sync=false",
+                                 "tick", "--profile", "alice"])
     assert result.exit_code == 0, result.output
     assert "pruned 2 session snapshots unused for 30 days" in result.stdout
     rows = database.execute("SELECT profile, session_id FROM persona_snapshots")

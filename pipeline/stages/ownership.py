@@ -1,0 +1,59 @@
+"""Whose file it is: a whole file persona-tier writes is replaced only when its bytes are a render of ours.
+
+A user may have written the file the target points at (the existing tier's
+documentation told its users to write ``~/.hermes/memory/persona.md``
+themselves), or edited our render by hand since. Replacing it would lose what
+they wrote, so a render leaves it untouched and says how to go on: import its
+facts and take it over (``persona adopt PATH``), point the target elsewhere,
+or overwrite it on purpose (``persona render --force``, which keeps a copy of
+the old bytes beside it). An empty file holds nothing to lose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from ..clock import Clock, utc_now
+from ..errors import StageError
+from ..fs.read import describe, read_regular_bytes
+from ..fs.write import atomic_write_bytes
+from ..store import PersonaStore
+from ..store.runs import rendered_here
+
+MAX_OURS_BYTES = 64 * 1024 * 1024  # far past any render's budget: a bigger file was never one of ours
+
+
+class NotOurs(StageError):
+    """A target's file holds bytes persona-tier did not write; it was left as it was."""
+
+
+def foreign(store: PersonaStore, path: Path) -> bytes | None:
+    """The file's bytes when persona-tier did not write them (no run put exactly these bytes there); None for
+    a file that is ours, empty or missing."""
+    try:
+        if os.stat(path).st_size > MAX_OURS_BYTES:
+            return b"(larger than any render)"
+        data = read_regular_bytes(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise StageError(f"cannot write persona file {path}: it {describe(error)}") from None
+    if not data or rendered_here(store, path, hashlib.sha256(data).hexdigest()):
+        return None
+    return data
+
+
+def refusal(path: Path, target: str) -> NotOurs:
+    return NotOurs(f"{path} holds text persona-tier did not write (it is not one of its renders), so it was left "
+                   f"untouched: import its facts and take it over with `persona adopt {path}`, point target "
+                   f"{target!r} elsewhere (targets.{target}.path), or overwrite it with `persona render --force`, "
+                   "which keeps a copy of it beside it")
+
+
+def keep_copy(path: Path, data: bytes, clock: Clock = utc_now) -> Path:
+    """A private copy of ``data`` beside ``path`` (``NAME.before-persona-tier-STAMP``), before it is overwritten."""
+    copy = path.with_name(f"{path.name}.before-persona-tier-{clock():%Y%m%dT%H%M%S}")
+    atomic_write_bytes(copy, data)
+    return copy
