@@ -18,12 +18,13 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    from pipeline import PersonaStore
+    from pipeline import PersonaStore, load_settings, run_pipeline
 
-    with PersonaStore(tmp_path / "m.db") as store:
-        store.list()
+    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db"),
+                                        "injection.file": str(tmp_path / "persona.md")})
+    with PersonaStore.from_settings(settings) as store:
+        run_pipeline(settings, store=store)  # the persona file exists, as a render of ours
     add_memory(tmp_path / "m.db", "m1", "Never force-push.", metadata='{"topic": "git"}')
-    write(tmp_path / "persona.md", "## git\n\n- Never force-push.\n")
     return tmp_path
 
 
