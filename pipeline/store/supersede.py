@@ -229,7 +229,7 @@ def detect(store: PersonaStore, conn: Connection, new: Fact) -> tuple[tuple[int,
                         f"AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile, new.topic, new.id))
     olds = [Fact(**dict(row)) for row in rows]
     scored = sorted(((verdict.strength, old) for old in olds if (verdict := judge(old.content, new.content))
-                     .supersedes), key=lambda pair: (-pair[0], pair[1].id))
+                     .proposes), key=lambda pair: (-pair[0], pair[1].id))
     if not scored:
         return (), ()
     clear = len(scored) == 1 or scored[0][0] > scored[1][0]
