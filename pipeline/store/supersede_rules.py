@@ -12,10 +12,11 @@ holds:
 
 and one of these does:
 
-- the new fact names the old value as left behind: "from X to Y", "instead of X", "not X", "was X", "stopped
-  X", or says the whole old fact no longer holds ("no longer uses Docker") - the *explicit* rules;
+- the new fact names the old value as left behind: "from X to Y", "instead of X", "..., not X", "was X",
+  "stopped X", or says the whole old fact no longer holds ("no longer uses Docker") - the *explicit* rules, which
+  need half the old fact's words in the new one, as the frame test does;
 - both name the same kind of subject, worded too differently for the next test: where the user lives, who they
-  work for, their diet, their address, a meeting's time;
+  work for, that they are vegetarian, vegan..., their address, a meeting's time;
 - the two texts describe the same frame and differ in one slot: at most one old word (two, after "switched to")
   replaced by at most two new ones, the verb kept, and the slot not what the value is for ("vim for Python" /
   "vim for Rust" is another purpose, not a change).
@@ -41,6 +42,7 @@ from .supersede_words import (
     LEADING,
     MULTI_VALUED,
     NEGATIONS,
+    NOT,
     PAST,
     PURPOSE,
     RELATIONS,
@@ -61,7 +63,7 @@ SUBJECTS = {
     "employer": (r"^(?:works?|arbeitet|arbeite|travaille|trabaja|trabajo|lavora|lavoro|trabalha|trabalho)\s+"
                  r"(?:at|for|bei|für|chez|pour|en|para|in|per|presso|na|no|em)\b", r"\bjoined\b"),
     "diet": (r"^(?:an? |eine? |une? )?(?:strict |strikte )?(?:vegetari|vegan|végétari|végan|pescatari|pescetari|"
-             r"pescétari|flexitari)", r"\b(?:diet|ernährung|régime|dieta)\b"),
+             r"pescétari|flexitari)", r"$^"),
     "address": (r"$^", r"\b(?:address|adresse|dirección|indirizzo|endereço)\b"),
 }
 MEETING = re.compile(r"\b(?:meeting|stand-?up|teammeeting|réunion|reunión|riunione|reunião|besprechung)\b.*\d")
@@ -110,7 +112,7 @@ def _judge(old: Text, new: Text) -> Verdict:
     if _relations(old) != _relations(new) or (old.words == new.words and old.negated == new.negated):
         return NO  # about someone else, or the same fact said again
     shared = len(set(old.words) & set(new.words))
-    rule = _explicit(old, new)
+    rule = _explicit(old, new) if shared >= MIN_SHARED_SHARE * len(set(old.words)) else ""
     if rule:
         return Verdict(True, shared + 2, rule)
     if _has(new.folded, ADDITIVE_SIGNALS):
@@ -153,7 +155,7 @@ def _explicit(old: Text, new: Text) -> str:
     values = old.words[1:] or old.words  # after the verb: "allergic" is not what "no longer allergic" ends
     if _names(new.folded, FROM_WORDS, values, gap=1, then=TO_WORDS):
         return "from_to"
-    if _names(new.folded, INSTEAD_OF, values, gap=2):
+    if _names(new.folded, INSTEAD_OF, values, gap=2) or _contrast(new.folded, values):
         return "instead_of"
     if _names(new.folded, PAST, old.words, gap=1) and not _covers(old.words, new.words):
         return "past"
@@ -173,6 +175,12 @@ def _names(text: str, leads: tuple[str, ...], values: tuple[str, ...], *, gap: i
         if hit is not None and (not then or set(following[hit + 1:]) & set(then)):
             return True
     return False
+
+
+def _contrast(text: str, values: tuple[str, ...]) -> bool:
+    """"Goes by Sasha now, not Alex": the fact closes by negating one of ``values``."""
+    found = re.search(r"[,;]\s*" + _pattern(NOT).pattern + r"\s+(\S+?)[.!]?\s*$", text)
+    return found is not None and _starts(found[1], values)
 
 
 def _named_before(text: str, values: tuple[str, ...], verbs: tuple[str, ...]) -> bool:

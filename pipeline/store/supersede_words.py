@@ -50,9 +50,12 @@ NEGATIONS = (
 # "... from X to Y": X is the old value, named as the one left behind.
 FROM_WORDS = ("from", "von", "de", "da", "du")
 TO_WORDS = ("to", "auf", "zu", "nach", "à", "au", "a", "al", "para", "per", "alle", "alla")
-# "... instead of X", "not X", "statt X": X is the old value, named as no longer true.
+# "... instead of X", "statt X": X is the old value, named as no longer true.
 INSTEAD_OF = ("instead of", "rather than", "statt", "anstatt", "au lieu de", "en lugar de", "en vez de", "invece di",
-              "em vez de", "not", "nicht", "pas", "plus", "no", "non", "não", "kein", "keine")
+              "em vez de")
+# "..., not X" closing the fact: a bare negation names the old value only as a closing contrast (anywhere else it
+# negates something else: "prefers not to attend music festivals").
+NOT = ("not", "nicht", "pas", "plus", "no", "non", "não", "kein", "keine")
 # "Was vegetarian, now ...": the old value named in the past tense.
 PAST = ("was", "war", "était", "era", "foi")
 # Signals that replace the old fact's verb ("Uses pip" -> "Switched to uv").
