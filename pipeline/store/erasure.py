@@ -1,7 +1,7 @@
 """Forget for real: one fact, or everything a profile holds, and every copy of its text in our tables.
 
 One transaction removes the fact, its lineage (every version it replaced, with
-their slots and flags), the tombstones we wrote for it, the session snapshots and stored
+their slots and proposals), the tombstones we wrote for it, the session snapshots and stored
 blocks that hold its text, and records its keyed hash (:mod:`.forgotten`).
 Afterwards the database's pages are scrubbed (:meth:`Backend.scrub`), so the
 text is not left in free pages or a write-ahead log. Re-rendering the files
@@ -20,11 +20,12 @@ from .blocks import delete_blocks_holding
 from .facts import Fact, PersonaStore
 from .forgotten import count_erasure, digests, record, secret
 from .memories import delete_tombstones
+from .proposals import forget_profile
 from .runs import delete_profile_runs
 from .snapshots import delete_holding, delete_profile_snapshots
 from .supersede import forget_lineage
 
-LINEAGE_TABLES = ("persona_superseded", "persona_keys", "persona_flags")
+LINEAGE_TABLES = ("persona_superseded", "persona_keys", "persona_proposals")
 Forms = Callable[[str], set[str]]
 
 
@@ -76,6 +77,7 @@ def erase_profile(store: PersonaStore) -> Erasure:
         _remember(store, conn, [*((fact.content, fact.source_memory_id) for fact in facts), *buried])
         done.facts, done.tombstones = [fact.id for fact in facts], len(buried)
         versions = forget_lineage(store, conn, done.facts)
+        forget_profile(store, conn)  # proposals about facts that left before, too
         _remember(store, conn, versions)
         done.lineage = len(versions)
         store.erase_rows(conn, store.all_ids(conn))

@@ -250,6 +250,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "UPDATE persona_snapshots SET used_at = recorded_at",
         "CREATE INDEX idx_persona_snapshots_used ON persona_snapshots (profile, used_at)",
     ),
+    (
+        # Proposals (supersede.detect: propose) replace supersede.detect: flag's pairs: a write that may update an
+        # older fact stores the pair for `persona review`, where it is accepted (a replace) or dismissed. A
+        # dismissed pair keeps keyed hashes of its two texts (store/forgotten.py's key), so the same pair is never
+        # proposed again, even when its facts are added anew; open flags carry over as open proposals.
+        """CREATE TABLE persona_proposals (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            old_id INTEGER NOT NULL,
+            new_id INTEGER NOT NULL,
+            rule TEXT NOT NULL,
+            proposed_at TEXT NOT NULL,
+            decision TEXT,
+            decided_at TEXT,
+            old_digest TEXT,
+            new_digest TEXT,
+            UNIQUE (session_id, old_id, new_id)
+        )""",
+        "CREATE INDEX idx_persona_proposals_digests ON persona_proposals (session_id, old_digest, new_digest)",
+        "INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at) "
+        "SELECT session_id, old_id, new_id, 'flag', flagged_at FROM persona_flags ORDER BY flagged_at, old_id, new_id",
+        "DROP TABLE persona_flags",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
