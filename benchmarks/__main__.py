@@ -26,7 +26,7 @@ from pipeline import (
 )
 
 from .corpus import corpus
-from .supersede import detector_figures
+from .supersede import rows as supersede_rows
 
 SIZES = (1_000, 10_000, 100_000)
 TOPICS = 40
@@ -351,9 +351,7 @@ def main() -> None:
         within, median, lowest = budget_use(topics)
         rows.append(("budget use when content overflows", label,
                      f"{median:.1%} median, {lowest:.1%} min; {within:.0%} within budget"))
-    pairs, precision, recall, wrong = detector_figures()
-    rows.append(("supersede.detect precision / recall", f"{pairs} pairs, en de fr es",
-                 f"{precision:.3f} / {recall:.3f}; {wrong} hard negatives superseded"))
+    rows += supersede_rows()
     print(f"persona-tier benchmarks: {platform.machine()}, Python {sys.version.split()[0]}, "
           f"SQLite {sqlite3.sqlite_version}")
     print()

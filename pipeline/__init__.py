@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "PersonaStore": "pipeline.store.facts",
     "Fact": "pipeline.store.facts",
     "Promotion": "pipeline.store.facts",
+    "Proposal": "pipeline.store.facts",
     "import_facts": "pipeline.store.facts_file",
     "read_facts_file": "pipeline.store.facts_file",
     # the pipeline and what its stages pass along
@@ -134,6 +135,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
     from .stages.context import StageContext
     from .stages.registry import NoOptions, StageOptions, known_stages, stage
     from .stages.runner import plan, run_pipeline
-    from .store.facts import Fact, PersonaStore, Promotion
+    from .store.facts import Fact, PersonaStore, Promotion, Proposal
     from .store.facts_file import import_facts, read_facts_file
     from .store.snapshots import Snapshot

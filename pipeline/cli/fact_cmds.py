@@ -54,7 +54,10 @@ def undo_replace(
         emit_json(result.to_dict())
     else:
         restored = ", ".join(f"#{fact.id}" for fact in result.restored)
-        typer.echo(f"restored {restored}; removed #{result.removed.id}")
+        if result.removed is not None:
+            typer.echo(f"restored {restored}; removed #{result.removed.id}")
+        elif result.kept is not None:  # an accepted proposal: the newer fact was a fact before, and stays
+            typer.echo(f"restored {restored}; #{result.kept.id} stays (the proposal is open again)")
 
 
 def history(

@@ -101,20 +101,25 @@ def explain(
     with cli.store(profile, readonly=True) as store:
         reports = run_pipeline(settings, store=store, targets=target or [settings.injection.target], dry_run=True,
                                explain=True)
-        flags = store.flagged_pairs()
+        proposals = [proposal.to_dict() for proposal in store.proposals()]
     explanations = [report.explanation for report in reports]
     if as_json:
-        emit_json([{**explanation.to_dict(), "supersede_flags": flags} for explanation in explanations])
+        flags = [{"old": p["old"]["id"], "new": p["new"]["id"], "flagged_at": p["proposed_at"]} for p in proposals]
+        emit_json([{**explanation.to_dict(), "proposals": proposals, "supersede_flags": flags}
+                   for explanation in explanations])
         return
-    typer.echo("\n\n".join(_explanation_text(explanation) for explanation in explanations) + _flags_text(flags))
+    typer.echo("\n\n".join(_explanation_text(explanation) for explanation in explanations)
+               + _proposals_text(proposals))
 
 
-def _flags_text(flags: list[dict[str, Any]]) -> str:
-    """supersede.detect: flag pairs, each a fact that may replace an older one: `persona replace` settles it."""
-    if not flags:
+def _proposals_text(proposals: list[dict[str, Any]]) -> str:
+    """Open proposals: facts that may update older ones, for `persona review` to settle."""
+    from .review_cmds import proposal_line
+
+    if not proposals:
         return ""
-    lines = [f"#{flag['new']} may supersede #{flag['old']}" for flag in flags]
-    return "\n\nflagged by supersede.detect (`persona demote OLD` keeps only the newer fact)\n" + "\n".join(lines)
+    return (f"\n\nopen proposals ({len(proposals)}; `persona review accept ID` replaces the older fact, "
+            "`persona review dismiss ID` keeps both)\n" + "\n".join(proposal_line(p) for p in proposals))
 
 
 def _explanation_text(explanation: Explanation) -> str:

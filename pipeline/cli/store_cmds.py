@@ -13,6 +13,7 @@ from ..tiers import TIERS
 if TYPE_CHECKING:
     from ..store import Fact, Promotion
 from .common import JsonOption, ProfileOption, emit_json, shown, state, table, warn_if_unknown
+from .review_cmds import may_update
 
 TierOption = Annotated[str, typer.Option("--tier", help=" or ".join([", ".join(TIERS[:-1]), TIERS[-1]]) + ".")]
 ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why; kept with the row or tombstone.")]
@@ -31,11 +32,15 @@ def _describe(fact: Fact) -> str:
 
 def _report_promotion(result: Promotion, as_json: bool, what: str) -> None:
     if as_json:
-        emit_json({"created": result.created, "fact": result.fact.to_dict()})
-    elif result.created:
+        emit_json({"created": result.created, "fact": result.fact.to_dict(),
+                   "proposals": [proposal.to_dict() for proposal in result.proposals]})
+        return
+    if result.created:
         typer.echo(f"{what} as {_describe(result.fact)}")
     else:
         typer.echo(f"already in the persona as {_describe(result.fact)}")
+    for proposal in result.proposals:
+        typer.echo(may_update(proposal))
 
 
 def promote(
@@ -145,5 +150,10 @@ def import_file(
     typer.echo(
         f"{report.file}: {len(report.added)} added, {len(report.updated)} updated, "
         f"{len(report.unchanged)} unchanged, {len(report.pruned)} pruned, "
-        f"{len(report.skipped_demoted)} skipped as demoted"
+        f"{len(report.skipped_demoted)} skipped as demoted, {len(report.superseded)} superseded by key, "
+        f"{counted(len(report.proposals), 'proposal')}"
     )
+    for keyed in report.keyed:
+        typer.echo(f"#{keyed['new']} supersedes #{keyed['old']} (key {shown(keyed['key'], 60)})")
+    for proposal in report.proposals:
+        typer.echo(f"#{proposal.new.id} {may_update(proposal)}")

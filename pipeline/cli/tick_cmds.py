@@ -15,6 +15,7 @@ from ..text import counted
 if TYPE_CHECKING:
     from ..schedule.tick import TickResult
 from .common import CliState, JsonOption, ProfileOption, emit_json, shown, state, table
+from .review_cmds import proposal_line
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,9 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
     typer.echo(f"\nlast run: {last['run_at'] + ' UTC, generation ' + str(last['generation']) if last else 'never'}")
     typer.echo("facts: " + ", ".join(f"{tier} {count}" for tier, count in data["facts"].items()))
     typer.echo(f"database: {data['database']}")
-    for flag in data["supersede_flags"]:  # supersede.detect: flag
-        typer.echo(f"flagged: #{flag['new']} may supersede #{flag['old']} (`persona demote {flag['old']}` keeps "
-                   "only the newer fact)")
+    if data["proposals"]:
+        typer.echo(f"\n{counted(len(data['proposals']), 'open proposal')} (`persona review` to accept or dismiss):")
+        typer.echo("\n".join(proposal_line(proposal) for proposal in data["proposals"]))
 
 
 def _say(result: TickResult, keep_days: int) -> str:

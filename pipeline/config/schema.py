@@ -85,7 +85,8 @@ class Settings(BaseModel):
     render: RenderSettings = Field(default_factory=RenderSettings, description="Template lookup.")
     hermes: HermesSettings = Field(default_factory=HermesSettings, description="Hermes Agent integration.")
     supersede: SupersedeSettings = Field(
-        default_factory=SupersedeSettings, description="One fact replacing another: detection without a model."
+        default_factory=SupersedeSettings,
+        description="One fact replacing another: detection proposes, the writer decides (`persona review`).",
     )
     pipeline: list[StageEntry] = Field(
         default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),

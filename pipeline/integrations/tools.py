@@ -19,7 +19,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
 
@@ -30,7 +30,7 @@ from ..inject.injector import PersonaInjector
 from ..render.tokens import get_counter
 from ..schedule.triggers import status_data
 from ..stages.runner import run_pipeline
-from ..store import PersonaStore
+from ..store import PersonaStore, Proposal
 from ..tiers import Tier
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ LEGACY_ALIASES = {
 }
 WRITE_TOOLS = frozenset({
     "persona_promote", "persona_demote", "persona_reinforce", "persona_add", "persona_render",
-    "persona_session_refresh", "persona_replace", "persona_forget", "mnemosyne_persona_promote",
+    "persona_session_refresh", "persona_replace", "persona_forget", "persona_review", "mnemosyne_persona_promote",
     "mnemosyne_persona_demote",
     "mnemosyne_persona_reinforce",
 })
@@ -77,6 +77,20 @@ def changed(**fields: Any) -> dict[str, Any]:
     return ok(**fields, takes_effect=TAKES_EFFECT)
 
 
+def may_update(proposals: tuple[Proposal, ...]) -> dict[str, Any]:
+    """What a write's answer says about the older facts it may update: each, and how to settle it. The model
+    reads it and decides; the store supersedes nothing by itself."""
+    if not proposals:
+        return {}
+    found = [{"proposal": p.id, "persona_id": p.old.id, "topic": p.old.topic, "content": p.old.content}
+             for p in proposals]
+    named = "; ".join(f"#{p.old.id}: {p.old.content}" for p in proposals)
+    return {"may_update": found, "next": (
+        f"This fact may update {named}. If it replaces one, call persona_replace (persona_id and this fact's "
+        "content) or persona_review (action accept, its proposal); if both stay true, persona_review (action "
+        "dismiss), so the pair is not proposed again.")}
+
+
 class PersonaTools:
     """The tools, bound to a way of loading settings (read on every call, so edits are seen)."""
 
@@ -92,7 +106,7 @@ class PersonaTools:
         return [
             self._promote(), self._demote(), self._list(), self._reinforce(), self._add(), self._render(),
             self._status(), self._inject_preview(), self._session_refresh(), self._replace(),
-            self._forget(),
+            self._forget(), _review_tool(self),
         ]
 
     def catalog(self, *, legacy: bool) -> dict[str, Tool]:
@@ -115,7 +129,7 @@ class PersonaTools:
                 result = store.promote(memory_id, tier=tier, reason=reason, force=force)
             fact = result.fact
             return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                           fact=fact.to_dict())
+                           fact=fact.to_dict(), **may_update(result.proposals))
 
         return persona_promote
 
@@ -168,13 +182,15 @@ class PersonaTools:
         ) -> dict[str, Any]:
             """Use for a new durable fact about the user (a lasting preference, rule or circumstance, not a passing
             task detail). The same topic and text twice gives one fact. When the user corrects or changes a fact
-            the persona already holds, use persona_replace instead, so the old one does not stay beside it."""
+            the persona already holds, use persona_replace instead, so the old one does not stay beside it. If the
+            answer lists facts this one may update (may_update), judge each: persona_replace when it changed,
+            persona_review dismiss when both stay true."""
             with self.store(profile, session) as store:
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
                                    force=force)
             fact = result.fact
             return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                           fact=fact.to_dict())
+                           fact=fact.to_dict(), **may_update(result.proposals))
 
         return persona_add
 
@@ -277,6 +293,34 @@ def _forget_tool(tools: PersonaTools) -> Tool:
         return ok(persona_id=persona_id, forgotten=True, **done.to_dict())
 
     return persona_forget
+
+
+def _review_tool(tools: PersonaTools) -> Tool:
+    def persona_review(
+        action: Annotated[Literal["list", "accept", "dismiss"], Field(
+            description="list the open proposals; accept one (its newer fact replaces the older); dismiss one "
+                        "(both stay).")] = "list",
+        proposal: Annotated[int | None, BeforeValidator(_not_a_bool), Field(
+            description="accept, dismiss: the proposal's id, from may_update or the list.", ge=1, lt=2**63)] = None,
+        profile: Profile = None, session: Session = None,
+    ) -> dict[str, Any]:
+        """Use to settle the facts a write said it may update (may_update in persona_add's answer): list the open
+        proposals; accept one when the newer fact replaces the older (the older leaves the persona; undo:
+        `persona undo-replace`); dismiss one when both stay true, so the pair is never proposed again."""
+        if (proposal is None) != (action == "list"):
+            raise InputError("accept and dismiss take a proposal id; list takes none")
+        if proposal is None:
+            with tools.store(profile, session, readonly=True) as store:
+                found = store.proposals()
+            return ok(count=len(found), proposals=[item.to_dict() for item in found])
+        with tools.store(profile, session) as store:
+            done = store.accept(proposal) if action == "accept" else store.dismiss(proposal)
+        if action == "dismiss":
+            return ok(proposal=done.id, dismissed=True, kept=[done.old.id, done.new.id])
+        return changed(proposal=done.id, persona_id=done.new.id, superseded=done.old.id, fact=done.new.to_dict(),
+                       old=done.old.to_dict())
+
+    return persona_review
 
 
 def _fields(tool: Tool, hidden: frozenset[str]) -> dict[str, Any]:

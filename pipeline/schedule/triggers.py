@@ -152,13 +152,17 @@ def _config_changed(enabled: bool, settings: Settings, last: LastRun | None) -> 
 
 
 def status_data(settings: Settings, store: PersonaStore) -> dict[str, Any]:
-    """What `persona status` shows: trigger states, the last run, fact counts per tier, the store generation."""
+    """What `persona status` shows: trigger states, the last run, fact counts per tier, the store generation, and
+    the open proposals (``supersede_flags``, their pairs of ids, is the deprecated name of the same list)."""
     last = last_run(store)
+    proposals = store.proposals()
     return {
         "triggers": [t.to_dict() for t in evaluate(settings, store)],
         "last_run": None if last is None else {"run_at": last.run_at, "generation": last.generation,
                                                "memory_watermark": last.memory_watermark},
         "facts": store.count_by_tier(),
         "generation": store.generation(),
-        "supersede_flags": store.flagged_pairs(),
+        "proposals": [proposal.to_dict() for proposal in proposals],
+        "supersede_flags": [{"old": proposal.old.id, "new": proposal.new.id, "flagged_at": proposal.proposed_at}
+                            for proposal in proposals],
     }

@@ -8,7 +8,7 @@ from ..config.urls import is_server_url
 from .backend import Connection
 from .database import Database, profile_generation
 from .dialect import POSTGRES, SQLITE, Dialect
-from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, check_id, content_key
+from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, Proposal, check_id, content_key
 from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, metadata_topic, tombstone_text
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Fact",
     "PersonaStore",
     "Promotion",
+    "Proposal",
     "check_id",
     "content_key",
     "is_server_url",

@@ -55,7 +55,7 @@ class Database:
         statement_timeout_ms: int = 0,
         memory_scope: Literal["all", "profile"] = "all",
         lock_lease_ms: int = 60_000,
-        supersede_detect: Literal["auto", "flag", "off"] | None = None,
+        supersede_detect: Literal["propose", "off", "auto", "flag"] | None = None,
         session: str | None = None,
     ) -> None:
         profile = deprecated_session(profile, session) or "default"
@@ -68,7 +68,9 @@ class Database:
         self.max_fact_chars = max_fact_chars
         self.profile = profile
         self.memory_scope = memory_scope
-        self.supersede_detect = supersede_detect or SupersedeSettings().detect  # the one default, in the schema
+        # The one default, and the old names' warning, are the settings' own.
+        self.supersede_detect = SupersedeSettings.model_validate(
+            {"detect": supersede_detect} if supersede_detect else {}).detect
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
         self.readonly = readonly

@@ -30,6 +30,7 @@ from .fact_row import check_id
 from .facts import PersonaStore
 from .forgotten import count_erasure, digests, fold, record, secret
 from .memories import delete_tombstones, every_tombstone
+from .proposals import forget_profile
 from .runs import delete_profile_runs
 from .snapshots import delete_snapshots_since
 from .supersede import forget_lineage, lineage_ids
@@ -45,7 +46,7 @@ FACT_TEXT = (
 )
 # Tables a forget deletes from, for the scrub that overwrites what the deleted rows left behind.
 ERASED_TABLES = ("memoria_persona", "memoria_preferences", "persona_origins", "persona_snapshots", "persona_blocks",
-                 "persona_runs", "persona_superseded", "persona_keys", "persona_flags", "persona_births")
+                 "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births")
 Kind = Literal["current", "superseded", "tombstone"]
 
 
@@ -129,6 +130,7 @@ def erase_profile(store: PersonaStore) -> Erasure:
         versions = forget_lineage(store, conn, done.facts)
         _remember(store, conn, versions)
         done.lineage = len(versions)
+        forget_profile(store, conn)
         delete_tombstones(conn, [row[0] for row in buried])
         store.erase_rows(conn, store.all_ids(conn))
         _drop_rendered_since(store, conn, done)  # since 0: every snapshot and block

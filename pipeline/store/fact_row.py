@@ -36,13 +36,41 @@ class Fact:
 
 
 @dataclass(frozen=True, slots=True)
+class Proposal:
+    """A fact a write may update, kept for review: ``new`` may replace ``old`` (both of one profile and topic)."""
+
+    id: int
+    old: Fact
+    new: Fact
+    rule: str  # the detector's rule that proposed it (supersede_rules); "flag" for a pair flag mode made
+    proposed_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "rule": self.rule, "proposed_at": self.proposed_at,
+                "old": _brief(self.old), "new": _brief(self.new)}
+
+
+def _brief(fact: Fact) -> dict[str, Any]:
+    return {"id": fact.id, "tier": fact.tier, "topic": fact.topic, "content": fact.content}
+
+
+@dataclass(frozen=True, slots=True)
 class Promotion:
-    """The outcome of promote or add: the row, and whether it is new."""
+    """The outcome of promote or add: the row, whether it is new, and the facts it may update."""
 
     fact: Fact
     created: bool
-    superseded: tuple[int, ...] = ()  # facts the new one replaced (supersede.detect: auto)
-    flagged: tuple[int, ...] = ()  # facts it may replace (supersede.detect: flag, or an unclear match)
+    proposals: tuple[Proposal, ...] = ()  # supersede.detect: propose; the writer decides
+
+    @property
+    def flagged(self) -> tuple[int, ...]:
+        """Deprecated: the ids of the facts it may update (``proposals`` has them, with their text)."""
+        return tuple(proposal.old.id for proposal in self.proposals)
+
+    @property
+    def superseded(self) -> tuple[int, ...]:
+        """Deprecated: always empty, since detection never supersedes by itself."""
+        return ()
 
 
 def content_key(topic: str, content: str) -> str:

@@ -18,19 +18,19 @@ from typing import Any, NamedTuple
 from ..errors import InputError, NotFoundError
 from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
-from . import supersede
+from . import proposals, supersede
 from .backend import Connection, Cursor
 from .births import link_tombstone
 from .database import Database
 from .dialect import SQLITE, Dialect
-from .fact_row import FACT_COLUMNS, Fact, Promotion, check_id, content_key
+from .fact_row import FACT_COLUMNS, Fact, Promotion, Proposal, check_id, content_key
 from .forgotten import ForgottenTest, admit
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
 
 log = logging.getLogger(__name__)
 BROKEN_ROWS = ProblemLog(log)
 
-__all__ = ["TOMBSTONE_MARK", "Fact", "PersonaStore", "Promotion", "tombstone_text"]
+__all__ = ["TOMBSTONE_MARK", "Fact", "PersonaStore", "Promotion", "Proposal", "tombstone_text"]
 
 # Written to memoria_preferences.evolution so tombstones are told apart from
 # real preferences by a column, not by parsing text.
@@ -212,7 +212,8 @@ class PersonaStore(Database):
             topic = metadata_topic(metadata) or self._linked_topic(conn, memory_id)
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=0.7, source=memory_id,
                                    reason=reason, force=force)
-        return Promotion(fact, created=True)
+            found = proposals.propose(self, conn, fact)
+        return Promotion(fact, created=True, proposals=found)
 
     def add(
         self,
@@ -227,7 +228,9 @@ class PersonaStore(Database):
         """Add a fact directly. The same topic and text twice gives one row.
 
         A fact that was demoted stays demoted unless ``force`` is given, as
-        with promote and import.
+        with promote and import. The result's ``proposals`` name the older
+        facts of the topic it may update (``supersede.detect``); nothing is
+        superseded until one is accepted.
         """
         content = check_text("content", content, self.max_fact_chars, setting="store.max_fact_chars")
         topic = check_text("topic", topic, MAX_TOPIC_CHARS)
@@ -245,8 +248,8 @@ class PersonaStore(Database):
                 raise InputError("that fact was demoted; pass --force to add it again")
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=confidence, source=key,
                                    reason=reason, force=force)
-            superseded, flagged = supersede.detect(self, conn, fact)
-        return Promotion(fact, created=True, superseded=superseded, flagged=flagged)
+            found = proposals.propose(self, conn, fact)
+        return Promotion(fact, created=True, proposals=found)
 
     def demote(self, persona_id: int, *, reason: str | None = None) -> Fact:
         """Remove a fact, leaving a tombstone in ``memoria_preferences``, atomically."""
@@ -282,9 +285,17 @@ class PersonaStore(Database):
         """The supersession chain through a fact, current or superseded, oldest first."""
         return supersede.history(self, persona_id)
 
-    def flagged_pairs(self) -> builtins.list[dict[str, Any]]:
-        """Pairs ``supersede.detect: flag`` reported, both facts still current."""
-        return supersede.flagged_pairs(self)
+    def proposals(self) -> builtins.list[Proposal]:
+        """The open proposals: facts a write said it may update, both still current, oldest first."""
+        return proposals.open_proposals(self)
+
+    def accept(self, proposal_id: int) -> Proposal:
+        """Accept a proposal: its new fact supersedes the old one (undo: :meth:`undo_replace`)."""
+        return supersede.accept(self, proposal_id)
+
+    def dismiss(self, proposal_id: int) -> Proposal:
+        """Dismiss a proposal: both facts stay, and the pair is never proposed again."""
+        return proposals.dismiss(self, proposal_id)
 
     # -- helpers shared with import and retention ------------------------
 

@@ -16,7 +16,9 @@ twice changes nothing, and a changed tier or confidence updates the row.
 id, not by its text, so an edited text under the same id updates that fact, and nothing earned by
 reinforcement is lost. An id the profile does not hold (another profile's, another database's)
 is a new fact. A ``key`` names a slot (``package_manager``): a newer fact with the same key
-supersedes the profile's older one (:mod:`.supersede`).
+supersedes the profile's older one (:mod:`.supersede`). A fact the import adds may update one of
+the profile's other facts (one the file does not list): the report names it as a proposal
+(:mod:`.proposals`), and nothing is superseded but by a key.
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ from ..config.files import parse_yaml_file, read_yaml_text
 from ..errors import ConfigError, FactsFileError, ForgottenError, InputError
 from ..tiers import Tier
 from . import supersede
-from .fact_row import FACT_COLUMNS, Fact, content_key
+from .fact_row import FACT_COLUMNS, Fact, Proposal, content_key
 from .facts import TOMBSTONE_MARK, PersonaStore
 from .forgotten import ForgottenTest, admit, forgotten_test
+from .proposals import propose_after_import
 from .validation import MAX_TOPIC_CHARS, check_text
 
 __all__ = ["FactEntry", "ImportReport", "import_facts", "read_facts_file"]
@@ -86,14 +89,17 @@ class ImportReport:
     pruned: list[int] = field(default_factory=list)
     skipped_demoted: list[str] = field(default_factory=list)
     superseded: list[int] = field(default_factory=list)  # facts a newer one with the same key replaced
+    keyed: list[dict[str, Any]] = field(default_factory=list)  # each of those: {"old", "new", "key"}
+    proposals: list[Proposal] = field(default_factory=list)  # facts an added one may update
 
     @property
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.pruned)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("file", "added", "updated", "unchanged", "pruned", "skipped_demoted",
-                                            "superseded")}
+        return {**{k: getattr(self, k) for k in ("file", "added", "updated", "unchanged", "pruned", "skipped_demoted",
+                                               "superseded", "keyed")},
+                "proposals": [proposal.to_dict() for proposal in self.proposals]}
 
 
 def read_facts_file(path: Path) -> list[FactEntry]:
@@ -187,8 +193,10 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
         known = Known.load(store, conn)
         kept = [_apply_entry(path, index, store, conn, known, entry, origin, report, force)
                 for index, entry in enumerate(entries)]
+        listed = {fact_id for fact_id in kept if fact_id is not None}
         if prune:
-            _prune(store, conn, origin, {fact_id for fact_id in kept if fact_id is not None}, report)
+            _prune(store, conn, origin, listed, report)
+        report.proposals = propose_after_import(store, conn, report.added, listed)
     return report
 
 
@@ -318,6 +326,7 @@ def _claim_key(store: PersonaStore, conn: Any, key: str, fact_id: int, report: I
             new = store.get(fact_id)
             supersede.supersede(store, conn, Fact(**dict(old)), new, f"key {key}")
             report.superseded.append(owner)
+            report.keyed.append({"old": owner, "new": fact_id, "key": key})
     supersede.set_key(conn, store.profile, key, fact_id)
 
 

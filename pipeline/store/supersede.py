@@ -1,8 +1,8 @@
-"""Supersession: one fact replacing another (``persona replace``, a facts file's ``key``, detection), and undo.
+"""Supersession: a fact replacing another (``persona replace``, a facts file's ``key``, an accepted proposal), and undo.
 
 Tables: ``persona_superseded`` (the old fact's whole row, with its lineage: which fact replaced it,
-when, and how), ``persona_keys`` (a profile's slots, such as ``package_manager``, and the fact in each)
-and ``persona_flags`` (pairs ``supersede.detect: flag`` reported).
+when, and how) and ``persona_keys`` (a profile's slots, such as ``package_manager``, and the fact in each).
+Detection only proposes (:mod:`.proposals`); an accepted proposal supersedes here.
 
 A superseded fact leaves ``memoria_persona``: the table is Mnemosyne's, and every reader of it (Mnemosyne's
 own, the existing tier's, ours) must see only current facts without knowing about supersession. Undo moves
@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
 from .backend import Connection
-from .fact_row import FACT_COLUMNS, Fact, check_id, content_key
+from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id, content_key
 from .forgotten import admit, forgotten_test
-from .supersede_rules import judge
+from .proposals import ACCEPTED, decide, open_proposal, reopen
+from .proposals import forget as forget_proposals
 from .validation import MAX_TOPIC_CHARS, check_text, check_tier
 
 if TYPE_CHECKING:
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 
 MATCHES_SHOWN = 5
 SUPERSEDED_COLUMNS = f"{FACT_COLUMNS}, superseded_by, superseded_at, how"
+# How a fact was superseded (persona_superseded.how). Undo removes a replacement only where the supersession wrote
+# it: a replace's new text, a key's imported fact; an existing fact (an accepted proposal: "proposal #N") stays.
+REPLACED, REPLACED_BY_EXISTING = "replaced", "replaced by an existing fact"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,13 +45,17 @@ class Replacement:
 
 @dataclass(frozen=True, slots=True)
 class Restoration:
-    """The outcome of an undo: the facts back in the persona, and the replacement removed."""
+    """The outcome of an undo: the facts back in the persona, and the replacement: removed when the supersession
+    wrote it (a replace, a key), kept when it was a fact of its own before (an accepted proposal)."""
 
     restored: tuple[Fact, ...]
-    removed: Fact
+    removed: Fact | None
+    kept: Fact | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"restored": [fact.to_dict() for fact in self.restored], "removed": self.removed.to_dict()}
+        return {"restored": [fact.to_dict() for fact in self.restored],
+                "removed": None if self.removed is None else self.removed.to_dict(),
+                "kept": None if self.kept is None else self.kept.to_dict()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +86,21 @@ def replace(store: PersonaStore, target: int | str, content: str, *, topic: str 
         topic, tier = topic or old.topic, tier or old.tier
         if (topic, content) == (old.topic, old.content):
             raise InputError(f"fact #{old.id} already says that; nothing to replace")
-        new = _existing(store, conn, topic, content) or store.insert_row(
+        existing = _existing(store, conn, topic, content)
+        new = existing or store.insert_row(
             conn, tier=tier, topic=topic, content=content, confidence=old.confidence,
             source=content_key(topic, content), reason=reason or old.promotion_reason, force=force)
-        supersede(store, conn, old, new, "replaced")
+        supersede(store, conn, old, new, REPLACED if existing is None else REPLACED_BY_EXISTING)
     return Replacement(old, new)
+
+
+def accept(store: PersonaStore, proposal_id: int) -> Proposal:
+    """Accept a proposal (:mod:`.proposals`): its new fact supersedes the old one, in one transaction."""
+    with store.transaction() as conn:
+        proposal = open_proposal(store, conn, proposal_id)
+        supersede(store, conn, proposal.old, proposal.new, f"proposal #{proposal.id}")
+        decide(store, conn, proposal, ACCEPTED)
+    return proposal
 
 
 def resolve(store: PersonaStore, conn: Connection, target: int | str) -> Fact:
@@ -111,22 +129,27 @@ def supersede(store: PersonaStore, conn: Connection, old: Fact, new: Fact, how: 
     conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (old.id,))
     conn.execute("UPDATE persona_keys SET persona_id = ? WHERE session_id = ? AND persona_id = ?",
                  (new.id, store.profile, old.id))
-    conn.execute("DELETE FROM persona_flags WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
-                 (store.profile, old.id, old.id))
 
 
 def undo(store: PersonaStore, persona_id: int) -> Restoration:
-    """Undo a supersession: ``persona_id`` is the replacement or a fact it replaced. The replacement is removed and
-    every fact it replaced comes back under its own id, in one transaction."""
+    """Undo a supersession: ``persona_id`` is the replacement or a fact it replaced. Every fact it replaced comes
+    back under its own id, and the replacement goes if the supersession wrote it, in one transaction; an accepted
+    proposal is open again."""
     check_id(persona_id)
     with store.transaction() as conn:
         replacement = _replacement_of(store, conn, persona_id)
+        wrote_it = all(_wrote_replacement(row["how"]) for row in _superseded(store, conn, "superseded_by = ?",
+                                                                               replacement.id))
         restored = _restore(store, conn, replacement.id)
-        conn.execute("DELETE FROM memoria_persona WHERE id = ? AND session_id = ?", (replacement.id, store.profile))
-        conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (replacement.id,))
-        conn.execute("DELETE FROM persona_flags WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
-                     (store.profile, replacement.id, replacement.id))
-    return Restoration(restored, replacement)
+        if wrote_it:
+            conn.execute("DELETE FROM memoria_persona WHERE id = ? AND session_id = ?", (replacement.id, store.profile))
+            conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (replacement.id,))
+        reopen(store, conn, [fact.id for fact in restored], replacement.id)
+    return Restoration(restored, replacement if wrote_it else None, None if wrote_it else replacement)
+
+
+def _wrote_replacement(how: str) -> bool:
+    return how == REPLACED or how.startswith("key ")
 
 
 def _replacement_of(store: PersonaStore, conn: Connection, persona_id: int) -> Fact:
@@ -196,17 +219,17 @@ def lineage_ids(store: PersonaStore, conn: Connection, ids: set[int]) -> set[int
 
 
 def forget_lineage(store: PersonaStore, conn: Connection, ids: list[int]) -> list[tuple[str, str | None]]:
-    """Remove every version in the chains through ``ids`` (caller's transaction), with their slots and flags;
+    """Remove every version in the chains through ``ids`` (caller's transaction), with their slots and proposals;
     return the (text, source) of each removed superseded version, so its hash is kept as the fact's is."""
     chain = lineage_ids(store, conn, set(ids))
     gone: list[tuple[str, str | None]] = []
+    texts = [fact.content for fact_id in sorted(chain) if (fact := _fact(store, conn, fact_id)) is not None]
     for fact_id in sorted(chain):
         for row in _superseded(store, conn, "id = ?", fact_id):
             gone.append((str(row["content"]), row["source_memory_id"]))
         conn.execute("DELETE FROM persona_superseded WHERE session_id = ? AND id = ?", (store.profile, fact_id))
         conn.execute("DELETE FROM persona_keys WHERE session_id = ? AND persona_id = ?", (store.profile, fact_id))
-        conn.execute("DELETE FROM persona_flags WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
-                     (store.profile, fact_id, fact_id))
+    forget_proposals(store, conn, sorted(chain), texts + [text for text, _ in gone])
     return gone
 
 
@@ -220,44 +243,6 @@ def superseded_keys(conn: Connection, profile: str) -> set[str]:
     """The source keys of the profile's superseded facts: an import does not bring a replaced fact back."""
     return {row[0] for row in conn.execute("SELECT source_memory_id FROM persona_superseded WHERE session_id = ? "
                                            "AND source_memory_id IS NOT NULL", (profile,))}
-
-
-# -- detection -----------------------------------------------------------
-
-def detect(store: PersonaStore, conn: Connection, new: Fact) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """After ``new`` was added: (superseded ids, flagged ids) under ``supersede.detect`` (caller's transaction).
-
-    Only facts of the same topic are compared. Two equally strong matches are never superseded, only flagged:
-    the detector cannot tell which one the user meant.
-    """
-    if store.supersede_detect == "off":
-        return (), ()
-    rows = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND topic = ? AND id != ? "
-                        f"AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile, new.topic, new.id))
-    olds = [Fact(**dict(row)) for row in rows]
-    scored = sorted(((verdict.strength, old) for old in olds if (verdict := judge(old.content, new.content))
-                     .supersedes), key=lambda pair: (-pair[0], pair[1].id))
-    if not scored:
-        return (), ()
-    clear = len(scored) == 1 or scored[0][0] > scored[1][0]
-    if store.supersede_detect == "auto" and clear:
-        supersede(store, conn, scored[0][1], new, "detected")
-        return (scored[0][1].id,), ()
-    for _, old in scored:
-        conn.execute("INSERT INTO persona_flags (session_id, old_id, new_id, flagged_at) VALUES (?, ?, ?, ?) "
-                     "ON CONFLICT DO NOTHING", (store.profile, old.id, new.id, store.now()))
-    return (), tuple(old.id for _, old in scored)
-
-
-def flagged_pairs(store: PersonaStore) -> list[dict[str, Any]]:
-    """Pairs ``supersede.detect: flag`` reported whose facts are both still current, oldest first."""
-    with store.read() as conn:
-        rows = conn.execute(
-            "SELECT f.old_id, f.new_id, f.flagged_at FROM persona_flags f WHERE f.session_id = ? AND EXISTS "
-            "(SELECT 1 FROM memoria_persona p WHERE p.id = f.old_id AND p.session_id = f.session_id) AND EXISTS "
-            "(SELECT 1 FROM memoria_persona p WHERE p.id = f.new_id AND p.session_id = f.session_id) "
-            "ORDER BY f.old_id, f.new_id", (store.profile,)).fetchall()
-    return [{"old": int(row[0]), "new": int(row[1]), "flagged_at": row[2]} for row in rows]
 
 
 # -- keys (a facts file's slots) ------------------------------------------

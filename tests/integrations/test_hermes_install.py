@@ -80,7 +80,7 @@ def test_beside_mnemosyne_the_provider_is_kept_and_the_plugin_enabled(tmp_path):
     assert [kind for kind, _ in ctx.middleware] == ["llm_request"]
     assert set(ctx.tools) == {"persona_promote", "persona_demote", "persona_list", "persona_reinforce", "persona_add",
                               "persona_render", "persona_status", "persona_inject_preview",
-                              "persona_session_refresh", "persona_replace", "persona_forget"}
+                              "persona_session_refresh", "persona_replace", "persona_forget", "persona_review"}
     assert not any(name.startswith("mnemosyne_") for name in ctx.tools)  # Mnemosyne's names stay Mnemosyne's
     removed = uninstall(home)
     assert removed.exit_code == 0 and not plugin.exists()

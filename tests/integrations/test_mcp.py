@@ -56,6 +56,7 @@ VALID_CALLS = {
     "persona_demote": {"persona_id": 3, "reason": "test"},
     "mnemosyne_persona_demote": {"persona_id": 1, "reason": ""},
     "persona_forget": {},  # the id of a fact made just before the call
+    "persona_review": {},  # list
 }
 
 INVALID_CALLS = {
@@ -69,6 +70,7 @@ INVALID_CALLS = {
     "persona_session_refresh": ({}, "session_id"),
     "persona_demote": ({"persona_id": 0}, "persona_id"),
     "persona_replace": ({"content": "x"}, "persona_id or a piece of its old_text"),
+    "persona_review": ({"action": "accept"}, "take a proposal id"),
     "mnemosyne_persona_demote": ({"persona_id": 2**63}, "persona_id"),
 }
 

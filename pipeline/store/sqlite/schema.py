@@ -12,7 +12,8 @@ import sqlite3
 
 from ...errors import StoreError
 from ...tiers import sql_list
-from ..contract import REQUIRED_COLUMNS, TRIGGER_PREFIX, WATCHED_COLUMNS
+from ..contract import REQUIRED_COLUMNS, TRIGGER_PREFIX
+from .triggers import TRIGGERS
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -69,31 +70,6 @@ MNEMOSYNE_TABLES = (
     "CREATE INDEX IF NOT EXISTS idx_em_session ON episodic_memory(session_id)",
 )
 
-_NOW = "strftime('%Y-%m-%d %H:%M:%S', 'now')"
-
-
-def _bump(profile: str) -> str:
-    """One more change of ``profile``'s facts (an upsert; a profile's first change creates its row)."""
-    return (f"INSERT INTO persona_state (session_id, generation, changed_at) SELECT {profile}, 1, {_NOW} "
-            f"WHERE {profile} IS NOT NULL ON CONFLICT (session_id) DO UPDATE SET "
-            "generation = persona_state.generation + 1, changed_at = excluded.changed_at")
-
-
-_BIRTH = ("INSERT INTO persona_births (profile, persona_id, generation) SELECT NEW.session_id, NEW.id, generation "
-          "FROM persona_state WHERE session_id = NEW.session_id ON CONFLICT DO NOTHING")
-_CHANGED = " OR ".join(f"OLD.{column} IS NOT NEW.{column}" for column in WATCHED_COLUMNS)
-
-# Every writer of memoria_persona is seen (Mnemosyne's own tools write it directly): each trigger writes only
-# our tables. A fact's birth is the first generation that held it; a forget drops what was rendered since.
-TRIGGERS = (
-    f"CREATE TRIGGER IF NOT EXISTS {TRIGGER_PREFIX}insert AFTER INSERT ON memoria_persona BEGIN "
-    f"{_bump('NEW.session_id')}; {_BIRTH}; END",
-    f"CREATE TRIGGER IF NOT EXISTS {TRIGGER_PREFIX}delete AFTER DELETE ON memoria_persona BEGIN "
-    f"{_bump('OLD.session_id')}; END",
-    f"CREATE TRIGGER IF NOT EXISTS {TRIGGER_PREFIX}update AFTER UPDATE ON memoria_persona WHEN {_CHANGED} BEGIN "
-    f"{_bump('NEW.session_id')}; {_BIRTH}; "
-    f"{_bump('CASE WHEN OLD.session_id IS NOT NEW.session_id THEN OLD.session_id END')}; END",
-)
 
 # Each entry moves the schema from version N-1 to N. Append only.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -288,6 +264,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         *TRIGGERS,
         "ALTER TABLE persona_snapshots ADD COLUMN store_generation INTEGER",
+    ),
+    (
+        # Proposals (supersede.detect: propose) replace supersede.detect: flag's pairs: a write that may update an
+        # older fact stores the pair for `persona review`, where it is accepted (a replace) or dismissed. A
+        # dismissed pair keeps keyed hashes of its two texts (store/forgotten.py's key), so the same pair is never
+        # proposed again, even when its facts are added anew; open flags carry over as open proposals.
+        """CREATE TABLE persona_proposals (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            old_id INTEGER NOT NULL,
+            new_id INTEGER NOT NULL,
+            rule TEXT NOT NULL,
+            proposed_at TEXT NOT NULL,
+            decision TEXT,
+            decided_at TEXT,
+            old_digest TEXT,
+            new_digest TEXT,
+            UNIQUE (session_id, old_id, new_id)
+        )""",
+        "CREATE INDEX idx_persona_proposals_digests ON persona_proposals (session_id, old_digest, new_digest)",
+        "INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at) "
+        "SELECT session_id, old_id, new_id, 'flag', flagged_at FROM persona_flags ORDER BY flagged_at, old_id, new_id",
+        "DROP TABLE persona_flags",
     ),
 )
 

@@ -1,0 +1,88 @@
+"""`persona review [list | accept ID | dismiss ID]`: the facts writes said they may update, settled by the user.
+
+Also the lines every write, `status` and `explain` print about proposals, so all of them say it alike.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .common import JsonOption, ProfileOption, emit_json, shown, state, table
+
+if TYPE_CHECKING:
+    from ..store import Proposal
+
+CONTENT_WIDTH = 60
+review_app = typer.Typer(rich_markup_mode=None, invoke_without_command=True,
+                         help="Settle proposals: facts a write said it may update (supersede.detect: propose).")
+ProposalArg = Annotated[int, typer.Argument(metavar="PROPOSAL", help="The proposal's id (see `persona review`).")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(review_app, name="review")
+
+
+def may_update(proposal: Proposal) -> str:
+    """The line a write prints for each fact it may update: which, and how to settle it."""
+    return (f"may update #{proposal.old.id}: {shown(proposal.old.content, CONTENT_WIDTH)}; to replace it: "
+            f"persona review accept {proposal.id} (or persona replace {proposal.old.id} …); to keep both: "
+            f"persona review dismiss {proposal.id}")
+
+
+def proposal_line(proposal: dict[str, Any]) -> str:
+    """One open proposal (as :meth:`Proposal.to_dict` gives it), as `status` and `explain` list them."""
+    old, new = proposal["old"], proposal["new"]
+    return (f"proposal {proposal['id']}: #{new['id']} {shown(new['content'], CONTENT_WIDTH)} may update "
+            f"#{old['id']} {shown(old['content'], CONTENT_WIDTH)}")
+
+
+@review_app.callback()
+def review(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+    """List the open proposals (both facts still current), oldest first; accept or dismiss each."""
+    if ctx.invoked_subcommand is None:
+        list_proposals(ctx, profile, as_json)
+
+
+@review_app.command("list")
+def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+    """List the open proposals, oldest first."""
+    with state(ctx).store(profile, readonly=True) as store:
+        found = store.proposals()
+    if as_json:
+        emit_json([proposal.to_dict() for proposal in found])
+        return
+    if not found:
+        typer.echo("no open proposals")
+        return
+    rows = [[str(p.id), f"#{p.old.id} {shown(p.old.content, CONTENT_WIDTH)}",
+             f"#{p.new.id} {shown(p.new.content, CONTENT_WIDTH)}", shown(p.old.topic, 24)] for p in found]
+    typer.echo(table(["ID", "OLDER FACT", "MAY BE UPDATED BY", "TOPIC"], rows))
+    typer.echo("\n`persona review accept ID` replaces the older fact (undo: `persona undo-replace`); "
+               "`persona review dismiss ID` keeps both, and the pair is not proposed again.")
+
+
+@review_app.command("accept")
+def accept(ctx: typer.Context, proposal: ProposalArg, profile: ProfileOption = None,
+           as_json: JsonOption = False) -> None:
+    """Accept a proposal: its newer fact supersedes the older one, with lineage (`persona undo-replace` undoes it)."""
+    with state(ctx).store(profile) as store:
+        done = store.accept(proposal)
+    if as_json:
+        emit_json(done.to_dict())
+    else:
+        typer.echo(f"#{done.new.id} supersedes #{done.old.id} (proposal {done.id}; undo: persona undo-replace "
+                   f"{done.new.id})")
+
+
+@review_app.command("dismiss")
+def dismiss(ctx: typer.Context, proposal: ProposalArg, profile: ProfileOption = None,
+            as_json: JsonOption = False) -> None:
+    """Dismiss a proposal: both facts stay, and the same pair of texts is never proposed again."""
+    with state(ctx).store(profile) as store:
+        done = store.dismiss(proposal)
+    if as_json:
+        emit_json(done.to_dict())
+    else:
+        typer.echo(f"dismissed proposal {done.id}: #{done.old.id} and #{done.new.id} both stay")

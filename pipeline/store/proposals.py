@@ -1,0 +1,158 @@
+"""Proposals: the older facts a write may update (``supersede.detect: propose``), kept until the writer decides.
+
+Table ``persona_proposals``: one row per (profile, old fact, new fact) the detector (:mod:`.supersede_rules`)
+proposed, with its rule and, once there is one, the decision: ``accepted`` (the new fact superseded the old
+one, with lineage and undo, :func:`.supersede.accept`) or ``dismissed`` (both stay; the row then keeps keyed
+hashes of the two texts, :mod:`.forgotten`'s key, so the same pair is never proposed again, even when its facts
+are added anew).
+A proposal is *open* while undecided and both its facts are in the persona: one about a fact that was replaced,
+demoted or forgotten is no longer open. Rows hold ids and keyed hashes, never text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError, NotFoundError
+from .backend import Connection
+from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id
+from .forgotten import digests, secret
+from .supersede_rules import judge
+
+if TYPE_CHECKING:
+    from .facts import PersonaStore
+
+MAX_PER_WRITE = 3  # the strongest matches a write reports; more would be noise nobody reads
+ACCEPTED, DISMISSED = "accepted", "dismissed"
+FACT_NAMES = [name.strip() for name in FACT_COLUMNS.split(",")]
+PROPOSAL_SQL = (
+    "SELECT p.id, p.rule, p.proposed_at, p.decision, "
+    + ", ".join(f"o.{name} AS o_{name}" for name in FACT_NAMES) + ", "
+    + ", ".join(f"n.{name} AS n_{name}" for name in FACT_NAMES)
+    + " FROM persona_proposals p JOIN memoria_persona o ON o.id = p.old_id AND o.session_id = p.session_id "
+    "JOIN memoria_persona n ON n.id = p.new_id AND n.session_id = p.session_id WHERE p.session_id = ? "
+)
+
+
+def propose(store: PersonaStore, conn: Connection, new: Fact, olds: Iterable[Fact] | None = None
+            ) -> tuple[Proposal, ...]:
+    """After ``new`` was written: the older facts of its topic it may update, kept as open proposals, strongest
+    first (caller's transaction). ``olds``: the candidates (default: the topic's other current facts)."""
+    if store.supersede_detect == "off":
+        return ()
+    candidates = _topic_facts(store, conn, new) if olds is None else olds
+    judged = sorted(((verdict, old) for old in candidates if old.id != new.id and old.topic == new.topic
+                     and (verdict := judge(old.content, new.content)).proposes),
+                    key=lambda pair: (-pair[0].strength, pair[1].id))
+    made: list[Proposal] = []
+    for verdict, old in judged:
+        if len(made) < MAX_PER_WRITE and not _dismissed(store, conn, old, new):
+            made.append(_keep(store, conn, old, new, verdict.rule))
+    return tuple(made)
+
+
+def propose_after_import(store: PersonaStore, conn: Connection, added: Sequence[int], listed: set[int]
+                         ) -> list[Proposal]:
+    """The facts an import added may update the profile's others, but never one the same file lists: the file
+    says that one is current too. One read for the whole import."""
+    if store.supersede_detect == "off" or not added:
+        return []
+    rows = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? "
+                        f"AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile,)).fetchall()
+    facts = {int(row["id"]): Fact(**dict(row)) for row in rows}
+    olds = [fact for fact_id, fact in facts.items() if fact_id not in listed]
+    return [proposal for fact_id in added if fact_id in facts
+            for proposal in propose(store, conn, facts[fact_id], olds)]
+
+
+def open_proposals(store: PersonaStore) -> list[Proposal]:
+    """The profile's open proposals, oldest first."""
+    with store.read() as conn:
+        rows = conn.execute(PROPOSAL_SQL + "AND p.decision IS NULL ORDER BY p.id", (store.profile,)).fetchall()
+    return [_proposal(row) for row in rows]
+
+
+def dismiss(store: PersonaStore, proposal_id: int) -> Proposal:
+    """Both facts stay; the pair (by its texts) is never proposed again. (Accepting is a supersession:
+    :func:`.supersede.accept`.)"""
+    with store.transaction() as conn:
+        proposal = open_proposal(store, conn, proposal_id)
+        decide(store, conn, proposal, DISMISSED, _digests(store, conn, proposal.old, proposal.new))
+    return proposal
+
+
+def reopen(store: PersonaStore, conn: Connection, old_ids: Iterable[int], new_id: int) -> None:
+    """An accepted proposal whose supersession was undone is open again (caller's transaction)."""
+    for old_id in old_ids:
+        conn.execute("UPDATE persona_proposals SET decision = NULL, decided_at = NULL WHERE session_id = ? "
+                     "AND old_id = ? AND new_id = ? AND decision = ?", (store.profile, old_id, new_id, ACCEPTED))
+
+
+def forget(store: PersonaStore, conn: Connection, ids: Iterable[int], texts: Iterable[str]) -> None:
+    """Remove every proposal about the facts ``ids`` or the texts ``texts`` (forget; caller's transaction)."""
+    for fact_id in ids:
+        conn.execute("DELETE FROM persona_proposals WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
+                     (store.profile, fact_id, fact_id))
+    for digest in digests(secret(store, conn), texts=texts):
+        conn.execute("DELETE FROM persona_proposals WHERE session_id = ? AND (old_digest = ? OR new_digest = ?)",
+                     (store.profile, digest, digest))
+
+
+def forget_profile(store: PersonaStore, conn: Connection) -> None:
+    """Remove every proposal of the profile (profile erase; caller's transaction)."""
+    conn.execute("DELETE FROM persona_proposals WHERE session_id = ?", (store.profile,))
+
+
+def _topic_facts(store: PersonaStore, conn: Connection, new: Fact) -> list[Fact]:
+    rows = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND topic = ? AND id != ? "
+                        f"AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile, new.topic, new.id))
+    return [Fact(**dict(row)) for row in rows]
+
+
+def _digests(store: PersonaStore, conn: Connection, old: Fact, new: Fact) -> tuple[str, str]:
+    old_digest, new_digest = digests(secret(store, conn), texts=[old.content, new.content])
+    return old_digest, new_digest
+
+
+def _dismissed(store: PersonaStore, conn: Connection, old: Fact, new: Fact) -> bool:
+    row = conn.execute("SELECT 1 FROM persona_proposals WHERE session_id = ? AND old_digest = ? AND new_digest = ? "
+                       "AND decision = ?", (store.profile, *_digests(store, conn, old, new), DISMISSED)).fetchone()
+    return row is not None
+
+
+def _keep(store: PersonaStore, conn: Connection, old: Fact, new: Fact, rule: str) -> Proposal:
+    conn.execute("INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at) VALUES (?, ?, ?, ?, ?) "
+                 "ON CONFLICT (session_id, old_id, new_id) DO NOTHING", (store.profile, old.id, new.id, rule,
+                                                                          store.now()))
+    row = conn.execute("SELECT id, rule, proposed_at FROM persona_proposals WHERE session_id = ? AND old_id = ? "
+                       "AND new_id = ?", (store.profile, old.id, new.id)).fetchone()
+    return Proposal(int(row[0]), old, new, str(row[1]), str(row[2]))
+
+
+def open_proposal(store: PersonaStore, conn: Connection, proposal_id: int) -> Proposal:
+    """The open proposal ``proposal_id``, read inside the transaction that decides it, or one clear error."""
+    check_id(proposal_id)
+    row = conn.execute(PROPOSAL_SQL + "AND p.id = ?", (store.profile, proposal_id)).fetchone()
+    if row is None:
+        known = conn.execute("SELECT 1 FROM persona_proposals WHERE session_id = ? AND id = ?",
+                             (store.profile, proposal_id)).fetchone()
+        if known is None:
+            raise NotFoundError(f"no proposal #{proposal_id} in profile {store.profile!r} (see `persona review`)")
+        raise InputError(f"proposal #{proposal_id} is no longer open: one of its facts left the persona")
+    if row["decision"] is not None:
+        raise InputError(f"proposal #{proposal_id} was already {row['decision']}")
+    return _proposal(row)
+
+
+def decide(store: PersonaStore, conn: Connection, proposal: Proposal, decision: str,
+           digests_: tuple[str | None, str | None] = (None, None)) -> None:
+    """Record the decision on an open proposal (caller's transaction); a dismissal keeps the texts' hashes."""
+    conn.execute("UPDATE persona_proposals SET decision = ?, decided_at = ?, old_digest = ?, new_digest = ? "
+                 "WHERE session_id = ? AND id = ?", (decision, store.now(), *digests_, store.profile, proposal.id))
+
+
+def _proposal(row: Any) -> Proposal:
+    old = Fact(**{name: row[f"o_{name}"] for name in FACT_NAMES})
+    new = Fact(**{name: row[f"n_{name}"] for name in FACT_NAMES})
+    return Proposal(int(row["id"]), old, new, str(row["rule"]), str(row["proposed_at"]))
