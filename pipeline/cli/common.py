@@ -78,7 +78,7 @@ class CliState:
         """The profile's store; read-only commands pass ``readonly`` so they never change the database."""
         from ..store import PersonaStore
 
-        return PersonaStore.from_settings(self.settings(), profile=profile, readonly=readonly)
+        return PersonaStore.from_settings(self.settings(), profile=profile, readonly=readonly, writer="cli")
 
 
 def state(ctx: typer.Context) -> CliState:

@@ -73,8 +73,8 @@ def history(
         emit_json([link.to_dict() for link in links])
         return
     rows = [[f"#{link.id}", "current" if link.current else f"superseded by #{link.superseded_by} ({link.how})",
-             link.superseded_at or "-", shown(link.content, CONTENT_WIDTH)] for link in links]
-    typer.echo(table(["ID", "STATE", "WHEN", "FACT"], rows))
+             link.superseded_at or "-", shown(link.writer, 32), shown(link.content, CONTENT_WIDTH)] for link in links]
+    typer.echo(table(["ID", "STATE", "WHEN", "WRITER", "FACT"], rows))
 
 
 def export(

@@ -134,8 +134,10 @@ def _explanation_text(explanation: Explanation) -> str:
     for fate, facts in itertools.groupby(explanation.facts, key=lambda fact: _group(fact.fate)):
         group = list(facts)
         rows = [[fact.id, shown(fact.topic, 24), fact.tier, "-" if fact.score is None else f"{fact.score:.3f}",
-                 str(fact.tokens), shown(fact.content, CONTENT_WIDTH) + _why(fact.fate, fate)] for fact in group]
-        lines += ["", f"{fate} ({len(group)})", table(["ID", "TOPIC", "TIER", "SCORE", "TOKENS", "FACT"], rows)]
+                 str(fact.tokens), shown(fact.writer or "-", 24), shown(fact.content, CONTENT_WIDTH)
+                 + _why(fact.fate, fate)] for fact in group]
+        lines += ["", f"{fate} ({len(group)})",
+                  table(["ID", "TOPIC", "TIER", "SCORE", "TOKENS", "WRITER", "FACT"], rows)]
     return "\n".join(lines)
 
 

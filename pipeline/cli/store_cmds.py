@@ -18,6 +18,7 @@ from .review_cmds import may_update
 TierOption = Annotated[str, typer.Option("--tier", help=" or ".join([", ".join(TIERS[:-1]), TIERS[-1]]) + ".")]
 ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why; kept with the row or tombstone.")]
 CONTENT_WIDTH = 72
+WRITER_WIDTH = 32  # import:FORMAT:FILE can be long; the whole is in --json
 
 
 def register(app: typer.Typer) -> None:
@@ -93,8 +94,8 @@ def list_facts(
         typer.echo("no persona facts")
         return
     rows = [[str(f.id), shown(f.tier), shown(f.topic, 40), str(f.reinforcement_count), f"{f.confidence or 0.7:.2f}",
-             shown(f.content, CONTENT_WIDTH)] for f in facts]
-    typer.echo(table(["ID", "TIER", "TOPIC", "REINF", "CONF", "CONTENT"], rows))
+             shown(f.writer or "", WRITER_WIDTH), shown(f.content, CONTENT_WIDTH)] for f in facts]
+    typer.echo(table(["ID", "TIER", "TOPIC", "REINF", "CONF", "WRITER", "CONTENT"], rows))
 
 
 def reinforce(

@@ -107,7 +107,8 @@ class BoundTools:
     """The persona tools for one Hermes session: schemas without the bound parameters, calls that fill them."""
 
     def __init__(self, settings: Settings, *, legacy_names: bool, writes: bool) -> None:
-        self._tools: dict[str, Tool] = PersonaTools(lambda: settings).catalog(legacy=legacy_names)
+        self._tools: dict[str, Tool] = PersonaTools(lambda: settings, host=lambda: "hermes").catalog(
+            legacy=legacy_names)
         self._writes = writes
         self.profile = settings.store.profile
 

@@ -8,6 +8,7 @@ stdout carries the protocol alone; logs go to stderr.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
@@ -19,7 +20,7 @@ from ..config.schema import Settings
 from ..errors import PersonaError
 from ..fs.locations import package_version
 from .mcp_resources import MIME_TYPE, URI_TEMPLATE, PersonaTexts, Watcher, parse_uri
-from .tools import PersonaTools, Tool, error_json
+from .tools import CALLER, PersonaTools, Tool, error_json
 
 if TYPE_CHECKING:  # the SDK is an optional extra, imported only when the server starts
     from mcp.server.mcpserver import MCPServer
@@ -143,10 +144,14 @@ def _add_prompt(server: MCPServer, texts: PersonaTexts) -> None:
 
 
 def _as_tool_errors(tool: Tool) -> Tool:
+    """``tool`` as the SDK calls it: it also takes the request's context (so what it writes is stamped with the
+    client's name), and our errors come back as tool errors in the contract's shape."""
+    from mcp.server.mcpserver import Context
     from mcp_types import CallToolResult, TextContent
 
     @functools.wraps(tool)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, mcp_context: Context[Any, Any] | None = None, **kwargs: Any) -> Any:
+        token = CALLER.set(_client_name(mcp_context))
         try:
             return tool(*args, **kwargs)
         except PersonaError as error:
@@ -155,8 +160,24 @@ def _as_tool_errors(tool: Tool) -> Tool:
             answer = error_json(str(error))
             return CallToolResult(content=[TextContent(type="text", text=answer)],
                                   structured_content=json.loads(answer), is_error=True)
+        finally:
+            CALLER.reset(token)
 
+    signature = inspect.signature(tool, eval_str=True)  # resolved where the tool was written
+    context = inspect.Parameter("mcp_context", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                annotation=Context[Any, Any] | None)
+    wrapper.__signature__ = signature.replace(parameters=[*signature.parameters.values(), context])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**tool.__annotations__, "mcp_context": Context[Any, Any] | None}
     return wrapper
+
+
+def _client_name(context: Any) -> str:
+    """The MCP client's own name (its ``initialize`` clientInfo), as a fact's writer says ``tool:NAME``."""
+    try:
+        info = context.request_context.session.client_params.client_info
+        return str(info.name) or "mcp"
+    except AttributeError:  # no context, or a client that sent no info
+        return "mcp"
 
 
 def serve(settings: Callable[[], Settings]) -> None:

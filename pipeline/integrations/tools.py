@@ -19,6 +19,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
@@ -34,6 +35,8 @@ from ..store import PersonaStore, Proposal
 from ..tiers import Tier
 
 log = logging.getLogger(__name__)
+# The host a tool call comes from, where the surface learns it per call (an MCP client's name).
+CALLER: ContextVar[str] = ContextVar("persona_tool_caller", default="unknown host")
 
 def _not_a_bool(value: Any) -> Any:
     if isinstance(value, bool):  # JSON true is not id 1
@@ -92,14 +95,17 @@ def may_update(proposals: tuple[Proposal, ...]) -> dict[str, Any]:
 
 
 class PersonaTools:
-    """The tools, bound to a way of loading settings (read on every call, so edits are seen)."""
+    """The tools, bound to a way of loading settings (read on every call, so edits are seen) and to the host they
+    serve: what a tool writes is stamped ``tool:HOST`` by this code, never by the model."""
 
-    def __init__(self, settings: Callable[[], Settings]) -> None:
+    def __init__(self, settings: Callable[[], Settings], *, host: Callable[[], str] | None = None) -> None:
         self.settings = settings
+        self.host = host or CALLER.get
 
     def store(self, profile: str | None, session: str | None = None, *, readonly: bool = False) -> PersonaStore:
         """The store of ``profile`` (``session`` is its deprecated name)."""
-        return PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly)
+        return PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly,
+                                          writer=f"tool:{self.host()}")
 
     def all(self) -> list[Tool]:
         """Every tool under its canonical name, in the order they are advertised."""

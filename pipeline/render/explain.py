@@ -7,6 +7,7 @@ max_items_per_section``, ``fitted out (budget)``, ``section dropped``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ class FactFate:
     tokens: int  # the fact's own text, counted with the target's counter
     fate: str
     content: str
+    writer: str | None = None  # who wrote it, for a persona row (store/births.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +49,8 @@ class Explanation:
                 "facts": [asdict(fact) for fact in self.facts]}
 
 
-def explain(capped: CappedRender, counter: TokenCounter) -> Explanation:
-    """Every fact's fate in this render, with the tokens each kept section used."""
+def explain(capped: CappedRender, counter: TokenCounter, writers: Mapping[int, str] | None = None) -> Explanation:
+    """Every fact's fate in this render, with the tokens each kept section used, and who wrote each fact."""
     ranked, target = capped.rendered.ranked, capped.rendered.target
     kept_topics = {section.topic for section in capped.kept}
     kept_keys = {r.fact.key for section in capped.kept for r in section.facts}
@@ -61,13 +63,18 @@ def explain(capped: CappedRender, counter: TokenCounter) -> Explanation:
     entries += [(left.fact, left.score, left.fate) for left in ranked.left_out]
     tokens = counter.count_many([inline(fact.content) for fact, _, _ in entries])
     facts = [FactFate(fact_label(fact.key), fact.topic, fact.tier, None if score is None else round(score, 3),
-                      count, fate, fact.content)
+                      count, fate, fact.content, _writer(fact.key, writers or {}))
              for (fact, score, fate), count in zip(entries, tokens, strict=True)]
     facts.sort(key=lambda fact: _fate_rank(fact.fate))  # stable: rank order within each fate
     chunks = split_sections(capped.text, target.boundary).sections
     sections = tuple((section.topic, count) for section, count in
                      zip(capped.kept, counter.count_many(list(chunks)), strict=False))
     return Explanation(target.name, capped.capped.budget, capped.capped.tokens, sections, tuple(facts))
+
+
+def _writer(key: str, writers: Mapping[int, str]) -> str | None:
+    kind, _, rest = key.partition(":")
+    return writers.get(int(rest)) if kind in ("p", "s") else None
 
 
 def _fate_rank(fate: str) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..render.explain import explain
 from ..render.model import CappedRender, TargetReport
 from ..store import PersonaStore
+from ..store.births import writers
 from ..store.runs import Outcome, RunRecord, newest_generation, record_run
 from .context import StageContext
 
@@ -40,7 +41,11 @@ def report(capped: CappedRender, previous: str | None, *, written: bool, stale: 
 def dry_run(capped: CappedRender, ctx: StageContext, previous: str | None) -> TargetReport:
     """The report of a run that writes nothing, with where every fact went when ``persona explain`` asks."""
     done = report(capped, previous, written=False, stale=False)
-    return replace(done, explanation=explain(capped, ctx.counter)) if ctx.explain else done
+    if not ctx.explain:
+        return done
+    with ctx.store.read() as conn:
+        written = writers(conn, ctx.store.profile)
+    return replace(done, explanation=explain(capped, ctx.counter, written))
 
 
 def overtaken(store: PersonaStore, path: Path, generation: int) -> bool:

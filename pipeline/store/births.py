@@ -1,9 +1,15 @@
-"""The ``persona_births`` table: the generation each fact of a profile was born in, and the tombstone it left.
+"""The ``persona_births`` table: the generation each fact of a profile was born in, who wrote it, and the tombstone
+it left.
 
 The triggers on ``memoria_persona`` write a birth for every fact any tool adds
 (see the schemas' ``TRIGGERS``); the earliest one stays, so a fact that left
 and came back (an undone replace) keeps the generation it first appeared in.
 A forget drops everything rendered from that generation on.
+
+Who wrote a fact is stamped by persona-tier's own code, never by a model:
+``cli``, ``api``, ``import:FORMAT:FILE``, ``promote:MEMORY_ID``,
+``tool:HOST``, ``adopt:FILE``, ``edit``. A fact another tool wrote
+(Mnemosyne's own promote, say) has a birth and no writer: :data:`ANOTHER_TOOL`.
 """
 
 from __future__ import annotations
@@ -11,6 +17,31 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from .backend import Connection
+
+ANOTHER_TOOL = "another tool"  # a birth the triggers recorded, with no writer of ours
+UNKNOWN = "unknown"  # a fact from before births were kept
+BIRTH_JOIN = "LEFT JOIN persona_births b ON b.profile = p.session_id AND b.persona_id = p.id"
+
+
+def record_writer(conn: Connection, profile: str, persona_id: int, writer: str) -> None:
+    """Who wrote the fact (its birth, just made by the table's trigger, gets it)."""
+    conn.execute("UPDATE persona_births SET writer = ? WHERE profile = ? AND persona_id = ?",
+                 (writer, profile, persona_id))
+
+
+def writer_of(born: object, writer: object) -> str:
+    """How a fact's writer reads: ours by name, :data:`ANOTHER_TOOL`, or :data:`UNKNOWN` (no birth)."""
+    if writer is not None:
+        return str(writer)
+    return ANOTHER_TOOL if born is not None else UNKNOWN
+
+
+def writers(conn: Connection, profile: str, ids: Collection[int] | None = None) -> dict[int, str]:
+    """Who wrote each of ``ids`` (every fact of the profile with a birth, for None), as :func:`writer_of` says."""
+    rows = conn.execute("SELECT persona_id, generation, writer FROM persona_births WHERE profile = ?",
+                        (profile,)).fetchall()
+    wanted = None if ids is None else set(ids)
+    return {int(row[0]): writer_of(row[1], row[2]) for row in rows if wanted is None or int(row[0]) in wanted}
 
 
 def earliest_birth(conn: Connection, profile: str, ids: Collection[int]) -> int:

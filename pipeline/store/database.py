@@ -57,6 +57,7 @@ class Database:
         lock_lease_ms: int = 60_000,
         supersede_detect: Literal["propose", "off", "auto", "flag"] | None = None,
         session: str | None = None,
+        writer: str = "api",
     ) -> None:
         profile = deprecated_session(profile, session) or "default"
         check_text("profile", profile, MAX_PROFILE_CHARS)
@@ -68,6 +69,7 @@ class Database:
         self.max_fact_chars = max_fact_chars
         self.profile = profile
         self.memory_scope = memory_scope
+        self.writer = writer  # who this store's writes are stamped with: cli, api, tool:HOST (see store/births.py)
         # The one default, and the old names' warning, are the settings' own.
         self.supersede_detect = SupersedeSettings.model_validate(
             {"detect": supersede_detect} if supersede_detect else {}).detect
@@ -97,7 +99,7 @@ class Database:
     @classmethod
     def from_settings(cls, settings: Settings, *, profile: str | None = None, clock: Clock = utc_now,
                       busy_timeout_ms: int | None = None, readonly: bool = False,
-                      prompt_path: bool = False, session: str | None = None) -> Self:
+                      prompt_path: bool = False, session: str | None = None, writer: str = "api") -> Self:
         """A store on the configured database and profile (``busy_timeout_ms`` overrides the setting).
 
         A ``readonly`` store never changes the database, not even its schema
@@ -122,6 +124,7 @@ class Database:
             memory_scope=settings.store.memory_scope,
             lock_lease_ms=settings.store.lock_lease_ms,
             supersede_detect=settings.supersede.detect,
+            writer=writer,
         )
 
     def __enter__(self) -> Self:

@@ -13,6 +13,9 @@ FACT_COLUMNS = (
     "id, session_id, tier, topic, content, confidence, source_memory_id, created_at, "
     "last_reinforced_at, reinforcement_count, promotion_reason"
 )
+# The same columns of memoria_persona as ``p``, with the fact's birth (``b``) joined for who wrote it.
+FACT_WITH_WRITER = ", ".join(f"p.{column.strip()}" for column in FACT_COLUMNS.split(",")) + \
+    ", b.generation AS born, b.writer AS written_by"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +33,7 @@ class Fact:
     last_reinforced_at: str
     reinforcement_count: int
     promotion_reason: str | None
+    writer: str | None = None  # who wrote it (births.writer_of); None where it was not looked up
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -20,10 +20,10 @@ from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
 from . import proposals, supersede
 from .backend import Connection, Cursor
-from .births import link_tombstone
+from .births import BIRTH_JOIN, link_tombstone, record_writer, writer_of
 from .database import Database
 from .dialect import SQLITE, Dialect
-from .fact_row import FACT_COLUMNS, Fact, Promotion, Proposal, check_id, content_key
+from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, Fact, Promotion, Proposal, check_id, content_key
 from .forgotten import ForgottenTest, admit
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
 
@@ -92,12 +92,12 @@ class PersonaStore(Database):
         check_id(persona_id)
         with self.read() as conn:
             row = conn.execute(
-                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
+                f"SELECT {FACT_WITH_WRITER} FROM memoria_persona p {BIRTH_JOIN} WHERE p.id = ? AND p.session_id = ?",
                 (persona_id, self.profile),
             ).fetchone()
         if row is None:
             raise NotFoundError(f"no persona fact with id {persona_id} in profile {self.profile!r}")
-        return Fact(**dict(row))
+        return fact_with_writer(row)
 
     def list(self, *, tier: str | None = None, topic: str | None = None) -> list[Fact]:
         """Facts in tier order (permanent first), then most reinforced, then by id; broken rows are skipped."""
@@ -111,12 +111,12 @@ class PersonaStore(Database):
             clauses.append("topic = ?")
             params.append(topic)
         sql = (
-            f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE {' AND '.join(clauses)} "
+            f"SELECT {FACT_WITH_WRITER} FROM memoria_persona p {BIRTH_JOIN} WHERE {' AND '.join(clauses)} "
             f"ORDER BY {TIER_ORDER}, reinforcement_count DESC, id"
         )
         self.warn_broken_rows()
         with self.read() as conn:
-            return [Fact(**dict(row)) for row in conn.execute(sql, params)]
+            return [fact_with_writer(row) for row in conn.execute(sql, params)]
 
     def render_rows(self, conn: Connection, now: str) -> Cursor:
         """Every fact of the profile as a row ready to become a render's fact (:func:`persona_sql`)."""
@@ -211,7 +211,7 @@ class PersonaStore(Database):
             content = check_text(f"memory {memory_id}", content, self.max_fact_chars, setting="store.max_fact_chars")
             topic = metadata_topic(metadata) or self._linked_topic(conn, memory_id)
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=0.7, source=memory_id,
-                                   reason=reason, force=force)
+                                   reason=reason, force=force, writer=f"promote:{memory_id}")
             found = proposals.propose(self, conn, fact)
         return Promotion(fact, created=True, proposals=found)
 
@@ -311,8 +311,10 @@ class PersonaStore(Database):
         reason: str | None,
         force: bool = False,
         forgotten: ForgottenTest | None = None,
+        writer: str | None = None,
     ) -> Fact:
-        """Insert a fact (inside the caller's transaction) and return it as stored.
+        """Insert a fact (inside the caller's transaction) and return it as stored, stamped with its ``writer``
+        (default: the store's own, :attr:`writer`).
 
         Forgotten text (or a forgotten source memory) is refused here, for every way in, unless ``force``;
         ``forgotten`` is a test the caller already read (an import's, for all its rows).
@@ -325,7 +327,9 @@ class PersonaStore(Database):
             f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING {FACT_COLUMNS}",
             (self.profile, tier, topic, content, confidence, source, now, now, reason),
         ).fetchone()
-        return Fact(**dict(row))
+        stamp = writer or self.writer
+        record_writer(conn, self.profile, int(row["id"]), stamp)
+        return Fact(**dict(row), writer=stamp)
 
     def bury(self, conn: Connection, fact: Fact, reason: str) -> None:
         """Tombstone then delete; the caller's transaction makes the pair atomic. The fact's birth keeps its
@@ -372,6 +376,12 @@ class PersonaStore(Database):
         row = conn.execute(f"SELECT topic FROM ({' UNION ALL '.join(parts)}) AS linked ORDER BY source, id LIMIT 1",
                            params).fetchone()
         return str(row[0]).strip() if row is not None else "general"
+
+def fact_with_writer(row: Any) -> Fact:
+    """A row of :data:`FACT_WITH_WRITER` as a fact that says who wrote it."""
+    return Fact(**{name: row[name] for name in Fact.__slots__ if name != "writer"},
+                writer=writer_of(row["born"], row["written_by"]))
+
 
 def metadata_topic(metadata_json: str | None) -> str | None:
     if not metadata_json:

@@ -45,6 +45,7 @@ from .proposals import propose_after_import
 from .validation import MAX_TOPIC_CHARS, check_text
 
 __all__ = ["FactEntry", "ImportReport", "import_facts", "read_facts_file"]
+MAX_WRITER_CHARS = 4096  # a writer names a file: the longest path a system allows
 
 
 class FactEntry(BaseModel):
@@ -61,8 +62,10 @@ class FactEntry(BaseModel):
     key: str | None = Field(None, min_length=1, max_length=MAX_TOPIC_CHARS,
                             description="A slot such as package_manager: a newer fact in it supersedes the older.")
     reinforcement_count: int | None = Field(None, ge=0, lt=2**63)
+    writer: str | None = Field(None, min_length=1, max_length=MAX_WRITER_CHARS,
+                               description="Who wrote the fact (from an export); default: this import.")
 
-    @field_validator("topic", "content", "key")
+    @field_validator("topic", "content", "key", "writer")
     @classmethod
     def _clean(cls, value: str | None) -> str | None:
         if value is None:
@@ -291,7 +294,8 @@ def _apply_by_text(store: PersonaStore, conn: Any, known: Known, entry: FactEntr
             return None  # a superseded fact is not brought back by the file it came from
         fact_id = store.insert_row(conn, tier=entry.tier, topic=entry.topic, content=entry.content,
                                    confidence=entry.confidence, source=entry.identity, reason=entry.reason,
-                                   force=force, forgotten=known.forgotten).id
+                                   force=force, forgotten=known.forgotten,
+                                   writer=entry.writer or f"import:facts:{origin}").id
         if entry.reinforcement_count:
             conn.execute("UPDATE memoria_persona SET reinforcement_count = ? WHERE id = ?",
                          (entry.reinforcement_count, fact_id))
@@ -357,7 +361,8 @@ def export_facts(store: PersonaStore) -> str:
     entries = [{"id": fact.id, **({"key": keys[fact.id]} if fact.id in keys else {}), "topic": fact.topic,
                 "content": fact.content, "tier": fact.tier, "confidence": fact.confidence,
                 "reinforcement_count": fact.reinforcement_count,
-                **({"reason": fact.promotion_reason} if fact.promotion_reason else {})} for fact in facts]
+                **({"reason": fact.promotion_reason} if fact.promotion_reason else {}),
+                **({"writer": fact.writer} if fact.writer else {})} for fact in facts]
     out = io.StringIO()
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False

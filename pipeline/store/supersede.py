@@ -12,10 +12,12 @@ the row back under its own id. Every operation decides inside the transaction th
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from dataclasses import replace as replace_field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
 from .backend import Connection
+from .births import UNKNOWN, writers
 from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id, content_key
 from .forgotten import admit, forgotten_test
 from .proposals import ACCEPTED, decide, open_proposal, reopen
@@ -69,6 +71,7 @@ class Link:
     superseded_by: int | None
     superseded_at: str | None
     how: str | None
+    writer: str = UNKNOWN  # who wrote this version (store/births.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -176,7 +179,7 @@ def _restore(store: PersonaStore, conn: Connection, replacement_id: int) -> tupl
         conn.execute("DELETE FROM persona_superseded WHERE id = ? AND session_id = ?", (row["id"], store.profile))
         conn.execute("UPDATE persona_keys SET persona_id = ? WHERE session_id = ? AND persona_id = ?",
                      (row["id"], store.profile, replacement_id))
-    return tuple(Fact(**{key: row[key] for key in Fact.__slots__}) for row in rows)
+    return tuple(Fact(**{key: row[key] for key in Fact.__slots__ if key != "writer"}) for row in rows)
 
 
 def history(store: PersonaStore, persona_id: int) -> list[Link]:
@@ -188,7 +191,8 @@ def history(store: PersonaStore, persona_id: int) -> list[Link]:
                                 "superseded")
         ids = _chain(store, conn, persona_id)
         links = [_link(store, conn, fact_id) for fact_id in sorted(ids)]
-    return [link for link in links if link is not None]
+        written = writers(conn, store.profile, ids)
+    return [replace_field(link, writer=written.get(link.id, UNKNOWN)) for link in links if link is not None]
 
 
 def _chain(store: PersonaStore, conn: Connection, start: int) -> set[int]:

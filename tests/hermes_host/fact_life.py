@@ -122,7 +122,9 @@ def life(session: CLISession, record: Record) -> None:
     record.note("child_add", child_answer(record, before))
     record.note("child_tools", child_tools(record.server.chat_requests()[before:]))
     new_session(session, record, "new_session")
-    record.note("facts", [fact["content"] for fact in json.loads(persona(home, "list", "--json"))])
+    facts = json.loads(persona(home, "list", "--json"))
+    record.note("facts", [fact["content"] for fact in facts])
+    record.note("writers", {fact["content"]: fact["writer"] for fact in facts})
 
 
 def seeded(server: FakeLLM, root: Path, *, install: tuple[str, ...], mnemosyne: bool,

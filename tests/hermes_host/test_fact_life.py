@@ -54,6 +54,8 @@ def test_a_fact_added_by_a_tool_call_appears_after_compress_and_in_a_new_session
     assert ADDED not in prompt and result["prompts"]["after_add"] == result["prompts"]["first"]  # the cache holds
     assert ADDED in persona(result["prompts"]["after_add_compress"])
     assert ADDED in persona(result["prompts"]["new_session"])
+    assert result["notes"]["writers"][ADDED] == "tool:hermes"  # stamped by our code, whatever the model says
+    assert result["notes"]["writers"][KEPT] == "cli"
 
 
 @pytest.mark.parametrize("mode", [*MODES, "life_mnemosyne_persona"])

@@ -232,7 +232,8 @@ def test_explain_names_every_fate(every_fate):
     assert "fitted out (budget)" in fates.values() and "section dropped" in fates.values()
     assert sum(s["tokens"] for s in explanation["sections"]) <= explanation["tokens"] <= explanation["budget"] == 45
     for fact in explanation["facts"]:
-        assert set(fact) == {"id", "topic", "tier", "score", "tokens", "fate", "content"} and fact["tokens"] > 0
+        assert set(fact) == {"id", "topic", "tier", "score", "tokens", "fate", "content", "writer"}
+        assert fact["tokens"] > 0 and (fact["writer"] == "api") == fact["id"].startswith("#")
 
 
 def test_explain_prints_kept_facts_first_then_each_fate(every_fate):
@@ -253,3 +254,11 @@ def test_render_names_dropped_sections_and_counts_fitted_out_facts(tmp_path):
                                       "--set", "cap.token_cap=120", "render", "--dry-run"])
     assert result.exit_code == 0
     assert "dropped (topic" in result.stdout and "more)" in result.stdout and "facts fitted out" in result.stdout
+
+
+def test_a_fact_longer_than_the_whole_budget_is_never_reported_kept():
+    """Found by the property test above: when no fact fits beside its heading, the guard keeps the heading
+    alone, and explain said its fact was kept although no line of it was in the text."""
+    report, _, _, _ = run_fit(1, 2, 2, 32)
+    assert all(fact.fate != "kept" for fact in report.explanation.facts)
+    assert report.sections_kept == 0 and report.tokens <= 32

@@ -254,12 +254,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         # Every writer is seen (TRIGGERS), and a forget knows what was rendered from a fact by generation, not by
-        # searching for its text: a fact's birth, and the profile's generation when a snapshot was recorded.
+        # searching for its text: a fact's birth (and who wrote it: NULL for another tool), and the profile's
+        # generation when a snapshot was recorded.
         """CREATE TABLE persona_births (
             profile TEXT NOT NULL,
             persona_id INTEGER NOT NULL,
             generation INTEGER NOT NULL,
             tombstone INTEGER,
+            writer TEXT,
             PRIMARY KEY (profile, persona_id)
         )""",
         *TRIGGERS,
