@@ -38,10 +38,10 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     text = fit.text if fit is not None else rendered.text
     capped = cap_text(text, budget=target.budget, counter=ctx.counter, boundary=target.boundary,
                       note=lazy_note(target), tokens=fit.tokens if fit is not None else None)
-    if fit is not None:
-        kept = fit.sections
-    else:  # no fact fits beside its heading (fair), or no fit was tried: the guard's sections are what is left
-        kept = () if options.strategy == "fair" and capped.partial else ranked.sections
+    # Without a fit, the fair fit found no fact fits beside its heading (the guard kept a heading alone), or no
+    # fit was tried (sections): then the guard's sections are what is left.
+    kept = fit.sections if fit is not None else () if options.strategy == "fair" and capped.partial else (
+        ranked.sections)
     return CappedRender(capped, rendered, _surviving(kept, capped.kept_indexes),
                         fit.left_out if fit is not None else frozenset())
 
