@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..fs.locations import package_version
-from . import agent_cmds, fact_cmds, forget_cmds, render_cmds, review_cmds, store_cmds, tick_cmds
+from . import agent_cmds, fact_cmds, forget_cmds, project_cmds, render_cmds, review_cmds, store_cmds, tick_cmds
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app
 from .session_cmds import session_app
@@ -67,6 +67,7 @@ tick_cmds.register(app)
 agent_cmds.register(app)
 forget_cmds.register(app)
 review_cmds.register(app)
+project_cmds.register(app)
 app.add_typer(config_app, name="config")
 app.add_typer(session_app, name="session")
 app.add_typer(targets_app, name="targets")

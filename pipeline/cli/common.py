@@ -16,6 +16,7 @@ from typer.core import TyperArgument, TyperGroup
 
 from ..errors import PersonaError
 from ..render.sanitize import inline
+from ..scopes import HOSTS, HostName
 
 if TYPE_CHECKING:  # the settings and the store are imported by the commands that use them, not by --help
     from ..config.schema import Settings
@@ -27,6 +28,11 @@ ProfileOption = Annotated[
 # The old spellings of --profile: still accepted, with one warning ("session" now means a host's conversation).
 DEPRECATED_FLAGS = {"--session": "--profile", "-s": "-p"}
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ProjectOption = Annotated[str | None, typer.Option(
+    "--project", metavar="[DIR]", help="Only in this project: DIR's repository (its remote, else its top level), "
+    "else DIR; alone, the working directory's.")]
+HostOption = Annotated[HostName | None, typer.Option(
+    "--host", help="Only for this agent: " + ", ".join(HOSTS) + ".")]
 
 
 def _plain_usage_name(argument: Any) -> str:
@@ -93,7 +99,7 @@ class PersonaGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _check_arguments(args)
-        return super().parse_args(ctx, _renamed_flags(args))
+        return super().parse_args(ctx, _project_alone(_renamed_flags(args)))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -114,6 +120,31 @@ def _check_arguments(arguments: list[str]) -> None:
         except UnicodeEncodeError:
             raw = argument.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
             raise UsageError(f"argument {raw!r} is not valid UTF-8 text") from None
+
+
+def _project_alone(arguments: list[str]) -> list[str]:
+    """``--project`` with no directory after it (last, or before another option) means the working directory."""
+    given: list[str] = []
+    for index, argument in enumerate(arguments):
+        if argument == "--":
+            return given + arguments[index:]
+        given.append(argument)
+        following = arguments[index + 1] if index + 1 < len(arguments) else None
+        if argument == "--project" and (following is None or following.startswith("-")):
+            given.append(".")
+    return given
+
+
+def scope_of(project: str | None, host: str | None) -> str | None:
+    """The scope ``--project [DIR]`` or ``--host NAME`` name (None: global); both at once is a usage error."""
+    from ..fs.projects import project_of
+    from ..scopes import host_scope, project_scope
+
+    if project is not None and host is not None:
+        raise UsageError("give --project or --host, not both: a fact belongs to one project or one host")
+    if project is not None:
+        return project_scope(project_of(Path(project)).identity)
+    return None if host is None else host_scope(host)
 
 
 def _renamed_flags(arguments: list[str]) -> list[str]:

@@ -7,12 +7,25 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..scopes import ScopeKind, kind_of
+from ..scopes import shown as scope_text
 from ..text import counted
 from ..tiers import TIERS
 
 if TYPE_CHECKING:
     from ..store import Fact, Promotion
-from .common import JsonOption, ProfileOption, emit_json, shown, state, table, warn_if_unknown
+from .common import (
+    HostOption,
+    JsonOption,
+    ProfileOption,
+    ProjectOption,
+    emit_json,
+    scope_of,
+    shown,
+    state,
+    table,
+    warn_if_unknown,
+)
 from .review_cmds import may_update
 
 TierOption = Annotated[str, typer.Option("--tier", help=" or ".join([", ".join(TIERS[:-1]), TIERS[-1]]) + ".")]
@@ -79,13 +92,18 @@ def list_facts(
     ctx: typer.Context,
     tier: Annotated[str | None, typer.Option("--tier", help="Only this tier.")] = None,
     topic: Annotated[str | None, typer.Option("--topic", help="Only this topic.")] = None,
+    scope: Annotated[ScopeKind | None, typer.Option("--scope", help="Only global, project or host facts.")] = None,
+    project: ProjectOption = None,
+    host: HostOption = None,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """List facts: permanent first, then most reinforced."""
+    named = scope_of(project, host) if project is not None or host is not None else None
     with state(ctx).store(profile, readonly=True) as store:
-        facts = store.list(tier=tier, topic=topic)
-        if not facts and tier is None and topic is None:
+        facts = [fact for fact in store.list(tier=tier, topic=topic)
+                 if (scope is None or kind_of(fact.scope) == scope) and (named is None or fact.scope == named)]
+        if not facts and tier is None and topic is None and scope is None and named is None:
             warn_if_unknown(store)
     if as_json:
         emit_json([fact.to_dict() for fact in facts])
@@ -94,8 +112,9 @@ def list_facts(
         typer.echo("no persona facts")
         return
     rows = [[str(f.id), shown(f.tier), shown(f.topic, 40), str(f.reinforcement_count), f"{f.confidence or 0.7:.2f}",
-             shown(f.writer or "", WRITER_WIDTH), shown(f.content, CONTENT_WIDTH)] for f in facts]
-    typer.echo(table(["ID", "TIER", "TOPIC", "REINF", "CONF", "WRITER", "CONTENT"], rows))
+             shown(scope_text(f.scope), WRITER_WIDTH), shown(f.writer or "", WRITER_WIDTH),
+             shown(f.content, CONTENT_WIDTH)] for f in facts]
+    typer.echo(table(["ID", "TIER", "TOPIC", "REINF", "CONF", "SCOPE", "WRITER", "CONTENT"], rows))
 
 
 def reinforce(
@@ -121,12 +140,16 @@ def add(
     confidence: Annotated[float, typer.Option("--confidence", help="0 to 1.")] = 0.7,
     reason: ReasonOption = None,
     force: Annotated[bool, typer.Option("--force", help="Add it even if the same fact was demoted.")] = False,
+    project: ProjectOption = None,
+    host: HostOption = None,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Add a fact directly."""
+    """Add a fact directly: for the user everywhere, or only in a project (--project) or for one agent (--host)."""
+    scope = scope_of(project, host)
     with state(ctx).store(profile) as store:
-        result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason, force=force)
+        result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason, force=force,
+                           scope=scope)
     _report_promotion(result, as_json, "added")
 
 

@@ -28,7 +28,7 @@ def add(
 ) -> None:
     """Add a target writing the host's instruction file: its path, template, region markers and budget."""
     from ..config.edit import set_target
-    from ..config.presets import PRESETS, preset_path
+    from ..config.presets import PRESETS, preset_path, project_dir
     from .config_cmds import _edit_target, _protected
 
     if preset not in PRESETS:
@@ -41,7 +41,7 @@ def add(
     except ValueError as error:
         raise ConfigError([str(error)]) from None
     config = _edit_target(cli, file)
-    settings = PRESETS[preset].target(path)
+    settings = PRESETS[preset].target(preset, path, None if user else project_dir(project))
     set_target(config, name or preset, settings, env_name=cli.env_name, protected=_protected(cli))
     what = "the whole file" if settings["output"] == "file" else "a region of"
     typer.echo(f"{config}: added target {name or preset!r}, writing {what} {path} "

@@ -20,9 +20,12 @@ class Preset:
     template: str = "persona.md.j2"
     output: str = "region"  # file: the whole file is ours (Cursor's .mdc)
 
-    def target(self, path: Path) -> dict[str, Any]:
-        """The target's settings, as written into the user's config."""
-        return {"output": self.output, "path": str(path), "template": self.template, "budget": self.budget}
+    def target(self, name: str, path: Path, project: Path | None) -> dict[str, Any]:
+        """The target's settings for preset ``name``, as written into the user's config: a project's file also
+        names its project, so it shows that project's facts (and only the scopes its host does not load
+        elsewhere: see ``targets.NAME.scopes``)."""
+        return {"output": self.output, "path": str(path), "template": self.template, "budget": self.budget,
+                "host": name, **({"project": str(project)} if project is not None else {})}
 
 
 PRESETS = {
@@ -48,4 +51,9 @@ def preset_path(name: str, *, project: Path | None, user: bool, home: Path) -> P
         if preset.user_file is None:
             raise ValueError(f"{preset.host} has no per-user instruction file; use --project DIR")
         return home / preset.user_file
-    return (project or Path.cwd()).resolve() / preset.project_file
+    return project_dir(project) / preset.project_file
+
+
+def project_dir(project: Path | None) -> Path:
+    """The project directory a preset's project file goes in (default: the working directory)."""
+    return (project or Path.cwd()).resolve()

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..fs.regions import REGION_NAME
+from ..scopes import HostName, ScopeKind
 from ..text import LINE_ENDS
 from ..warn_once import ProblemLog
 from .urls import SERVER_SCHEMES, port_problem, redact_url
@@ -268,6 +269,20 @@ class TargetSettings(Section):
     boundary: str = Field("## ", min_length=1, description="A line starting with this begins a section.")
     truncation_note: str | None = Field(
         None, description="Note when facts are left out. Empty means cap.truncation_note, else the template's own."
+    )
+    host: HostName | None = Field(
+        None, description="The agent that reads this target (a preset sets it): the target shows that host's "
+        "facts. Empty means none.",
+    )
+    project: str | None = Field(
+        None, description="The project this target belongs to (a preset's --project sets it): a directory, or a "
+        "project's identity such as github.com/x/y. Empty means none.",
+    )
+    scopes: list[ScopeKind] | None = Field(
+        None, description="Which facts the target shows: global, host (the target's host's) and project (the "
+        "target's project's). Empty means what its host loads beside it: a host's user-level file shows global "
+        "and host; a project file of a host that also loads a user-level file shows only project; a project file "
+        "of a host without one shows all three; a target with neither host nor project shows global.",
     )
 
     @field_validator("region")

@@ -9,13 +9,17 @@ from typing import TYPE_CHECKING, Literal
 
 from ..errors import InputError, StageError
 from ..fs.locations import default_persona_file, profile_slug
+from ..fs.projects import project_of
 from ..fs.read import regular_file_kind
 from ..fs.regions import RegionId
 from ..fs.write import refuse_protected, same_file
+from ..scopes import GLOBAL_ONLY, ScopeFilter, ScopeKind
+from .presets import PRESETS
 from .urls import db_path
 
 if TYPE_CHECKING:
     from .schema import Settings
+    from .sections import TargetSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +37,38 @@ class ResolvedTarget:
     profile: str = "default"
     region: str | None = None  # region: the name in its markers, beside the profile
     region_at: Literal["end", "start"] = "end"  # region: where a file without one gets it
+    scopes: ScopeFilter = GLOBAL_ONLY  # which facts it shows
 
     @property
     def in_store(self) -> bool:
         return self.output == "store"
 
+
+def scope_filter(settings: Settings, target: TargetSettings) -> ScopeFilter:
+    """Which facts ``target`` shows: its ``scopes``, else what its host loads beside it (see the setting)."""
+    kinds = target.scopes or _default_kinds(target)
+    hosts = frozenset({target.host}) if "host" in kinds and target.host else frozenset()
+    project = target.project
+    projects: frozenset[str] = frozenset()
+    if "project" in kinds and project:  # read from the checkout once per settings: its remote may change
+        projects = frozenset({settings.derived(f"project {project}", lambda _: project_identity(project))})
+    return ScopeFilter("global" in kinds, hosts, projects)
+
+
+def _default_kinds(target: TargetSettings) -> list[ScopeKind]:
+    if target.project is None:
+        return ["global", "host"] if target.host else ["global"]
+    preset = PRESETS.get(target.host or "")
+    if preset is not None and preset.user_file is not None:  # the host loads its user-level file beside this one
+        return ["project"]
+    return ["global", "host", "project"]
+
+
+def project_identity(text: str) -> str:
+    """A target's ``project``: a directory (its project's identity) or an identity already (github.com/x/y)."""
+    if text.startswith(("/", "~", ".")) or Path(text).is_dir():
+        return project_of(Path(text)).identity
+    return text
 
 def region_id(target: ResolvedTarget) -> RegionId:
     """The markers of ``target``'s region: its profile (as a file-name-safe slug) and its region name."""
@@ -116,6 +147,7 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
         profile=profile,
         region=target.region,
         region_at=target.region_at,
+        scopes=scope_filter(settings, target),
     )
 
 

@@ -19,7 +19,7 @@ from .tokens import TokenCounter
 KEPT = "kept"
 FITTED_OUT = "fitted out (budget)"
 SECTION_DROPPED = "section dropped"
-FATE_ORDER = (KEPT, FITTED_OUT, SECTION_DROPPED, "over max_items_per_section", "duplicate of",
+FATE_ORDER = (KEPT, FITTED_OUT, SECTION_DROPPED, "over max_items_per_section", "duplicate of", "out of scope",
               "candidate below min_importance", "superseded by", "demoted (tombstone)")
 
 

@@ -34,6 +34,7 @@ class PersonaFact(NamedTuple):
     reinforcement_count: int
     age_days: float  # since the last reinforcement, at extract time
     origin: Literal["persona", "candidate", "tombstone", "superseded"]
+    scope: str | None = None  # None: global; project:ID or host:NAME (pipeline/scopes.py)
 
 
 def fact_label(key: str) -> str:
@@ -61,6 +62,7 @@ class FactSet:
     generation: int  # store changes so far; a render never overwrites one from a later generation
     memory_watermark: int  # highest working_memory rowid seen
     left_out: tuple[LeftOut, ...] = ()  # only when explaining: tombstones, candidates below the threshold
+    scoped: bool = False  # some fact is a project's or a host's: targets must each filter what they show
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,7 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
     store, now = ctx.store, to_db(ctx.clock())
     with store.read() as conn:
         state = store.render_state(conn)
-        facts = _persona_facts(store.render_rows(conn, now), store.max_fact_chars)
+        facts = _persona_facts(store.render_rows(conn, now, scoped=state.scoped), store.max_fact_chars)
         # A row that breaks the contract (or one added meanwhile: the check then finds none).
         broken = state.rows != len(facts)
         if state.forgot:
@@ -54,7 +54,7 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
         left_out = _left_out(store, conn, now, options) if ctx.explain else ()
     if broken:
         store.warn_broken_rows()
-    return FactSet((*facts, *proposed), state.generation, state.watermark, left_out)
+    return FactSet((*facts, *proposed), state.generation, state.watermark, left_out, state.scoped)
 
 
 def _not_forgotten(store: PersonaStore, conn: Connection, facts: list[PersonaFact]) -> list[PersonaFact]:

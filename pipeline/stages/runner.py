@@ -3,7 +3,8 @@
 The whole chain is checked before any stage runs: names exist, options
 validate, each stage accepts what the previous one produces, and the chain
 ends in a :class:`TargetReport`. Stages before the first per-target stage run
-once; the rest run for each target.
+once (those after extract once per group of targets showing the same scopes);
+the rest run for each target.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -20,8 +21,10 @@ from ..clock import Clock
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, check_writable, resolve_target
 from ..errors import StageError
-from ..render.model import Start, TargetReport
+from ..render.model import FactSet, LeftOut, Start, TargetReport
 from ..render.tokens import get_counter
+from ..scopes import ScopeFilter
+from ..scopes import shown as scope_text
 from ..store import PersonaStore
 from .context import StageContext
 from .fingerprint import config_hash
@@ -136,14 +139,43 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _run(steps: list[PlannedStage], chosen: list[ResolvedTarget], ctx: StageContext) -> list[TargetReport]:
+    """The shared stages once up to the facts, then per group of targets that show the same scopes (the rest of
+    the shared stages see only their facts, so ranking, the budget and the fit apply after the filter), then the
+    per-target stages."""
     shared = [s for s in steps if not s.spec.per_target]
     value: Any = Start()
-    for step in shared:
+    done = 0
+    while done < len(shared) and not isinstance(value, FactSet):
+        value = shared[done].spec.func(value, ctx=ctx, options=shared[done].options)
+        done += 1
+    reports: dict[str, TargetReport] = {}
+    for scopes, targets in _by_scopes(chosen).items():
+        result = within(value, scopes) if isinstance(value, FactSet) else value
+        for step in shared[done:]:
+            result = step.spec.func(result, ctx=ctx, options=step.options)
+        for target in targets:
+            reports[target.name] = _per_target(steps[len(shared):], result, ctx.for_target(target))
+    return [reports[target.name] for target in chosen]
+
+
+def _per_target(steps: list[PlannedStage], value: Any, ctx: StageContext) -> TargetReport:
+    for step in steps:
         value = step.spec.func(value, ctx=ctx, options=step.options)
-    reports = []
+    return cast(TargetReport, value)
+
+
+def _by_scopes(chosen: list[ResolvedTarget]) -> dict[ScopeFilter, list[ResolvedTarget]]:
+    groups: dict[ScopeFilter, list[ResolvedTarget]] = {}
     for target in chosen:
-        target_ctx, result = ctx.for_target(target), value
-        for step in steps[len(shared):]:
-            result = step.spec.func(result, ctx=target_ctx, options=step.options)
-        reports.append(result)
-    return reports
+        groups.setdefault(target.scopes, []).append(target)
+    return groups
+
+
+def within(facts: FactSet, scopes: ScopeFilter) -> FactSet:
+    """The facts a target showing ``scopes`` shows; the others are left out, each saying why (`persona explain`)."""
+    if not facts.scoped and scopes.everywhere:
+        return facts  # the common case: nothing scoped, nothing to filter
+    shown = tuple(fact for fact in facts.facts if scopes.shows(fact.scope))
+    out = tuple(LeftOut(fact, f"out of scope ({scope_text(fact.scope)}; this target shows {scopes.describe()})")
+                for fact in facts.facts if not scopes.shows(fact.scope))
+    return replace(facts, facts=shown, left_out=facts.left_out + out)

@@ -23,10 +23,10 @@ UNKNOWN = "unknown"  # a fact from before births were kept
 BIRTH_JOIN = "LEFT JOIN persona_births b ON b.profile = p.session_id AND b.persona_id = p.id"
 
 
-def record_writer(conn: Connection, profile: str, persona_id: int, writer: str) -> None:
-    """Who wrote the fact (its birth, just made by the table's trigger, gets it)."""
-    conn.execute("UPDATE persona_births SET writer = ? WHERE profile = ? AND persona_id = ?",
-                 (writer, profile, persona_id))
+def stamp(conn: Connection, profile: str, persona_id: int, writer: str, scope: str | None) -> None:
+    """Who wrote the fact, and its scope (its birth, just made by the table's trigger, gets them)."""
+    conn.execute("UPDATE persona_births SET writer = ?, scope = ? WHERE profile = ? AND persona_id = ?",
+                 (writer, scope, profile, persona_id))
 
 
 def writer_of(born: object, writer: object) -> str:
@@ -42,6 +42,32 @@ def writers(conn: Connection, profile: str, ids: Collection[int] | None = None) 
                         (profile,)).fetchall()
     wanted = None if ids is None else set(ids)
     return {int(row[0]): writer_of(row[1], row[2]) for row in rows if wanted is None or int(row[0]) in wanted}
+
+
+def scope_of(conn: Connection, profile: str, persona_id: int) -> str | None:
+    """The fact's scope (None: global, as every fact without a birth, and every fact from before scopes, is)."""
+    row = conn.execute("SELECT scope FROM persona_births WHERE profile = ? AND persona_id = ?",
+                       (profile, persona_id)).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def projects(conn: Connection, profile: str) -> dict[str, int]:
+    """Each project the profile has facts for (current ones), with how many."""
+    rows = conn.execute("SELECT b.scope, COUNT(*) FROM persona_births b JOIN memoria_persona p ON p.id = b.persona_id "
+                        "AND p.session_id = b.profile WHERE b.profile = ? AND b.scope LIKE 'project:%' "
+                        "GROUP BY b.scope ORDER BY b.scope", (profile,)).fetchall()
+    return {str(row[0]).removeprefix("project:"): int(row[1]) for row in rows}
+
+
+def move_scope(conn: Connection, profile: str, old: str, new: str) -> int:
+    """Every fact of scope ``old`` is now of scope ``new`` (a project moved or renamed): its versions, its slots
+    and its sessions' project too; how many facts moved."""
+    moved = int(conn.execute("UPDATE persona_births SET scope = ? WHERE profile = ? AND scope = ?",
+                             (new, profile, old)).rowcount)
+    conn.execute("UPDATE persona_keys SET scope = ? WHERE session_id = ? AND scope = ?", (new, profile, old))
+    conn.execute("UPDATE persona_snapshots SET project = ? WHERE profile = ? AND project = ?",
+                 (new.removeprefix("project:"), profile, old.removeprefix("project:")))
+    return moved
 
 
 def earliest_birth(conn: Connection, profile: str, ids: Collection[int]) -> int:

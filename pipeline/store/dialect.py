@@ -91,7 +91,8 @@ END"""
 
     @property
     def find_fact(self) -> str:
-        """The oldest fact with source key :key, else with :topic and :content: two index lookups.
+        """The oldest fact of scope :scope ('' for global) with source key :key, else with :topic and :content:
+        two index lookups, then each candidate's scope (one primary-key read).
 
         PostgreSQL indexes a hash of the text (a B-tree entry must stay under 2.7 kB), so it
         compares the hash first and the text itself after.
@@ -100,7 +101,8 @@ END"""
                    else "topic = :topic AND md5(content) = md5(:content) AND content = :content")
         return ("SELECT MIN(id) FROM (SELECT id FROM memoria_persona WHERE session_id = :session "
                 "AND source_memory_id = :key UNION ALL SELECT id FROM memoria_persona WHERE session_id = :session "
-                f"AND {by_text}) AS found")
+                f"AND {by_text}) AS found WHERE COALESCE((SELECT b.scope FROM persona_births b WHERE "
+                "b.profile = :session AND b.persona_id = found.id), '') = :scope")
 
 
 SQLITE = Dialect(

@@ -13,9 +13,10 @@ FACT_COLUMNS = (
     "id, session_id, tier, topic, content, confidence, source_memory_id, created_at, "
     "last_reinforced_at, reinforcement_count, promotion_reason"
 )
+ROW_FIELDS = tuple(column.strip() for column in FACT_COLUMNS.split(","))  # a Fact's fields that are the row's
 # The same columns of memoria_persona as ``p``, with the fact's birth (``b``) joined for who wrote it.
 FACT_WITH_WRITER = ", ".join(f"p.{column.strip()}" for column in FACT_COLUMNS.split(",")) + \
-    ", b.generation AS born, b.writer AS written_by"
+    ", b.generation AS born, b.writer AS written_by, b.scope AS scope"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class Fact:
     reinforcement_count: int
     promotion_reason: str | None
     writer: str | None = None  # who wrote it (births.writer_of); None where it was not looked up
+    scope: str | None = None  # None: global; project:ID or host:NAME (pipeline/scopes.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,14 +79,17 @@ class Promotion:
         return ()
 
 
-def content_key(topic: str, content: str) -> str:
-    """A fact's identity by its topic and text, kept in ``source_memory_id`` for facts that came from no memory.
+def content_key(topic: str, content: str, scope: str | None = None) -> str:
+    """A fact's identity by its topic, text and scope, kept in ``source_memory_id`` for facts that came from no
+    memory.
 
     ``add`` and ``import`` share it, so the same fact is one row however it
-    arrived, and a demoted one stays demoted on either path. (The ``import:``
-    prefix is historical.)
+    arrived, and a demoted one stays demoted on either path; the same text in
+    two projects is two facts. (The ``import:`` prefix is historical; a global
+    fact's key is what it always was.)
     """
-    return "import:" + hashlib.sha256(f"{topic}\x00{content}".encode()).hexdigest()[:16]
+    scoped = f"\x00{scope}" if scope else ""
+    return "import:" + hashlib.sha256(f"{topic}\x00{content}{scoped}".encode()).hexdigest()[:16]
 
 
 

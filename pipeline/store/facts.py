@@ -20,12 +20,12 @@ from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
 from . import proposals, supersede
 from .backend import Connection, Cursor
-from .births import BIRTH_JOIN, link_tombstone, record_writer, writer_of
+from .births import BIRTH_JOIN, link_tombstone, stamp, writer_of
 from .database import Database
 from .dialect import SQLITE, Dialect
-from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, Fact, Promotion, Proposal, check_id, content_key
+from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, ROW_FIELDS, Fact, Promotion, Proposal, check_id, content_key
 from .forgotten import ForgottenTest, admit
-from .validation import MAX_TOPIC_CHARS, check_confidence, check_text, check_tier
+from .validation import MAX_TOPIC_CHARS, check_confidence, check_scope, check_text, check_tier
 
 log = logging.getLogger(__name__)
 BROKEN_ROWS = ProblemLog(log)
@@ -55,31 +55,35 @@ def tombstone_text(tier: str, content: str) -> str:
 
 
 @functools.cache
-def persona_sql(dialect: Dialect) -> str:
-    """Each fact built by the database, ready to become a PersonaFact.
+def persona_sql(dialect: Dialect, scoped: bool = False) -> str:
+    """Each fact built by the database, ready to become a PersonaFact; ``scoped`` (a profile that has facts of a
+    project or a host) also reads each fact's scope.
 
     Python then checks the contract (checking in SQL cost more than the read
     itself). On SQLite, "+session_id" reads the table in order instead of
     through an index: a persona table is mostly one profile's rows, and an
     index walk (random page order) took 1.4-2.4x as long as the scan.
     """
-    age = dialect.age_days("?", "COALESCE(last_reinforced_at, created_at)")
-    profile = "+session_id" if dialect is SQLITE else "session_id"
+    age = dialect.age_days("?", "COALESCE(p.last_reinforced_at, p.created_at)")
+    profile = "+p.session_id" if dialect is SQLITE else "p.session_id"
+    scope, join = ("b.scope", BIRTH_JOIN) if scoped else ("NULL", "")  # no join where every fact is global
     return f"""
-SELECT 'p:' || {dialect.padded_id('id')}, tier, topic, content, COALESCE(confidence, 0.7),
-       COALESCE(reinforcement_count, 0), COALESCE({dialect.greatest}(0.0, {age}), 0.0), 'persona'
-FROM memoria_persona WHERE {profile} = ?
+SELECT 'p:' || {dialect.padded_id('p.id')}, p.tier, p.topic, p.content, COALESCE(p.confidence, 0.7),
+       COALESCE(p.reinforcement_count, 0), COALESCE({dialect.greatest}(0.0, {age}), 0.0), 'persona', {scope}
+FROM memoria_persona p {join} WHERE {profile} = ?
 """
 
 
 class RenderState(NamedTuple):
     """What a render reads before the facts: the change counter it renders under, the newest working memory's
-    rowid, how many rows the profile has (broken ones included), and whether it ever forgot a fact."""
+    rowid, how many rows the profile has (broken ones included), whether it ever forgot a fact, and whether any
+    of its facts is scoped."""
 
     generation: int
     watermark: int
     rows: int
     forgot: bool
+    scoped: bool  # it has facts of a project or a host
 
 
 class PersonaStore(Database):
@@ -118,9 +122,9 @@ class PersonaStore(Database):
         with self.read() as conn:
             return [fact_with_writer(row) for row in conn.execute(sql, params)]
 
-    def render_rows(self, conn: Connection, now: str) -> Cursor:
+    def render_rows(self, conn: Connection, now: str, *, scoped: bool = False) -> Cursor:
         """Every fact of the profile as a row ready to become a render's fact (:func:`persona_sql`)."""
-        return conn.execute(persona_sql(self.dialect), (now, self.profile))
+        return conn.execute(persona_sql(self.dialect, scoped), (now, self.profile))
 
     def render_state(self, conn: Connection) -> RenderState:
         """What a render reads before the facts, in one statement (see :class:`RenderState`)."""
@@ -128,9 +132,10 @@ class PersonaStore(Database):
             "SELECT COALESCE((SELECT generation FROM persona_state WHERE session_id = ?), 0), "
             "COALESCE((SELECT MAX(rowid) FROM working_memory), 0), "
             "(SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?), "
-            "EXISTS (SELECT 1 FROM persona_forgotten WHERE profile = ?)",
-            (self.profile, self.profile, self.profile)).fetchone()
-        return RenderState(int(row[0]), int(row[1]), int(row[2]), bool(row[3]))
+            "EXISTS (SELECT 1 FROM persona_forgotten WHERE profile = ?), "
+            "EXISTS (SELECT 1 FROM persona_births WHERE profile = ? AND scope IS NOT NULL)",
+            (self.profile, self.profile, self.profile, self.profile)).fetchone()
+        return RenderState(int(row[0]), int(row[1]), int(row[2]), bool(row[3]), bool(row[4]))
 
     def retention_rows(self, now: str) -> Sequence[Any]:
         """(id, tier, confidence, reinforcements, age in days) of every fact retention may act on, by id.
@@ -224,8 +229,10 @@ class PersonaStore(Database):
         confidence: float = 0.7,
         reason: str | None = None,
         force: bool = False,
+        scope: str | None = None,
     ) -> Promotion:
-        """Add a fact directly. The same topic and text twice gives one row.
+        """Add a fact directly, for ``scope`` (None: global; see :mod:`pipeline.scopes`). The same topic, text
+        and scope twice gives one row.
 
         A fact that was demoted stays demoted unless ``force`` is given, as
         with promote and import. The result's ``proposals`` name the older
@@ -236,18 +243,19 @@ class PersonaStore(Database):
         topic = check_text("topic", topic, MAX_TOPIC_CHARS)
         check_tier(tier)
         check_confidence(confidence)
-        key = content_key(topic, content)
+        scope = check_scope(scope)
+        key = content_key(topic, content, scope)
         with self.transaction() as conn:
             existing = conn.execute(
                 f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({self.dialect.find_fact})",
-                {"session": self.profile, "key": key, "topic": topic, "content": content},
+                {"session": self.profile, "key": key, "topic": topic, "content": content, "scope": scope or ""},
             ).fetchone()
             if existing is not None:
-                return Promotion(Fact(**dict(existing)), created=False)
+                return Promotion(Fact(**dict(existing), scope=scope), created=False)
             if not force and self.is_tombstoned(key):
                 raise InputError("that fact was demoted; pass --force to add it again")
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=confidence, source=key,
-                                   reason=reason, force=force)
+                                   reason=reason, force=force, scope=scope)
             found = proposals.propose(self, conn, fact)
         return Promotion(fact, created=True, proposals=found)
 
@@ -273,9 +281,11 @@ class PersonaStore(Database):
         return self.get(persona_id)
 
     def replace(self, target: int | str, content: str, *, topic: str | None = None, tier: str | None = None,
-                reason: str | None = None, force: bool = False) -> supersede.Replacement:
+                reason: str | None = None, force: bool = False,
+                scope: str | None = supersede.SAME_SCOPE) -> supersede.Replacement:
         """Supersede a fact (an id, or a piece of text only it contains) with ``content``; see :mod:`.supersede`."""
-        return supersede.replace(self, target, content, topic=topic, tier=tier, reason=reason, force=force)
+        return supersede.replace(self, target, content, topic=topic, tier=tier, reason=reason, force=force,
+                                 scope=scope)
 
     def undo_replace(self, persona_id: int) -> supersede.Restoration:
         """Undo the supersession through ``persona_id`` (the replacement, or a fact it replaced)."""
@@ -312,6 +322,7 @@ class PersonaStore(Database):
         force: bool = False,
         forgotten: ForgottenTest | None = None,
         writer: str | None = None,
+        scope: str | None = None,
     ) -> Fact:
         """Insert a fact (inside the caller's transaction) and return it as stored, stamped with its ``writer``
         (default: the store's own, :attr:`writer`).
@@ -327,9 +338,9 @@ class PersonaStore(Database):
             f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING {FACT_COLUMNS}",
             (self.profile, tier, topic, content, confidence, source, now, now, reason),
         ).fetchone()
-        stamp = writer or self.writer
-        record_writer(conn, self.profile, int(row["id"]), stamp)
-        return Fact(**dict(row), writer=stamp)
+        written_by = writer or self.writer
+        stamp(conn, self.profile, int(row["id"]), written_by, scope)
+        return Fact(**dict(row), writer=written_by, scope=scope)
 
     def bury(self, conn: Connection, fact: Fact, reason: str) -> None:
         """Tombstone then delete; the caller's transaction makes the pair atomic. The fact's birth keeps its
@@ -379,8 +390,8 @@ class PersonaStore(Database):
 
 def fact_with_writer(row: Any) -> Fact:
     """A row of :data:`FACT_WITH_WRITER` as a fact that says who wrote it."""
-    return Fact(**{name: row[name] for name in Fact.__slots__ if name != "writer"},
-                writer=writer_of(row["born"], row["written_by"]))
+    return Fact(**{name: row[name] for name in ROW_FIELDS}, writer=writer_of(row["born"], row["written_by"]),
+                scope=row["scope"])
 
 
 def metadata_topic(metadata_json: str | None) -> str | None:

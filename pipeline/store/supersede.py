@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
 from .backend import Connection
-from .births import UNKNOWN, writers
-from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id, content_key
+from .births import UNKNOWN, scope_of, writers
+from .fact_row import FACT_COLUMNS, ROW_FIELDS, Fact, Proposal, check_id, content_key
 from .forgotten import admit, forgotten_test
 from .proposals import ACCEPTED, decide, open_proposal, reopen
 from .proposals import forget as forget_proposals
-from .validation import MAX_TOPIC_CHARS, check_text, check_tier
+from .validation import MAX_TOPIC_CHARS, check_scope, check_text, check_tier
 
 if TYPE_CHECKING:
     from .facts import PersonaStore
 
+SAME_SCOPE = "same"  # replace: the new fact keeps the old one's scope (no scope is spelled so)
 MATCHES_SHOWN = 5
 SUPERSEDED_COLUMNS = f"{FACT_COLUMNS}, superseded_by, superseded_at, how"
 # How a fact was superseded (persona_superseded.how). Undo removes a replacement only where the supersession wrote
@@ -78,21 +79,26 @@ class Link:
 
 
 def replace(store: PersonaStore, target: int | str, content: str, *, topic: str | None = None,
-            tier: str | None = None, reason: str | None = None, force: bool = False) -> Replacement:
+            tier: str | None = None, reason: str | None = None, force: bool = False,
+            scope: str | None = SAME_SCOPE) -> Replacement:
     """Supersede the fact ``target`` (an id, or a unique piece of its text) with ``content``, in one transaction.
-    Forgotten text is refused unless ``force``."""
+    The new fact keeps the old one's scope unless ``scope`` gives another. Forgotten text is refused unless
+    ``force``."""
     content = check_text("content", content, store.max_fact_chars, setting="store.max_fact_chars")
     topic = None if topic is None else check_text("topic", topic, MAX_TOPIC_CHARS)
     tier = None if tier is None else check_tier(tier)
+    given = None if scope == SAME_SCOPE else check_scope(scope)
     with store.transaction() as conn:
         old = resolve(store, conn, target)
         topic, tier = topic or old.topic, tier or old.tier
-        if (topic, content) == (old.topic, old.content):
+        scope = scope_of(conn, store.profile, old.id) if scope == SAME_SCOPE else given
+        if (topic, content, scope) == (old.topic, old.content, scope_of(conn, store.profile, old.id)):
             raise InputError(f"fact #{old.id} already says that; nothing to replace")
-        existing = _existing(store, conn, topic, content)
+        existing = _existing(store, conn, topic, content, scope)
         new = existing or store.insert_row(
             conn, tier=tier, topic=topic, content=content, confidence=old.confidence,
-            source=content_key(topic, content), reason=reason or old.promotion_reason, force=force)
+            source=content_key(topic, content, scope), reason=reason or old.promotion_reason, force=force,
+            scope=scope)
         supersede(store, conn, old, new, REPLACED if existing is None else REPLACED_BY_EXISTING)
     return Replacement(old, new)
 
@@ -179,7 +185,7 @@ def _restore(store: PersonaStore, conn: Connection, replacement_id: int) -> tupl
         conn.execute("DELETE FROM persona_superseded WHERE id = ? AND session_id = ?", (row["id"], store.profile))
         conn.execute("UPDATE persona_keys SET persona_id = ? WHERE session_id = ? AND persona_id = ?",
                      (row["id"], store.profile, replacement_id))
-    return tuple(Fact(**{key: row[key] for key in Fact.__slots__ if key != "writer"}) for row in rows)
+    return tuple(Fact(**{key: row[key] for key in ROW_FIELDS}) for row in rows)
 
 
 def history(store: PersonaStore, persona_id: int) -> list[Link]:
@@ -251,16 +257,17 @@ def superseded_keys(conn: Connection, profile: str) -> set[str]:
 
 # -- keys (a facts file's slots) ------------------------------------------
 
-def key_owner(conn: Connection, profile: str, key: str) -> int | None:
-    """The current fact in the profile's slot ``key``, if any."""
-    row = conn.execute("SELECT persona_id FROM persona_keys WHERE session_id = ? AND key = ?",
-                       (profile, key)).fetchone()
+def key_owner(conn: Connection, profile: str, key: str, scope: str | None = None) -> int | None:
+    """The current fact in the profile's slot ``key`` of ``scope`` (a slot is one scope's: None is global)."""
+    row = conn.execute("SELECT persona_id FROM persona_keys WHERE session_id = ? AND scope = ? AND key = ?",
+                       (profile, scope or "", key)).fetchone()
     return None if row is None else int(row[0])
 
 
-def set_key(conn: Connection, profile: str, key: str, persona_id: int) -> None:
-    conn.execute("INSERT INTO persona_keys (session_id, key, persona_id) VALUES (?, ?, ?) ON CONFLICT "
-                 "(session_id, key) DO UPDATE SET persona_id = excluded.persona_id", (profile, key, persona_id))
+def set_key(conn: Connection, profile: str, key: str, persona_id: int, scope: str | None = None) -> None:
+    conn.execute("INSERT INTO persona_keys (session_id, scope, key, persona_id) VALUES (?, ?, ?, ?) ON CONFLICT "
+                 "(session_id, scope, key) DO UPDATE SET persona_id = excluded.persona_id",
+                 (profile, scope or "", key, persona_id))
 
 
 def keys_of(conn: Connection, profile: str) -> dict[int, str]:
@@ -288,10 +295,10 @@ def _current(store: PersonaStore, conn: Connection, fact_id: int) -> Fact:
     return fact
 
 
-def _existing(store: PersonaStore, conn: Connection, topic: str, content: str) -> Fact | None:
+def _existing(store: PersonaStore, conn: Connection, topic: str, content: str, scope: str | None) -> Fact | None:
     row = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({store.dialect.find_fact})",
-                       {"session": store.profile, "key": content_key(topic, content), "topic": topic,
-                        "content": content}).fetchone()
+                       {"session": store.profile, "key": content_key(topic, content, scope), "topic": topic,
+                        "scope": scope or "", "content": content}).fetchone()
     return None if row is None else Fact(**dict(row))
 
 

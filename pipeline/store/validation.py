@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
+from ..scopes import HOSTS, MAX_PROJECT_CHARS, kind_of, value_of
 from ..tiers import TIERS
 
 MAX_TOPIC_CHARS = 200  # a topic is a section heading, not a fact
@@ -36,3 +37,15 @@ def check_text(what: str, text: str, max_chars: int | None = None, *, setting: s
         named = f" ({setting})" if setting else ""
         raise InputError(f"{what} is {len(cleaned)} characters long; the limit is {max_chars}{named}")
     return cleaned
+
+
+def check_scope(scope: str | None) -> str | None:
+    """A fact's scope as stored (None for global), or InputError naming what is wrong with it."""
+    if scope is None or scope == "global":
+        return None
+    if not scope.startswith(("project:", "host:")):
+        raise InputError(f"invalid scope {scope!r}: expected global, project:ID or host:NAME")
+    value = check_text(f"the {kind_of(scope)} of scope {scope!r}", value_of(scope), MAX_PROJECT_CHARS)
+    if kind_of(scope) == "host" and value not in HOSTS:
+        raise InputError(f"unknown host {value!r}: expected one of {', '.join(HOSTS)}")
+    return f"{kind_of(scope)}:{value}"

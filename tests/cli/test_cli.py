@@ -30,7 +30,8 @@ def test_add_list_reinforce_demote_round_trip(db):
     assert persona("add", "Answers tersely.", "--topic", "style", "--tier", "permanent", db=db).exit_code == 0
     listed = persona("list", db=db)
     assert listed.exit_code == 0
-    assert listed.stdout.splitlines()[0].split() == ["ID", "TIER", "TOPIC", "REINF", "CONF", "WRITER", "CONTENT"]
+    header = ["ID", "TIER", "TOPIC", "REINF", "CONF", "SCOPE", "WRITER", "CONTENT"]
+    assert listed.stdout.splitlines()[0].split() == header
     assert "permanent  style" in listed.stdout and " cli " in listed.stdout
     reinforced = persona("reinforce", "1", "--json", db=db)
     assert json.loads(reinforced.stdout)["reinforcement_count"] == 1

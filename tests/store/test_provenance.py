@@ -52,7 +52,7 @@ def test_each_writer_is_named_in_list_explain_history_and_json(database, tmp_pat
                                  "From a file.": f"import:facts:{facts}", "From Hermes.": "tool:hermes",
                                  "From another tool.": "another tool"}
     listed = cli(database, tmp_path, "list")
-    assert listed.stdout.splitlines()[0].split()[5] == "WRITER" and "promote:m1" in listed.stdout
+    assert listed.stdout.splitlines()[0].split()[6] == "WRITER" and "promote:m1" in listed.stdout
     explained = json.loads(cli(database, tmp_path, "explain", "--json").stdout)
     assert {fact["content"]: fact["writer"] for fact in explained[0]["facts"]}["From another tool."] == \
         "another tool"

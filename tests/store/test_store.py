@@ -297,7 +297,7 @@ def test_add_finds_a_promoted_fact_with_the_same_text(store, database):
 def test_finding_an_existing_fact_searches_indexes_not_the_table(store, database):
     # Add and import look a fact up once per fact; a full scan made a 10k import against a
     # 10k-fact store take 34 s. The plan must name an index for every read of the table.
-    params = {"session": "s", "key": "k", "topic": "t", "content": "c"}
+    params = {"session": "s", "key": "k", "topic": "t", "content": "c", "scope": ""}
     if database.is_postgres:  # a tiny table is scanned whatever the indexes; forbid scans to see they serve
         plan = database.explain_without_scans(store.dialect.find_fact, params)
         steps = [step for step in plan if "memoria_persona" in step]

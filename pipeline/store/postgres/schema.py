@@ -205,18 +205,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         # Every writer is seen (TRIGGERS), and a forget knows what was rendered from a fact by generation, not by
-        # searching for its text: a fact's birth (and who wrote it: NULL for another tool), and the profile's
-        # generation when a snapshot was recorded.
+        # searching for its text: a fact's birth (who wrote it: NULL for another tool; its scope: NULL for
+        # global, project:ID or host:NAME, never in Mnemosyne's table), and the profile's generation when a
+        # snapshot was recorded.
         """CREATE TABLE persona_births (
             profile TEXT NOT NULL,
             persona_id BIGINT NOT NULL,
             generation BIGINT NOT NULL,
             tombstone BIGINT,
             writer TEXT,
+            scope TEXT,
             PRIMARY KEY (profile, persona_id)
         )""",
         *TRIGGERS,
         "ALTER TABLE persona_snapshots ADD COLUMN store_generation BIGINT",
+        # Scoped facts: a session's project is fixed when its snapshot is first taken; a key names a slot
+        # within one scope ('' for global), so a project's package_manager never supersedes the global one.
+        "ALTER TABLE persona_snapshots ADD COLUMN project TEXT",
+        "ALTER TABLE persona_keys ADD COLUMN scope TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE persona_keys DROP CONSTRAINT persona_keys_pkey, ADD PRIMARY KEY (session_id, scope, key)",
     ),
     (
         # Proposals (supersede.detect: propose) replace supersede.detect: flag's pairs: a write that may update an

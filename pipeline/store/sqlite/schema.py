@@ -254,18 +254,35 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         # Every writer is seen (TRIGGERS), and a forget knows what was rendered from a fact by generation, not by
-        # searching for its text: a fact's birth (and who wrote it: NULL for another tool), and the profile's
-        # generation when a snapshot was recorded.
+        # searching for its text: a fact's birth (who wrote it: NULL for another tool; its scope: NULL for
+        # global, project:ID or host:NAME, never in Mnemosyne's table), and the profile's generation when a
+        # snapshot was recorded.
         """CREATE TABLE persona_births (
             profile TEXT NOT NULL,
             persona_id INTEGER NOT NULL,
             generation INTEGER NOT NULL,
             tombstone INTEGER,
             writer TEXT,
+            scope TEXT,
             PRIMARY KEY (profile, persona_id)
         )""",
         *TRIGGERS,
         "ALTER TABLE persona_snapshots ADD COLUMN store_generation INTEGER",
+        # Scoped facts: a session's project is fixed when its snapshot is first taken; a key names a slot
+        # within one scope ('' for global), so a project's package_manager never supersedes the global one.
+        "ALTER TABLE persona_snapshots ADD COLUMN project TEXT",
+        """CREATE TABLE persona_keys_v2 (
+            session_id TEXT NOT NULL,
+            scope TEXT NOT NULL DEFAULT '',
+            key TEXT NOT NULL,
+            persona_id INTEGER NOT NULL,
+            PRIMARY KEY (session_id, scope, key)
+        )""",
+        "INSERT INTO persona_keys_v2 (session_id, scope, key, persona_id) SELECT session_id, '', key, persona_id "
+        "FROM persona_keys",
+        "DROP TABLE persona_keys",
+        "ALTER TABLE persona_keys_v2 RENAME TO persona_keys",
+        "CREATE INDEX idx_persona_keys_fact ON persona_keys (persona_id)",
     ),
     (
         # Proposals (supersede.detect: propose) replace supersede.detect: flag's pairs: a write that may update an

@@ -1,0 +1,93 @@
+"""A project's identity: what a project-scoped fact is kept under, so it survives what users do to checkouts.
+
+A repository with a remote is its normalised remote URL (``github.com/x/y``):
+two clones of one repository share their facts, wherever they sit. One
+without a remote is its root directory (the git top level); a directory that
+is not in a repository is itself. Nothing here runs git: the top level is
+found by walking up to ``.git`` (a directory, or a worktree's file pointing at
+one), and the remote is read from the repository's ``config``.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_CONFIG_BYTES = 1_000_000  # a git config larger than this is not read (the project is then its directory)
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """A project: the identity its facts are kept under, and the directory it was found from."""
+
+    identity: str  # github.com/x/y, or an absolute directory
+    root: Path  # the git top level, or the directory itself
+
+
+def project_of(directory: Path) -> Project:
+    """The project ``directory`` belongs to (see the module)."""
+    start = directory.expanduser().resolve()
+    top = git_top_level(start)
+    if top is None:
+        return Project(str(start), start)
+    remote = remote_url(top)
+    return Project(normalise_remote(remote) if remote else str(top), top)
+
+
+def git_top_level(directory: Path) -> Path | None:
+    """The nearest directory at or above ``directory`` that holds ``.git``, or None."""
+    for candidate in (directory, *directory.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def remote_url(top: Path) -> str | None:
+    """The ``origin`` remote's URL (else the first remote's), from the repository's config; None when it has none."""
+    config = _git_dir(top) / "config"
+    common = _git_dir(top) / "commondir"  # a linked worktree keeps its remotes in the main repository's config
+    if common.is_file():
+        config = (_git_dir(top) / common.read_text(encoding="utf-8").strip()).resolve() / "config"
+    try:
+        if config.stat().st_size > MAX_CONFIG_BYTES:
+            return None
+        parser = configparser.ConfigParser(strict=False, interpolation=None)
+        parser.read_string(config.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, configparser.Error):
+        return None
+    remotes = {re.sub(r'^remote\s+"(.*)"$', r"\1", section): parser[section].get("url")
+               for section in parser.sections() if section.startswith("remote ")}
+    url = remotes.get("origin") or next((value for value in remotes.values() if value), None)
+    return url.strip() if url else None
+
+
+def _git_dir(top: Path) -> Path:
+    dot_git = top / ".git"
+    if dot_git.is_file():  # a linked worktree or a submodule: "gitdir: PATH"
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        if text.startswith("gitdir:"):
+            return (top / text.removeprefix("gitdir:").strip()).resolve()
+    return dot_git
+
+
+_SCP_LIKE = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>(?!//).+)$")  # git@github.com:x/y.git
+
+
+def normalise_remote(url: str) -> str:
+    """``git@GitHub.com:x/y.git``, ``https://user@github.com/x/y/`` and ``ssh://git@github.com:22/x/y`` are all
+    ``github.com/x/y``: the host in lower case, no user, port, scheme or ``.git``."""
+    text = url.strip()
+    scp = None if "://" in text else _SCP_LIKE.match(text)
+    if scp:
+        host, path = scp.group("host"), scp.group("path")
+    elif "://" in text:
+        rest = text.split("://", 1)[1]
+        authority, _, path = rest.partition("/")
+        host = authority.rpartition("@")[2].partition(":")[0] if not authority.startswith("[") else authority
+    else:  # a local path used as a remote: the path is its identity
+        return str(Path(text).expanduser().resolve())
+    path = path.strip("/")
+    path = path[:-4] if path.endswith(".git") else path
+    return f"{host.lower()}/{path}" if host else path

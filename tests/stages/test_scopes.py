@@ -1,0 +1,152 @@
+"""Scoped facts: each target carries the facts its host should see, once; a project's facts follow every clone of
+its repository and no other. Facts are global, of a project, or of one host (pipeline/scopes.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline import PersonaStore
+from pipeline.cli import app
+from pipeline.fs.projects import normalise_remote, project_of
+
+from ..conftest import write
+
+runner = CliRunner()
+TERSE, PNPM, NPM, CURSOR, PLAN, CODEX = ("Answers tersely.", "Uses pnpm, never npm, here.", "Uses npm here.",
+                                         "Never runs the terminal without asking.", "Starts in plan mode.",
+                                         "Runs the tests before every answer.")
+
+
+def repository(path: Path, remote: str | None) -> Path:
+    """A git checkout as git leaves it: .git/config, with the origin remote when there is one."""
+    config = '[core]\n\trepositoryformatversion = 0\n'
+    if remote:
+        config += f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+    write(path / ".git" / "config", config)
+    (path / "src").mkdir()
+    return path
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path]:
+    """Two clones of one repository, another repository, and a directory with no repository; one store."""
+    places = {"a": repository(tmp_path / "a", "git@github.com:me/a.git"),
+              "a2": repository(tmp_path / "elsewhere" / "a-copy", "https://me@GitHub.com/me/a/"),
+              "b": repository(tmp_path / "b", "git@github.com:me/b.git"),
+              "plain": tmp_path / "plain", "config": write(tmp_path / "persona.yaml", "")}
+    places["plain"].mkdir()
+    for project in ("a", "b"):
+        write(places[project] / "CLAUDE.md", f"# Rules of {project}, by hand\n\n- Keep it simple.\n")
+    write(Path.home() / ".claude" / "CLAUDE.md", "# My own rules\n\n- Be kind.\n")
+    return places
+
+
+def cli(world: dict[str, Path], *args: str):
+    return runner.invoke(app, ["--db", str(world["config"].parent / "m.db"), "-c", str(world["config"]), *args])
+
+
+def region(path: Path) -> str:
+    text = path.read_text()
+    found = re.search(r"<!-- persona-tier:begin[^\n]*-->\n(.*?)<!-- persona-tier:end", text, re.S)
+    assert found, text
+    return found.group(1)
+
+
+def seed(world: dict[str, Path]) -> None:
+    for args in ([TERSE, "--topic", "style"], [PNPM, "--topic", "tools", "--project", str(world["a"] / "src")],
+                 [NPM, "--topic", "tools", "--project", str(world["b"])],
+                 [CURSOR, "--topic", "safety", "--host", "cursor"], [PLAN, "--topic", "flow", "--host", "claude-code"],
+                 [CODEX, "--topic", "flow", "--host", "codex"]):
+        done = cli(world, "add", *args)
+        assert done.exit_code == 0, done.output
+    for preset, where in (("claude-code", "--user"), ("claude-code", world["a"]), ("claude-code", world["b"]),
+                          ("codex", "--user"), ("codex", world["a"]), ("cursor", world["a"])):
+        name = f"{preset}-{'user' if where == '--user' else Path(where).name}"
+        place = ["--user"] if where == "--user" else ["--project", str(where)]
+        done = cli(world, "targets", "add", preset, *place, "--name", name)
+        assert done.exit_code == 0, done.output
+    rendered = cli(world, "render")
+    assert rendered.exit_code == 0, rendered.output
+
+
+def facts_in(text: str) -> set[str]:
+    return {fact for fact in (TERSE, PNPM, NPM, CURSOR, PLAN, CODEX) if fact in text}
+
+
+def test_each_file_holds_exactly_the_facts_its_host_should_see_once(world):
+    seed(world)
+    home = Path.home()
+    claude_user, claude_a = region(home / ".claude" / "CLAUDE.md"), region(world["a"] / "CLAUDE.md")
+    assert facts_in(claude_user) == {TERSE, PLAN}  # the user-level file: global and the host's own
+    assert facts_in(claude_a) == {PNPM} and facts_in(region(world["b"] / "CLAUDE.md")) == {NPM}
+    assert facts_in(region(home / ".codex" / "AGENTS.md")) == {TERSE, CODEX}
+    assert facts_in(region(world["a"] / "AGENTS.md")) == {PNPM}
+    cursor = (world["a"] / ".cursor" / "rules" / "persona.mdc").read_text()
+    assert facts_in(cursor) == {TERSE, CURSOR, PNPM}  # no user-level file of Cursor's: all three here
+    together = claude_user + claude_a  # what Claude Code loads in project a
+    assert all(together.count(fact) == 1 for fact in facts_in(together)) and facts_in(together) == {TERSE, PLAN, PNPM}
+    assert "- Be kind." in (home / ".claude" / "CLAUDE.md").read_text()  # the user's own lines stay
+    assert "Keep it simple." in (world["a"] / "CLAUDE.md").read_text()
+
+
+def test_a_projects_facts_follow_a_second_clone_and_no_other_repository(world):
+    assert project_of(world["a"]).identity == project_of(world["a2"] / "src").identity == "github.com/me/a"
+    assert project_of(world["b"]).identity == "github.com/me/b"
+    assert project_of(world["plain"]).identity == str(world["plain"].resolve())
+    seed(world)
+    added = cli(world, "add", "Formats with biome.", "--topic", "tools", "--project", str(world["a2"]))
+    assert added.exit_code == 0, added.output
+    assert cli(world, "render").exit_code == 0
+    assert "Formats with biome." in region(world["a"] / "CLAUDE.md")
+    assert "Formats with biome." not in region(world["b"] / "CLAUDE.md")
+    listed = json.loads(cli(world, "list", "--project", str(world["a2"]), "--json").stdout)
+    assert {fact["content"] for fact in listed} == {PNPM, "Formats with biome."}
+    assert {fact["scope"] for fact in listed} == {"project:github.com/me/a"}
+
+
+def test_explain_says_why_a_fact_is_not_in_a_target(world):
+    seed(world)
+    explained = json.loads(cli(world, "explain", "--target", "claude-code-b", "--json").stdout)[0]
+    fates = {fact["content"]: fact["fate"] for fact in explained["facts"]}
+    assert fates[NPM] == "kept"
+    assert fates[PNPM] == "out of scope (project github.com/me/a; this target shows project github.com/me/b)"
+    assert fates[TERSE].startswith("out of scope (global;")
+
+
+def test_project_list_and_move_carry_a_projects_facts(world):
+    seed(world)
+    listed = json.loads(cli(world, "project", "list", "--json").stdout)
+    assert {row["project"]: row["facts"] for row in listed} == {"github.com/me/a": 1, "github.com/me/b": 1}
+    moved = cli(world, "project", "move", "github.com/me/b", "gitlab.com/me/b")
+    assert moved.exit_code == 0 and "moved 1 fact(s)" in moved.stdout, moved.output
+    assert cli(world, "render").exit_code == 0
+    assert NPM not in region(world["b"] / "CLAUDE.md")  # b's checkout still says github.com/me/b
+    again = cli(world, "project", "move", "github.com/me/b", "github.com/me/c")
+    assert again.exit_code == 1 and "no facts for project github.com/me/b" in again.stderr
+
+
+def test_the_same_text_in_two_projects_is_two_facts_and_a_host_scope_is_checked(world):
+    for where in ("a", "b"):
+        assert cli(world, "add", "Uses make.", "--topic", "t", "--project", str(world[where])).exit_code == 0
+    assert cli(world, "add", "Uses make.", "--topic", "t", "--project", str(world["a2"])).exit_code == 0
+    with PersonaStore(world["config"].parent / "m.db") as store:
+        assert sorted(fact.scope or "" for fact in store.list()) == ["project:github.com/me/a",
+                                                                     "project:github.com/me/b"]
+    wrong = cli(world, "add", "x", "--topic", "t", "--host", "notepad")
+    assert wrong.exit_code == 2 and "notepad" in wrong.output
+    both = cli(world, "add", "x", "--topic", "t", "--host", "cursor", "--project", str(world["a"]))
+    assert both.exit_code == 2 and "not both" in both.output
+
+
+@pytest.mark.parametrize(("url", "identity"), [
+    ("git@github.com:me/a.git", "github.com/me/a"), ("https://github.com/me/a", "github.com/me/a"),
+    ("https://user:token@GitHub.com/me/a.git/", "github.com/me/a"),
+    ("ssh://git@github.com:22/me/a.git", "github.com/me/a"),
+    ("git://example.org/team/proj", "example.org/team/proj")])
+def test_every_spelling_of_a_remote_is_one_project(url, identity):
+    assert normalise_remote(url) == identity
