@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from pipeline import PersonaStore
 from pipeline.cli import app
+from pipeline.fs.projects import project_of
+from pipeline.scopes import project_scope
 
 runner = CliRunner()
 FILES = {"claude-code": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md",
@@ -24,15 +26,17 @@ USER_TEXT = b"# Project rules\r\n\r\nRun `make test` before committing.\r\n"
 
 @pytest.fixture
 def setup(tmp_path: Path) -> tuple[Path, Path]:
+    """The user's facts of the project (every preset's project file shows those; tests/stages/test_scopes.py
+    shows what else each one shows), and bob's."""
+    project = tmp_path / "project"
+    project.mkdir()
     with PersonaStore(tmp_path / "m.db") as store:
-        store.add("Answers tersely.", topic="style")
+        store.add("Answers tersely.", topic="style", scope=scoped_to(project))
     with PersonaStore(tmp_path / "m.db", profile="bob") as store:
-        store.add("Bob's secret rule.", topic="bob")
+        store.add("Bob's secret rule.", topic="bob", scope=scoped_to(project))
     config = tmp_path / "persona.yaml"
     config.write_text(f"# my settings\nstore:\n  path: {tmp_path / 'm.db'}  # the shared store\n"
                       f"injection:\n  file: {tmp_path / 'persona.md'}\n", encoding="utf-8")
-    project = tmp_path / "project"
-    project.mkdir()
     return config, project
 
 
@@ -44,7 +48,11 @@ def persona(config: Path, *args: str) -> object:
 
 def add(config: Path, text: str) -> None:
     with PersonaStore(config.parent / "m.db") as store:
-        store.add(text, topic="more")
+        store.add(text, topic="more", scope=scoped_to(config.parent / "project"))
+
+
+def scoped_to(directory: Path) -> str:
+    return project_scope(project_of(directory).identity)
 
 
 @pytest.mark.parametrize("preset", sorted(FILES))
@@ -105,6 +113,8 @@ def test_claude_code_for_the_user_goes_to_the_home_claude_md(setup):
     home = Path.home()  # the test's own HOME (conftest)
     (home / ".claude").mkdir()
     (home / ".claude" / "CLAUDE.md").write_bytes(b"Mine.\n")
+    with PersonaStore(config.parent / "m.db") as store:  # the user-level file shows global facts
+        store.add("Answers tersely.", topic="style")
     persona(config, "targets", "add", "claude-code", "--user")
     persona(config, "render")
     data = (home / ".claude" / "CLAUDE.md").read_bytes()

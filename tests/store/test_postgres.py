@@ -27,8 +27,8 @@ from pipeline.cli import app
 from pipeline.integrations.tools import PersonaTools, call
 from pipeline.schedule import tick as ticking
 from pipeline.store import POSTGRES
-from pipeline.store.facts import persona_sql
 from pipeline.store.postgres.listen import listener_for
+from pipeline.store.render_rows import persona_sql
 
 from ..conftest import REPO
 from ..support.databases import Db, require_server, server_url
@@ -172,8 +172,9 @@ def test_a_table_of_ours_made_by_another_tool_is_refused_by_name(pg, existing, s
 
 
 def test_a_statement_timeout_is_a_clear_error_and_the_store_still_works(pg):
-    with pg.store(statement_timeout_ms=100) as store:
+    with pg.store() as store:  # the fact is written without a tight bound: only the sleep must run past it
         store.add("kept", topic="t")
+    with pg.store(statement_timeout_ms=100) as store:
         with pytest.raises(StoreError, match=r"ran past store\.statement_timeout_ms \(100 ms\).*nothing was changed"), \
                 store.transaction() as conn:
             conn.execute("UPDATE memoria_persona SET content = 'lost' WHERE content = 'kept'")
