@@ -26,6 +26,7 @@ from pipeline import (
 )
 
 from .corpus import corpus
+from .scopes import rows as scope_rows
 from .supersede import rows as supersede_rows
 
 SIZES = (1_000, 10_000, 100_000)
@@ -352,6 +353,7 @@ def main() -> None:
         rows.append(("budget use when content overflows", label,
                      f"{median:.1%} median, {lowest:.1%} min; {within:.0%} within budget"))
     rows += supersede_rows()
+    rows += scope_rows()
     print(f"persona-tier benchmarks: {platform.machine()}, Python {sys.version.split()[0]}, "
           f"SQLite {sqlite3.sqlite_version}")
     print()

@@ -54,7 +54,7 @@ class ScopeFilter:
     def shows(self, scope: str | None) -> bool:
         if scope is None:
             return self.everywhere
-        kind, value = kind_of(scope), value_of(scope)
+        kind, _, value = scope.partition(":")
         return value in (self.projects if kind == "project" else self.hosts)
 
     @property

@@ -150,7 +150,7 @@ def _run(steps: list[PlannedStage], chosen: list[ResolvedTarget], ctx: StageCont
         done += 1
     reports: dict[str, TargetReport] = {}
     for scopes, targets in _by_scopes(chosen).items():
-        result = within(value, scopes) if isinstance(value, FactSet) else value
+        result = within(value, scopes, explain=ctx.explain) if isinstance(value, FactSet) else value
         for step in shared[done:]:
             result = step.spec.func(result, ctx=ctx, options=step.options)
         for target in targets:
@@ -171,11 +171,14 @@ def _by_scopes(chosen: list[ResolvedTarget]) -> dict[ScopeFilter, list[ResolvedT
     return groups
 
 
-def within(facts: FactSet, scopes: ScopeFilter) -> FactSet:
-    """The facts a target showing ``scopes`` shows; the others are left out, each saying why (`persona explain`)."""
+def within(facts: FactSet, scopes: ScopeFilter, *, explain: bool = False) -> FactSet:
+    """The facts a target showing ``scopes`` shows; with ``explain``, the others are left out saying why."""
     if not facts.scoped and scopes.everywhere:
         return facts  # the common case: nothing scoped, nothing to filter
-    shown = tuple(fact for fact in facts.facts if scopes.shows(fact.scope))
+    shows = scopes.shows
+    shown = tuple(fact for fact in facts.facts if shows(fact.scope))
+    if not explain:
+        return replace(facts, facts=shown)
     out = tuple(LeftOut(fact, f"out of scope ({scope_text(fact.scope)}; this target shows {scopes.describe()})")
-                for fact in facts.facts if not scopes.shows(fact.scope))
+                for fact in facts.facts if not shows(fact.scope))
     return replace(facts, facts=shown, left_out=facts.left_out + out)
