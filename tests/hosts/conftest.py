@@ -9,13 +9,22 @@ from pathlib import Path
 import pytest
 
 from .fake_model import FakeModel
-from .hosts import HOSTS, HOSTS_DIR
+from .hosts import HOSTS, HOSTS_DIR, Host, check
 
 
 def pytest_report_header() -> list[str]:
     interfaces = sorted(name for _, name in socket.if_nameindex())
     network = "loopback only (a network namespace of its own)" if interfaces == ["lo"] else "the machine's"
     return [f"hosts: {', '.join(map(str, HOSTS))} from {HOSTS_DIR}", f"network: {network}"]
+
+
+@pytest.fixture
+def host(request: pytest.FixtureRequest) -> Host:
+    """The host a test module is parametrized with (its id names the version), checked before anything runs:
+    a host that is missing or does not start fails the test, with the reason."""
+    host: Host = request.param
+    check(host)
+    return host
 
 
 @pytest.fixture

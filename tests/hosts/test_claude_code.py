@@ -27,7 +27,7 @@ from .facts import (
 from .fake_model import FakeModel, Request
 from .hosts import CLAUDE, PERSONA, ClaudeSession, Host, claude_hook, persona, run_claude
 
-pytestmark = [pytest.mark.slow, pytest.mark.parametrize("host", [CLAUDE], ids=str)]
+pytestmark = [pytest.mark.slow, pytest.mark.parametrize("host", [CLAUDE], ids=str, indirect=True)]
 HOOK_LIMIT = 10_000  # characters of hook output Claude Code passes on whole (anthropics/claude-code#94358)
 MATCHER = "startup|resume|clear|compact"  # the matcher docs/hosts.md gives
 
