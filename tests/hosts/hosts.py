@@ -8,8 +8,10 @@
 
 Each run gets only the environment a user's shell would hand the CLI for the fake model: PATH, the test's HOME
 (never the real one), a TMPDIR inside it, and each host's own base-URL and key variables. The host's config
-files (~/.codex/config.toml, ~/.gemini/settings.json) are written here; a test adds its own keys with
-``config=``. A run returns the requests it made, in order, and raises HostFailed when the CLI exits non-zero.
+files (~/.codex/config.toml, ~/.gemini/settings.json) are written here, with its telemetry, update checks and
+other calls home turned off; a test passes more with the host's own flags (``run_codex(..., "-c",
+"project_doc_max_bytes=65536")``). A run returns the requests it made, in order, and raises HostFailed when the
+CLI cannot start, exits non-zero or runs past TIMEOUT.
 """
 
 from __future__ import annotations
@@ -239,7 +241,7 @@ stream_max_retries = 0
 
 GEMINI_SETTINGS: dict[str, Any] = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
-    "privacy": {"usageStatisticsEnabled": False},  # else it posts usage statistics to Google
+    "privacy": {"usageStatisticsEnabled": False},  # else it sends usage statistics home
     "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
 }
 
@@ -257,10 +259,10 @@ def run_gemini(model: FakeModel, project: Path, home: Path, prompt: str, *flags:
 # -- persona-tier ---------------------------------------------------------------------------------------------
 
 
-def persona(home: Path, *args: str, cwd: Path | None = None) -> str:
+def persona(home: Path, *args: str) -> str:
     """Our CLI as the user runs it: the test's HOME, so its default config and store are the test's own."""
     done = subprocess.run([str(PERSONA), *args], env=base_env(home), capture_output=True, text=True, timeout=120,
-                          cwd=cwd or home, stdin=subprocess.DEVNULL)
+                          cwd=home, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         raise AssertionError(f"persona {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     return done.stdout + done.stderr
