@@ -77,7 +77,7 @@ def api_of(path: str) -> str:
 class FakeModel:
     """The server; ``reply(request) -> str`` chooses each answer's text (default: REPLY)."""
 
-    reply: Callable[[Request], str] = lambda request: answer_text(request)
+    reply: Callable[[Request], str] = answer_text
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
