@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install path render test pytest test-hermes lint typecheck docs bench bench-compare bench-pg golden reference clean
+.PHONY: all help install path render test pytest test-hermes test-hosts lint typecheck docs bench bench-compare bench-pg golden reference clean
 
 all: test ## everything CI checks (the same as make test)
 
@@ -52,6 +52,21 @@ $(HERMES_VENV)/.installed: pyproject.toml Makefile
 
 test-hermes: $(HERMES_VENV)/.installed ## drive the real Hermes Agent 0.19 (own venv) against a fake model on loopback
 	$(HERMES_VENV)/bin/python -m pytest -q -ra -p no:cacheprovider -o addopts= tests/hermes_host
+
+# The real coding-agent CLIs at the exact versions tests/hosts/package-lock.json pins (npm ci: the lockfile or
+# nothing), in a folder of the build.
+HOSTS_DIR := var/hosts
+HOSTS_PINS := tests/hosts/package.json tests/hosts/package-lock.json
+# Loopback only, where this machine lets us make a network namespace: no CLI can reach past the fake model.
+LOOPBACK_ONLY = $(shell unshare -n true 2>/dev/null && command -v ip >/dev/null && echo "unshare -n sh -c 'ip link set lo up && exec \"\$$@\"' sh")
+
+$(HOSTS_DIR)/.installed: $(HOSTS_PINS)
+	mkdir -p $(HOSTS_DIR) && cp $(HOSTS_PINS) $(HOSTS_DIR)/
+	npm ci --prefix $(HOSTS_DIR) --no-audit --no-fund
+	touch $@
+
+test-hosts: $(STAMP) $(HOSTS_DIR)/.installed ## drive the real Claude Code, Codex and Gemini CLI (npm, pinned) against a fake model on loopback
+	$(LOOPBACK_ONLY) $(BIN)/python -m pytest -q -ra -p no:cacheprovider -o addopts= --strict-markers tests/hosts
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check pipeline tests benchmarks

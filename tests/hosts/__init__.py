@@ -1,0 +1,2 @@
+"""The real coding-agent CLIs (Claude Code, Codex, Gemini CLI), driven against a fake model on loopback
+(`make test-hosts`)."""

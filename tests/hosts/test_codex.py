@@ -1,0 +1,119 @@
+"""The real Codex (`codex exec`) reads what our presets give it: once, beside the user's own text, and
+within its project_doc_max_bytes (32 KiB).
+
+Everything is checked in the requests the fake model received. Codex 0.171.0 sends its AGENTS.md chain in
+one user message: ~/.codex/AGENTS.md first, then each project file from the git root down to the working
+directory, each quoted as it is on disk, our region's markers included.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .facts import (
+    FACTS,
+    OWN_PROJECT,
+    OWN_USER,
+    add_facts,
+    assert_each_fact_once,
+    assert_intact,
+    main_request,
+    write_own,
+)
+from .fake_model import FakeModel, Request
+from .hosts import CODEX, Host, persona, run_codex
+
+pytestmark = [pytest.mark.slow, pytest.mark.parametrize("host", [CODEX], ids=str, indirect=True)]
+PROJECT_DOC_MAX_BYTES = 32 * 1024  # Codex's default
+
+
+def own_files(home: Path, project: Path) -> tuple[Path, Path]:
+    return write_own(home / ".codex" / "AGENTS.md", OWN_USER), write_own(project / "AGENTS.md", OWN_PROJECT)
+
+
+def house_rules(size: int) -> str:
+    """A user's own AGENTS.md text of ``size`` bytes (ASCII), whole lines."""
+    line = "- House rule {:05d}: keep the build green and every test fast.\n"
+    return "".join(line.format(index) for index in range(size // len(line.format(0))))
+
+
+def sent(request: Request, path: Path) -> bool:
+    """Whether the file's whole text, as on disk, is in the request."""
+    return path.read_text().strip() in request.text
+
+
+@pytest.mark.parametrize("scope", ["--user", "--project"])
+def test_a_region_reaches_codex_once_beside_the_users_own_text(
+        host: Host, scope: str, model: FakeModel, home: Path, project: Path) -> None:
+    user_file, project_file = own_files(home, project)
+    persona(home, "targets", "add", "codex", *([scope] if scope == "--user" else [scope, str(project)]))
+    add_facts(home)
+    persona(home, "render")
+    request = main_request(run_codex(model, project, home, "hello"))
+    assert_each_fact_once(request)
+    assert_intact(request, OWN_USER, OWN_PROJECT, user_file.read_text(), project_file.read_text())
+
+
+def test_with_a_user_and_a_project_region_codex_gets_each_fact_twice_today(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """Both presets at once put the same persona in both files, and Codex reads both (issue #30 asks for
+    once: scoped facts or a check in `targets add` will change this)."""
+    own_files(home, project)
+    persona(home, "targets", "add", "codex", "--user", "--name", "codex-user")
+    persona(home, "targets", "add", "codex", "--project", str(project))
+    add_facts(home)
+    persona(home, "render")
+    request = main_request(run_codex(model, project, home, "hello"))
+    assert {fact: request.text.count(fact) for fact in FACTS.values()} == dict.fromkeys(FACTS.values(), 2)
+
+
+def test_codex_cuts_a_region_past_32_kib_today(host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """A 56 KB AGENTS.md with our region at its end, where a region goes by default: Codex sends the file's
+    first 32 KiB, cut mid-line, and our region not at all. Issue #30 asks that it arrive whole, or that
+    `targets check` say it would not; this test flips when one of them lands."""
+    agents = write_own(project / "AGENTS.md", house_rules(55_000))
+    persona(home, "targets", "add", "codex", "--project", str(project))
+    add_facts(home)
+    persona(home, "render")
+    assert 54_000 < agents.stat().st_size < 58_000 and agents.read_text().rstrip().endswith("-->")
+    request = main_request(run_codex(model, project, home, "hello"))
+    head = agents.read_bytes()[:PROJECT_DOC_MAX_BYTES].decode()
+    assert head in request.text and agents.read_bytes()[:PROJECT_DOC_MAX_BYTES + 1].decode() not in request.text
+    assert not any(fact in request.text for fact in FACTS.values())
+    assert "persona-tier:begin" not in request.text
+
+
+def test_codex_counts_32_kib_over_the_whole_project_chain(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """The budget is the chain's, not the file's: a 32 KB AGENTS.md at the git root leaves a small AGENTS.md
+    in a subdirectory, though either file alone fits, a few hundred bytes, and our region in it is cut short
+    (today mid-fact, its end marker lost)."""
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    root = write_own(project / "AGENTS.md", house_rules(32_500))
+    nested = write_own(project / "service" / "AGENTS.md", OWN_PROJECT)
+    persona(home, "targets", "add", "codex", "--project", str(nested.parent))
+    add_facts(home)
+    persona(home, "render")
+    assert nested.stat().st_size < 1_000
+    request = main_request(run_codex(model, nested.parent, home, "hello"))
+    assert sent(request, root) and OWN_PROJECT.strip() in request.text
+    assert "persona-tier:begin" in request.text and "persona-tier:end" not in request.text
+    assert not sent(request, nested)
+
+
+def test_codex_reads_the_users_own_file_outside_the_32_kib_budget(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """~/.codex/AGENTS.md does not count towards project_doc_max_bytes: 40 KB of the user's text and our
+    region after it arrive whole, beside a project file."""
+    user_file = write_own(home / ".codex" / "AGENTS.md", house_rules(40_000))
+    project_file = write_own(project / "AGENTS.md", OWN_PROJECT)
+    persona(home, "targets", "add", "codex", "--user")
+    add_facts(home)
+    persona(home, "render")
+    assert user_file.stat().st_size > PROJECT_DOC_MAX_BYTES
+    request = main_request(run_codex(model, project, home, "hello"))
+    assert sent(request, user_file) and sent(request, project_file)
+    assert_each_fact_once(request)

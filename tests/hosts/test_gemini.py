@@ -1,0 +1,61 @@
+"""The real Gemini CLI (`gemini -p`) reads what our presets give it: once, beside the user's own text.
+
+Everything is checked in the requests the fake model received. Gemini CLI 0.61.0 first asks a small model
+which model should answer (`:generateContent`, with the project's GEMINI.md), then sends the turn itself
+(`:streamGenerateContent`): ~/.gemini/GEMINI.md in the system instruction, the project's GEMINI.md in the
+first user message, each quoted as it is on disk, our region's markers included.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .facts import (
+    FACTS,
+    OWN_PROJECT,
+    OWN_USER,
+    add_facts,
+    assert_each_fact_once,
+    assert_intact,
+    main_request,
+    write_own,
+)
+from .fake_model import FakeModel
+from .hosts import GEMINI, Host, persona, run_gemini
+
+pytestmark = [pytest.mark.slow, pytest.mark.parametrize("host", [GEMINI], ids=str, indirect=True)]
+
+
+def own_files(home: Path, project: Path) -> tuple[Path, Path]:
+    return write_own(home / ".gemini" / "GEMINI.md", OWN_USER), write_own(project / "GEMINI.md", OWN_PROJECT)
+
+
+@pytest.mark.parametrize("scope", ["--user", "--project"])
+def test_a_region_reaches_gemini_cli_once_beside_the_users_own_text(
+        host: Host, scope: str, model: FakeModel, home: Path, project: Path) -> None:
+    user_file, project_file = own_files(home, project)
+    persona(home, "targets", "add", "gemini", *([scope] if scope == "--user" else [scope, str(project)]))
+    add_facts(home)
+    persona(home, "render")
+    requests = run_gemini(model, project, home, "hello")
+    request = main_request(requests)
+    assert "streamGenerateContent" in request.path, [r.path for r in requests]
+    assert_each_fact_once(request)
+    assert_intact(request, OWN_USER, OWN_PROJECT, user_file.read_text(), project_file.read_text())
+    where = request.body["systemInstruction"] if scope == "--user" else request.body["contents"][0]
+    assert all(fact in str(where) for fact in FACTS.values())
+
+
+def test_with_a_user_and_a_project_region_gemini_cli_gets_each_fact_twice_today(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """Both presets at once put the same persona in both files, and Gemini CLI reads both (issue #30 asks for
+    once: scoped facts or a check in `targets add` will change this)."""
+    own_files(home, project)
+    persona(home, "targets", "add", "gemini", "--user", "--name", "gemini-user")
+    persona(home, "targets", "add", "gemini", "--project", str(project))
+    add_facts(home)
+    persona(home, "render")
+    request = main_request(run_gemini(model, project, home, "hello"))
+    assert {fact: request.text.count(fact) for fact in FACTS.values()} == dict.fromkeys(FACTS.values(), 2)
