@@ -114,6 +114,8 @@ class Settings(BaseModel):
             if not name.strip() or len(name) > MAX_TARGET_NAME or any(ord(c) < 32 or ord(c) == 127 for c in name):
                 raise ValueError(f"target name {name!r} must be 1-{MAX_TARGET_NAME} characters with no control "
                                  "characters (tab, newline, ...)")
+            if name.startswith("@"):  # a reader's view of a target is stored under '@' and a digest
+                raise ValueError(f"target name {name!r} must not start with '@'")
         return value
 
     # Which home-relative paths load_settings filled in (rather than the user setting them).

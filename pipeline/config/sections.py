@@ -281,8 +281,8 @@ class TargetSettings(Section):
     scopes: list[ScopeKind] | None = Field(
         None, description="Which facts the target shows: global, host (the target's host's) and project (the "
         "target's project's). Empty means what its host loads beside it: a host's user-level file shows global "
-        "and host; a project file of a host that also loads a user-level file shows only project; a project file "
-        "of a host without one shows all three; a target with neither host nor project shows global.",
+        "and host; a project file shows only project when another target writes its host's user-level file (the "
+        "host loads both), else all three; a target with neither host nor project shows global.",
     )
 
     @field_validator("region")

@@ -46,7 +46,7 @@ class ResolvedTarget:
 
 def scope_filter(settings: Settings, target: TargetSettings) -> ScopeFilter:
     """Which facts ``target`` shows: its ``scopes``, else what its host loads beside it (see the setting)."""
-    kinds = target.scopes or _default_kinds(target)
+    kinds = target.scopes or _default_kinds(settings, target)
     hosts = frozenset({target.host}) if "host" in kinds and target.host else frozenset()
     project = target.project
     projects: frozenset[str] = frozenset()
@@ -55,13 +55,20 @@ def scope_filter(settings: Settings, target: TargetSettings) -> ScopeFilter:
     return ScopeFilter("global" in kinds, hosts, projects)
 
 
-def _default_kinds(target: TargetSettings) -> list[ScopeKind]:
+def _default_kinds(settings: Settings, target: TargetSettings) -> list[ScopeKind]:
     if target.project is None:
         return ["global", "host"] if target.host else ["global"]
-    preset = PRESETS.get(target.host or "")
-    if preset is not None and preset.user_file is not None:  # the host loads its user-level file beside this one
+    if _user_level_target(settings, target.host):  # the host loads that file beside this one: no fact twice
         return ["project"]
     return ["global", "host", "project"]
+
+
+def _user_level_target(settings: Settings, host: str | None) -> bool:
+    """Whether this profile also writes ``host``'s user-level file (a target of that host with no project)."""
+    preset = PRESETS.get(host or "")
+    if preset is None or preset.user_file is None:
+        return False
+    return any(other.host == host and other.project is None for other in settings.targets.values())
 
 
 def project_identity(text: str) -> str:

@@ -94,6 +94,18 @@ def test_each_file_holds_exactly_the_facts_its_host_should_see_once(world):
     assert "Keep it simple." in (world["a"] / "CLAUDE.md").read_text()
 
 
+def test_a_project_file_alone_shows_every_scope_its_host_needs(world):
+    """With no user-level target of its host, a project file is the only one the host gets from us: it carries
+    the global facts and the host's too, else they would never arrive."""
+    seed(world)
+    for name in ("claude-code-user", "codex-user"):
+        assert cli(world, "targets", "remove", name).exit_code == 0
+    assert cli(world, "render").exit_code == 0
+    assert facts_in(region(world["a"] / "CLAUDE.md")) == {TERSE, PLAN, PNPM}
+    assert facts_in(region(world["b"] / "CLAUDE.md")) == {TERSE, PLAN, NPM}
+    assert facts_in(region(world["a"] / "AGENTS.md")) == {TERSE, CODEX, PNPM}
+
+
 def test_a_projects_facts_follow_a_second_clone_and_no_other_repository(world):
     assert project_of(world["a"]).identity == project_of(world["a2"] / "src").identity == "github.com/me/a"
     assert project_of(world["b"]).identity == "github.com/me/b"
