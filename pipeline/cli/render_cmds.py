@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..scopes import HostName
 from ..text import counted
 
 if TYPE_CHECKING:
+    from ..inject.views import Reader
     from ..render.explain import Explanation
     from ..render.model import TargetReport
 from .common import JsonOption, ProfileOption, emit_json, shown, state, table, warn_if_unknown
@@ -150,14 +152,26 @@ def _why(fate: str, group: str) -> str:
 
 
 INJECT_FORMATS = ("text", "claude-code")
+HOOK_HOSTS = {"claude-code": "claude-code"}  # --format -> the host whose hook prints it
+PROJECT_DIR_ENV = {"claude-code": "CLAUDE_PROJECT_DIR"}  # where a host tells its hook the project's directory
 
 
 def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annotated[str | None, typer.Option(
         "--session-id", help="The host session whose snapshot to show (injection.mode: session).")] = None,
         format_: Annotated[str, typer.Option(
             "--format", help="text: the appendix as is; claude-code: Claude Code's SessionStart hook JSON "
-            "(hookSpecificOutput.additionalContext).")] = "text") -> None:
-    """Print exactly what would be appended to a system prompt, as text or in a host's hook shape."""
+            "(hookSpecificOutput.additionalContext), for host claude-code in the hook's project.")] = "text",
+        host: Annotated[HostName | None, typer.Option(
+            "--host", help="The agent reading it: its facts are shown too (default: the --format's host).")] = None,
+        project: Annotated[str | None, typer.Option(
+            "--project", metavar="[DIR]", help="The project it is read in: its facts are shown too; alone, the "
+            "working directory's (default with --format claude-code: $CLAUDE_PROJECT_DIR, else the working "
+            "directory).")] = None) -> None:
+    """Print exactly what would be appended to a system prompt, as text or in a host's hook shape.
+
+    With --format claude-code (a hook the user installed) the persona is printed whatever injection.enabled,
+    the Hermes injector's switch, says.
+    """
     if format_ not in INJECT_FORMATS:
         from ..errors import InputError
 
@@ -167,21 +181,37 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
 
     cli = state(ctx)
     settings = cli.settings()
-    if not settings.injection.enabled:
+    hook = format_ in HOOK_HOSTS
+    if not (hook or host or settings.injection.enabled):
         typer.echo("injection is disabled (injection.enabled = false); nothing would be appended", err=True)
         return
+    reader = _reader(format_, host, project)
     counter = settings.cap.counter
     with cli.store(profile, readonly=True) as store:
         # A file the pipeline wrote has its count on record: the tokenizer need not load for it.
         # The persona of the profile --profile names, file and block alike: a file that belongs to
         # another profile is refused by name, never shown.
-        injector = PersonaInjector(settings, session_id=session_id, profile=store.profile,
-                                   known_tokens=lambda path, sha: recorded_tokens(store, path, sha, counter))
+        injector = PersonaInjector(settings, session_id=session_id, profile=store.profile, reader=reader,
+                                   enabled=True, known_tokens=lambda path, sha: recorded_tokens(store, path, sha,
+                                                                                                 counter))
         block = injector.block()
         if not block:
             warn_if_unknown(store)
     appendix = injector.appendix(block)
-    if format_ == "claude-code":  # the shape Claude Code reads from a SessionStart hook's stdout
+    if hook:  # the shape Claude Code reads from a SessionStart hook's stdout
         emit_json({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": appendix}})
         return
     typer.echo(appendix, nl=False)
+
+
+def _reader(format_: str, host: str | None, project: str | None) -> Reader:
+    """Who reads what inject prints: --host and --project, else the hook's host and project."""
+    import os
+    from pathlib import Path
+
+    from ..inject.views import Reader
+
+    if format_ in HOOK_HOSTS:
+        host = host or HOOK_HOSTS[format_]
+        project = project or os.environ.get(PROJECT_DIR_ENV[format_]) or "."
+    return Reader.at(host, None if project is None else Path(project))

@@ -17,18 +17,24 @@ session_app = typer.Typer(rich_markup_mode=None,
 SessionArg = Annotated[str, typer.Argument(metavar="SESSION_ID", help="The session id the agent host uses.")]
 
 
-def _snapshots(ctx: typer.Context, profile: str | None, *, readonly: bool = False) -> SessionSnapshots:
+def _snapshots(ctx: typer.Context, profile: str | None, *, readonly: bool = False,
+               session_id: str | None = None) -> SessionSnapshots:
+    """The profile's snapshots, as ``session_id``'s reader (its agent and project, as first recorded) sees them."""
     from ..inject.sessions import SessionSnapshots
+    from ..inject.views import NOBODY, Reader
+    from ..store.snapshots import session_reader
 
     cli = state(ctx)
-    return SessionSnapshots(cli.settings(), store=cli.store(profile, readonly=readonly))
+    store = cli.store(profile, readonly=readonly)
+    known = None if session_id is None else session_reader(store, session_id)
+    return SessionSnapshots(cli.settings(), store=store, reader=NOBODY if known is None else Reader(*known))
 
 
 @session_app.command("show")
 def show(ctx: typer.Context, session_id: SessionArg, profile: ProfileOption = None,
          as_json: JsonOption = False) -> None:
     """Print a session's snapshot, its generation and hash (recording it if it has none)."""
-    with _snapshots(ctx, profile) as snapshots:
+    with _snapshots(ctx, profile, session_id=session_id) as snapshots:
         snapshot = snapshots.snapshot(session_id)
     if as_json:
         emit_json(snapshot.to_dict())
@@ -42,7 +48,7 @@ def show(ctx: typer.Context, session_id: SessionArg, profile: ProfileOption = No
 def compact(ctx: typer.Context, session_id: SessionArg, profile: ProfileOption = None,
             as_json: JsonOption = False) -> None:
     """Run the compaction-boundary refresh: re-record only if the persona file changed."""
-    with _snapshots(ctx, profile) as snapshots:
+    with _snapshots(ctx, profile, session_id=session_id) as snapshots:
         result = snapshots.refresh_at_compaction(session_id)
     if as_json:
         emit_json(result.to_dict())
@@ -62,8 +68,9 @@ def list_sessions(ctx: typer.Context, profile: ProfileOption = None, as_json: Js
     elif not found:
         typer.echo("no session snapshots")
     else:
-        rows = [[s.session_id, str(s.generation), s.sha256[:12], s.recorded_at] for s in found]
-        typer.echo(table(["SESSION", "GENERATION", "SHA256", "RECORDED"], rows))
+        rows = [[s.session_id, str(s.generation), s.sha256[:12], s.recorded_at, s.host or "-", s.project or "-"]
+                for s in found]
+        typer.echo(table(["SESSION", "GENERATION", "SHA256", "RECORDED", "HOST", "PROJECT"], rows))
 
 
 @session_app.command("delete")

@@ -21,7 +21,8 @@ from ..warn_once import ProblemLog
 from .file_source import KnownTokens
 from .prompt import appendix
 from .sessions import Refresh, SessionSnapshots
-from .source import Source, open_source
+from .source import Source
+from .views import NOBODY, Reader, open_view_source, refresh, view_of
 
 log = logging.getLogger(__name__)
 
@@ -41,22 +42,28 @@ class PersonaInjector:
     """
 
     def __init__(self, settings: Settings, *, session_id: str | None = None,
-                 known_tokens: KnownTokens | None = None, profile: str | None = None) -> None:
+                 known_tokens: KnownTokens | None = None, profile: str | None = None,
+                 reader: Reader = NOBODY, enabled: bool | None = None) -> None:
         self.settings = settings
         self.session_id = session_id
-        self.enabled = settings.injection.enabled
+        # injection.enabled is the Hermes injector's switch; a host's hook the user installed passes True.
+        self.enabled = settings.injection.enabled if enabled is None else enabled
+        self.reader = reader
         self.header = settings.injection.header
         self.mode = settings.injection.mode
         self.problems = ProblemLog(log)
         # The profile whose persona this is (default store.profile); a file target must allow it ({profile}).
-        self._target: ResolvedTarget = resolve_target(settings, settings.injection.target, profile=profile)
+        base = resolve_target(settings, settings.injection.target, profile=profile)
+        # What this reader (its agent, its project) should see: the target, or its view (pipeline.inject.views).
+        self._target: ResolvedTarget = view_of(base, reader)
         self._session_text: str | None = None  # what this session was last given: its last good persona
         self._snapshots: SessionSnapshots | None = None
         self._lock = threading.RLock()
         self._live_fallback_said = False
         self._render_poll = Throttle(settings.injection.check_interval_ms)
         self._generation_rendered: int | None = None  # the profile's change counter when it last rendered
-        self._source: Source = open_source(settings, self._target, self.problems, known_tokens=known_tokens)
+        self._source: Source = open_view_source(settings, base, self._target, self.problems,
+                                                known_tokens=known_tokens)
 
     @property
     def path(self) -> Path:
@@ -93,6 +100,7 @@ class PersonaInjector:
             sessions = self.sessions()
             generation = sessions.store.generation()
             if generation != self._generation_rendered and sessions.render_due():
+                refresh(self.settings, sessions.store, self._target, self._source)
                 self._generation_rendered = generation  # a busy lock leaves it unset: the next check retries
         except PersonaError as error:  # opening the store failed: the file as last rendered is served
             log.debug("no render before the prompt: %s", error)
@@ -118,8 +126,8 @@ class PersonaInjector:
         the prompt path serves the last good text rather than stall.
         """
         with self._lock:
-            if self._snapshots is None:
-                self._snapshots = SessionSnapshots(self.settings,
+            if self._snapshots is None:  # the injector's own profile: its snapshots, and what it renders
+                self._snapshots = SessionSnapshots(self.settings, profile=self._target.profile, reader=self.reader,
                                                    busy_timeout_ms=self.settings.injection.busy_timeout_ms)
             return self._snapshots
 

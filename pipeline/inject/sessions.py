@@ -8,7 +8,8 @@ records the file as it is then, and advances the generation only if it
 changed.
 
 Snapshots are keyed by profile (whose persona it is), the host's session id
-(its conversation) and target.
+(its conversation) and target: for a session whose reader (its agent, its
+project) widens the target, the target's view (:mod:`pipeline.inject.views`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ..store.snapshots import (
 )
 from ..warn_once import ProblemLog
 from .prompt import appendix
-from .source import open_source
+from .views import NOBODY, Reader, open_view_source, refresh, view_of
 
 log = logging.getLogger(__name__)
 
@@ -61,17 +62,22 @@ class SessionSnapshots:
     Safe to use from any thread (the store serialises its connection). Given
     ``busy_timeout_ms`` (a host's prompt path), the store it opens is a
     prompt-path one: bounded waits for locks and for the server's answers.
+    The store opens ``profile`` (default ``store.profile``).
     """
 
     def __init__(self, settings: Settings, *, store: PersonaStore | None = None, clock: Clock = utc_now,
-                 busy_timeout_ms: int | None = None) -> None:
+                 busy_timeout_ms: int | None = None, profile: str | None = None, reader: Reader = NOBODY) -> None:
         self.settings = settings
-        self.store = store or PersonaStore.from_settings(settings, clock=clock, busy_timeout_ms=busy_timeout_ms,
+        self.store = store or PersonaStore.from_settings(settings, profile=profile, clock=clock,
+                                                         busy_timeout_ms=busy_timeout_ms,
                                                          prompt_path=busy_timeout_ms is not None)
         self.profile = self.store.profile
-        self.target = resolve_target(settings, settings.injection.target, profile=self.profile)
+        self.reader = reader
+        self._reader_key = (reader.host, reader.project)
+        base = resolve_target(settings, settings.injection.target, profile=self.profile)
+        self.target = view_of(base, reader)
         self.problems = ProblemLog(log)
-        self.source = open_source(settings, self.target, self.problems, store=self.store)
+        self.source = open_view_source(settings, base, self.target, self.problems, store=self.store)
 
     def close(self) -> None:
         self.store.close()
@@ -107,7 +113,14 @@ class SessionSnapshots:
         (the lock was busy, or the render failed: the last good text is served), True when it did."""
         from ..schedule.tick import render_due  # the render pipeline loads only when a persona is (re)built
 
-        return render_due(self.settings, self.store) is not None
+        looked = render_due(self.settings, self.store) is not None
+        try:
+            refresh(self.settings, self.store, self.target, self.source)
+        except PersonaError as error:
+            log.debug("profile %s: the view for %s was not rendered (%s); serving the last good text",
+                      self.profile, self.reader.describe(), error)
+            return False
+        return looked
 
     def _read(self) -> str:
         return self.source.read()
@@ -156,7 +169,7 @@ class SessionSnapshots:
             self.problems.warn(f"{self.describe(error)}; injecting nothing until it can be read")
             return self._unrecorded(session_id, "")
         try:
-            record_first(self.store, session_id, self.target.name, text)
+            record_first(self.store, session_id, self.target.name, text, reader=self._reader_key)
         except StoreError as error:  # e.g. another writer holds the database: serve the text, record it later
             self.problems.warn(f"could not record session {session_id}'s persona ({error}); serving it unrecorded")
             return self._unrecorded(session_id, text)
@@ -173,7 +186,8 @@ class SessionSnapshots:
         For a session that was given its persona while the store could not
         record it: the same bytes are kept, whatever the file says now.
         """
-        record_first(self.store, session_id, self.target.name, text, boundary=boundary)
+        record_first(self.store, session_id, self.target.name, text, boundary=boundary,
+                     reader=self._reader_key)
         pinned = self.get(session_id)
         assert pinned is not None
         return pinned
@@ -198,7 +212,7 @@ class SessionSnapshots:
         """Record ``text`` as the session's persona at a compaction boundary
         (:func:`pipeline.store.snapshots.record_at_boundary`): the generation advances only if it changed."""
         changed, generation = record_at_boundary(self.store, session_id, self.target.name, text, parent=parent,
-                                                 boundary=boundary)
+                                                 boundary=boundary, reader=self._reader_key)
         if changed:
             log.info("session %s: persona refreshed to generation %d", session_id, generation)
         return Refresh(session_id, changed, generation, text)

@@ -102,14 +102,17 @@ def run_pipeline(
     clock: Clock | None = None,
     explain: bool = False,
     overwrite: bool = False,
+    resolved: Sequence[ResolvedTarget] | None = None,
 ) -> list[TargetReport]:
-    """Render the named targets (default: all) and return one report per target.
+    """Render the named targets (default: all, or the ``resolved`` ones given whole, such as a reader's view:
+    :mod:`pipeline.inject.views`) and return one report per target.
 
     With ``explain`` (and ``dry_run``), each report also says where every fact went. A whole file that is not a
     render of ours is refused before anything is written (:class:`~.ownership.NotOurs`), unless ``overwrite``.
     """
     steps = plan(settings.pipeline)
-    chosen = [resolve_target(settings, name, profile=store.profile) for name in (targets or list(settings.targets))]
+    chosen = list(resolved) if resolved is not None else [
+        resolve_target(settings, name, profile=store.profile) for name in (targets or list(settings.targets))]
     if not dry_run:
         for target in chosen:
             check_writable(settings, target, profile=store.profile)

@@ -106,6 +106,16 @@ def newest_generation(store: PersonaStore, path: Path) -> int | None:
     return None if row[0] is None else int(row[0])
 
 
+def newest_render(store: PersonaStore, path: Path) -> tuple[int, str | None] | None:
+    """(generation, settings fingerprint) of this profile's newest render into ``path`` that read current data."""
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT generation, config_hash FROM persona_runs WHERE path = ? AND session_id = ? "
+            "AND outcome != 'stale' ORDER BY id DESC LIMIT 1", (str(path), store.profile),
+        ).fetchone()
+    return None if row is None else (int(row[0]), row[1])
+
+
 def recorded_tokens(store: PersonaStore, path: Path, sha256: str, counter: str) -> int | None:
     """The exact count under ``counter`` a render recorded for these bytes at ``path``; None if none did."""
     with store.read() as conn:

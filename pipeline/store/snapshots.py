@@ -12,7 +12,7 @@ from .backend import Connection
 from .facts import PersonaStore
 
 USED_AT_STEP = timedelta(days=1)  # how stale used_at may get before an unchanged refresh rewrites it
-COLUMNS = "profile, session_id, target, text, sha256, generation, recorded_at, boundary"
+COLUMNS = "profile, session_id, target, text, sha256, generation, recorded_at, boundary, host, project"
 # The profile's change counter when a snapshot is recorded: its text was rendered at or before it, so a forget
 # drops every snapshot recorded at or after the forgotten fact's birth (store/erasure.py), whatever its spelling.
 STORE_GENERATION = "(SELECT generation FROM persona_state WHERE session_id = ?)"
@@ -30,6 +30,8 @@ class Snapshot:
     generation: int
     recorded_at: str
     boundary: str | None = None  # the compaction the snapshot was taken at, where the host names one
+    host: str | None = None  # who reads it (pipeline.inject.views.Reader): the agent, by its host's name,
+    project: str | None = None  # and the project, by its identity; None when not known
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,20 +51,33 @@ def get_snapshot(store: PersonaStore, session_id: str, target: str) -> Snapshot 
     return None if row is None else Snapshot(**dict(row))
 
 
+ReaderKey = tuple[str | None, str | None]  # (host, project) of a session's reader
+NO_READER: ReaderKey = (None, None)
+
+
 def record_first(store: PersonaStore, session_id: str, target: str, text: str, *,
-                 boundary: str | None = None) -> None:
+                 boundary: str | None = None, reader: ReaderKey = NO_READER) -> None:
     """Record ``text`` as generation 1, unless the session already has a snapshot (first write wins)."""
     now = store.now()
     with store.transaction() as conn:
         conn.execute(
             f"INSERT INTO persona_snapshots ({COLUMNS}, used_at, store_generation) "
-            f"VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, {STORE_GENERATION}) ON CONFLICT DO NOTHING",
-            (store.profile, session_id, target, text, digest(text), now, boundary, now, store.profile),
+            f"VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, {STORE_GENERATION}) ON CONFLICT DO NOTHING",
+            (store.profile, session_id, target, text, digest(text), now, boundary, *reader, now, store.profile),
         )
 
 
+def session_reader(store: PersonaStore, session_id: str) -> ReaderKey | None:
+    """The (host, project) a session's persona was first taken for; None for a session with no snapshot."""
+    with store.read() as conn:
+        row = conn.execute("SELECT host, project FROM persona_snapshots WHERE profile = ? AND session_id = ? "
+                           "ORDER BY recorded_at DESC LIMIT 1", (store.profile, session_id)).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
 def record_at_boundary(store: PersonaStore, session_id: str, target: str, text: str, *,
-                       parent: str | None = None, boundary: str | None = None) -> tuple[bool, int]:
+                       parent: str | None = None, boundary: str | None = None,
+                       reader: ReaderKey = NO_READER) -> tuple[bool, int]:
     """Record ``text`` at a compaction boundary: (whether the persona changed, its generation).
 
     The generation advances only if the text differs from the session's
@@ -76,21 +91,22 @@ def record_at_boundary(store: PersonaStore, session_id: str, target: str, text: 
         base = row or (_row(conn, store.profile, parent, target) if parent else None)
         if base is not None and base["text"] == text:
             if row is None:
-                _put(store, conn, session_id, target, text, base["generation"], boundary)
+                _put(store, conn, session_id, target, text, base["generation"], boundary, reader)
             else:
                 _mark_used(store, conn, row, session_id, target, boundary)
             return False, int(base["generation"])
         generation = 1 if base is None else base["generation"] + 1
-        _put(store, conn, session_id, target, text, generation, boundary)
+        _put(store, conn, session_id, target, text, generation, boundary, reader)
     return True, generation
 
 
 def list_snapshots(store: PersonaStore, target: str) -> list[Snapshot]:
-    """Every session's snapshot of ``target`` for the store's profile."""
+    """Every session's snapshot of ``target``, or of a reader's view (named '@' and a digest), for the store's
+    profile."""
     with store.read() as conn:
         rows = conn.execute(
-            f"SELECT {COLUMNS} FROM persona_snapshots WHERE profile = ? AND target = ? ORDER BY session_id",
-            (store.profile, target),
+            f"SELECT {COLUMNS} FROM persona_snapshots WHERE profile = ? AND (target = ? OR target LIKE '@%') "
+            "ORDER BY session_id", (store.profile, target),
         ).fetchall()
     return [Snapshot(**dict(row)) for row in rows]
 
@@ -123,15 +139,16 @@ def _row(conn: Connection, profile: str, session_id: str, target: str) -> Any:
 
 
 def _put(store: PersonaStore, conn: Connection, session_id: str, target: str, text: str, generation: int,
-         boundary: str | None) -> None:
+         boundary: str | None, reader: ReaderKey) -> None:
     now = store.now()
     conn.execute(
         f"INSERT INTO persona_snapshots ({COLUMNS}, used_at, store_generation) "
-        f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {STORE_GENERATION}) "
+        f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {STORE_GENERATION}) "
         "ON CONFLICT (profile, session_id, target) DO UPDATE SET text = excluded.text, sha256 = excluded.sha256, "
         "generation = excluded.generation, recorded_at = excluded.recorded_at, boundary = excluded.boundary, "
         "used_at = excluded.used_at, store_generation = excluded.store_generation",
-        (store.profile, session_id, target, text, digest(text), generation, now, boundary, now, store.profile),
+        (store.profile, session_id, target, text, digest(text), generation, now, boundary, *reader, now,
+         store.profile),
     )
 
 

@@ -13,6 +13,11 @@ FACTS = {
     "style": "Answers tersely, in British English.",
     "tools": "Uses uv for Python packages — never pip.",
 }
+# Scoped facts (docs/store.md#scopes): one for the host under test, one for the test's project, and two that
+# must never arrive there: another project's and another agent's.
+HOST_FACT = "Keeps each reply under twenty lines in this agent."
+PROJECT_FACT = "Ships this project's releases on Thursdays only."
+ELSEWHERE = ("Deploys the other checkout with Fly.io.", "Indents with tabs in the other agent.")
 # A user's own instruction file: markdown, a code span, a non-ASCII character, no final blank line.
 OWN_USER = "# My rules everywhere\n\nWrite `TODO(name)`, never a bare TODO.\nKeep lines short — always.\n"
 OWN_PROJECT = "# This project\n\nRun `make check` before every commit.\nNever edit `vendor/`: it is generated.\n"
@@ -21,6 +26,23 @@ OWN_PROJECT = "# This project\n\nRun `make check` before every commit.\nNever ed
 def add_facts(home: Path, facts: dict[str, str] = FACTS) -> None:
     for topic, fact in facts.items():
         persona(home, "add", fact, "--topic", topic)
+
+
+def add_scoped_facts(home: Path, host: str, project: Path, other_project: Path) -> None:
+    """The host's fact, the project's, and the two that belong elsewhere (another project, another host)."""
+    other_project.mkdir(exist_ok=True)
+    persona(home, "add", HOST_FACT, "--topic", "length", "--host", host)
+    persona(home, "add", PROJECT_FACT, "--topic", "release", "--project", str(project))
+    persona(home, "add", ELSEWHERE[0], "--topic", "deploy", "--project", str(other_project))
+    persona(home, "add", ELSEWHERE[1], "--topic", "indent", "--host", "cursor" if host != "cursor" else "codex")
+
+
+def assert_scoped_facts(request: Request, *, project: bool) -> None:
+    """Every global fact and the host's once, the project's once when the host gets it, nothing from
+    elsewhere: exactly this user's facts for this agent in this project."""
+    expected = dict.fromkeys([*FACTS.values(), HOST_FACT], 1) | {PROJECT_FACT: int(project)}
+    expected |= dict.fromkeys(ELSEWHERE, 0)
+    assert {fact: request.text.count(fact) for fact in expected} == expected
 
 
 def write_own(path: Path, text: str) -> Path:

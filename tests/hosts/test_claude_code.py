@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.fs.locations import default_config_path
-
 from .facts import (
     FACTS,
     OWN_PROJECT,
     OWN_USER,
     add_facts,
+    add_scoped_facts,
     assert_each_fact_once,
     assert_intact,
+    assert_scoped_facts,
     main_request,
     write_own,
 )
@@ -43,28 +43,30 @@ def as_claude_shows(path: Path) -> str:
 
 @pytest.mark.parametrize("scope", ["--user", "--project"])
 def test_a_region_reaches_claude_code_once_beside_the_users_own_text(
-        host: Host, scope: str, model: FakeModel, home: Path, project: Path) -> None:
+        host: Host, scope: str, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
     user_file, project_file = own_files(home, project)
     persona(home, "targets", "add", "claude-code", *([scope] if scope == "--user" else [scope, str(project)]))
     add_facts(home)
+    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
     persona(home, "render")
     request = main_request(run_claude(model, project, home, "hello"))
-    assert_each_fact_once(request)
+    assert_scoped_facts(request, project=scope == "--project")  # a user-level file: no project's facts
     assert_intact(request, OWN_USER, OWN_PROJECT, as_claude_shows(user_file), as_claude_shows(project_file))
     assert "persona-tier:begin" not in request.text  # Claude Code drops HTML comments: the markers cost nothing
 
 
-def test_with_a_user_and_a_project_region_claude_code_gets_each_fact_twice_today(
-        host: Host, model: FakeModel, home: Path, project: Path) -> None:
-    """Both presets at once put the same persona in both files, and Claude Code reads both (issue #30 asks for
-    once: scoped facts or a check in `targets add` will change this)."""
+def test_with_a_user_and_a_project_region_claude_code_gets_each_fact_of_its_scopes_once(
+        host: Host, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
+    """Both presets at once: the user-level file carries the global facts and the host's, the project's file
+    only the project's (docs/targets.md#which-facts-a-target-shows), so the host reads each fact once."""
     own_files(home, project)
     persona(home, "targets", "add", "claude-code", "--user", "--name", "claude-code-user")
     persona(home, "targets", "add", "claude-code", "--project", str(project))
     add_facts(home)
+    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
     persona(home, "render")
     request = main_request(run_claude(model, project, home, "hello"))
-    assert {fact: request.text.count(fact) for fact in FACTS.values()} == dict.fromkeys(FACTS.values(), 2)
+    assert_scoped_facts(request, project=True)
     assert_intact(request, OWN_USER, OWN_PROJECT)
 
 
@@ -72,31 +74,29 @@ def test_with_a_user_and_a_project_region_claude_code_gets_each_fact_twice_today
 
 
 def install_hook(home: Path, matcher: str = MATCHER) -> None:
-    """The hook as docs/hosts.md tells the user to add it, reading the test's config.
-
-    Today `persona inject` obeys injection.enabled, which is off by default, so the hook prints nothing until
-    the user turns injection on; issue #30 has the hook work without it. The test turns it on."""
-    persona(home, "config", "set", "injection.enabled", "true")
-    config = default_config_path()  # under the test's HOME (tests/conftest.py)
-    assert config.is_relative_to(home), config
-    claude_hook(home, f"MNEMOSYNE_PERSONA_CONFIG={config} {PERSONA} inject --format claude-code", matcher)
+    """The hook as docs/hosts.md tells the user to add it, with no config file at all (injection.enabled is
+    off, its default: the hook is the user's own consent); Claude Code runs it with the test's HOME."""
+    claude_hook(home, f"{PERSONA} inject --format claude-code", matcher)
 
 
-def hook_context(home: Path) -> str:
-    """What the hook gives Claude Code now: its additionalContext."""
-    output = json.loads(persona(home, "inject", "--format", "claude-code"))
+def hook_context(home: Path, project: Path) -> str:
+    """What the hook gives Claude Code in ``project`` now: its additionalContext."""
+    output = json.loads(persona(home, "inject", "--format", "claude-code", "--project", str(project)))
     return str(output["hookSpecificOutput"]["additionalContext"])
 
 
 def test_the_hook_gives_claude_code_the_persona_at_startup_once(
-        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+        host: Host, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
+    """In its project: the global facts, Claude Code's own and the project's, once; no other project's or
+    agent's."""
     own_files(home, project)
     add_facts(home)
+    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
     install_hook(home)
-    context = hook_context(home)
+    context = hook_context(home, project)
     request = main_request(run_claude(model, project, home, "hello"))
     assert request.text.count(context.strip()) == 1
-    assert_each_fact_once(request)
+    assert_scoped_facts(request, project=True)
     assert_intact(request, OWN_USER, OWN_PROJECT)
 
 
@@ -115,7 +115,7 @@ def test_the_hook_gives_claude_code_the_persona_again_after_a_compaction(
     assert FACTS["tools"] not in first.text and FACTS["git"] in first.text
     assert compaction and all("<summary>" in summary.text for summary in compaction)
     assert "FAKE SUMMARY" in after.text  # the session really went on from the compaction's summary
-    assert after.text.count(hook_context(home).strip()) == 1
+    assert after.text.count(hook_context(home, project).strip()) == 1
     assert_each_fact_once(after)
 
 
@@ -160,7 +160,7 @@ def test_a_full_persona_stays_under_the_hook_limit_and_arrives_whole(
                                  "prefers small, reviewable commits with clear messages.\n" for index in range(240))
     persona(home, "import", str(write_own(tmp_path / "facts.yaml", facts)))
     install_hook(home)
-    context = hook_context(home)
+    context = hook_context(home, project)
     request = main_request(run_claude(model, project, home, "hello"))
     assert "left out to fit" in context and len(context) <= HOOK_LIMIT, len(context)
     assert request.text.count(context.strip()) == 1

@@ -18,8 +18,10 @@ from .facts import (
     OWN_PROJECT,
     OWN_USER,
     add_facts,
+    add_scoped_facts,
     assert_each_fact_once,
     assert_intact,
+    assert_scoped_facts,
     main_request,
     write_own,
 )
@@ -47,27 +49,29 @@ def sent(request: Request, path: Path) -> bool:
 
 @pytest.mark.parametrize("scope", ["--user", "--project"])
 def test_a_region_reaches_codex_once_beside_the_users_own_text(
-        host: Host, scope: str, model: FakeModel, home: Path, project: Path) -> None:
+        host: Host, scope: str, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
     user_file, project_file = own_files(home, project)
     persona(home, "targets", "add", "codex", *([scope] if scope == "--user" else [scope, str(project)]))
     add_facts(home)
+    add_scoped_facts(home, "codex", project, tmp_path / "elsewhere")
     persona(home, "render")
     request = main_request(run_codex(model, project, home, "hello"))
-    assert_each_fact_once(request)
+    assert_scoped_facts(request, project=scope == "--project")  # a user-level file: no project's facts
     assert_intact(request, OWN_USER, OWN_PROJECT, user_file.read_text(), project_file.read_text())
 
 
-def test_with_a_user_and_a_project_region_codex_gets_each_fact_twice_today(
-        host: Host, model: FakeModel, home: Path, project: Path) -> None:
-    """Both presets at once put the same persona in both files, and Codex reads both (issue #30 asks for
-    once: scoped facts or a check in `targets add` will change this)."""
+def test_with_a_user_and_a_project_region_codex_gets_each_fact_of_its_scopes_once(
+        host: Host, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
+    """Both presets at once: the user-level file carries the global facts and the host's, the project's file
+    only the project's (docs/targets.md#which-facts-a-target-shows), so the host reads each fact once."""
     own_files(home, project)
     persona(home, "targets", "add", "codex", "--user", "--name", "codex-user")
     persona(home, "targets", "add", "codex", "--project", str(project))
     add_facts(home)
+    add_scoped_facts(home, "codex", project, tmp_path / "elsewhere")
     persona(home, "render")
     request = main_request(run_codex(model, project, home, "hello"))
-    assert {fact: request.text.count(fact) for fact in FACTS.values()} == dict.fromkeys(FACTS.values(), 2)
+    assert_scoped_facts(request, project=True)
 
 
 def test_codex_cuts_a_region_past_32_kib_today(host: Host, model: FakeModel, home: Path, project: Path) -> None:

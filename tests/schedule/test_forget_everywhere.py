@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from pipeline import FactsFileError, ForgottenError, PersonaStore, load_settings, tick
 from pipeline.cli import app
 from pipeline.inject.sessions import SessionSnapshots
+from pipeline.inject.views import Reader
 from pipeline.integrations.tools import PersonaTools, call_json
 from pipeline.render.sanitize import xml
 from pipeline.schedule.forget import forget
@@ -74,6 +75,11 @@ def seed(database, tmp_path: Path) -> int:
             tick(session_settings, store=store, force=True)
             with SessionSnapshots(session_settings, store=store) as snapshots:
                 snapshots.snapshot(f"session-{target}")
+        # An agent in a project: its view of the injected target is a block, and its session's snapshot.
+        with SessionSnapshots(settings, store=PersonaStore.from_settings(settings, profile=who),
+                              reader=Reader("claude-code", "github.com/me/a")) as snapshots:
+            assert snapshots.target.name.startswith("@")
+            snapshots.snapshot("session-in-a-project")
     return secret
 
 

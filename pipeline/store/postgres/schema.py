@@ -219,8 +219,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         *TRIGGERS,
         "ALTER TABLE persona_snapshots ADD COLUMN store_generation BIGINT",
-        # Scoped facts: a session's project is fixed when its snapshot is first taken; a key names a slot
+        # Scoped facts: a session's reader (its agent and project) is fixed when its snapshot is first taken, so
+        # a later refresh renders the same view; a key names a slot
         # within one scope ('' for global), so a project's package_manager never supersedes the global one.
+        "ALTER TABLE persona_snapshots ADD COLUMN host TEXT",
         "ALTER TABLE persona_snapshots ADD COLUMN project TEXT",
         "ALTER TABLE persona_keys ADD COLUMN scope TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE persona_keys DROP CONSTRAINT persona_keys_pkey, ADD PRIMARY KEY (session_id, scope, key)",

@@ -268,8 +268,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         *TRIGGERS,
         "ALTER TABLE persona_snapshots ADD COLUMN store_generation INTEGER",
-        # Scoped facts: a session's project is fixed when its snapshot is first taken; a key names a slot
+        # Scoped facts: a session's reader (its agent and project) is fixed when its snapshot is first taken, so
+        # a later refresh renders the same view; a key names a slot
         # within one scope ('' for global), so a project's package_manager never supersedes the global one.
+        "ALTER TABLE persona_snapshots ADD COLUMN host TEXT",
         "ALTER TABLE persona_snapshots ADD COLUMN project TEXT",
         """CREATE TABLE persona_keys_v2 (
             session_id TEXT NOT NULL,
