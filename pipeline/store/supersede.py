@@ -78,9 +78,10 @@ class Link:
 
 
 def replace(store: PersonaStore, target: int | str, content: str, *, topic: str | None = None,
-            tier: str | None = None, reason: str | None = None, force: bool = False) -> Replacement:
-    """Supersede the fact ``target`` (an id, or a unique piece of its text) with ``content``, in one transaction.
-    Forgotten text is refused unless ``force``."""
+            tier: str | None = None, reason: str | None = None, force: bool = False,
+            writer: str | None = None) -> Replacement:
+    """Supersede the fact ``target`` (an id, or a unique piece of its text) with ``content``, in one transaction;
+    the new fact is stamped ``writer`` (default: the store's). Forgotten text is refused unless ``force``."""
     content = check_text("content", content, store.max_fact_chars, setting="store.max_fact_chars")
     topic = None if topic is None else check_text("topic", topic, MAX_TOPIC_CHARS)
     tier = None if tier is None else check_tier(tier)
@@ -92,7 +93,7 @@ def replace(store: PersonaStore, target: int | str, content: str, *, topic: str 
         existing = _existing(store, conn, topic, content)
         new = existing or store.insert_row(
             conn, tier=tier, topic=topic, content=content, confidence=old.confidence,
-            source=content_key(topic, content), reason=reason or old.promotion_reason, force=force)
+            source=content_key(topic, content), reason=reason or old.promotion_reason, force=force, writer=writer)
         supersede(store, conn, old, new, REPLACED if existing is None else REPLACED_BY_EXISTING)
     return Replacement(old, new)
 
@@ -261,6 +262,11 @@ def key_owner(conn: Connection, profile: str, key: str) -> int | None:
 def set_key(conn: Connection, profile: str, key: str, persona_id: int) -> None:
     conn.execute("INSERT INTO persona_keys (session_id, key, persona_id) VALUES (?, ?, ?) ON CONFLICT "
                  "(session_id, key) DO UPDATE SET persona_id = excluded.persona_id", (profile, key, persona_id))
+
+
+def drop_key(conn: Connection, profile: str, key: str) -> None:
+    """Empty the profile's slot ``key``: no fact is in it any more."""
+    conn.execute("DELETE FROM persona_keys WHERE session_id = ? AND key = ?", (profile, key))
 
 
 def keys_of(conn: Connection, profile: str) -> dict[int, str]:
