@@ -54,8 +54,9 @@ class Wanted:
                    fact.promotion_reason or None, key)
 
     @classmethod
-    def edited(cls, edited: Edited, was: Wanted | None) -> Wanted:
-        """What the entry says; a tier, confidence or count it leaves out keeps the fact's own."""
+    def edited(cls, edited: Edited, was: Wanted | None, *, by_text: bool = False) -> Wanted:
+        """What the entry says; a tier, confidence or count it leaves out keeps the fact's own, and so do a reason
+        and a key when the entry was matched by its text (an entry with an id says them as the export does)."""
         entry = edited.entry
 
         def keep(name: str, value: Any, default: Any) -> Any:
@@ -63,9 +64,11 @@ class Wanted:
                 return value
             return getattr(was, name) if was is not None else default
 
+        reason, key = (keep("reason", entry.reason, None), keep("key", entry.key, None)) if by_text else \
+            (entry.reason, entry.key)
         return cls(entry.topic, entry.content, keep("tier", entry.tier, entry.tier),
                    keep("confidence", entry.confidence, entry.confidence),
-                   keep("reinforcement_count", entry.reinforcement_count, 0), entry.reason, entry.key)
+                   keep("reinforcement_count", entry.reinforcement_count, 0), reason, key)
 
     @property
     def text(self) -> tuple[str, str]:
@@ -153,21 +156,37 @@ def plan_edit(store: PersonaStore, base: EditBase, edited: list[Edited], *, forg
 
 
 def _steps(base: EditBase, edited: list[Edited], forget: bool) -> tuple[Step, ...]:
-    kept = {item.entry.id for item in edited}
+    matched = _matches(base, edited)
+    kept = {fact.id for fact in matched.values()}
     removals = [Step("forget" if forget else "demote", None, fact, Wanted.shown(fact, base.keys.get(fact.id)), None)
                 for fact_id, fact in base.facts.items() if fact_id not in kept]
     changes, adds = [], []
-    for item in edited:
-        old = base.facts.get(item.entry.id) if item.entry.id is not None else None
+    for index, item in enumerate(edited):
+        old = matched.get(index)
         was = None if old is None else Wanted.shown(old, base.keys.get(old.id))
-        now = Wanted.edited(item, was)
-        if was is None:
+        now = Wanted.edited(item, was, by_text=old is not None and item.entry.id is None)
+        if old is None or was is None:
             adds.append(Step("add", item.line, None, None, now))
         elif now.text != was.text:
             changes.append(Step("replace", item.line, old, was, now))
         elif now != was:
             changes.append(Step("update", item.line, old, was, now))
     return (*removals, *sorted(changes, key=lambda step: step.kind), *adds)
+
+
+def _matches(base: EditBase, edited: list[Edited]) -> dict[int, Fact]:
+    """The fact shown that each entry is (by its index): the one its id names; for an entry without an id, the one
+    with its topic and text that no id names (an id line deleted, a fact pasted in again: the same fact, not a
+    second one)."""
+    named = {item.entry.id for item in edited if item.entry.id is not None}
+    by_text = {(fact.topic, fact.content): fact for fact in base.facts.values() if fact.id not in named}
+    matched = {}
+    for index, item in enumerate(edited):
+        fact = base.facts.get(item.entry.id) if item.entry.id is not None else \
+            by_text.pop((item.entry.topic, item.entry.content), None)
+        if fact is not None:
+            matched[index] = fact
+    return matched
 
 
 def _unknown_ids(base: EditBase, edited: list[Edited]) -> list[Problem]:
@@ -237,7 +256,7 @@ def _forget_reach(store: PersonaStore, plan: Plan, edited: list[Edited]) -> list
     gone = plan.of("forget")
     if not gone:
         return []
-    lines = {item.entry.id: item.line for item in edited if item.entry.id is not None}
+    lines = {fact.id: edited[index].line for index, fact in _matches(plan.base, edited).items()}
     with store.snapshot() as conn:
         reached = {step.old.id: reach(store, conn, step.old.id) for step in gone if step.old}
     problems: list[Problem] = [(lines[kept], f"--forget forgets #{fact_id}, and with it #{kept} (the same text, or "

@@ -44,6 +44,7 @@ from .facts_file import FactEntry, export_entry
 Problem = tuple[int | None, str]  # (line, what is wrong); the line None where the whole file is meant
 BANNER = "# persona edit could not apply this file: fix what each error names, then save (or quit to cancel)."
 ERROR = "# error: "
+UNICODE_BREAKS = "\x85\u2028\u2029"
 EXAMPLE = "# - topic: style\n#   content: Answers tersely.\n"
 GUIDE = """\
 # Correct a fact's text or topic: it is replaced (`persona undo-replace NEW_ID` takes it back).
@@ -110,8 +111,16 @@ def _dump(document: Any) -> str:
     yaml.allow_unicode = True
     yaml.width = 4096  # a fact stays on one line, as the user reads and edits it
     yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+    yaml.representer.add_representer(str, _text)
     yaml.dump(document, out)
     return out.getvalue()
+
+
+def _text(representer: Any, text: str) -> Any:
+    """A string as YAML; one holding a Unicode line break is double-quoted, where it is escaped (the emitter writes
+    it raw in other styles, and a reader folds it into a space)."""
+    style = '"' if any(mark in text for mark in UNICODE_BREAKS) else None
+    return representer.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 
 
 def flat(text: object) -> str:

@@ -96,6 +96,26 @@ def test_the_demoted_fact_leaves_a_tombstone_and_is_not_added_again_without_forc
     assert alice.get(added[0]).content == "Answers tersely."
 
 
+def test_an_entry_without_its_id_line_is_still_its_fact_and_nothing_is_added_twice(database):
+    alice, _, ids = seeded(database)
+    before = state(alice)
+
+    def edit(text: str) -> str:
+        text = text.replace(f"- id: {ids['npm']}\n  topic: tools", "- topic: tools")  # the id line deleted
+        return text + "- topic: home\n  content: Lives in Berlin\n  tier: permanent\n"  # pasted in again
+
+    base, text = saved(alice, edit)
+    with pytest.raises(EditError, match=r"repeats the topic and text of the entry on line \d+"):
+        plan_edit(alice, base, parse_edit(text))  # the file says it twice
+    berlin = entry_of(text, ids["berlin"])
+    plan = plan_edit(alice, base, parse_edit(text.replace(berlin, "")))
+    assert [(step.kind, step.old.id if step.old else None, step.changed) for step in plan.steps] == [
+        ("update", ids["berlin"], ("tier",))]  # its reason stays: the pasted entry did not say one
+    apply_edit(alice, plan)
+    assert state(alice) == [(ids["berlin"], "home", "Lives in Berlin", "permanent", 0.7, 0, "said so", "cli"),
+                            *(fact for fact in before if fact[0] != ids["berlin"])]
+
+
 def test_a_failure_in_the_middle_of_the_apply_changes_nothing(database):
     alice, _, ids = seeded(database)
     before = state(alice)
@@ -264,6 +284,7 @@ AWKWARD = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characte
 @example(topic="x", content="line one\n\n  line three, indented\n")
 @example(topic="x", content="\x07bell \x1b[31mred\u2028\x85 'single' \"double\" \\ back")
 @example(topic="1.0", content="0x1F")
+@example(topic="x", content="0\x850 a\u2029b")  # Unicode line breaks: written raw, a reader folded them to spaces
 def test_any_fact_survives_the_edit_file_unchanged(tmp_path, topic, content):
     """Whatever a fact says (quotes, #, colons, newlines, leading spaces, YAML words), opening and saving the file
     as shown plans nothing."""
