@@ -234,8 +234,8 @@ def _swaps(plan: Plan) -> list[Problem]:
 
 
 def _refused_texts(store: PersonaStore, plan: Plan, force: bool) -> list[Problem]:
-    """Forgotten text is refused as every other way in refuses it, and an added fact that was demoted as ``add``
-    refuses it, unless ``force``."""
+    """Forgotten text is refused, as every way in refuses it, and a new fact that was demoted, as ``persona add``
+    refuses it; both unless ``force``."""
     if force:
         return []
     problems: list[Problem] = []
