@@ -73,6 +73,8 @@ _EXPORTS: dict[str, str] = {
     "StoreUnavailable": "pipeline.errors",
     "NotFoundError": "pipeline.errors",
     "FactsFileError": "pipeline.errors",
+    "EditError": "pipeline.errors",
+    "EditConflict": "pipeline.errors",
     "ForgottenError": "pipeline.errors",
     "TemplateError": "pipeline.errors",
     "StageError": "pipeline.errors",
@@ -101,6 +103,8 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
     from .config.targets import ResolvedTarget, resolve_target
     from .errors import (
         ConfigError,
+        EditConflict,
+        EditError,
         FactsFileError,
         ForgottenError,
         InputError,

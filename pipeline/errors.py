@@ -11,6 +11,8 @@ from collections.abc import Iterable
 
 __all__ = [
     "ConfigError",
+    "EditConflict",
+    "EditError",
     "FactsFileError",
     "ForgottenError",
     "InputError",
@@ -81,3 +83,16 @@ class InputError(PersonaError):
 
 class ForgottenError(InputError):
     """A text or memory the user asked to forget was offered again (any way in) without ``force``; nothing changed."""
+
+
+class EditError(PersonaError):
+    """``persona edit`` applied nothing: its file has problems (``problems``: each ``(line, what)``, the line None
+    where none is known), or the user left the editor without fixing them."""
+
+    def __init__(self, message: str, problems: Iterable[tuple[int | None, str]] = ()) -> None:
+        self.problems = list(problems)
+        super().__init__(message)
+
+
+class EditConflict(EditError):
+    """The profile changed while ``persona edit``'s editor was open; nothing was applied."""

@@ -8,7 +8,17 @@ from typing import Annotated
 import typer
 
 from ..fs.locations import package_version
-from . import agent_cmds, fact_cmds, forget_cmds, project_cmds, render_cmds, review_cmds, store_cmds, tick_cmds
+from . import (
+    agent_cmds,
+    edit_cmds,
+    fact_cmds,
+    forget_cmds,
+    project_cmds,
+    render_cmds,
+    review_cmds,
+    store_cmds,
+    tick_cmds,
+)
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app
 from .session_cmds import session_app
@@ -62,6 +72,7 @@ def main(
 
 store_cmds.register(app)
 fact_cmds.register(app)
+edit_cmds.register(app)
 render_cmds.register(app)
 tick_cmds.register(app)
 agent_cmds.register(app)

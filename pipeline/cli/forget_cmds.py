@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from ..errors import InputError, StoreError
 from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, state
-
-if TYPE_CHECKING:
-    from ..schedule.forget import Forgotten
 
 profile_app = typer.Typer(rich_markup_mode=None, help="Whole profiles: erase everything one holds.",
                           no_args_is_help=True)
@@ -50,7 +47,7 @@ def forget(
         typer.echo(f"forgot {named}: {', '.join(version.label for version in erased.versions)}; "
                    f"{counted(erased.snapshots, 'session snapshot')} and {counted(erased.blocks, 'stored block')} "
                    f"removed; {counted(len(done.rendered), 'target')} rendered again")
-    _warn(done)
+    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed)
 
 
 def scrub(ctx: typer.Context, profile: ProfileOption = None) -> None:
@@ -87,14 +84,14 @@ def erase(
         typer.echo(f"erased profile {profile!r}: {counted(len(erased.facts), 'fact')}, "
                    f"{counted(erased.tombstones, 'tombstone')}, {counted(erased.snapshots, 'snapshot')}, "
                    f"{counted(erased.runs, 'run record')}")
-    _warn(done)
+    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed)
 
 
-def _warn(done: Forgotten) -> None:
-    """What the erasure could not finish, each with what to do."""
-    for path in done.still_holding:
+def warn_unfinished(still_holding: list[str], *, scrubbed: bool) -> None:
+    """What an erasure could not finish, each with what to do."""
+    for path in still_holding:
         typer.echo(f"warning: {path} still holds the text: this render could not write it, or no target writes "
                    "it any more; edit or delete it by hand", err=True)
-    if not done.erasure.scrubbed:
+    if not scrubbed:
         typer.echo("warning: a reader kept the database's write-ahead log from being emptied, so it may still hold "
                    "the text; run `persona scrub` once it is idle", err=True)

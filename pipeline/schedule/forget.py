@@ -58,26 +58,35 @@ def forget(settings: Settings, store: PersonaStore, persona_id: int | None = Non
     """Forget a fact of the store's profile everywhere: the version named (a current, superseded or demoted fact's
     id, or a tombstone's), every version sharing its text, and their chains. NotFoundError for an id it lacks."""
     text, erasure = forget_fact(store, persona_id, tombstone_id=tombstone_id)
-    done = _rerender(settings, store, erasure)
-    done.still_holding = _holding(settings, store, text_forms(text), paths_written_since(store, erasure.since))
-    return done
+    return Forgotten(erasure, *settle(settings, store, [(text, erasure)]))
+
+
+def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Erasure]]) -> tuple[list[str], list[str]]:
+    """After erasures committed (each the text named and what went): render every target of the profile again,
+    once; returns the targets rendered and the files that still hold any of the texts."""
+    rendered = _rerender(settings, store)
+    since = min((erasure.since for _, erasure in erased), default=0)
+    needles = set().union(*(text_forms(text) for text, _ in erased))
+    return rendered, _holding(settings, store, needles, paths_written_since(store, since))
 
 
 def erase(settings: Settings, store: PersonaStore) -> Forgotten:
     """Erase everything the store's profile holds; its files are rendered again, empty of facts, and the run
     records of the renders before go too."""
     facts = store.list()
-    done = _rerender(settings, store, erase_profile(store))
+    done = Forgotten(erase_profile(store))
+    done.rendered = _rerender(settings, store)
     done.erasure.runs += trim_runs(store)
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
     done.still_holding = _holding(settings, store, needles, [])
     return done
 
 
-def _rerender(settings: Settings, store: PersonaStore, erasure: Erasure) -> Forgotten:
+def _rerender(settings: Settings, store: PersonaStore) -> list[str]:
+    """Render every target of the profile again; the targets rendered."""
     prepared.drop((store.label, store.profile))  # this process's memo of the profile's fact texts
     result = tick(settings, store=store, force=True)
-    return Forgotten(erasure, [report.target for report in result.reports])
+    return [report.target for report in result.reports]
 
 
 def _holding(settings: Settings, store: PersonaStore, needles: set[str], written: list[Path]) -> list[str]:

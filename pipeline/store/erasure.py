@@ -18,7 +18,8 @@ erasure cannot miss a table (a test checks it against the schema).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -87,32 +88,51 @@ class Erasure:
 def forget_fact(store: PersonaStore, persona_id: int | None = None, *,
                 tombstone_id: int | None = None) -> tuple[str, Erasure]:
     """Forget the version named by ``persona_id`` (a current or superseded fact, or a demoted one: its tombstone)
-    or by ``tombstone_id``, every version sharing its text, and the supersession chains through them.
+    or by ``tombstone_id``, every version sharing its text, and the supersession chains through them, in one
+    transaction; then scrub the pages.
 
     Returns the named text (for the caller's check of files it could not render) and what went.
     """
-    done = Erasure(store.profile)
-    with _Secure(store), store.transaction() as conn:
-        text = _named_text(store, conn, persona_id, tombstone_id)
-        ids = lineage_ids(store, conn, _ids_with_text(store, conn, fold(text)))
-        current = _current_rows(store, conn, ids)
-        buried = [row for row in every_tombstone(conn, store.profile)
-                  if fold(row[1]) == fold(text) or row[0] == tombstone_id or row[2] in {f"persona:{i}" for i in ids}]
-        done.since = earliest_birth(conn, store.profile, ids)
-        superseded = forget_lineage(store, conn, sorted(ids))
-        _remember(store, conn, [*((row[1], row[2]) for row in current), *superseded,
-                                *((row[1], row[2]) for row in buried)])
-        done.facts = [int(row[0]) for row in current]
-        done.versions = [Version(fact_id, "current" if fact_id in done.facts else "superseded")
-                         for fact_id in sorted(ids)] + [Version(row[0], "tombstone") for row in buried]
-        done.lineage, done.tombstones = len(superseded), len(buried)
-        store.erase_rows(conn, done.facts)
-        delete_tombstones(conn, [row[0] for row in buried])
-        _drop_rendered_since(store, conn, done)
-        delete_births(conn, store.profile, ids)
-        count_erasure(store, conn)
+    with secure_delete(store), store.transaction() as conn:
+        text, done = erase_fact(store, conn, persona_id, tombstone_id=tombstone_id)
     done.scrubbed = scrub(store)
     return text, done
+
+
+def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = None, *,
+               tombstone_id: int | None = None) -> tuple[str, Erasure]:
+    """:func:`forget_fact` inside the caller's transaction (opened under :func:`secure_delete`), without the scrub,
+    which must run after it commits (``persona edit --forget`` forgets several facts in one transaction)."""
+    done = Erasure(store.profile)
+    text = _named_text(store, conn, persona_id, tombstone_id)
+    ids = _versions(store, conn, text)
+    current = _current_rows(store, conn, ids)
+    buried = [row for row in every_tombstone(conn, store.profile)
+              if fold(row[1]) == fold(text) or row[0] == tombstone_id or row[2] in {f"persona:{i}" for i in ids}]
+    done.since = earliest_birth(conn, store.profile, ids)
+    superseded = forget_lineage(store, conn, sorted(ids))
+    _remember(store, conn, [*((row[1], row[2]) for row in current), *superseded,
+                            *((row[1], row[2]) for row in buried)])
+    done.facts = [int(row[0]) for row in current]
+    done.versions = [Version(fact_id, "current" if fact_id in done.facts else "superseded")
+                     for fact_id in sorted(ids)] + [Version(row[0], "tombstone") for row in buried]
+    done.lineage, done.tombstones = len(superseded), len(buried)
+    store.erase_rows(conn, done.facts)
+    delete_tombstones(conn, [row[0] for row in buried])
+    _drop_rendered_since(store, conn, done)
+    delete_births(conn, store.profile, ids)
+    count_erasure(store, conn)
+    return text, done
+
+
+def reach(store: PersonaStore, conn: Connection, persona_id: int) -> set[int]:
+    """Every fact, current or superseded, a forget of the current fact ``persona_id`` would erase: those with its
+    text (case and spacing folded) and the supersession chains through them."""
+    return _versions(store, conn, _named_text(store, conn, persona_id, None))
+
+
+def _versions(store: PersonaStore, conn: Connection, text: str) -> set[int]:
+    return lineage_ids(store, conn, _ids_with_text(store, conn, fold(text)))
 
 
 def erase_profile(store: PersonaStore) -> Erasure:
@@ -121,7 +141,7 @@ def erase_profile(store: PersonaStore) -> Erasure:
     The hashes of its facts stay, so nothing it held is proposed to it again.
     """
     done = Erasure(store.profile)
-    with _Secure(store), store.transaction() as conn:
+    with secure_delete(store), store.transaction() as conn:
         facts = store.list()  # the rows that keep the contract; broken ones go unhashed, but go
         buried = every_tombstone(conn, store.profile)
         _remember(store, conn, [*((fact.content, fact.source_memory_id) for fact in facts),
@@ -212,16 +232,13 @@ def _touched(store: PersonaStore) -> list[str]:
     return [name for name in ERASED_TABLES if name in tables]
 
 
-class _Secure:
+@contextmanager
+def secure_delete(store: PersonaStore) -> Iterator[None]:
     """Deleted rows' bytes are overwritten, not just unlinked, for the length of the operation."""
-
-    def __init__(self, store: PersonaStore) -> None:
-        self.store = store
-
-    def __enter__(self) -> None:
-        with self.store.read() as conn:
-            self.store.backend.secure_delete(conn, True)
-
-    def __exit__(self, *exc: object) -> None:
-        with self.store.read() as conn:
-            self.store.backend.secure_delete(conn, False)
+    with store.read() as conn:
+        store.backend.secure_delete(conn, True)
+    try:
+        yield
+    finally:
+        with store.read() as conn:
+            store.backend.secure_delete(conn, False)

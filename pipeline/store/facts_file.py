@@ -358,11 +358,7 @@ def export_facts(store: PersonaStore) -> str:
     with store.snapshot() as conn:
         keys = supersede.keys_of(conn, store.profile)
         facts = store.list()
-    entries = [{"id": fact.id, **({"key": keys[fact.id]} if fact.id in keys else {}), "topic": fact.topic,
-                "content": fact.content, "tier": fact.tier, "confidence": fact.confidence,
-                "reinforcement_count": fact.reinforcement_count,
-                **({"reason": fact.promotion_reason} if fact.promotion_reason else {}),
-                **({"writer": fact.writer} if fact.writer else {})} for fact in facts]
+    entries = [export_entry(fact, keys.get(fact.id)) for fact in facts]
     out = io.StringIO()
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
@@ -371,3 +367,12 @@ def export_facts(store: PersonaStore) -> str:
     yaml.dump({"facts": entries}, out)
     return (f"# persona export of profile {store.profile!r}: edit, then `persona import` this file.\n"
             "# Facts are matched by id: an edited text under the same id updates that fact.\n" + out.getvalue())
+
+
+def export_entry(fact: Fact, key: str | None) -> dict[str, Any]:
+    """One fact as an export writes it (``persona edit`` writes the same, its writer as a comment)."""
+    return {"id": fact.id, **({"key": key} if key is not None else {}), "topic": fact.topic,
+            "content": fact.content, "tier": fact.tier, "confidence": fact.confidence,
+            "reinforcement_count": fact.reinforcement_count,
+            **({"reason": fact.promotion_reason} if fact.promotion_reason else {}),
+            **({"writer": fact.writer} if fact.writer else {})}

@@ -80,10 +80,10 @@ class Link:
 
 def replace(store: PersonaStore, target: int | str, content: str, *, topic: str | None = None,
             tier: str | None = None, reason: str | None = None, force: bool = False,
-            scope: str | None = SAME_SCOPE) -> Replacement:
+            scope: str | None = SAME_SCOPE, writer: str | None = None) -> Replacement:
     """Supersede the fact ``target`` (an id, or a unique piece of its text) with ``content``, in one transaction.
-    The new fact keeps the old one's scope unless ``scope`` gives another. Forgotten text is refused unless
-    ``force``."""
+    The new fact keeps the old one's scope unless ``scope`` gives another, and is stamped ``writer`` (default:
+    the store's). Forgotten text is refused unless ``force``."""
     content = check_text("content", content, store.max_fact_chars, setting="store.max_fact_chars")
     topic = None if topic is None else check_text("topic", topic, MAX_TOPIC_CHARS)
     tier = None if tier is None else check_tier(tier)
@@ -98,7 +98,7 @@ def replace(store: PersonaStore, target: int | str, content: str, *, topic: str 
         new = existing or store.insert_row(
             conn, tier=tier, topic=topic, content=content, confidence=old.confidence,
             source=content_key(topic, content, scope), reason=reason or old.promotion_reason, force=force,
-            scope=scope)
+            scope=scope, writer=writer)
         supersede(store, conn, old, new, REPLACED if existing is None else REPLACED_BY_EXISTING)
     return Replacement(old, new)
 
@@ -268,6 +268,12 @@ def set_key(conn: Connection, profile: str, key: str, persona_id: int, scope: st
     conn.execute("INSERT INTO persona_keys (session_id, scope, key, persona_id) VALUES (?, ?, ?, ?) ON CONFLICT "
                  "(session_id, scope, key) DO UPDATE SET persona_id = excluded.persona_id",
                  (profile, scope or "", key, persona_id))
+
+
+def drop_key(conn: Connection, profile: str, key: str, scope: str | None = None) -> None:
+    """Empty the profile's slot ``key`` in ``scope``: no fact is in it any more."""
+    conn.execute("DELETE FROM persona_keys WHERE session_id = ? AND scope = ? AND key = ?",
+                 (profile, scope or "", key))
 
 
 def keys_of(conn: Connection, profile: str) -> dict[int, str]:

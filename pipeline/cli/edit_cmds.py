@@ -1,0 +1,265 @@
+"""`persona edit`: the profile's facts in the user's editor; on save, what will change, then one transaction.
+
+The file lives in a private temporary directory (0700, the file 0600) and is
+deleted afterwards, unless it holds an edit that was not applied (the profile
+changed meanwhile, a dry run, the editor left with problems unfixed): then its
+path is named, so nothing typed is lost. The saved file is read back by its
+path once the editor exits, so an editor that writes in place and one that
+writes a new file and renames it over the old one both work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ..errors import EditConflict, EditError, PersonaError
+from ..fs.locations import profile_slug
+from ..fs.read import read_regular_bytes
+from ..fs.write import atomic_write_bytes
+from ..text import counted
+from .common import JsonOption, ProfileOption, emit_json, shown, state
+from .forget_cmds import warn_unfinished
+
+if TYPE_CHECKING:
+    from ..config.schema import Settings
+    from ..store import PersonaStore
+    from ..store.edit import Applied, Plan, Step
+    from ..store.edit_file import EditBase
+
+DEFAULT_EDITOR = "vi"
+MAX_ROUNDS = 20  # an editor that never fixes the file (a script gone wrong) is not reopened forever
+TEXT_WIDTH = 60
+
+
+def register(app: typer.Typer) -> None:
+    app.command("edit")(edit)
+
+
+@dataclass(frozen=True)
+class Options:
+    forget: bool
+    force: bool
+    dry_run: bool
+
+
+def edit(
+    ctx: typer.Context,
+    forget: Annotated[bool, typer.Option(
+        "--forget", help="Forget the facts whose entries you delete for real (as `persona forget`), instead of "
+                         "demoting them.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Take in text that was forgotten (persona forget) or demoted.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show what the saved file would change and apply nothing (the file is kept).")] = False,
+    profile: ProfileOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Open the profile's facts in $VISUAL or $EDITOR (ids, topics, tiers, keys; who wrote each as a comment);
+    on save, show what changes (added, changed, removed) and apply it all in one transaction."""
+    from ..store import PersonaStore
+    from ..store.edit import EDIT_WRITER
+    from ..store.edit_file import edit_text, read_base
+
+    cli = state(ctx)
+    settings = cli.settings()
+    options = Options(forget, force, dry_run)
+    with PersonaStore.from_settings(settings, profile=profile, writer=EDIT_WRITER) as store:
+        base = read_base(store)
+        with EditFile.create(store.profile, edit_text(base, store.label, forget=forget)) as file:
+            result = _edit(store, base, file, editor_command(), options, quiet=as_json)
+            _finish(settings, store, result, file, as_json)
+
+
+def editor_command() -> list[str]:
+    """$VISUAL, else $EDITOR, else vi; split as a shell would (``code --wait``)."""
+    for name in ("VISUAL", "EDITOR"):
+        words = shlex.split(os.environ.get(name, ""))
+        if words:
+            return words
+    return [DEFAULT_EDITOR]
+
+
+@dataclass
+class EditFile:
+    """The private file the editor opens: what was shown first and last, and whether it must be kept."""
+
+    path: Path
+    original: str
+    shown: str = ""
+    kept: bool = False
+
+    @classmethod
+    def create(cls, profile: str, text: str) -> EditFile:
+        directory = Path(tempfile.mkdtemp(prefix="persona-edit-"))  # 0700, ours alone
+        made = cls(directory / f"persona-{profile_slug(profile)}.yaml", text)
+        made.show(text)
+        return made
+
+    def __enter__(self) -> EditFile:
+        return self
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is not None and not self.kept:  # a failure no message named the file in (a lost server, Ctrl-C)
+            with contextlib.suppress(PersonaError):
+                if self.keep_note(self.read()):
+                    typer.echo(f"persona edit: nothing was applied; your edit is kept in {self.path}", err=True)
+        if not self.kept:
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+
+    def show(self, text: str) -> None:
+        """Write ``text`` for the editor to open (0600)."""
+        atomic_write_bytes(self.path, text.encode("utf-8", "surrogateescape"))
+        self.shown = text
+
+    def edit(self, command: list[str]) -> str:
+        """Run the editor on the file and read back what it saved (by path: in place, or renamed over it)."""
+        try:
+            done = subprocess.run([*command, str(self.path)], check=False)
+        except OSError as error:
+            raise EditError(f"cannot start the editor `{shlex.join(command)}` ($VISUAL, $EDITOR): "
+                            f"{error.strerror}; nothing was applied") from None
+        saved = self.read()
+        if done.returncode != 0:
+            raise EditError(f"the editor `{shlex.join(command)}` exited with status {done.returncode}; nothing was "
+                            f"applied{self.keep_note(saved)}")
+        return saved
+
+    def read(self) -> str:
+        try:
+            return read_regular_bytes(self.path).decode("utf-8", "surrogateescape")
+        except OSError as error:
+            raise EditError(f"cannot read the edited file {self.path} back ({error.strerror}); nothing was "
+                            "applied") from None
+
+    def keep_note(self, saved: str) -> str:
+        """Keep the file when it holds anything the user typed; the words that say where it is."""
+        if saved == self.original:
+            return ""
+        if saved != self.shown:
+            self.show(saved)
+        self.kept = True
+        return f"; your edit is kept in {self.path}"
+
+
+@dataclass
+class Result:
+    """How the edit ended: the plan (None: nothing saved), and what was applied."""
+
+    plan: Plan | None = None
+    applied: Applied | None = None
+    outcome: str = "unchanged"
+    forgotten: dict[str, Any] = field(default_factory=dict)
+
+
+def _edit(store: PersonaStore, base: EditBase, file: EditFile, editor: list[str], options: Options, *,
+          quiet: bool) -> Result:
+    """Open the editor until the file applies, the user leaves it unchanged, or the profile changed meanwhile."""
+    from ..store.edit import apply_edit, plan_edit
+    from ..store.edit_file import parse_edit, with_problems
+
+    for _ in range(MAX_ROUNDS):
+        saved = file.edit(editor)
+        if saved == file.shown:
+            if saved == file.original:
+                return Result()
+            raise EditError(f"nothing was applied: the editor closed with the problems unfixed{file.keep_note(saved)}")
+        try:
+            plan = plan_edit(store, base, parse_edit(saved), forget=options.forget, force=options.force)
+            if plan.empty or options.dry_run:
+                return Result(plan, outcome="nothing to change" if plan.empty else "dry run")
+            if not quiet:
+                typer.echo(describe(plan))
+            return Result(plan, apply_edit(store, plan, force=options.force), "applied")
+        except EditConflict as error:
+            raise EditConflict(f"{error}{file.keep_note(saved)} (run `persona edit` again and carry it "
+                               "across)") from None
+        except EditError as error:
+            if not error.problems:
+                raise
+            typer.echo(f"persona edit: {counted(len(error.problems), 'problem')}; reopening the file with them at "
+                       "the top", err=True)
+            file.show(with_problems(saved, error.problems))
+    raise EditError(f"nothing was applied: the file still had problems after {MAX_ROUNDS} rounds in the editor"
+                    f"{file.keep_note(file.read())}")
+
+
+def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditFile, as_json: bool) -> None:
+    """Say how the edit ended; after forgets, render the profile's files again and say what could not be."""
+    note = file.keep_note(file.read()) if result.outcome == "dry run" else ""
+    if result.applied is not None and result.applied.erased:
+        from ..schedule.forget import settle
+
+        rendered, held = settle(settings, store, result.applied.erased)
+        result.forgotten = {"rendered": rendered, "still_holding": held}
+        warn_unfinished(held, scrubbed=all(erasure.scrubbed for _, erasure in result.applied.erased))
+    if as_json:
+        emit_json({"outcome": result.outcome, "plan": None if result.plan is None else result.plan.to_dict(),
+                   "applied": None if result.applied is None else result.applied.to_dict(), **result.forgotten,
+                   **({"kept": str(file.path)} if file.kept else {})})
+        return
+    if result.outcome == "dry run" and result.plan is not None:
+        typer.echo(describe(result.plan))
+    typer.echo({"unchanged": "no change: the editor closed with the file as it was; nothing was applied",
+                "nothing to change": "nothing to change: every fact is as it was",
+                "dry run": f"dry run: nothing was applied{note}",
+                "applied": "" if result.applied is None else applied_line(result.applied)}[result.outcome])
+    if result.forgotten:
+        typer.echo(f"{counted(len(result.forgotten['rendered']), 'target')} rendered again without the forgotten "
+                   "text: it leaves every session's persona at the next request")
+
+
+# -- what the plan and the outcome say --------------------------------------------------------------------
+
+
+def describe(plan: Plan) -> str:
+    """The plan, one line per change, under its counts."""
+    counts = plan.counts()
+    lines = [f"profile {shown(plan.base.profile, 80)!r}: {counts['added']} added, {counts['changed']} changed, "
+             f"{counts['removed']} removed"]
+    if plan.of("forget"):
+        lines.append("removed facts are FORGOTTEN FOR REAL: every copy of their text goes, and this cannot be undone")
+    lines += [f"  {step.kind:<8} {_what(step)}" for step in plan.steps]
+    return "\n".join(lines)
+
+
+def _what(step: Step) -> str:
+    if step.old is None and step.now is not None:
+        return f"{_text(step.now.topic, step.now.content)} (line {step.line})"
+    assert step.old is not None
+    if step.now is None:
+        return f"#{step.old.id} {_text(step.old.topic, step.old.content)}"
+    if step.kind == "replace":
+        return f"#{step.old.id} {_text(step.old.topic, step.old.content)} -> {_text(step.now.topic, step.now.content)}"
+    was, now = step.was, step.now
+    assert was is not None
+    return f"#{step.old.id} " + ", ".join(f"{name} {shown(getattr(was, name), 40)} -> {shown(getattr(now, name), 40)}"
+                                          for name in step.changed)
+
+
+def _text(topic: str, content: str) -> str:
+    return f"[{shown(topic, 30)}] {shown(content, TEXT_WIDTH)}"
+
+
+def applied_line(applied: Applied) -> str:
+    """What was done, in one line."""
+    parts = [f"added {_ids(applied.added)}" if applied.added else "",
+             *(f"#{new} replaces #{old} (`persona undo-replace {new}` takes it back)" for old, new in applied.replaced),
+             f"updated {_ids(applied.updated)}" if applied.updated else "",
+             f"demoted {_ids(applied.demoted)}" if applied.demoted else "",
+             f"forgot {', '.join(version.label for _, erasure in applied.erased for version in erasure.versions)}"
+             if applied.erased else ""]
+    return "applied in one transaction: " + "; ".join(part for part in parts if part)
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(f"#{fact_id}" for fact_id in ids)
