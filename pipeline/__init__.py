@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "Proposal": "pipeline.store.facts",
     "import_facts": "pipeline.store.facts_file",
     "read_facts_file": "pipeline.store.facts_file",
+    "import_source": "pipeline.store.formats",
     # the pipeline and what its stages pass along
     "run_pipeline": "pipeline.stages.runner",
     "plan": "pipeline.stages.runner",
@@ -141,4 +142,5 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
     from .stages.runner import plan, run_pipeline
     from .store.facts import Fact, PersonaStore, Promotion, Proposal
     from .store.facts_file import import_facts, read_facts_file
+    from .store.formats import import_source
     from .store.snapshots import Snapshot

@@ -13,6 +13,8 @@ from . import (
     edit_cmds,
     fact_cmds,
     forget_cmds,
+    import_cmds,
+    init_cmds,
     project_cmds,
     render_cmds,
     review_cmds,
@@ -71,6 +73,8 @@ def main(
 
 
 store_cmds.register(app)
+import_cmds.register(app)
+init_cmds.register(app)
 fact_cmds.register(app)
 edit_cmds.register(app)
 render_cmds.register(app)

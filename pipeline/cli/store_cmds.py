@@ -1,8 +1,7 @@
-"""Store commands: promote, demote, list, reinforce, add, import."""
+"""Store commands: promote, demote, list, reinforce, add (import is in :mod:`.import_cmds`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -35,8 +34,8 @@ WRITER_WIDTH = 32  # import:FORMAT:FILE can be long; the whole is in --json
 
 
 def register(app: typer.Typer) -> None:
-    for command in (promote, demote, list_facts, reinforce, add, import_file):
-        name = {"list_facts": "list", "import_file": "import"}.get(command.__name__, command.__name__)
+    for command in (promote, demote, list_facts, reinforce, add):
+        name = {"list_facts": "list"}.get(command.__name__, command.__name__)
         app.command(name)(command)
 
 
@@ -152,32 +151,3 @@ def add(
                            scope=scope)
     _report_promotion(result, as_json, "added")
 
-
-def import_file(
-    ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(metavar="FILE", help="YAML facts file.")],
-    prune: Annotated[
-        bool, typer.Option("--prune", help="Tombstone facts from this file that it no longer lists.")
-    ] = False,
-    force: Annotated[bool, typer.Option("--force", help="Re-add facts that were demoted.")] = False,
-    profile: ProfileOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Import a declarative facts file (idempotent, one transaction)."""
-    from ..store.facts_file import import_facts
-
-    with state(ctx).store(profile) as store:
-        report = import_facts(store, file, prune=prune, force=force)
-    if as_json:
-        emit_json(report.to_dict())
-        return
-    typer.echo(
-        f"{report.file}: {len(report.added)} added, {len(report.updated)} updated, "
-        f"{len(report.unchanged)} unchanged, {len(report.pruned)} pruned, "
-        f"{len(report.skipped_demoted)} skipped as demoted, {len(report.superseded)} superseded by key, "
-        f"{counted(len(report.proposals), 'proposal')}"
-    )
-    for keyed in report.keyed:
-        typer.echo(f"#{keyed['new']} supersedes #{keyed['old']} (key {shown(keyed['key'], 60)})")
-    for proposal in report.proposals:
-        typer.echo(f"#{proposal.new.id} {may_update(proposal)}")

@@ -169,8 +169,8 @@ def parse_yaml_text(text: str, path: Path) -> Any:
         mark = error.problem_mark or error.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         raise ConfigError([f"{where}: bad YAML: {error.problem or error.context}"]) from None
-    except YAMLError as error:
-        raise ConfigError([f"{path}: bad YAML: {error}"]) from None
+    except YAMLError as error:  # a character YAML refuses: its message spans lines
+        raise ConfigError([f"{path}: bad YAML: {' '.join(str(error).split())}"]) from None
 
 
 def to_plain(node: Any, path: Path_, lines: dict[Path_, int]) -> Any:

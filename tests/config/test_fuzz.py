@@ -24,11 +24,12 @@ COMMANDS = [["add"], ["promote"], ["demote"], ["list"], ["reinforce"], ["import"
             ["status"], ["tick"], ["retention"], ["config", "show"], ["config", "set"], ["config", "init"],
             ["session", "show"], ["session", "compact"], ["session", "list"], ["session", "delete"],
             ["session", "forget"],
-            ["hermes", "install"], ["hermes", "uninstall"]]
+            ["hermes", "install"], ["hermes", "uninstall"], ["adopt"], ["init"]]
 WORDS = ["--json", "--tier", "--topic", "--reason", "--force", "--dry-run", "--stdout", "--diff", "--target",
          "--profile", "--confidence", "--prune", "--sources", "--file", "--activate", "--set", "permanent",
          "long_term", "working", "bogus", "1", "0", "-5", "99", "1.5", "", "markdown", "x=y", "cap.token_cap=7",
-         "facts.yaml", "missing.yaml", "m1", "\x1b[31m", "日本語", "--", "-"]
+         "facts.yaml", "missing.yaml", "m1", "\x1b[31m", "日本語", "--", "-", "--from", "persona-md", "hermes",
+         "instructions", "lines", "mem0", "--skip-bad", "--accept-notes", "--yes", "p.md"]
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=False),
                     st.text(max_size=20), st.sampled_from(["true", "enabled", "1500 tokens", "@format {env}", "~"]))
 

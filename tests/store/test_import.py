@@ -79,12 +79,19 @@ def test_without_prune_removed_facts_stay(store, tmp_path):
     assert len(store.list()) == 2
 
 
-def test_demoted_imported_fact_is_not_re_added_unless_forced(store, tmp_path):
-    path = write(tmp_path / "facts.yaml", FACTS)
-    import_facts(store, path)
+def test_a_demoted_fact_is_refused_and_nothing_imported_unless_skipped_or_forced(store, tmp_path):
+    path = write(tmp_path / "facts.yaml", FACTS + "  - {topic: new, content: Added later.}\n")
+    write(tmp_path / "first.yaml", FACTS)
+    import_facts(store, tmp_path / "first.yaml")
     store.demote(store.list(topic="tooling")[0].id)
-    report = import_facts(store, path)
-    assert len(report.skipped_demoted) == 1 and store.list(topic="tooling") == []
+    before = snapshot(store)
+    with pytest.raises(FactsFileError, match=r"facts\.yaml: fact #2: that fact was demoted; pass --force to take it "
+                       r"in again; nothing was imported \(--skip-bad imports the rest\)"):
+        import_facts(store, path)
+    assert snapshot(store) == before
+    report = import_facts(store, path, skip_bad=True)
+    assert len(report.skipped_demoted) == 1 and len(report.added) == 1 and store.list(topic="tooling") == []
+    assert [refusal.where for refusal in report.refused] == ["fact #2"]
     assert len(import_facts(store, path, force=True).added) == 1
 
 
@@ -116,7 +123,7 @@ def test_bad_yaml_in_a_facts_file_names_the_line(store, tmp_path):
 
 def test_duplicate_entries_are_errors(store, tmp_path):
     path = write(tmp_path / "facts.yaml", "- {topic: t, content: c}\n- {topic: t, content: c}\n")
-    with pytest.raises(FactsFileError, match="fact #2 repeats fact #1"):
+    with pytest.raises(FactsFileError, match="fact #2: repeats fact #1"):
         import_facts(store, path)
 
 

@@ -220,7 +220,10 @@ def test_add_keeps_a_demoted_fact_demoted_like_import_and_promote(tmp_path, seed
     again = runner.invoke(app, ["--db", str(seeded), "add", "Uses tabs.", "--topic", "style"])
     assert again.exit_code == 1 and "was demoted; pass --force" in again.stderr
     facts = write(tmp_path / "f.yaml", "facts:\n  - {topic: style, content: Uses tabs.}\n")
-    assert "1 skipped as demoted" in runner.invoke(app, ["--db", str(seeded), "import", str(facts)]).stdout
+    refused = runner.invoke(app, ["--db", str(seeded), "import", str(facts)])
+    assert refused.exit_code == 1 and "fact #1: that fact was demoted; pass --force" in refused.stderr
+    skipped = runner.invoke(app, ["--db", str(seeded), "import", str(facts), "--skip-bad"])
+    assert "1 skipped as demoted" in skipped.stdout
     assert runner.invoke(app, ["--db", str(seeded), "add", "Uses tabs.", "--topic", "style", "--force"]).exit_code == 0
 
 

@@ -1,0 +1,201 @@
+"""`persona init`: a new user does not start empty. Find the memory this machine already holds, show what would be
+imported and which host presets added, then do it.
+
+What is looked for, under the user's home: the Hermes home (``$HERMES_HOME``, else ``~/.hermes`` or its sticky
+profile) with its ``memories/USER.md`` (facts) and ``MEMORY.md`` (notes offered for review) and the persona.md the
+existing tier told users to write; Claude Code's ``~/.claude/CLAUDE.md``, Codex's ``~/.codex/AGENTS.md`` and
+Gemini CLI's ``~/.gemini/GEMINI.md``; and Mnemosyne's database, which is the store itself unless the settings name
+another. A host whose directory exists gets its preset (a region of its user file, as ``persona targets add HOST
+--user`` adds), unless a target already writes that file. A hand-written persona.md that a target writes is
+adopted (:mod:`pipeline.schedule.adopt`); one of our renders is left alone. Nothing is deleted, and the user's own
+text stays in their files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from ..config.presets import PRESETS
+from ..config.schema import Settings
+from ..config.targets import resolve_target
+from ..config.urls import describe_database, store_target
+from ..errors import PersonaError
+from ..fs.locations import default_database, hermes_home
+from ..fs.write import same_file
+from ..render.model import TargetReport
+from ..schedule.adopt import adopt, targets_of
+from ..stages.ownership import foreign
+from ..stages.runner import run_pipeline
+from ..store import PersonaStore
+from ..store.formats import import_source
+from ..store.importing import ImportReport
+from ..text import counted
+
+USER_PRESETS = ("claude-code", "codex", "gemini")  # the hosts with a file of the user's own under the home
+HERMES_FILES = (("memories/USER.md", "Hermes USER.md"), ("memories/MEMORY.md", "Hermes MEMORY.md"))
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A file init would import: whose it is, where, in which format, and whether it is adopted (imported, then
+    taken over by the target that writes it)."""
+
+    label: str
+    path: Path
+    fmt: str
+    adopt: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NewTarget:
+    """A host preset init would add: its name (the preset's) and the user file its region goes into."""
+
+    preset: str
+    path: Path
+
+    def settings(self) -> dict[str, Any]:
+        return PRESETS[self.preset].target(self.preset, self.path, None)  # a user file: no project
+
+
+@dataclass
+class InitPlan:
+    """What init found, and what it would do with it."""
+
+    sources: list[Found] = field(default_factory=list)
+    targets: list[NewTarget] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was found and needs nothing
+    hermes: bool = False  # a Hermes home exists: `persona hermes install` is the next step there
+
+
+@dataclass
+class Outcome:
+    """What carrying out one step gave: an import's report, a render's, or the one line that says why it failed."""
+
+    what: str
+    report: ImportReport | None = None
+    rendered: list[TargetReport] = field(default_factory=list)
+    error: str | None = None
+
+
+def plan_init(settings: Settings, store: PersonaStore, home: Path) -> InitPlan:
+    """What this machine holds under ``home`` and the Hermes home, and what init would do with it."""
+    plan = InitPlan(notes=[_database(settings, store)])
+    hermes = hermes_home()
+    plan.hermes = hermes.is_dir()
+    for name, label in HERMES_FILES:
+        if _has_text(hermes / name):
+            plan.sources.append(Found(label, hermes / name, "hermes"))
+    _persona_md(settings, store, hermes / "memory" / "persona.md", plan)
+    for preset in USER_PRESETS:
+        _host(settings, store, preset, home, plan)
+    return plan
+
+
+def _database(settings: Settings, store: PersonaStore) -> str:
+    facts = sum(store.count_by_tier().values())
+    line = f"{describe_database(settings)}: {counted(facts, 'persona fact')} already in it"
+    mnemosyne = default_database().path
+    if store_target(settings) != mnemosyne and mnemosyne.is_file():
+        line += f"; Mnemosyne's own database {mnemosyne} is not the store (store.path or store.url names another)"
+    return line
+
+
+def _persona_md(settings: Settings, store: PersonaStore, path: Path, plan: InitPlan) -> None:
+    """The persona.md the existing tier told users to write: adopted when a target writes it, else imported."""
+    if not _has_text(path):
+        return
+    try:
+        written_by_target = bool(targets_of(settings, store.profile, path))
+    except PersonaError:
+        written_by_target = False
+    if not written_by_target:
+        plan.sources.append(Found("Hermes persona.md", path, "persona-md"))
+    elif foreign(store, path) is not None:
+        plan.sources.append(Found("Hermes persona.md", path, "persona-md", adopt=True))
+    else:
+        plan.notes.append(f"{path} is a render of persona-tier's: nothing to import")
+
+
+def _host(settings: Settings, store: PersonaStore, preset: str, home: Path, plan: InitPlan) -> None:
+    host = PRESETS[preset]
+    assert host.user_file is not None  # USER_PRESETS all have one
+    path = home / host.user_file
+    if not path.parent.is_dir():
+        return
+    if _has_text(path):
+        plan.sources.append(Found(host.host, path, "instructions"))
+    writers = [name for name in settings.targets if _writes(settings, store.profile, name, path)]
+    if preset in settings.targets or writers:
+        plan.notes.append(f"{host.host}: target {(writers or [preset])[0]!r} already writes {path}")
+    else:
+        plan.targets.append(NewTarget(preset, path))
+
+
+def _writes(settings: Settings, profile: str, name: str, path: Path) -> bool:
+    try:
+        return same_file(resolve_target(settings, name, profile=profile).path, path)
+    except PersonaError:
+        return False
+
+
+def _has_text(path: Path) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def preview(store: PersonaStore, plan: InitPlan, *, skip_bad: bool = False,
+            accept_notes: bool = False) -> list[Outcome]:
+    """What importing each source would do (a dry run: the store may be read-only)."""
+    return [_import(store, found, dry_run=True, skip_bad=skip_bad, accept_notes=accept_notes)
+            for found in plan.sources]
+
+
+def carry_out(settings: Settings, store: PersonaStore, plan: InitPlan, *, add_target: Callable[[NewTarget], str],
+              reload: Callable[[], Settings], skip_bad: bool = False, accept_notes: bool = False) -> list[Outcome]:
+    """Import every source (adopting where the plan says so), add each new target with ``add_target`` (which says
+    what it did), then render the new targets with the settings ``reload`` reads. Each step that fails is one line
+    in its outcome, and the others go on: one bad file does not keep the rest from coming in."""
+    done = [_adopt(settings, store, found, skip_bad) if found.adopt
+            else _import(store, found, dry_run=False, skip_bad=skip_bad, accept_notes=accept_notes)
+            for found in plan.sources]
+    for target in plan.targets:
+        done.append(_step(f"target {target.preset}", partial(_added, add_target, target)))
+    if plan.targets:
+        fresh = reload()
+        done += [_step(f"render {target.preset}", partial(_render, fresh, store, target.preset))
+                 for target in plan.targets]
+    return done
+
+
+def _added(add_target: Callable[[NewTarget], str], target: NewTarget) -> Outcome:
+    return Outcome(add_target(target))
+
+
+def _render(settings: Settings, store: PersonaStore, name: str) -> Outcome:
+    return Outcome(f"render {name}", rendered=run_pipeline(settings, store=store, targets=[name]))
+
+
+def _import(store: PersonaStore, found: Found, *, dry_run: bool, skip_bad: bool, accept_notes: bool) -> Outcome:
+    return _step(f"import {found.path}", lambda: Outcome(f"import {found.path}", report=import_source(
+        store, found.path, found.fmt, dry_run=dry_run, skip_bad=skip_bad, accept_notes=accept_notes)))
+
+
+def _adopt(settings: Settings, store: PersonaStore, found: Found, skip_bad: bool) -> Outcome:
+    def run() -> Outcome:
+        adoption = adopt(settings, store, found.path, fmt=found.fmt, skip_bad=skip_bad)
+        return Outcome(f"adopt {found.path}", report=adoption.imported, rendered=adoption.rendered)
+
+    return _step(f"adopt {found.path}", run)
+
+
+def _step(what: str, run: Callable[[], Outcome]) -> Outcome:
+    try:
+        return run()
+    except PersonaError as error:
+        return Outcome(what, error=str(error))

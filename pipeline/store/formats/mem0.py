@@ -1,0 +1,65 @@
+"""``mem0``: what mem0's ``get_all`` returns, saved as JSON (or the platform's export of it).
+
+mem0's Python client returns ``{"results": [...]}`` (and ``"relations"`` with a
+graph store; mem0 before 1.0 returned the bare list). Each memory is an object
+with ``id``, ``memory`` (the text), ``hash``, ``metadata`` (null or an object),
+``created_at``, ``updated_at`` and the ids it was filed under (``user_id``...);
+the hosted platform adds ``categories``. Each memory's text is a fact, under the
+topic its ``metadata`` names (``topic``, else ``category``), else its first
+category, else ``--topic``. Where it came from is kept as the fact's reason
+(``mem0 memory ID, created AT``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...errors import FactsFileError
+from ..fact_entry import Parsed, Refusal, offer
+from .registry import Source, import_format
+
+LISTS = ("results", "memories")  # get_all's key; the platform export's
+
+
+@import_format("mem0", summary="mem0's get_all (or export) JSON: each memory's text is a fact")
+def mem0(source: Source) -> Parsed:
+    """Each memory, by its position (``memory #N``, with its id)."""
+    parsed = Parsed()
+    for index, memory in enumerate(_memories(source)):
+        where = f"memory #{index + 1}" + (f" (id {memory['id']})" if isinstance(memory, dict)
+                                           and isinstance(memory.get("id"), str | int) else "")
+        if not isinstance(memory, dict) or not isinstance(memory.get("memory"), str):
+            parsed.bad.append(Refusal(where, "expected an object with the memory's text in \"memory\""))
+            continue
+        parsed.take(offer(where, {"topic": _topic(memory) or source.topic, "content": memory["memory"],
+                                  **({"reason": reason} if (reason := _reason(memory)) else {})}))
+    return parsed
+
+
+def _memories(source: Source) -> list[Any]:
+    try:
+        document = json.loads(source.text)
+    except json.JSONDecodeError as error:
+        raise FactsFileError(f"{source.name}:{error.lineno}:{error.colno}: not JSON ({error.msg})") from None
+    if isinstance(document, dict):
+        document = next((document[key] for key in LISTS if key in document), None)
+    if not isinstance(document, list):
+        raise FactsFileError(f"{source.name}: expected mem0's get_all output: a list of memories, or an object "
+                             "with a \"results\" list")
+    return document
+
+
+def _topic(memory: dict[str, Any]) -> str | None:
+    metadata = memory.get("metadata")
+    named = [metadata.get(key) for key in ("topic", "category")] if isinstance(metadata, dict) else []
+    categories = memory.get("categories")
+    named += categories[:1] if isinstance(categories, list) else []
+    return next((value.strip() for value in named if isinstance(value, str) and value.strip()), None)
+
+
+def _reason(memory: dict[str, Any]) -> str | None:
+    parts = [f"mem0 memory {memory['id']}" if isinstance(memory.get("id"), str | int) else "mem0 memory"]
+    if isinstance(memory.get("created_at"), str):
+        parts.append(f"created {memory['created_at']}")
+    return ", ".join(parts)

@@ -1,0 +1,79 @@
+"""Reading a source for an import, within bounds, and importing it: ``persona import --from FORMAT PATH``."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from ...errors import FactsFileError
+from ...fs.read import describe, read_file
+from ..fact_entry import Offered, Parsed
+from ..facts import PersonaStore
+from ..forgotten import fold
+from ..importing import ImportReport, import_entries
+from .registry import DEFAULT_TOPIC, Source, get_format
+
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+MAX_IMPORT_BYTES = 32 * 1024 * 1024  # a few hundred thousand facts; past it a file is no memory export
+
+
+def read_source(path: Path | str, fmt: str = "facts", *, topic: str | None = None,
+                accept_notes: bool = False) -> tuple[str, Parsed]:
+    """The source's name (an absolute path, or ``<stdin>`` for ``-``) and what format ``fmt`` reads in it.
+
+    Repeats of a fact within the source are dropped (a facts file refuses them instead); with ``accept_notes``,
+    notes offered for review (Hermes' ``MEMORY.md``) are taken in as facts.
+    """
+    parser = get_format(fmt)
+    name = STDIN_NAME if str(path) == STDIN else str(Path(path).expanduser().absolute())
+    parsed = parser.parse(Source(_text(path, name), name, topic or DEFAULT_TOPIC))
+    if accept_notes:
+        parsed = replace(parsed, facts=[*parsed.facts, *parsed.notes], notes=[])
+    return name, replace(parsed, facts=_first_of_each(parsed.facts, by_text=not parser.declarative))
+
+
+def import_source(store: PersonaStore, path: Path | str, fmt: str = "facts", *, topic: str | None = None,
+                  writer: str | None = None, prune: bool = False, force: bool = False, skip_bad: bool = False,
+                  dry_run: bool = False, accept_notes: bool = False) -> ImportReport:
+    """Import the facts a source holds, in format ``fmt`` (see :func:`read_source` and
+    :func:`~..importing.import_entries`); ``path`` may be ``-`` for standard input."""
+    origin, parsed = read_source(path, fmt, topic=topic, accept_notes=accept_notes)
+    return import_entries(store, parsed, origin=origin, fmt=fmt, writer=writer, prune=prune, force=force,
+                          skip_bad=skip_bad, dry_run=dry_run, declarative=get_format(fmt).declarative)
+
+
+def _text(path: Path | str, name: str) -> str:
+    """The source's text: at most :data:`MAX_IMPORT_BYTES`, UTF-8 (a byte-order mark dropped), line ends as LF."""
+    if str(path) == STDIN:
+        data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+        truncated = len(data) > MAX_IMPORT_BYTES
+    else:
+        try:
+            found = read_file(Path(path).expanduser(), MAX_IMPORT_BYTES, confine_symlinks=False)
+        except OSError as error:
+            raise FactsFileError(f"{name}: cannot read (it {describe(error)})") from None
+        data, truncated = found.data, found.truncated
+    if truncated:
+        raise FactsFileError(f"{name} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB, the most an import "
+                             "reads; split it into smaller files")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise FactsFileError(f"{name}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    return text.replace("\r\n", "\n")
+
+
+def _first_of_each(offered: list[Offered], *, by_text: bool) -> list[Offered]:
+    """Each fact once: a bullet a file repeats is one fact, not an error (``by_text``: the same text, case and
+    spacing aside, under any heading, as the import matches the store's facts)."""
+    seen: set[str] = set()
+    kept = []
+    for item in offered:
+        identity = fold(item.fact.content) if by_text else item.fact.identity if item.fact.id is None \
+            else f"id:{item.fact.id}"
+        if identity not in seen:
+            seen.add(identity)
+            kept.append(item)
+    return kept

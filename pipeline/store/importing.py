@@ -1,0 +1,321 @@
+"""One import engine for every source: facts files, persona.md, Hermes' memory, instruction files, lists, mem0.
+
+A source's parser (:mod:`.formats`) offers entries, each with its place in the
+source (:class:`~.fact_entry.Offered`). Against the profile's facts, read once
+(:class:`Known`), each entry is decided before anything is written: add it,
+update the fact it matches, leave that fact unchanged, leave it out (a fact
+that was superseded is not brought back by the source it came from), or refuse
+it (a bad entry, a text over ``store.max_fact_chars``, a demoted fact, a
+forgotten one). A dry run stops there, on a read-only store. Otherwise one
+refusal stops the whole import with nothing written, unless ``skip_bad``; then
+the decisions are applied in one transaction, and the facts added may update
+others (proposals, :mod:`.proposals`).
+
+Each fact is identified by its topic and text, so importing the same source
+twice changes nothing. A declarative source (a facts file) says what each fact
+is: a changed tier or confidence updates the row, an entry with an ``id``
+(``persona export``) is matched by the id, so an edited text updates that fact,
+and a ``key`` names a slot whose newer fact supersedes the older
+(:mod:`.supersede`). Any other source only adds what the store lacks: a fact
+with the same text under any topic is already there, and a text the user
+demoted under any topic stays demoted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import FactsFileError
+from . import supersede
+from .births import BIRTH_JOIN
+from .fact_entry import FactEntry, Offered, Parsed, Refusal
+from .fact_row import FACT_COLUMNS, Fact, Proposal
+from .facts import TOMBSTONE_MARK, PersonaStore
+from .forgotten import REFUSED as FORGOTTEN
+from .forgotten import ForgottenTest, admit, fold, forgotten_test
+from .proposals import propose_after_import
+
+__all__ = ["ImportReport", "Known", "import_entries"]
+ADD, UPDATE, UNCHANGED, LEFT_OUT, REFUSED = "add", "update", "unchanged", "left out", "refused"
+DEMOTED = "that fact was demoted; pass --force to take it in again"
+DEMOTED_FROM = re.compile(r"^\[demoted from [a-z_]+\] ")  # a tombstone's text: tombstone_text(tier, content)
+
+
+@dataclass
+class ImportReport:
+    """What an import did (or, in a dry run, would do), by persona id, and each entry's outcome."""
+
+    file: str
+    added: list[int] = field(default_factory=list)
+    updated: list[int] = field(default_factory=list)
+    unchanged: list[int] = field(default_factory=list)
+    pruned: list[int] = field(default_factory=list)
+    skipped_demoted: list[str] = field(default_factory=list)
+    superseded: list[int] = field(default_factory=list)  # facts a newer one with the same key replaced
+    keyed: list[dict[str, Any]] = field(default_factory=list)  # each of those: {"old", "new", "key"}
+    proposals: list[Proposal] = field(default_factory=list)  # facts an added one may update
+    format: str = "facts"
+    dry_run: bool = False
+    refused: list[Refusal] = field(default_factory=list)  # not taken in, and why (with skip_bad or a dry run)
+    entries: list[dict[str, Any]] = field(default_factory=list)  # every offered entry and its outcome
+    notes: list[dict[str, Any]] = field(default_factory=list)  # offered for review only, not imported
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.pruned)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**{k: getattr(self, k) for k in ("file", "format", "dry_run", "added", "updated", "unchanged",
+                                               "pruned", "skipped_demoted", "superseded", "keyed")},
+                "refused": [refusal.to_dict() for refusal in self.refused], "entries": self.entries,
+                "notes": self.notes, "proposals": [proposal.to_dict() for proposal in self.proposals]}
+
+
+@dataclass
+class Known:
+    """The profile's facts and tombstones, read once per import: a look-up per fact cost a round trip each
+    (on a server, 10k profiles x 50 facts took minutes)."""
+
+    by_id: dict[int, Any]
+    by_key: dict[str, Any]
+    by_text: dict[tuple[str, str], Any]
+    by_folded: dict[str, Any]  # by the text alone, case and spacing folded, whatever its topic
+    tombstoned: set[str]
+    demoted: set[str]  # the demoted texts, case and spacing folded, whatever their topic
+    superseded: set[str]
+    forgotten: ForgottenTest
+
+    @classmethod
+    def load(cls, store: PersonaStore, conn: Any) -> Known:
+        rows = conn.execute(
+            "SELECT p.id, p.tier, p.confidence, p.promotion_reason, p.source_memory_id, p.topic, p.content, "
+            "p.reinforcement_count, o.persona_id AS origin_id, o.file_tier, o.file_confidence, o.file_reason, "
+            f"b.scope FROM memoria_persona p LEFT JOIN persona_origins o ON o.persona_id = p.id {BIRTH_JOIN} "
+            "WHERE p.session_id = ? ORDER BY p.id DESC", (store.profile,)).fetchall()
+        # Newest first, so the oldest row wins each key, as the single-fact look-up chooses. An import's facts are
+        # global: the same text in a project or for one host is another fact (pipeline.scopes).
+        globals_ = [row for row in rows if row["scope"] is None]
+        by_key = {row["source_memory_id"]: row for row in globals_ if row["source_memory_id"] is not None}
+        by_text = {(row["topic"], row["content"]): row for row in globals_}
+        by_folded = {fold(row["content"]): row for row in globals_ if isinstance(row["content"], str)}
+        tombstones = conn.execute(
+            "SELECT source_memory_id, preference FROM memoria_preferences WHERE session_id = ? AND evolution = ?",
+            (store.profile, TOMBSTONE_MARK)).fetchall()
+        tombstoned = {row[0] for row in tombstones}
+        demoted = {fold(DEMOTED_FROM.sub("", row[1], count=1)) for row in tombstones if isinstance(row[1], str)}
+        return cls({int(row["id"]): row for row in rows}, by_key, by_text, by_folded, tombstoned, demoted,
+                   supersede.superseded_keys(conn, store.profile), forgotten_test(store, conn))
+
+    def was_demoted(self, entry: FactEntry, *, any_topic: bool = False) -> bool:
+        """Whether the user demoted the fact ``entry`` states: by its topic and text, or (``any_topic``) its text."""
+        return entry.identity in self.tombstoned or (any_topic and fold(entry.content) in self.demoted)
+
+    def find(self, entry: FactEntry, *, any_topic: bool = False) -> Any:
+        """The fact ``entry`` states: by its topic and text, or (``any_topic``) by its text alone."""
+        found = [row for row in (self.by_key.get(entry.identity), self.by_text.get((entry.topic, entry.content)))
+                 if row is not None]
+        if not found and any_topic:
+            return self.by_folded.get(fold(entry.content))
+        return min(found, key=lambda row: row["id"]) if found else None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What an import does with one entry, decided before anything is written."""
+
+    offered: Offered
+    outcome: str
+    row: Any = None  # the fact it matched (update, unchanged)
+    by_id: bool = False  # matched by the id an export gave it
+    why: str | None = None  # refused: why
+
+    @property
+    def entry(self) -> FactEntry:
+        return self.offered.fact
+
+
+def import_entries(store: PersonaStore, parsed: Parsed, *, origin: str, fmt: str = "facts",
+                   writer: str | None = None, prune: bool = False, force: bool = False, skip_bad: bool = False,
+                   dry_run: bool = False, declarative: bool = True) -> ImportReport:
+    """Bring the store in line with what a source offers, in one transaction (see the module).
+
+    ``origin`` names the source (an absolute path, or ``<stdin>``): facts it added are pruned by it. Each added
+    fact is stamped ``writer`` (default ``import:FMT:ORIGIN``). A ``dry_run`` only decides, on a store that may be
+    read-only, and reports what it would do. A ``declarative`` source (a facts file) says what each fact is, so a
+    changed tier or confidence updates it; any other source only adds what the store lacks: a fact already there
+    (the same text, case and spacing aside, under any topic) stays as the user has it.
+    """
+    report = ImportReport(file=origin, format=fmt, dry_run=dry_run,
+                          notes=[{"where": note.where, "content": note.fact.content} for note in parsed.notes])
+    too_long = {id(item): Refusal(item.where, f"content is {len(item.fact.content)} characters; the limit is "
+                                  f"{store.max_fact_chars} (store.max_fact_chars)")
+                for item in parsed.facts if len(item.fact.content) > store.max_fact_chars}
+    with store.snapshot() if dry_run else store.transaction() as conn:  # decided inside the transaction that writes
+        known = Known.load(store, conn)
+        decisions = [decide(known, item, force, declarative) for item in parsed.facts if id(item) not in too_long]
+        report.refused = [*parsed.bad, *too_long.values(),
+                          *(Refusal(d.offered.where, d.why or "") for d in decisions if d.outcome == REFUSED)]
+        if report.refused and not (skip_bad or dry_run):
+            raise FactsFileError("; ".join(f"{origin}: {r.where}: {r.why}" for r in report.refused)
+                                 + "; nothing was imported (--skip-bad imports the rest)")
+        if dry_run:
+            report.entries = [_described(d, None) for d in decisions]
+            return report
+        stamp = writer or f"import:{fmt}:{origin}"
+        kept = [_apply(store, conn, known, d, origin, stamp, report, force) for d in decisions]
+        report.entries = [_described(d, fact_id) for d, fact_id in zip(decisions, kept, strict=True)]
+        listed = {fact_id for fact_id in kept if fact_id is not None}
+        if prune:
+            _prune(store, conn, origin, listed, report)
+        report.proposals = propose_after_import(store, conn, report.added, listed)
+    return report
+
+
+def decide(known: Known, offered: Offered, force: bool, declarative: bool = True) -> Decision:
+    """What to do with one entry, from the profile's facts as the import found them."""
+    entry = offered.fact
+    if entry.id is not None and entry.id in known.by_id:
+        row = known.by_id[entry.id]
+        if _declared_by_id(entry, row) == _stored(row):
+            return Decision(offered, UNCHANGED, row, by_id=True)
+        if entry.content != row["content"] and not force and known.forgotten(entry.content, None):
+            return Decision(offered, REFUSED, row, by_id=True, why=FORGOTTEN)
+        return Decision(offered, UPDATE, row, by_id=True)
+    row = known.find(entry, any_topic=not declarative)  # the same text from another tool is the same fact
+    if row is not None:
+        return Decision(offered, UNCHANGED if not declarative or _declared(entry) == _last(row) else UPDATE, row)
+    if not force and known.was_demoted(entry, any_topic=not declarative):
+        return Decision(offered, REFUSED, why=DEMOTED)
+    if entry.key is None and entry.id is None and entry.identity in known.superseded:
+        return Decision(offered, LEFT_OUT)  # a superseded fact is not brought back by the source it came from
+    if not force and known.forgotten(entry.content, entry.identity):
+        return Decision(offered, REFUSED, why=FORGOTTEN)
+    return Decision(offered, ADD)
+
+
+def _declared(entry: FactEntry) -> tuple[str, float, str | None]:
+    return entry.tier, entry.confidence, entry.reason
+
+
+def _declared_by_id(entry: FactEntry, row: Any) -> tuple[Any, ...]:
+    count = row["reinforcement_count"] if entry.reinforcement_count is None else entry.reinforcement_count
+    return entry.topic, entry.content, entry.tier, entry.confidence, entry.reason, count
+
+
+def _stored(row: Any) -> tuple[Any, ...]:
+    return (row["topic"], row["content"], row["tier"], row["confidence"], row["promotion_reason"],
+            row["reinforcement_count"])
+
+
+def _last(row: Any) -> tuple[Any, ...]:
+    """What the source said last time, not the row: reinforcement and retention move a row on, and importing an
+    unchanged source must not take that back."""
+    if row["origin_id"] is not None and row["file_tier"] is not None:
+        return row["file_tier"], row["file_confidence"], row["file_reason"]
+    return row["tier"], row["confidence"], row["promotion_reason"]
+
+
+def _described(decision: Decision, fact_id: int | None) -> dict[str, Any]:
+    """One entry's outcome for the report; a forgotten text is not repeated."""
+    entry = decision.entry
+    described = {"where": decision.offered.where, "outcome": decision.outcome, "topic": entry.topic,
+                 "tier": entry.tier, "content": None if decision.why == FORGOTTEN else entry.content,
+                 "id": fact_id if fact_id is not None else (decision.row["id"] if decision.row else None)}
+    return described | ({"why": decision.why} if decision.why else {})
+
+
+def _apply(store: PersonaStore, conn: Any, known: Known, decision: Decision, origin: str, writer: str,
+           report: ImportReport, force: bool) -> int | None:
+    """Carry out one decision; the id of its fact (None: not taken in)."""
+    entry = decision.entry
+    if decision.outcome == REFUSED:
+        if decision.why == DEMOTED:
+            report.skipped_demoted.append(entry.identity)
+        return None
+    if decision.outcome == LEFT_OUT:
+        return None
+    if decision.outcome == ADD:
+        fact_id = _add(store, conn, known, entry, origin, writer, force)
+        report.added.append(fact_id)
+    elif decision.outcome == UPDATE:
+        fact_id = (_update_by_id if decision.by_id else _update_by_text)(store, conn, known, decision.row, entry,
+                                                                         force)
+        report.updated.append(fact_id)
+    else:
+        fact_id = int(decision.row["id"])
+        report.unchanged.append(fact_id)
+    if entry.key is not None:
+        _claim_key(store, conn, entry.key, fact_id, report)
+    if entry.id is not None:
+        _record_origin(conn, fact_id, origin, _declared(entry))
+    return fact_id
+
+
+def _add(store: PersonaStore, conn: Any, known: Known, entry: FactEntry, origin: str, writer: str,
+         force: bool) -> int:
+    fact_id = store.insert_row(conn, tier=entry.tier, topic=entry.topic, content=entry.content,
+                               confidence=entry.confidence, source=entry.identity, reason=entry.reason,
+                               force=force, forgotten=known.forgotten, writer=entry.writer or writer).id
+    if entry.reinforcement_count:
+        conn.execute("UPDATE memoria_persona SET reinforcement_count = ? WHERE id = ?",
+                     (entry.reinforcement_count, fact_id))
+    _record_origin(conn, fact_id, origin, _declared(entry))
+    return fact_id
+
+
+def _update_by_id(store: PersonaStore, conn: Any, known: Known, row: Any, entry: FactEntry, force: bool) -> int:
+    """An exported fact: the source says what the row is, text included (an edit in an editor is an update)."""
+    source = row["source_memory_id"]
+    if source is None or str(source).startswith("import:"):  # a text identity follows the text; a memory id stays
+        source = entry.identity
+    if entry.content != row["content"]:
+        admit(store, conn, entry.content, None, force=force, test=known.forgotten)
+    conn.execute("UPDATE memoria_persona SET topic = ?, content = ?, tier = ?, confidence = ?, promotion_reason = ?, "
+                 "reinforcement_count = ?, source_memory_id = ? WHERE id = ? AND session_id = ?",
+                 (*_declared_by_id(entry, row), source, row["id"], store.profile))
+    return int(row["id"])
+
+
+def _update_by_text(store: PersonaStore, conn: Any, known: Known, row: Any, entry: FactEntry, force: bool) -> int:
+    declared = _declared(entry)
+    conn.execute("UPDATE memoria_persona SET tier = ?, confidence = ?, promotion_reason = ? WHERE id = ?",
+                 (*declared, row["id"]))
+    if row["origin_id"] is not None:
+        conn.execute("UPDATE persona_origins SET file_tier = ?, file_confidence = ?, file_reason = ? "
+                     "WHERE persona_id = ?", (*declared, row["id"]))
+    return int(row["id"])
+
+
+def _claim_key(store: PersonaStore, conn: Any, key: str, fact_id: int, report: ImportReport) -> None:
+    """The fact takes the slot; the slot's older fact, if another, is superseded by it."""
+    owner = supersede.key_owner(conn, store.profile, key)
+    if owner is not None and owner != fact_id:
+        old = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
+                           (owner, store.profile)).fetchone()
+        if old is not None:
+            new = store.get(fact_id)
+            supersede.supersede(store, conn, Fact(**dict(old)), new, f"key {key}")
+            report.superseded.append(owner)
+            report.keyed.append({"old": owner, "new": fact_id, "key": key})
+    supersede.set_key(conn, store.profile, key, fact_id)
+
+
+def _record_origin(conn: Any, fact_id: int, origin: str, declared: tuple[str, float, str | None]) -> None:
+    conn.execute("INSERT INTO persona_origins (persona_id, origin, file_tier, file_confidence, file_reason) "
+                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (persona_id) DO UPDATE SET origin = excluded.origin, "
+                 "file_tier = excluded.file_tier, file_confidence = excluded.file_confidence, "
+                 "file_reason = excluded.file_reason", (fact_id, origin, *declared))
+
+
+def _prune(store: PersonaStore, conn: Any, origin: str, keep: set[int], report: ImportReport) -> None:
+    rows = conn.execute(
+        "SELECT p.id FROM memoria_persona p JOIN persona_origins o ON o.persona_id = p.id "
+        "WHERE o.origin = ? AND p.session_id = ? ORDER BY p.id",
+        (origin, store.profile),
+    ).fetchall()
+    for row in rows:
+        if row["id"] not in keep:
+            store.bury(conn, store.get(row["id"]), f"pruned: no longer in {origin}")
+            report.pruned.append(row["id"])

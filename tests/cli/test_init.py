@@ -1,0 +1,140 @@
+"""`persona init` on a home holding Hermes, Claude Code, Codex and Gemini CLI files and Mnemosyne's database: the dry
+run shows what it would import and which presets it would add and changes no byte anywhere; --yes imports every
+source (adopting a hand-written persona.md), adds the presets and renders them, keeping every byte of the user's own
+text; a second run adds nothing. Both backends."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from pipeline import PersonaStore
+from pipeline.cli import app
+
+from ..conftest import REPO, digest, runner
+from ..support.databases import MNEMOSYNE_SCHEMA
+
+DATA = REPO / "tests" / "data" / "imports"
+MNEMOSYNE_FACT = "Prefers dark mode."
+MNEMOSYNE_DB = Path(".hermes/mnemosyne/data/mnemosyne.db")
+
+
+def populate(home: Path) -> None:
+    """A home as a Hermes, Mnemosyne, Claude Code, Codex and Gemini CLI user has it."""
+    for relative, source in [(".hermes/memories/USER.md", "hermes/memories/USER.md"),
+                             (".hermes/memories/MEMORY.md", "hermes/memories/MEMORY.md"),
+                             (".hermes/memory/persona.md", "hand/persona.md"),
+                             (".claude/CLAUDE.md", "claude/CLAUDE.md"), (".gemini/GEMINI.md", "gemini/GEMINI.md")]:
+        (home / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DATA / source, home / relative)
+    (home / ".codex").mkdir()
+    (home / ".codex" / "AGENTS.md").write_text("## Git\n\n- Never force-push; ask first.\n")
+    database = home / MNEMOSYNE_DB
+    database.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(database)) as conn, conn:  # as Mnemosyne made it, with a fact it promoted
+        conn.executescript(MNEMOSYNE_SCHEMA.read_text())
+        conn.execute("INSERT INTO memoria_persona (session_id, tier, topic, content) VALUES ('default', "
+                     "'long_term', 'ui', ?)", (MNEMOSYNE_FACT,))
+
+
+def every_file(root: Path) -> dict[str, str]:
+    return {str(path.relative_to(root)): digest(path) for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def store_args(database) -> list[str]:
+    """The default store is Mnemosyne's database in the home; the PostgreSQL run names its server instead."""
+    return ["--set", f"store.url={database.target}"] if database.is_postgres else []
+
+
+def held(database, home: Path) -> dict[str, str]:
+    return held_at(database.target if database.is_postgres else home / MNEMOSYNE_DB)
+
+
+def held_at(target: Path | str) -> dict[str, str]:
+    with PersonaStore(target) as store:
+        return {fact.content: fact.writer or "" for fact in store.list()}
+
+
+def test_the_dry_run_shows_every_source_and_preset_and_changes_no_byte(database, tmp_path):
+    home = Path(os.environ["HOME"])
+    populate(home)
+    before = every_file(tmp_path)
+    done = runner.invoke(app, [*store_args(database), "init", "--dry-run"])
+    assert done.exit_code == 0, done.output
+    assert every_file(tmp_path) == before
+    out = done.stdout
+    for shown in (f"Hermes USER.md: {home}/.hermes/memories/USER.md (--from hermes)\n  4 facts to add",
+                  "3 notes offered for review, not imported", "  ? line 5: User asked to always run ruff",
+                  f"Hermes persona.md: {home}/.hermes/memory/persona.md (--from persona-md, then taken over",
+                  f"Claude Code: {home}/.claude/CLAUDE.md (--from instructions)\n  5 facts to add",
+                  "  + [Code style] Use 4-space indentation in Python; tabs nowhere.",
+                  f"Codex: {home}/.codex/AGENTS.md", f"Gemini CLI: {home}/.gemini/GEMINI.md",
+                  f"add target 'claude-code': a region of {home}/.claude/CLAUDE.md (budget 2000 tokens)",
+                  "add target 'codex'", "add target 'gemini'"):
+        assert shown in out, shown
+    if not database.is_postgres:
+        assert "(Mnemosyne's database; profile_isolation off): 1 persona fact already in it" in out
+
+
+def test_yes_imports_everything_adds_the_presets_and_keeps_the_users_text(database, tmp_path):
+    home = Path(os.environ["HOME"])
+    populate(home)
+    claude = (home / ".claude" / "CLAUDE.md").read_bytes()
+    done = runner.invoke(app, [*store_args(database), "init", "--yes"])
+    assert done.exit_code == 0, done.output
+    facts = held(database, home)
+    assert len(facts) == 4 + 4 + 5 + 1 + 2 + (0 if database.is_postgres else 1)
+    assert {writer.split(":")[0] for writer in facts.values()} == {"import", "adopt"} | (
+        set() if database.is_postgres else {"unknown"})  # Mnemosyne's own fact came before persona-tier
+    assert facts["Works in Python and Rust; uses uv, never pip."] == f"import:hermes:{home}/.hermes/memories/USER.md"
+    assert facts["I'm a data engineer: most of my code is SQL and Python."] == \
+        f"adopt:{home}/.hermes/memory/persona.md"
+    assert "User asked to always run ruff before committing." not in facts  # notes are offered, not taken
+    config = (home / ".hermes" / "mnemosyne" / "persona.yaml")
+    assert os.stat(config).st_mode & 0o777 == 0o600
+    assert all(f"path: {home}/{name}" in config.read_text() for name in (".claude/CLAUDE.md", ".codex/AGENTS.md",
+                                                                         ".gemini/GEMINI.md"))
+    after = (home / ".claude" / "CLAUDE.md").read_bytes()
+    assert after.startswith(claude) and b"<!-- persona-tier:begin profile=default -->" in after
+    assert b"- Name is Dana; prefers to be called Dana, not Danielle." in after  # from Hermes, into Claude's file
+    [copy] = (home / ".hermes" / "memory").glob("persona.md.before-persona-tier-*")
+    assert copy.read_text() == (DATA / "hand" / "persona.md").read_text()
+    assert "Keep answers short; no preamble." in (home / ".hermes" / "memory" / "persona.md").read_text()
+
+    before = every_file(tmp_path)
+    again = runner.invoke(app, [*store_args(database), "init", "--yes"])
+    assert again.exit_code == 0, again.output
+    assert "to add" not in again.stdout.replace("0 facts to add", "") and "add target" not in again.stdout
+    assert f"{home}/.hermes/memory/persona.md is a render of persona-tier's: nothing to import" in again.stdout
+    assert held(database, home) == facts
+    changed = {name for name, sha in every_file(tmp_path).items() if before.get(name) != sha}
+    assert {name for name in changed if not name.startswith("home/.hermes/mnemosyne/data/")} == set()
+
+
+def test_declining_changes_nothing_and_an_empty_home_finds_nothing(tmp_path):
+    home = Path(os.environ["HOME"])
+    empty = runner.invoke(app, ["init"])
+    assert empty.exit_code == 0 and "found nothing to import" in empty.stdout
+    assert every_file(home) == {}
+    populate(home)
+    before = every_file(tmp_path)
+    declined = runner.invoke(app, ["init"], input="n\n")
+    assert declined.exit_code == 0 and declined.stdout.rstrip().endswith("nothing was changed")
+    assert every_file(tmp_path) == before
+
+
+def test_a_refused_source_is_named_and_the_others_still_come_in(tmp_path):
+    home = Path(os.environ["HOME"])
+    populate(home)
+    (home / ".gemini" / "GEMINI.md").write_text("- " + "z" * 2001 + "\n- Fine.\n")
+    done = runner.invoke(app, ["init", "--yes"])
+    assert done.exit_code == 1
+    assert f"import {home}/.gemini/GEMINI.md: not done: {home}/.gemini/GEMINI.md: line 1: content is 2001 " \
+        "characters" in done.stdout
+    facts = held_at(home / MNEMOSYNE_DB)
+    assert "Fine." not in facts and "Never force-push; ask first." in facts
+    assert runner.invoke(app, ["init", "--yes", "--skip-bad"]).exit_code == 0
+    assert "Fine." in held_at(home / MNEMOSYNE_DB)
