@@ -20,6 +20,7 @@ from . import (
     review_cmds,
     store_cmds,
     tick_cmds,
+    ui_cmds,
 )
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app
@@ -83,6 +84,7 @@ agent_cmds.register(app)
 forget_cmds.register(app)
 review_cmds.register(app)
 project_cmds.register(app)
+ui_cmds.register(app)
 app.add_typer(config_app, name="config")
 app.add_typer(session_app, name="session")
 app.add_typer(targets_app, name="targets")
