@@ -101,16 +101,19 @@ def config_file(tmp_path: Path, overrides: dict[str, Any]) -> Path:
     return path
 
 
-def start(tmp_path: Path, config: Path, *args: str) -> Running:
-    """`persona -c CONFIG ui --no-browser --port 0 ARGS` with a clean environment and HOME in ``tmp_path``; its
+QUIET = ("--no-browser", "--port", "0")
+
+
+def start(tmp_path: Path, config: Path, *args: str, flags: tuple[str, ...] = QUIET,
+          env: dict[str, str] | None = None) -> Running:
+    """`persona -c CONFIG ui FLAGS ARGS` with a clean environment (and ``env``) and HOME in ``tmp_path``; its
     first line names the address."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     out, err = tmp_path / "ui.out", tmp_path / "ui.err"
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(REPO)}
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(REPO), **(env or {})}
     with out.open("wb") as stdout, err.open("wb") as stderr:
-        process = subprocess.Popen([sys.executable, "-m", "pipeline", "-c", str(config), "ui", "--no-browser",
-                                    "--port", "0", *args],
+        process = subprocess.Popen([sys.executable, "-m", "pipeline", "-c", str(config), "ui", *flags, *args],
                                    env=env, stdout=stdout, stderr=stderr, cwd=tmp_path)
     url = _address(process, out, err)
     return Running(process, url, out, err)

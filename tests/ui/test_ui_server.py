@@ -5,6 +5,7 @@ leaves no byte of the fact anywhere the tier keeps, and the page no longer serve
 from __future__ import annotations
 
 import html
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -199,3 +200,65 @@ def test_without_the_ui_extra_the_command_says_how_to_install_it(tmp_path):
 def _contents(db_settings: dict[str, str]) -> set[str]:
     with PersonaStore.from_settings(load_settings(overrides=db_settings), readonly=True) as store:
         return {fact.content for fact in store.list()}
+
+
+def test_the_browser_is_given_a_private_page_that_leads_on_not_the_key_itself(tmp_path, db_settings):
+    """A browser's command line is public to every local user: it gets a 0600 file that redirects to the key."""
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nf="${{1#file://}}"\necho "$1" > {seen}/arg\nstat -c %a "$f" > {seen}/mode\n'
+                       f'cat "$f" > {seen}/page\n')
+    browser.chmod(0o700)
+    ui = start(tmp_path, config_file(tmp_path, db_settings), flags=("--port", "0"), env={"BROWSER": str(browser)})
+    try:
+        page = _eventually(seen / "page")
+        assert ui.token not in (seen / "arg").read_text() and (seen / "mode").read_text().strip() == "600"
+        assert f'content="0;url={ui.url}"' in page
+        assert ui.request("GET", ui.url.removeprefix(f"http://127.0.0.1:{ui.port}")).status == 303
+        opened = Path((seen / "arg").read_text().strip().removeprefix("file://"))
+        assert opened.exists()
+    finally:
+        assert ui.stop() == 0
+    assert not opened.exists() and not opened.parent.exists(), "removed when the server stops"
+
+
+def test_the_port_flag_wins_over_the_setting(tmp_path, db_settings):
+    wanted, other = _free_port(), _free_port()
+    ui = start(tmp_path, config_file(tmp_path, {**db_settings, "ui.port": other, "ui.open_browser": False}),
+               flags=("--port", str(wanted)))
+    try:
+        assert ui.port == wanted
+    finally:
+        assert ui.stop() == 0
+    ui = start(tmp_path, config_file(tmp_path, {**db_settings, "ui.port": other, "ui.open_browser": False}),
+               flags=())
+    try:
+        assert ui.port == other
+    finally:
+        assert ui.stop() == 0
+
+
+def test_the_core_never_imports_the_web_stack(tmp_path):
+    code = ("import sys, pipeline, pipeline.cli; from pipeline.cli import app\n"
+            "print(sorted(m for m in ('starlette', 'uvicorn') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env={"HOME": str(tmp_path), "PYTHONPATH": str(REPO)})
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _eventually(path: Path) -> str:
+    """What the fake browser wrote, once it ran (webbrowser waits for the command, but after the URL is printed)."""
+    import time
+
+    deadline = time.monotonic() + 30
+    while not path.exists() or not path.read_text():
+        assert time.monotonic() < deadline, f"the browser command never ran: {path}"
+        time.sleep(0.05)
+    return path.read_text()
