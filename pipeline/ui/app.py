@@ -92,6 +92,8 @@ async def _answer(request: Request, call_next: RequestResponseEndpoint) -> Respo
     logged at debug only)."""
     try:
         return await call_next(request)
+    except PersonaError as error:  # the settings could not be read (a config edited since the start)
+        return PlainTextResponse(f"error: {error}", status_code=400)
     except Exception as error:
         log.warning("persona ui: %s on %s %s (--debug shows it)", type(error).__name__, request.method,
                     request.url.path)
@@ -121,26 +123,31 @@ def _token_in_url(request: Request, keys: Keys) -> Response | None:
     return response
 
 
-Reader = Callable[[Ui, Settings, Request], dict[str, Any]]
+PageData = Callable[[Ui, Settings, Request], dict[str, Any]]
 
 
-def _page(ui: Ui, name: str, read: Reader) -> Callable[[Request], Awaitable[Response]]:
+def _page(ui: Ui, name: str, read: PageData) -> Callable[[Request], Awaitable[Response]]:
     async def page(request: Request) -> Response:
         settings = ui.settings()
-        template, status = name, 200
         try:
             context = await run_in_threadpool(read, ui, settings, request)
         except PersonaError as error:  # the CLI's own message, on a page that needs nothing else
-            template, context, status = "failure", {"failure": str(error)}, 404 if isinstance(error, NotFoundError) \
-                else 400
-        generation = await run_in_threadpool(_generation, ui, settings)
-        note = ui.notes.pop(request.query_params.get("note", ""), None)
-        html = ui.templates.get_template(f"{template}.html.j2").render({
-            "page": name, "csrf": ui.keys.csrf, "csrf_field": CSRF_FIELD, "generation": generation, "note": note,
-            "poll_ms": settings.ui.poll_ms, "profile": ui.profile or settings.store.profile, "tiers": TIERS,
-            "failure": None, **context})
-        return HTMLResponse(html, status_code=status)
+            status = 404 if isinstance(error, NotFoundError) else 400
+            return await _rendered(ui, settings, request, name, "failure", {"failure": str(error)}, status)
+        return await _rendered(ui, settings, request, name, name, context, 200)
     return page
+
+
+async def _rendered(ui: Ui, settings: Settings, request: Request, page: str, template: str,
+                    context: dict[str, Any], status: int) -> Response:
+    """A template with what every page shows: the navigation, the note an action left, the change counter."""
+    generation = await run_in_threadpool(_generation, ui, settings)
+    note = ui.notes.pop(request.query_params.get("note", ""), None)
+    html = ui.templates.get_template(f"{template}.html.j2").render({
+        "page": page, "csrf": ui.keys.csrf, "csrf_field": CSRF_FIELD, "generation": generation, "note": note,
+        "poll_ms": settings.ui.poll_ms, "profile": ui.profile or settings.store.profile, "tiers": TIERS,
+        "failure": None, **context})
+    return HTMLResponse(html, status_code=status)
 
 
 def _generation(ui: Ui, settings: Settings) -> int:

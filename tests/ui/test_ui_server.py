@@ -262,3 +262,11 @@ def _eventually(path: Path) -> str:
         assert time.monotonic() < deadline, f"the browser command never ran: {path}"
         time.sleep(0.05)
     return path.read_text()
+
+
+def test_a_config_broken_while_it_runs_is_the_clis_one_line_not_a_crash(ui, tmp_path):
+    cookie = ui.login()
+    (tmp_path / "ui-config.yaml").write_text("cap: {token_cap: lots}\n")
+    answer = ui.get("/", cookie)
+    assert answer.status == 400 and answer.body.startswith("error: invalid configuration")
+    assert answer.headers["cache-control"] == "no-store"
