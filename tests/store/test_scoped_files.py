@@ -180,3 +180,15 @@ def test_an_old_database_reads_every_fact_as_global_in_export(database, tmp_path
         conn.execute("DELETE FROM persona_births WHERE persona_id = ?", (fact.id,))
     entry, = YAML(typ="safe").load(export_facts(alice))["facts"]
     assert "scope" not in entry and alice.get(fact.id).scope is None
+
+
+def test_a_write_proposes_updates_only_within_its_own_scope(database, tmp_path):
+    alice = database.store(profile="alice", supersede_detect="propose")
+    old = alice.add("Uses npm for JavaScript projects", topic="tools").fact
+    here = alice.add("Now uses pnpm for JavaScript projects", topic="tools", scope=f"project:{REPO}")
+    assert here.proposals == ()  # true in one project, beside the global fact: nothing to update
+    imported = import_facts(alice, write(tmp_path / "f.yaml", "- topic: tools\n  content: Now uses yarn for "
+                                         f"JavaScript projects\n  scope: {{project: {REPO}}}\n"))
+    assert [proposal.old.id for proposal in imported.proposals] == [here.fact.id]  # its own project's, not npm
+    everywhere = alice.add("Now uses bun for JavaScript projects", topic="tools")
+    assert [proposal.old.id for proposal in everywhere.proposals] == [old.id]  # the same scope: proposed
