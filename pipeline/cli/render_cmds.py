@@ -12,6 +12,7 @@ from ..scopes import HostName
 from ..text import counted
 
 if TYPE_CHECKING:
+    from ..inject.injector import PersonaInjector
     from ..inject.views import Reader
     from ..render.explain import Explanation
     from ..render.model import TargetReport
@@ -197,11 +198,22 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
         block = injector.block()
         if not block:
             warn_if_unknown(store)
+    if hook:  # within the host's own limit on a hook's text (characters), header included
+        block = hook_block(block, injector, counter)
     appendix = injector.appendix(block)
     if hook:  # the shape Claude Code reads from a SessionStart hook's stdout
         emit_json({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": appendix}})
         return
     typer.echo(appendix, nl=False)
+
+
+def hook_block(block: str, injector: PersonaInjector, counter: str) -> str:
+    """``block`` cut at section boundaries until its appendix fits the hook host's limits."""
+    from ..config.presets import HOOK_LIMITS
+    from ..inject.capped import within_limits
+
+    header = injector.appendix("\0")[:-1]  # what the appendix adds around any block
+    return within_limits(block, injector.target, counter, HOOK_LIMITS.get(injector.reader.host or "", ()), header)
 
 
 def _reader(format_: str, host: str | None, project: str | None) -> Reader:

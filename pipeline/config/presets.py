@@ -10,6 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .sections import HostLimit, LimitUnit
+
+
+def limit(amount: int, unit: LimitUnit, scope: str = "file") -> HostLimit:
+    return HostLimit.model_validate({"amount": amount, "unit": unit, "scope": scope})
+
 
 @dataclass(frozen=True, slots=True)
 class Preset:
@@ -19,29 +25,43 @@ class Preset:
     budget: int
     template: str = "persona.md.j2"
     output: str = "region"  # file: the whole file is ours (Cursor's .mdc)
+    limits: tuple[HostLimit, ...] = ()  # the host's documented limits, in its own unit
 
     def target(self, name: str, path: Path, project: Path | None) -> dict[str, Any]:
         """The target's settings for preset ``name``, as written into the user's config: a project's file also
         names its project, so it shows that project's facts (and only the scopes its host does not load
         elsewhere: see ``targets.NAME.scopes``)."""
         return {"output": self.output, "path": str(path), "template": self.template, "budget": self.budget,
-                "host": name, **({"project": str(project)} if project is not None else {})}
+                "host": name, **({"project": str(project)} if project is not None else {}),
+                **({"limits": [lim.model_dump() for lim in self.limits]} if self.limits else {})}
 
+
+CODEX_CHAIN_BYTES = 32 * 1024  # Codex's default project_doc_max_bytes
 
 PRESETS = {
     # Claude Code loads CLAUDE.md whole into every session and names no hard limit; it warns about large
     # memory files, so the persona stays a small share of it.
     "claude-code": Preset("Claude Code", "CLAUDE.md", ".claude/CLAUDE.md", 2000),
-    # Codex stops reading its AGENTS.md chain at project_doc_max_bytes (32 KiB): 2000 tokens (about 8 KiB)
+    # Codex stops reading its AGENTS.md chain at project_doc_max_bytes (32 KiB), silently
+    # (developers.openai.com/codex/guides/agents-md, "project_doc_max_bytes"): 2000 tokens (about 8 KiB)
     # leaves three quarters of that for the user's own files.
-    "codex": Preset("Codex", "AGENTS.md", ".codex/AGENTS.md", 2000),
+    "codex": Preset("Codex", "AGENTS.md", ".codex/AGENTS.md", 2000,
+                    limits=(limit(CODEX_CHAIN_BYTES, "bytes", "chain"),)),
     # Gemini CLI documents no limit for GEMINI.md.
     "gemini": Preset("Gemini CLI", "GEMINI.md", ".gemini/GEMINI.md", 2000),
-    # Copilot code review reads only the first 4,000 characters of the instructions file; 1000 tokens fits.
-    "copilot": Preset("GitHub Copilot", ".github/copilot-instructions.md", None, 1000),
+    # Copilot code review reads only the first 4,000 characters of any custom instruction file
+    # (docs.github.com, "About customizing Copilot code review", 2025; later removed from the page, the limit
+    # may remain): 1000 tokens usually fits, the character limit makes sure.
+    "copilot": Preset("GitHub Copilot", ".github/copilot-instructions.md", None, 1000,
+                      limits=(limit(4000, "chars"),)),
     # Cursor advises rules under 500 lines; the .mdc file is ours alone, front matter included.
     "cursor": Preset("Cursor", ".cursor/rules/persona.mdc", None, 1500, template="persona.mdc.j2", output="file"),
 }
+
+
+# Claude Code saves a hook's output over 10,000 characters to a file and shows the model a 2 KB preview
+# (code.claude.com/docs/en/hooks, "Hook output"; anthropics/claude-code#94358): additionalContext stays under it.
+HOOK_LIMITS = {"claude-code": (limit(10_000, "chars"),)}
 
 
 def preset_path(name: str, *, project: Path | None, user: bool, home: Path) -> Path:

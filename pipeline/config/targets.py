@@ -19,7 +19,7 @@ from .urls import db_path
 
 if TYPE_CHECKING:
     from .schema import Settings
-    from .sections import TargetSettings
+    from .sections import HostLimit, TargetSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,7 @@ class ResolvedTarget:
     region: str | None = None  # region: the name in its markers, beside the profile
     region_at: Literal["end", "start"] = "end"  # region: where a file without one gets it
     scopes: ScopeFilter = GLOBAL_ONLY  # which facts it shows
+    limits: tuple[HostLimit, ...] = ()  # the host's own limits besides the budget (chars, bytes, a chain's)
 
     @property
     def in_store(self) -> bool:
@@ -155,6 +156,7 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
         region=target.region,
         region_at=target.region_at,
         scopes=scope_filter(settings, target),
+        limits=tuple(target.limits),
     )
 
 
