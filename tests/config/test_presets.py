@@ -89,9 +89,9 @@ def test_every_preset_round_trips_and_leaves_the_users_text_alone(setup, preset)
     if owned:
         assert not path.exists()
     else:
-        left = path.read_bytes()
-        assert b"persona-tier" not in left and b"Answers" not in left
-        assert left.startswith(b"Added on top by hand.\r\n" + USER_TEXT) and left.endswith(b"Added below by hand.\r\n")
+        # Byte for byte what the user wrote: no blank line of ours left between their text and what they added.
+        assert path.read_bytes() == b"Added on top by hand.\r\n" + USER_TEXT + b"\r\nAdded below by hand.\r\n"
+    assert not [p for p in project.rglob("*") if p.name.endswith(".lock")]  # nothing of ours left in the project
 
 
 def test_the_cursor_rule_is_front_matter_plus_markdown(setup):
