@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..config.targets import ResolvedTarget, resolve_target
-from ..errors import ConfigError
-from .common import JsonOption, ProfileOption, emit_json, state, table
+from ..errors import ConfigError, PersonaError
+from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
+
+if TYPE_CHECKING:
+    from ..config.host_loads import Check
+    from ..config.schema import Settings
 
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
-                          help="Add a coding agent's instruction file as a target, list targets, remove one.")
+                          help="Add a coding agent's instruction file as a target, list, check or remove targets.")
 OWNED_TEMPLATES = ("persona.mdc.j2",)  # a whole file that only a preset makes: removing the target deletes it
 
 
@@ -105,3 +109,58 @@ def _take_out(target: ResolvedTarget) -> str:
         target.path.unlink()
         return f"deleted {target.path}, which was ours alone"
     return "no file changed"
+
+
+@targets_app.command("check")
+def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+    """What each target's host will load, and whether our bytes are in it whole; exit 1 when any would be cut."""
+    cli = state(ctx)
+    checks = target_checks(cli, profile)
+    if as_json:
+        emit_json([c.as_dict() for c in checks])
+    else:
+        typer.echo("\n".join(check_line(c) for c in checks) or "no targets")
+    if any(c.cut for c in checks):
+        raise typer.Exit(1)
+
+
+def target_checks(cli: CliState, profile: str | None) -> list[Check]:
+    """Every file target's check, then each installed hook's (see :mod:`pipeline.config.host_loads`)."""
+    settings = cli.settings()
+    checks = [_check(settings, name, profile) for name, target in settings.targets.items()
+              if target.output != "store"]
+    return checks + hook_checks(cli, profile)
+
+
+def _check(settings: Settings, name: str, profile: str | None) -> Check:
+    from ..config.host_loads import Check, check_target
+    from ..config.targets import raw_path
+
+    try:
+        return check_target(resolve_target(settings, name, profile=profile), settings.targets[name].host,
+                            Path.home())
+    except PersonaError as error:  # another profile's file, broken markers: said, not a cut
+        return Check(name, Path(raw_path(settings, name)), (), (), f"cannot check: {error}", cut=False)
+
+
+def hook_checks(cli: CliState, profile: str | None) -> list[Check]:
+    """The Claude Code hook's text against its character limit, where the hook is installed."""
+    from ..config.host_loads import check_text
+    from ..config.presets import HOOK_LIMITS
+    from ..inject.views import Reader
+    from .hook_cmds import installed_in
+    from .render_cmds import persona_appendix
+
+    checks = []
+    for host, limits in HOOK_LIMITS.items():
+        for settings_file in installed_in(host, Path.home(), Path.cwd()):
+            text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, Path.cwd()),
+                                    hook=True)
+            checks.append(check_text(f"{host} hook", settings_file, text, limits))
+    return checks
+
+
+def check_line(check: Check) -> str:
+    """One target's verdict in words, then what its host loads and each limit's measure."""
+    details = [*check.measures, *(["the host loads " + ", ".join(map(str, check.loaded))] if check.loaded else [])]
+    return f"{check.target}: {check.outcome} ({check.path}{''.join('; ' + d for d in details)})"

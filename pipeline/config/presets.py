@@ -26,6 +26,7 @@ class Preset:
     template: str = "persona.md.j2"
     output: str = "region"  # file: the whole file is ours (Cursor's .mdc)
     limits: tuple[HostLimit, ...] = ()  # the host's documented limits, in its own unit
+    region_at: str = "end"  # start: the host cuts from the end (Codex), so our region goes where it reads first
 
     def target(self, name: str, path: Path, project: Path | None) -> dict[str, Any]:
         """The target's settings for preset ``name``, as written into the user's config: a project's file also
@@ -33,7 +34,8 @@ class Preset:
         elsewhere: see ``targets.NAME.scopes``)."""
         return {"output": self.output, "path": str(path), "template": self.template, "budget": self.budget,
                 "host": name, **({"project": str(project)} if project is not None else {}),
-                **({"limits": [lim.model_dump() for lim in self.limits]} if self.limits else {})}
+                **({"limits": [lim.model_dump() for lim in self.limits]} if self.limits else {}),
+                **({"region_at": self.region_at} if self.output == "region" and self.region_at != "end" else {})}
 
 
 CODEX_CHAIN_BYTES = 32 * 1024  # Codex's default project_doc_max_bytes
@@ -44,9 +46,10 @@ PRESETS = {
     "claude-code": Preset("Claude Code", "CLAUDE.md", ".claude/CLAUDE.md", 2000),
     # Codex stops reading its AGENTS.md chain at project_doc_max_bytes (32 KiB), silently
     # (developers.openai.com/codex/guides/agents-md, "project_doc_max_bytes"): 2000 tokens (about 8 KiB)
-    # leaves three quarters of that for the user's own files.
+    # leaves three quarters of that for the user's own files. What is past the limit is dropped, so the region
+    # goes at the start of the file.
     "codex": Preset("Codex", "AGENTS.md", ".codex/AGENTS.md", 2000,
-                    limits=(limit(CODEX_CHAIN_BYTES, "bytes", "chain"),)),
+                    limits=(limit(CODEX_CHAIN_BYTES, "bytes", "chain"),), region_at="start"),
     # Gemini CLI documents no limit for GEMINI.md.
     "gemini": Preset("Gemini CLI", "GEMINI.md", ".gemini/GEMINI.md", 2000),
     # Copilot code review reads only the first 4,000 characters of any custom instruction file

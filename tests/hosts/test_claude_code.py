@@ -100,6 +100,25 @@ def test_the_hook_gives_claude_code_the_persona_at_startup_once(
     assert_intact(request, OWN_USER, OWN_PROJECT)
 
 
+def test_the_hook_persona_hooks_install_adds_gives_claude_code_the_persona(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """`persona hooks install claude-code --project` as the user runs it, into the project's own settings.json
+    beside the user's settings: Claude Code runs it at startup; `hooks remove` gives the file back."""
+    own_files(home, project)
+    add_facts(home)
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(b'{\n  "env": {"PERSONA_TEST": "1"}\n}\n')
+    persona(home, "hooks", "install", "claude-code", "--project", str(project))
+    context = hook_context(home, project)
+    request = main_request(run_claude(model, project, home, "hello"))
+    assert request.text.count(context.strip()) == 1 and len(context) <= HOOK_LIMIT
+    assert_each_fact_once(request)
+    assert_intact(request, OWN_USER, OWN_PROJECT)
+    persona(home, "hooks", "remove", "claude-code", "--project", str(project))
+    assert settings.read_bytes() == b'{\n  "env": {"PERSONA_TEST": "1"}\n}\n'
+
+
 def test_the_hook_gives_claude_code_the_persona_again_after_a_compaction(
         host: Host, model: FakeModel, home: Path, project: Path) -> None:
     """One session, no resume: startup, a fact added, /compact, a turn. The fact added after startup can only
