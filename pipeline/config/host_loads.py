@@ -14,6 +14,7 @@ from pathlib import Path
 from ..fs.projects import git_top_level
 from ..fs.read import read_regular_bytes
 from ..fs.regions import RegionId, own_region
+from .presets import WINDSURF_GLOBAL
 from .sections import HostLimit, LimitUnit
 from .targets import ResolvedTarget, region_id
 
@@ -76,7 +77,20 @@ def _other(found: Path | None, path: Path) -> Path | None:
     return found if found is not None and found.resolve() != path.resolve() else None
 
 
-CHAINS: dict[str, Callable[[Path, Path], Chain]] = {"codex": codex_chain}
+def windsurf_chain(path: Path, home: Path) -> Chain:
+    """Windsurf's rules as it loads them: the global rules first, then the workspace's ``.windsurf/rules/*.md``
+    from the git root down to the workspace (the target's project; the working directory for the global file).
+    Both limits count characters, over the global and workspace rules together."""
+    global_file = (home / WINDSURF_GLOBAL).resolve()
+    path = path.resolve()
+    workspace = Path.cwd().resolve() if path == global_file else path.parent.parent.parent
+    top = git_top_level(workspace) or workspace
+    levels = [level for level in (workspace, *workspace.parents) if level.is_relative_to(top)][::-1]
+    rules = [file.resolve() for level in levels for file in sorted((level / ".windsurf" / "rules").glob("*.md"))]
+    return Chain(tuple(f for f in (global_file, *rules) if f.is_file()))
+
+
+CHAINS: dict[str, Callable[[Path, Path], Chain]] = {"codex": codex_chain, "windsurf": windsurf_chain}
 
 
 def chain_of(host: str | None, path: Path, home: Path) -> Chain:

@@ -286,6 +286,11 @@ class TargetSettings(Section):
         "output (region markers included) within every one and the token budget at once, cutting at section "
         "boundaries. A preset writes its host's; docs/hosts.md lists them with their sources.",
     )
+    front_matter: dict[str, str | bool | int | list[str]] | None = Field(
+        None, description="output: file: YAML front matter written at the top of the file, before the rendered "
+        "text (a rules file's metadata, such as Windsurf's `trigger: always_on`; a preset writes its host's). "
+        "Empty means none.",
+    )
     boundary: str = Field("## ", min_length=1, description="A line starting with this begins a section.")
     truncation_note: str | None = Field(
         None, description="Note when facts are left out. Empty means cap.truncation_note, else the template's own."

@@ -13,6 +13,7 @@ from ..fs.projects import project_of
 from ..fs.read import regular_file_kind
 from ..fs.regions import RegionId
 from ..fs.write import refuse_protected, same_file
+from ..fs.yaml import front_matter
 from ..scopes import GLOBAL_ONLY, ScopeFilter, ScopeKind
 from .presets import PRESETS
 from .urls import db_path
@@ -39,6 +40,7 @@ class ResolvedTarget:
     region_at: Literal["end", "start"] = "end"  # region: where a file without one gets it
     scopes: ScopeFilter = GLOBAL_ONLY  # which facts it shows
     limits: tuple[HostLimit, ...] = ()  # the host's own limits besides the budget (chars, bytes, a chain's)
+    front_matter: str = ""  # output: file: the YAML front matter written before the rendered text
 
     @property
     def in_store(self) -> bool:
@@ -157,6 +159,7 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
         region_at=target.region_at,
         scopes=scope_filter(settings, target),
         limits=tuple(target.limits),
+        front_matter=front_matter(target.front_matter) if target.front_matter and target.output == "file" else "",
     )
 
 

@@ -137,3 +137,19 @@ def test_the_claude_code_hook_is_checked_where_it_is_installed(config, tmp_path)
 def test_a_target_not_rendered_yet_is_said_and_is_no_failure(config, repo):
     persona(config, "targets", "add", "gemini", "--project", str(repo))
     assert checked(config, 0)["gemini"]["outcome"] == "not written yet: run `persona render`"
+
+
+def test_windsurf_rules_are_checked_per_file_and_with_the_global_rules_first(config, repo):
+    """6,000 characters a rules file, 12,000 for the global and workspace rules together, global first."""
+    write(Path.home() / ".codeium" / "windsurf" / "memories" / "global_rules.md", "g" * 5_500 + "\n")
+    persona(config, "targets", "add", "windsurf", "--project", str(repo))
+    persona(config, "render")
+    ours = repo / ".windsurf" / "rules" / "persona.md"
+    windsurf = checked(config, 0)["windsurf"]
+    assert windsurf["outcome"] == "kept" and windsurf["loaded"][-1] == str(ours.resolve())  # type: ignore[index]
+    write(repo / ".windsurf" / "rules" / "a-team.md", "t" * 6_480 + "\n")  # read before ours (by name)
+    windsurf = checked(config, 1)["windsurf"]
+    size = len(ours.read_text(encoding="utf-8"))
+    assert windsurf["measures"] == [f"{size:,} of 6,000 characters",
+                                    f"{5_501 + 6_481 + size:,} of 12,000 characters for the whole chain"]
+    assert windsurf["outcome"] == f"cut after {12_000 - 11_982:,} characters: move the region or shorten the files"
