@@ -47,7 +47,8 @@ ERROR = "# error: "
 UNICODE_BREAKS = "\x85\u2028\u2029"
 EXAMPLE = "# - topic: style\n#   content: Answers tersely.\n"
 GUIDE = """\
-# Correct a fact's text or topic: it is replaced (`persona undo-replace NEW_ID` takes it back).
+# Correct a fact's text, topic or scope: it is replaced (`persona undo-replace NEW_ID` takes it back).
+# A scope is global (no scope line), `scope: {{project: PATH-or-URL}}` or `scope: {{host: NAME}}`.
 # Change its tier, confidence, reinforcement_count, reason or key: it is updated in place.
 # Delete its entry: {removed}.
 # Add an entry without an id (topic and content; tier, confidence, reason, key if you like): a new fact.

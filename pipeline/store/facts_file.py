@@ -37,6 +37,7 @@ from ruamel.yaml.error import YAMLError
 from ..config.files import parse_yaml_text, read_yaml_text
 from ..errors import ConfigError, FactsFileError
 from ..fs.yaml import YamlTooComplex, check_yaml
+from ..scopes import kind_of, value_of
 from . import supersede
 from .fact_entry import MAX_WRITER_CHARS, FactEntry, Offered, Parsed, Refusal, entry_problems
 from .fact_row import Fact
@@ -127,7 +128,7 @@ def _duplicates(offered: list[Offered]) -> dict[str, Refusal]:
     repeats: dict[str, Refusal] = {}
     identities: tuple[tuple[str, Callable[[FactEntry], Hashable]], ...] = (
         ("", lambda e: None if e.id is not None else e.identity),
-        ("the id of ", lambda e: e.id), ("the key of ", lambda e: e.key))
+        ("the id of ", lambda e: e.id), ("the key of ", lambda e: None if e.key is None else (e.key, e.scope)))
     for what, identity in identities:
         seen: dict[Any, str] = {}
         for item in offered:
@@ -164,7 +165,8 @@ def export_facts(store: PersonaStore) -> str:
 
 def export_entry(fact: Fact, key: str | None) -> dict[str, Any]:
     """One fact as an export writes it (``persona edit`` writes the same, its writer as a comment)."""
-    return {"id": fact.id, **({"key": key} if key is not None else {}), "topic": fact.topic,
+    return {"id": fact.id, **({"key": key} if key is not None else {}),
+            **({"scope": {kind_of(fact.scope): value_of(fact.scope)}} if fact.scope else {}), "topic": fact.topic,
             "content": fact.content, "tier": fact.tier, "confidence": fact.confidence,
             "reinforcement_count": fact.reinforcement_count,
             **({"reason": fact.promotion_reason} if fact.promotion_reason else {}),
