@@ -6,21 +6,21 @@ Each function returns plain values for one template: the template context is thi
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ..config.presets import PRESETS
 from ..config.schema import Settings
 from ..render.explain import KEPT, Explanation, FactFate
+from ..render.limits import measure
 from ..render.model import TargetReport
+from ..render.tokens import get_counter
 from ..scopes import shown as scope_text
 from ..stages.runner import run_pipeline
 from ..store import Fact, PersonaStore, Proposal
 from ..store.supersede import Link
 
-# How a preset may name a limit in a unit other than tokens: a field ending in one of these (another preset
-# field may come to declare them; whatever it is called, a number of characters or bytes is shown as such).
-UNIT_SUFFIXES = {"chars": "characters", "characters": "characters", "bytes": "bytes"}
+UNITS = {"chars": "characters"}  # how a limit's unit reads on the page
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,35 +98,15 @@ def host_label(settings: Settings, target: str) -> str:
 
 
 def bars(settings: Settings, report: TargetReport) -> Iterable[Bar]:
-    """The budget in tokens, then each limit the target's host preset declares in characters or bytes."""
+    """The token budget, then each limit of the host the target declares (`targets.NAME.limits`, which its
+    preset wrote) in that limit's unit, measured as the cap measures it."""
     yield Bar("tokens", report.tokens, report.budget)
-    preset = PRESETS.get(settings.targets[report.target].host or "")
-    for unit, limit in preset_limits(preset):
-        used = len(report.text.encode("utf-8")) if unit == "bytes" else len(report.text)
-        yield Bar(unit, used, limit)
-
-
-def preset_limits(preset: object) -> list[tuple[str, int]]:
-    """A preset's limits in characters or bytes, from whichever of its fields name one: ``max_chars: 4000``,
-    ``limits: {"bytes": 32768}``, or a list of objects with ``unit`` and ``limit`` (none found: no bar)."""
-    if preset is None or not is_dataclass(preset):
-        return []
-    found: list[tuple[str, int]] = []
-    for field in fields(preset):
-        found += _limits_in(field.name, getattr(preset, field.name))
-    return found
-
-
-def _limits_in(name: str, value: object) -> list[tuple[str, int]]:
-    if isinstance(value, Mapping):
-        return [pair for key, item in value.items() for pair in _limits_in(str(key), item)]
-    if isinstance(value, list | tuple):
-        return [pair for item in value for pair in _limits_in(str(getattr(item, "unit", "")),
-                                                             getattr(item, "limit", None))]
-    unit = next((unit for suffix, unit in UNIT_SUFFIXES.items() if name.endswith(suffix)), None)
-    if unit is None or not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        return []
-    return [(unit, value)]
+    counter = get_counter(settings.cap.counter)
+    for limit in settings.targets[report.target].limits:
+        if limit.unit == "tokens" and limit.amount == report.budget:
+            continue  # the budget's own bar already says it
+        unit = UNITS.get(limit.unit, limit.unit) + (" (ours, of the whole chain)" if limit.scope == "chain" else "")
+        yield Bar(unit, measure(report.text, limit.unit, counter), limit.amount)
 
 
 def proposals(store: PersonaStore) -> list[Proposal]:

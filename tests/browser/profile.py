@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline import PersonaStore, load_settings
+from pipeline.config.presets import PRESETS
 
 SETTLE_MS = 20_000  # the longest a page may take to show an outcome on a loaded machine; a bound, not a measure
 NPM, PNPM = "Uses npm for JavaScript projects", "Uses pnpm for JavaScript projects"
@@ -19,14 +20,19 @@ FACTS = [
 ]
 
 
+def preset_target(host: str, project: Path) -> dict[str, object]:
+    return PRESETS[host].target(host, project / PRESETS[host].project_file, project)
+
+
 def seed_profile(tmp_path: Path) -> dict[str, object]:
     """Write the profile into a database in ``tmp_path``; return the settings (dotted) the server should read."""
     overrides: dict[str, object] = {
         "store.path": str(tmp_path / "mnemosyne.db"),
         "injection.file": str(tmp_path / "persona.md"),
-        "targets.codex": {"output": "region", "path": str(tmp_path / "AGENTS.md"), "host": "codex", "budget": 45},
-        "targets.copilot": {"output": "region", "path": str(tmp_path / "copilot-instructions.md"),
-                            "host": "copilot", "budget": 1000},
+        # As `persona targets add` writes them (each host's limits included); Codex's budget made small enough
+        # to leave facts out.
+        "targets.codex": {**preset_target("codex", tmp_path), "budget": 45},
+        "targets.copilot": preset_target("copilot", tmp_path),
     }
     settings = load_settings(overrides=overrides)
     with PersonaStore.from_settings(settings, writer="cli") as store:

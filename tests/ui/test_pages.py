@@ -1,45 +1,26 @@
-"""What each agent sees: a bar per unit of the host's limits, however a preset comes to name them."""
+"""What each agent sees: the exact text, the token budget and a bar for each limit the host's preset declares."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import pytest
-
 from pipeline import PersonaStore
 from pipeline.config.presets import PRESETS
-from pipeline.ui.pages import Bar, agent_views, preset_limits
+from pipeline.ui.pages import Bar, agent_views
 
 from ..conftest import local_settings
 
 
-@dataclass(frozen=True)
-class Limit:
-    unit: str
-    limit: int
-
-
-@dataclass(frozen=True)
-class FuturePreset:
-    """A preset as it may come to declare limits in characters and bytes (docs/hosts.md, per host)."""
-
-    host: str = "Someone"
-    budget: int = 2000
-    max_chars: int = 4000
-    chain_bytes: int = 32768
-    limits: dict[str, int] = field(default_factory=lambda: {"file_chars": 6000})
-    more: tuple[Limit, ...] = (Limit("bytes", 1024),)
-    debug: bool = True
-
-
-def test_limits_in_characters_and_bytes_are_read_whatever_a_preset_calls_them():
-    assert sorted(preset_limits(FuturePreset())) == [("bytes", 1024), ("bytes", 32768), ("characters", 4000),
-                                                     ("characters", 6000)]
-
-
-@pytest.mark.parametrize("host", sorted(PRESETS))
-def test_every_shipped_preset_reads_without_error(host):
-    assert all(unit in ("characters", "bytes") and limit > 0 for unit, limit in preset_limits(PRESETS[host]))
+def test_each_limit_a_preset_writes_is_a_bar_in_its_unit_measured_as_the_cap_measures(tmp_path):
+    targets = {name: PRESETS[name].target(name, tmp_path / name / PRESETS[name].project_file, tmp_path)
+               for name in ("copilot", "codex")}
+    settings = local_settings(tmp_path, {f"targets.{name}": target for name, target in targets.items()})
+    with PersonaStore.from_settings(settings) as store:
+        store.add("Answers tersely; café, naïve, 日本語.", topic="style")
+        views = {view.target: view for view in agent_views(settings, store)}
+    copilot, codex = views["copilot"].bars, views["codex"].bars
+    assert [(bar.unit, bar.limit) for bar in copilot] == [("tokens", 1000), ("characters", 4000)]
+    assert copilot[1].used == len(views["copilot"].text)
+    assert [(bar.unit, bar.limit) for bar in codex] == [("tokens", 2000), ("bytes (ours, of the whole chain)", 32768)]
+    assert codex[1].used == len(views["codex"].text.encode()) > len(views["codex"].text)
 
 
 def test_a_bar_says_how_full_and_whether_it_is_over():
