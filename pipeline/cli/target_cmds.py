@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from ..config.targets import ResolvedTarget, resolve_target
-from ..errors import ConfigError
-from .common import JsonOption, ProfileOption, emit_json, state, table
+from ..errors import ConfigError, StoreError
+from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
 
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
                           help="Add a coding agent's instruction file as a target, list targets, remove one.")
@@ -46,6 +46,10 @@ def add(
     what = "the whole file" if settings["output"] == "file" else "a region of"
     typer.echo(f"{config}: added target {name or preset!r}, writing {what} {path} "
                f"(budget {settings['budget']} tokens); `persona render` fills it in")
+    if settings["output"] == "file" and path.exists():
+        typer.echo(f"warning: {path} already exists; a render replaces it only if it is one of persona-tier's own "
+                   f"renders, else leaves it as it is: `persona adopt {path}` imports its facts and takes it over, "
+                   "or give the target another path", err=True)
 
 
 @targets_app.command("list")
@@ -84,13 +88,13 @@ def remove(
         from ..config.targets import region_id
         from ..fs.region_file import current_region, region_path
 
-        current_region(region_path(target.path), region_id(target))
+        current_region(region_path(target.path), region_id(target), settings.render.max_region_file_bytes)
     config = _edit_target(cli, file)
     set_target(config, name, None, env_name=cli.env_name, protected=_protected(cli))
-    typer.echo(f"{config}: removed target {name!r}; {_take_out(target)}")
+    typer.echo(f"{config}: removed target {name!r}; {_take_out(target, cli, profile)}")
 
 
-def _take_out(target: ResolvedTarget) -> str:
+def _take_out(target: ResolvedTarget, cli: CliState, profile: str | None) -> str:
     """Take the target's text out of its file; what was done, in words."""
     from ..config.targets import region_id
     from ..fs.lock import file_lock, lock_path
@@ -99,9 +103,27 @@ def _take_out(target: ResolvedTarget) -> str:
     if target.output == "region":
         path = region_path(target.path)
         with file_lock(lock_path(path), 30):
-            removed = remove_region(path, region_id(target))
+            removed = remove_region(path, region_id(target), cli.settings().render.max_region_file_bytes)
         return f"its region left {path}" if removed else f"{path} held no region of it"
     if target.output == "file" and target.template in OWNED_TEMPLATES and target.path.is_file():
-        target.path.unlink()
-        return f"deleted {target.path}, which was ours alone"
+        return _delete_if_ours(target.path, cli, profile)
     return "no file changed"
+
+
+def _delete_if_ours(path: Path, cli: CliState, profile: str | None) -> str:
+    """Delete a preset's own file only when its bytes are the last render persona-tier put there: a file someone
+    wrote or edited by hand stays, as a render would leave it (pipeline.stages.ownership)."""
+    import hashlib
+
+    from ..fs.read import read_regular_bytes
+    from ..store.runs import last_render
+
+    try:
+        with cli.store(profile, readonly=True) as store:
+            last = last_render(store, path)
+    except StoreError:  # no database yet, so no render either
+        last = None
+    if last is None or last[0] != hashlib.sha256(read_regular_bytes(path)).hexdigest():
+        return f"left {path} as it is: it is not persona-tier's last render (written or edited by someone else)"
+    path.unlink()
+    return f"deleted {path}, persona-tier's last render there"

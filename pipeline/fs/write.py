@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..errors import InputError
@@ -37,12 +37,16 @@ def atomic_write_text(path: Path, text: str, *, mode: int = PRIVATE_FILE) -> Non
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old or the new bytes, never a mix.
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE,
+                       still_current: Callable[[], bool] | None = None) -> bool:
+    """Replace ``path`` with ``data`` so a reader sees the old or the new bytes, never a mix; whether it did.
 
     The temp file lives in the same directory (``os.replace`` is atomic only
     within one filesystem), is fsynced before the rename, and the directory is
     fsynced after it so the rename itself survives a power cut.
+    ``still_current`` runs after the temp file is written and synced, right
+    before the rename: when it says no (another writer changed ``path`` since
+    the caller read it), the temp file is removed and nothing is replaced.
     """
     ensure_private_dir(path.parent)
     fd, temp_name = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
@@ -52,12 +56,16 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> 
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if still_current is not None and not still_current():
+            os.unlink(temp_name)
+            return False
         os.replace(temp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp_name)
         raise
     fsync_dir(path.parent)
+    return True
 
 
 def remove_stale_temps(path: Path) -> int:

@@ -11,6 +11,7 @@ from ..render.model import CappedRender, RankedSection, Rendered
 from ..render.notes import lazy_note
 from ..render.section_cap import cap_text
 from ..render.templating import render_sections
+from ..render.tokens import EitherLineEnd
 from .context import StageContext
 from .registry import StageOptions, stage
 
@@ -28,15 +29,17 @@ class CapOptions(StageOptions):
 def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> CappedRender:
     """Fit the render into the target's token budget; the section cap guards the result."""
     target, ranked = rendered.target, rendered.ranked
+    # A region takes its file's line ends, which the host reads: the budget holds for LF and CRLF alike.
+    counter = EitherLineEnd(ctx.counter) if target.output == "region" else ctx.counter
     fit = None
     if options.strategy == "fair":
-        fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=ctx.counter,
+        fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=counter,
                        render=lambda sections: render_sections(ranked, sections, target, ctx.settings.render,
                                                                ctx.prepared),
                        note=lazy_note(target), boundary=target.boundary,
                        text_tokens=lambda texts: ctx.prepared.tokens(texts, ctx.counter))
     text = fit.text if fit is not None else rendered.text
-    capped = cap_text(text, budget=target.budget, counter=ctx.counter, boundary=target.boundary,
+    capped = cap_text(text, budget=target.budget, counter=counter, boundary=target.boundary,
                       note=lazy_note(target), tokens=fit.tokens if fit is not None else None)
     # Without a fit, the fair fit found no fact fits beside its heading (the guard kept a heading alone), or no
     # fit was tried (sections): then the guard's sections are what is left.
