@@ -6,12 +6,13 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ..errors import StageError
 from .read import describe, read_file, real_path, state_key
 from .regions import Place, RegionId, body_text, line_end, own_region, remove, splice
-from .write import PRIVATE_FILE, atomic_write_bytes
+from .write import PRIVATE_FILE, atomic_write_bytes, exchange
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 5  # re-reads after a concurrent edit before giving up
@@ -73,12 +74,13 @@ def write_region(path: Path, text: str, region: RegionId, *, place: Place = "end
     """Put ``text`` in our region of ``path``, changing no byte outside it; call with the file's lock held.
 
     The file is read and spliced, the result written to a temp file and
-    synced, and only then is the file read again, right before the atomic
-    rename: if anything changed meanwhile (an editor saved), the temp file is
-    dropped and the splice redone on the new bytes, up to :data:`ATTEMPTS`
-    times, then refused. What is left is the time between that last look and
-    the rename (a stat). Nothing is written when the region already holds
-    ``text``, so the mtime stays. A file of more than ``max_bytes`` is refused
+    synced, and only then is the file looked at again, right before the temp
+    file takes its place, in an exchange that tells exactly which file it
+    displaced (see :func:`_swap_if_unchanged`): if anything changed meanwhile
+    (an editor saved), the user's file stays or is given back, and the splice
+    is redone on the new bytes, up to :data:`ATTEMPTS` times, then refused.
+    Nothing is written when the region already holds ``text``, so the mtime
+    stays. A file of more than ``max_bytes`` is refused
     unread. ``before_replace`` runs once the temp file is synced, just before
     the re-check (a test uses it to edit the file from another process at
     exactly that moment).
@@ -103,17 +105,63 @@ def _apply(path: Path, change: Callable[[bytes], bytes], region: RegionId, max_b
         new = change(seen.data)
         if new == seen.data:
             return RegionWrite(previous, written=False)
-
-        def still_current(seen: Snapshot = seen) -> bool:
-            if before_replace is not None:
-                before_replace()
-            return _unchanged(path, seen, max_bytes)
-
-        if atomic_write_bytes(path, new, mode=seen.mode, still_current=still_current):
+        swap = partial(_swap_if_unchanged, seen=seen, max_bytes=max_bytes, before_replace=before_replace)
+        if atomic_write_bytes(path, new, mode=seen.mode, swap=swap):
             return RegionWrite(previous, written=True)
         log.info("%s changed while its persona region was written; reading it again", path)
     raise StageError(f"{path} kept changing while its persona region was written ({ATTEMPTS} tries); nothing was "
                      "written, and the next render tries again")
+
+
+def _swap_if_unchanged(temp: Path, path: Path, *, seen: Snapshot, max_bytes: int,
+                       before_replace: Callable[[], None] | None) -> bool:
+    """Put the synced temp file in ``path``'s place only if what it displaces is what was read as ``seen``.
+
+    A last look comes first. Then the two names are exchanged in one step, so
+    the file displaced is known exactly: if a save landed between the look and
+    the exchange it is given back at once (unless another save already came on
+    top of ours), and the splice is redone. Where names cannot be exchanged, a
+    rename follows the last look; a file that did not exist is only created.
+    """
+    if before_replace is not None:
+        before_replace()
+    if not _unchanged(path, seen, max_bytes):
+        return False
+    if seen.key is None:
+        return _create(temp, path)
+    ours = os.stat(temp).st_ino
+    try:
+        if not exchange(temp, path):
+            os.replace(temp, path)
+            return True
+    except FileNotFoundError:  # the user deleted it meanwhile
+        return False
+    if _same_bytes(temp, seen, max_bytes):
+        return True
+    if os.stat(path).st_ino == ours:
+        exchange(temp, path)  # the save that came in between goes back where it was
+    return False
+
+
+def _create(temp: Path, path: Path) -> bool:
+    """Make ``temp`` the new file ``path``, unless one appeared meanwhile."""
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        return False
+    return True
+
+
+def _same_bytes(displaced: Path, seen: Snapshot, max_bytes: int) -> bool:
+    """Whether the file an exchange displaced is the one read as ``seen``: its inode first (one stat, so a save
+    by rename is given back within microseconds), then its bytes (a rename has changed its ctime)."""
+    assert seen.key is not None
+    try:
+        if os.stat(displaced).st_ino != seen.key[2]:
+            return False
+        return snapshot(displaced, max_bytes).data == seen.data
+    except (OSError, StageError):
+        return False
 
 
 def _unchanged(path: Path, seen: Snapshot, max_bytes: int) -> bool:

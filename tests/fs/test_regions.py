@@ -329,3 +329,77 @@ def test_another_profile_needs_its_own_path_for_a_region_too(home):
     result = persona(home, "render", "--profile", "bob")
     assert result.exit_code == 1 and "belongs to profile 'default'" in result.stderr
     assert b"Bob" not in user.read_bytes()
+
+
+SAVING_EDITOR = """
+import os, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+count = 0
+while not os.path.exists(stop):
+    data = open(path, 'rb').read() + b'save %d\\n' % count
+    tmp = path + '.editor'
+    with open(tmp, 'wb') as handle:
+        handle.write(data)
+    os.replace(tmp, path)  # as editors save
+    count += 1
+    time.sleep(0.001)  # a save a millisecond or so: our render's own write and fsync take about that long
+print(count)
+"""
+
+
+def saves_in(data: bytes) -> list[int]:
+    return [int(line.split()[1]) for line in data.splitlines() if line.startswith(b"save ")]
+
+
+def test_a_temp_file_is_written_and_synced_before_the_last_look_at_the_users_file(home):
+    path = user_file(home, USER_FILES["lf"])
+    seen = []
+
+    def save_now() -> None:  # the last look comes after this: a save here must be seen, not overwritten
+        if not seen:
+            seen.extend(p.read_bytes() for p in path.parent.glob("*.tmp-*"))
+            edit_in_another_process(path, "Saved while our temp file waited for its rename.")
+
+    write_region(path, "- Answers tersely.\n", RegionId("default"), before_replace=save_now)
+    assert len(seen) == 1 and b"Answers tersely." in seen[0]  # the temp file was already there, whole
+    data = path.read_bytes()
+    assert data.startswith(USER_FILES["lf"] + b"Saved while our temp file waited for its rename.\n")
+    assert data.count(BEGIN) == 1 and b"Answers tersely." in data
+
+
+class SaveFirst:
+    """A ``before_replace`` hook that waits for the editor's next save on each render's first try: a save lands
+    after our temp file is written and synced, before our last look, in every render."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.armed = path, False
+
+    def __call__(self) -> None:
+        if self.armed:
+            self.armed = False
+            before = self.path.stat().st_size
+            while self.path.stat().st_size == before:  # every save makes the file longer
+                os.sched_yield()
+
+
+def test_no_save_of_an_editor_saving_in_a_tight_loop_is_lost_over_many_renders(home):
+    path = user_file(home, USER_FILES["lf"])
+    stop = home / "stop"
+    editor = subprocess.Popen([sys.executable, "-c", SAVING_EDITOR, str(path), str(stop)], stdout=subprocess.PIPE,
+                              text=True)
+    hook, written = SaveFirst(path), 0
+    try:
+        for number in range(40):
+            hook.armed = True
+            try:
+                write_region(path, f"- Render {number}.\n", RegionId("default"), before_replace=hook)
+                written += 1
+            except StageError as error:  # five tries, each overtaken by a save: refused, and the next one goes on
+                assert "kept changing" in str(error)
+    finally:
+        stop.touch()
+        saves = int(editor.communicate(timeout=60)[0])
+    final = saves_in(path.read_bytes())
+    assert final == list(range(saves)), f"lost saves: {sorted(set(range(saves)) - set(final))}"
+    assert saves >= 40
+    print(f"{saves} editor saves over 40 renders ({written} written, {40 - written} refused), none lost")
