@@ -23,6 +23,7 @@ from . import (
 )
 from .common import CliState, PersonaGroup, configure_logging
 from .config_cmds import config_app
+from .hook_cmds import hooks_app
 from .session_cmds import session_app
 from .target_cmds import targets_app
 
@@ -86,5 +87,6 @@ project_cmds.register(app)
 app.add_typer(config_app, name="config")
 app.add_typer(session_app, name="session")
 app.add_typer(targets_app, name="targets")
+app.add_typer(hooks_app, name="hooks")
 
 __all__ = ["app"]
