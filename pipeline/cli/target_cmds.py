@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..config.targets import ResolvedTarget, resolve_target
-from ..errors import ConfigError, PersonaError
+from ..errors import ConfigError, PersonaError, StoreError
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
 
 if TYPE_CHECKING:
@@ -56,6 +56,10 @@ def add(
     what = "the whole file" if settings["output"] == "file" else "a region of"
     typer.echo(f"{config}: added target {name!r}, writing {what} {path} "
                f"(budget {settings['budget']} tokens); `persona render` fills it in")
+    if settings["output"] == "file" and path.exists():
+        typer.echo(f"warning: {path} already exists; a render replaces it only if it is one of persona-tier's own "
+                   f"renders, else leaves it as it is: `persona adopt {path}` imports its facts and takes it over, "
+                   "or give the target another path", err=True)
 
 
 def _preset_name(preset: str, rules: bool) -> str:
@@ -106,15 +110,15 @@ def remove(
         from ..config.targets import region_id
         from ..fs.region_file import current_region, region_path
 
-        current_region(region_path(target.path), region_id(target))
+        current_region(region_path(target.path), region_id(target), settings.render.max_region_file_bytes)
     config = _edit_target(cli, file)
     owned = settings.targets[name].host is not None or target.template in OWNED_TEMPLATES
     stop = Path(settings.targets[name].project or Path.home())
     set_target(config, name, None, env_name=cli.env_name, protected=_protected(cli))
-    typer.echo(f"{config}: removed target {name!r}; {_take_out(target, owned=owned, stop=stop)}")
+    typer.echo(f"{config}: removed target {name!r}; {_take_out(target, cli, profile, owned=owned, stop=stop)}")
 
 
-def _take_out(target: ResolvedTarget, *, owned: bool, stop: Path) -> str:
+def _take_out(target: ResolvedTarget, cli: CliState, profile: str | None, *, owned: bool, stop: Path) -> str:
     """Take the target's text out of its file; what was done, in words."""
     from ..config.targets import region_id
     from ..fs.lock import file_lock, lock_path
@@ -123,13 +127,32 @@ def _take_out(target: ResolvedTarget, *, owned: bool, stop: Path) -> str:
     if target.output == "region":
         path = region_path(target.path)
         with file_lock(lock_path(path), 30):
-            removed = remove_region(path, region_id(target))
+            removed = remove_region(path, region_id(target), cli.settings().render.max_region_file_bytes)
         return f"its region left {path}" if removed else f"{path} held no region of it"
     if target.output == "file" and owned and target.path.is_file():
-        target.path.unlink()
-        _prune(target.path.parent, stop)
-        return f"deleted {target.path}, which was ours alone"
+        return _delete_if_ours(target.path, cli, profile, stop)
     return "no file changed"
+
+
+def _delete_if_ours(path: Path, cli: CliState, profile: str | None, stop: Path) -> str:
+    """Delete a preset's own file (and the folders it alone filled) only when its bytes are the last render
+    persona-tier put there: a file someone wrote or edited by hand stays, as a render would leave it
+    (pipeline.stages.ownership)."""
+    import hashlib
+
+    from ..fs.read import read_regular_bytes
+    from ..store.runs import last_render
+
+    try:
+        with cli.store(profile, readonly=True) as store:
+            last = last_render(store, path)
+    except StoreError:  # no database yet, so no render either
+        last = None
+    if last is None or last[0] != hashlib.sha256(read_regular_bytes(path)).hexdigest():
+        return f"left {path} as it is: it is not persona-tier's last render (written or edited by someone else)"
+    path.unlink()
+    _prune(path.parent, stop)
+    return f"deleted {path}, persona-tier's last render there"
 
 
 def _prune(directory: Path, stop: Path) -> None:
@@ -140,7 +163,6 @@ def _prune(directory: Path, stop: Path) -> None:
     while directory != stop and directory.is_relative_to(stop) and not any(directory.iterdir()):
         directory.rmdir()
         directory = directory.parent
-
 
 @targets_app.command("check")
 def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:

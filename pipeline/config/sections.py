@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..fs.region_file import MAX_REGION_FILE_BYTES
 from ..fs.regions import REGION_NAME
 from ..scopes import HostName, ScopeKind
 from ..text import LINE_ENDS
@@ -336,6 +337,11 @@ class RenderSettings(Section):
     )
     max_output_chars: int = Field(
         5_000_000, ge=1, le=100_000_000, description="A template render is stopped past this many characters of output."
+    )
+    max_region_file_bytes: int = Field(
+        MAX_REGION_FILE_BYTES, ge=1024, le=1_000_000_000,
+        description="output: region: the largest file (CLAUDE.md, AGENTS.md, ...) whose region is read or written; "
+        "a bigger one is refused with an error naming it, before it is read.",
     )
 
 

@@ -21,6 +21,10 @@ from typing import Literal
 from ..errors import StageError
 
 BOM = b"\xef\xbb\xbf"
+# What every marker line holds; rendered text that held it would be read as a marker (and refuse the file).
+MARKER_WORD = "persona-tier:"
+# The same word with a non-breaking hyphen (U+2011): it reads the same, and no marker is made of it.
+DEFUSED_WORD = "persona\u2011tier:"
 Place = Literal["end", "start"]
 _MARKER = re.compile(rb"^(?:\xef\xbb\xbf)?[ \t]*<!--[ \t]*persona-tier:(begin|end)\b(.*?)-->[ \t]*\r?\n?$")
 _PAIR = re.compile(r"([a-z]+)=(\S+)")
@@ -93,12 +97,23 @@ def find_regions(data: bytes, where: str) -> list[Span]:
     return spans
 
 
+def defuse(text: str) -> str:
+    """``text`` with every ``persona-tier:`` spelled with a non-breaking hyphen: it reads the same, and can
+    never form or break a marker."""
+    return text.replace(MARKER_WORD, DEFUSED_WORD)
+
+
 def _markers(data: bytes, where: str) -> list[_Marker]:
-    found, offset = [], 0
+    found: list[_Marker] = []
+    offset = 0
     for number, line in enumerate(_lines(data), start=1):
         if b"persona-tier:" in line:
             match = _MARKER.match(line)
             start = offset + (len(BOM) if match and line.startswith(BOM) else 0)  # a BOM stays the user's
+            if match is None and _inside(found):
+                # Text inside a region is ours, rendered before facts were defused: the next write replaces it.
+                offset += len(line)
+                continue
             if match is None:
                 raise _broken(where, number, "a persona-tier marker must stand alone on its line, as "
                               "<!-- persona-tier:begin profile=NAME --> or <!-- persona-tier:end profile=NAME -->")
@@ -109,6 +124,10 @@ def _markers(data: bytes, where: str) -> list[_Marker]:
         if marker.kind == "begin" and marker.id is None:
             raise _broken(where, marker.line, "a begin marker must name its profile (profile=NAME)")
     return found
+
+
+def _inside(found: list[_Marker]) -> bool:
+    return bool(found) and found[-1].kind == "begin"
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -169,7 +188,7 @@ def line_end(data: bytes) -> bytes:
 
 def region_body(text: str, eol: bytes) -> bytes:
     """The rendered text as a region's body: UTF-8, in the file's line endings, ending with a line break."""
-    body = text.replace("\r\n", "\n").encode("utf-8")
+    body = defuse(text.replace("\r\n", "\n")).encode("utf-8")  # a template's own text is defused too
     if body and not body.endswith(b"\n"):
         body += b"\n"
     return body.replace(b"\n", eol) if eol != b"\n" else body

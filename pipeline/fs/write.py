@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import os
+import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..errors import InputError
@@ -37,12 +40,16 @@ def atomic_write_text(path: Path, text: str, *, mode: int = PRIVATE_FILE) -> Non
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old or the new bytes, never a mix.
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE,
+                       swap: Callable[[Path, Path], bool] | None = None) -> bool:
+    """Replace ``path`` with ``data`` so a reader sees the old or the new bytes, never a mix; whether it did.
 
     The temp file lives in the same directory (``os.replace`` is atomic only
     within one filesystem), is fsynced before the rename, and the directory is
-    fsynced after it so the rename itself survives a power cut.
+    fsynced after it so the rename itself survives a power cut. ``swap(temp,
+    path)`` puts the synced temp file in the path's place instead of a plain
+    rename (the region writer's checked swap); when it says no, the path is
+    left as it was. Whatever the temp name holds afterwards is removed.
     """
     ensure_private_dir(path.parent)
     fd, temp_name = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
@@ -52,12 +59,35 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> 
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except BaseException:
+        placed = (swap or _rename)(Path(temp_name), path)
+    finally:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        raise
-    fsync_dir(path.parent)
+            os.unlink(temp_name)  # our bytes, unused; or, after an exchange, the file they displaced
+    if placed:
+        fsync_dir(path.parent)
+    return placed
+
+
+def _rename(temp: Path, path: Path) -> bool:
+    os.replace(temp, path)
+    return True
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+_renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) if sys.platform == "linux" else None
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two files' names in one atomic step (Linux's renameat2 RENAME_EXCHANGE); False where the platform or
+    filesystem cannot, FileNotFoundError when either is gone."""
+    if _renameat2 is None:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EPERM):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
 
 
 def remove_stale_temps(path: Path) -> int:

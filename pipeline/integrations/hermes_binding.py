@@ -24,6 +24,7 @@ BOUND = frozenset({"profile", "session", "session_id"})
 # ``key:`` + a gateway session key. A user id and a session key that spell the same string never share one.
 USER_ESCAPE = "user:"
 KEY_PREFIX = "key:"
+API_SERVER = "api_server"  # Hermes' platform name for its OpenAI-compatible HTTP front end
 RESERVED = (USER_ESCAPE, KEY_PREFIX)
 
 
@@ -38,9 +39,13 @@ def gateway_identity() -> Identity:
     """This request's identity from Hermes' gateway session context (the plugin's only way to learn it).
 
     The API server binds ``session_key`` to the client's X-Hermes-Session-Key,
-    or, when the client sent none, to the Hermes session id; a key equal to
-    the session id is therefore no key (that id is shared by clients whose
-    conversations open alike, so it must never name a persona).
+    or, when the client sent none, to the Hermes session id the run began
+    with; a key equal to a session id of the run is therefore no key (that
+    id is shared by clients whose conversations open alike, so it must never
+    name a persona). A compaction inside the run gives Hermes a new session
+    id, but not a new key: the key is then compared with the run's original
+    session, which the API server also binds as the run's chat id and never
+    rotates.
     """
     try:
         from gateway.session_context import get_session_env
@@ -49,9 +54,17 @@ def gateway_identity() -> Identity:
             return os.environ.get(name, default)
     user = get_session_env("HERMES_SESSION_USER_ID", "") or ""
     key = get_session_env("HERMES_SESSION_KEY", "") or ""
-    if key and key == (get_session_env("HERMES_SESSION_ID", "") or ""):
+    if key and key in _run_sessions(get_session_env):
         key = ""
     return Identity(user, key)
+
+
+def _run_sessions(get_session_env: Any) -> set[str]:
+    """The session ids of this run: the current one, and on the API server the one the run began with."""
+    sessions = {get_session_env("HERMES_SESSION_ID", "") or ""}
+    if (get_session_env("HERMES_SESSION_PLATFORM", "") or "") == API_SERVER:
+        sessions.add(get_session_env("HERMES_SESSION_CHAT_ID", "") or "")
+    return sessions - {""}
 
 
 def load_hermes_settings(hermes_home: str | os.PathLike[str] | None) -> Settings:

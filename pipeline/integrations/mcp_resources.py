@@ -35,6 +35,7 @@ from ..config.targets import ResolvedTarget, resolve_target
 from ..config.urls import store_target
 from ..errors import InputError, PersonaError
 from ..inject.prompt import appendix
+from ..inject.render_due import RenderBeforeRead
 from ..inject.source import Source, open_source
 from ..warn_once import ProblemLog
 
@@ -70,6 +71,7 @@ class PersonaTexts:
         self.settings = settings
         self._sources: OrderedDict[tuple[Any, ...], Source] = OrderedDict()
         self._lock = threading.Lock()
+        self._render_due = RenderBeforeRead()
 
     def listed(self) -> list[dict[str, str]]:
         """The configured profile's targets, as resources (uri, name, description)."""
@@ -88,13 +90,18 @@ class PersonaTexts:
         resolved = resolve_target(settings, target, profile=profile)  # refuses another profile's file by name
         if not settings.injection.enabled:
             return ""
-        return appendix(settings.injection.header, self._source(settings, resolved).text())
+        # Render before read, as every host's prompt path does: a fact written by anyone (a tool of this
+        # server, the CLI, Mnemosyne) is in the very next read; a render makes the source read again now.
+        fresh = self._render_due(settings, resolved)
+        return appendix(settings.injection.header, self._source(settings, resolved, fresh=fresh).text())
 
-    def _source(self, settings: Settings, resolved: ResolvedTarget) -> Source:
+    def _source(self, settings: Settings, resolved: ResolvedTarget, *, fresh: bool = False) -> Source:
         # The profile is in the resolved target, so two users never share a source.
         key = (resolved, str(store_target(settings)), settings.cap.counter, settings.injection.max_file_bytes,
                settings.injection.check_interval_ms, settings.injection.poll_floor_ms)
         with self._lock:
+            if fresh and key in self._sources:  # its text is held for check_interval_ms: read it anew
+                self._sources.pop(key).close()
             source = self._sources.get(key)
             if source is None:
                 source = self._sources[key] = open_source(settings, resolved, ProblemLog(log))
@@ -108,6 +115,7 @@ class PersonaTexts:
             for source in self._sources.values():
                 source.close()
             self._sources.clear()
+        self._render_due.close()
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
@@ -25,6 +26,11 @@ import anyio.to_thread
 MAX_FRAME_BYTES = 1 << 20
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+# Deeper than any MCP message nests, and far below the recursion limits of the parsers after this check (the
+# standard json module's, pydantic's): a line of 100,000 '[' must be an error reply, not a RecursionError.
+MAX_DEPTH = 100
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string: its brackets are text
+_NOT_BRACKET = bytes(code for code in range(256) if code not in b"[]{}")
 
 
 def error_reply(code: int, message: str, request_id: str | int | None = None) -> str:
@@ -34,6 +40,9 @@ def error_reply(code: int, message: str, request_id: str | int | None = None) ->
 
 def check_frame(line: bytes) -> tuple[str | None, str | None]:
     """(the frame's text for the SDK, None) when it is a JSON-RPC message, else (None, the error reply)."""
+    if too_deep(line):
+        return None, error_reply(PARSE_ERROR, f"Parse error: the frame nests arrays and objects more than "
+                                              f"{MAX_DEPTH} deep")
     try:
         text = line.decode("utf-8")
         message = json.loads(text, parse_constant=_no_constant)
@@ -49,6 +58,17 @@ def check_frame(line: bytes) -> tuple[str | None, str | None]:
         return None, error_reply(INVALID_REQUEST, "Invalid Request: a frame must be one JSON object "
                                                   "(MCP has no batches)")
     return _check_message(text, message)
+
+
+def too_deep(line: bytes) -> bool:
+    """Whether the frame nests brackets deeper than :data:`MAX_DEPTH`, found without parsing it (a loop, no
+    recursion): only the brackets outside strings count."""
+    depth = 0
+    for bracket in _STRING.sub(b"", line).translate(None, _NOT_BRACKET):
+        depth += 1 if bracket in b"[{" else -1
+        if depth > MAX_DEPTH:
+            return True
+    return False
 
 
 def _check_message(text: str, message: dict[str, Any]) -> tuple[str | None, str | None]:

@@ -95,3 +95,30 @@ def get_counter(name: str) -> TokenCounter:
     except Exception as error:  # the tokenizer is optional at run time; a missing wheel must not stop injection
         log.warning("token counter %s could not load (%s); using the conservative heuristic", name, error)
         return HeuristicCounter()
+
+
+class EitherLineEnd:
+    """``inner``'s count of a text as it reads with LF or CRLF line ends, whichever costs more.
+
+    A region lives in the user's file and speaks its line ends (CRLF in a
+    Windows file), and some tokenizers count ``!\\r\\n`` as two tokens where
+    ``!\\n`` is one; the host reads the file's bytes, so the budget must hold
+    for either spelling. Counting both keeps the render the same whatever
+    the file's line ends are.
+    """
+
+    def __init__(self, inner: TokenCounter) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def count(self, text: str) -> int:
+        lf = text.replace("\r\n", "\n")
+        crlf = lf.replace("\n", "\r\n")
+        if lf == crlf:
+            return self.inner.count(text)
+        return max(self.inner.count_many([lf, crlf]))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        lf = [text.replace("\r\n", "\n") for text in texts]
+        both = self.inner.count_many([*lf, *(text.replace("\n", "\r\n") for text in lf)])
+        return [max(pair) for pair in zip(both[:len(lf)], both[len(lf):], strict=True)]

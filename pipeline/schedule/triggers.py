@@ -50,11 +50,13 @@ def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) ->
     paths = [target.path for target in targets if not target.in_store]
     in_store = [target.name for target in targets if target.in_store]
     regions = [target for target in targets if target.output == "region"]
+    # Each region's file is read once, for both triggers that look at it.
+    states = {t: _region_state(t, settings.render.max_region_file_bytes) for t in regions if t.path.exists()}
     return [
         TriggerState("explicit", rules.explicit, rules.explicit and force,
                      "--force was given" if force else "no --force"),
-        _cold_start(rules.cold_start, paths, store, in_store, regions),
-        _recovery(rules.recovery, [p for p in paths if p not in {t.path for t in regions}], store, regions),
+        _cold_start(rules.cold_start, paths, store, in_store, states),
+        _recovery(rules.recovery, [p for p in paths if p not in {t.path for t in regions}], store, states),
         _interval(rules.on_interval, rules.interval, store, last),
         _daily(rules.daily_sync, rules.daily_sync_hour, now, last),
         _store_changed(rules.store_changed, store, last),
@@ -63,9 +65,9 @@ def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) ->
 
 
 def _cold_start(enabled: bool, paths: list[Path], store: PersonaStore, in_store: list[str],
-                regions: list[ResolvedTarget]) -> TriggerState:
+                regions: dict[ResolvedTarget, str]) -> TriggerState:
     missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
-    missing += [f"{t.path} (its region)" for t in regions if t.path.exists() and _region_state(t) == "missing"]
+    missing += [f"{t.path} (its region)" for t, state in regions.items() if state == "missing"]
     have = existing_blocks(store, in_store)
     missing += [f"the store (target {name!r})" for name in in_store if name not in have]
     kinds = " and ".join(kind for kind, some in (("persona file", paths), ("stored block", in_store)) if some)
@@ -73,17 +75,18 @@ def _cold_start(enabled: bool, paths: list[Path], store: PersonaStore, in_store:
     return TriggerState("cold_start", enabled, enabled and bool(missing), reason)
 
 
-def _region_state(target: ResolvedTarget) -> str:
+def _region_state(target: ResolvedTarget, max_bytes: int) -> str:
     """"missing", "present", or why the region cannot be read (broken markers, an unreadable file)."""
     try:
-        return "missing" if current_region(region_path(target.path), region_id(target)) is None else "present"
+        found = current_region(region_path(target.path), region_id(target), max_bytes)
+        return "missing" if found is None else "present"
     except PersonaError as error:
         return str(error)
 
 
-def _recovery(enabled: bool, paths: list[Path], store: PersonaStore, regions: list[ResolvedTarget]) -> TriggerState:
-    problems = [state for t in regions if t.path.exists() and (state := _region_state(t)) not in ("missing",
-                                                                                                  "present")]
+def _recovery(enabled: bool, paths: list[Path], store: PersonaStore,
+              regions: dict[ResolvedTarget, str]) -> TriggerState:
+    problems = [state for state in regions.values() if state not in ("missing", "present")]
     for path in paths:
         if not path.exists():
             continue  # that is cold start

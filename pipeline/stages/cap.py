@@ -14,6 +14,7 @@ from ..render.model import CappedRender, RankedSection, Rendered
 from ..render.notes import lazy_note
 from ..render.section_cap import cap_text
 from ..render.templating import render_sections
+from ..render.tokens import EitherLineEnd
 from .context import StageContext
 from .registry import StageOptions, stage
 
@@ -31,7 +32,9 @@ class CapOptions(StageOptions):
 def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> CappedRender:
     """Fit the render into the target's token budget and its host's limits; the section cap guards the result."""
     target, ranked = rendered.target, rendered.ranked
-    counter = limited(ctx.counter, target.budget, target.limits, _overhead(target))
+    # A region takes its file's line ends, which the host reads: the budget holds for LF and CRLF alike.
+    tokens = EitherLineEnd(ctx.counter) if target.output == "region" else ctx.counter
+    counter = limited(tokens, target.budget, target.limits, _overhead(target))
     fit = None
     if options.strategy == "fair":
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=counter,
@@ -42,8 +45,8 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     text = fit.text if fit is not None else rendered.text
     capped = cap_text(text, budget=target.budget, counter=counter, boundary=target.boundary,
                       note=lazy_note(target), tokens=fit.tokens if fit is not None else None)
-    if counter is not ctx.counter:  # report the text's real tokens, not the limits' scaled units
-        capped = replace(capped, tokens=ctx.counter.count(capped.text))
+    if counter is not tokens:  # report the text's real tokens, not the limits' scaled units
+        capped = replace(capped, tokens=tokens.count(capped.text))
     # Without a fit, the fair fit found no fact fits beside its heading (the guard kept a heading alone), or no
     # fit was tried (sections): then the guard's sections are what is left.
     kept = fit.sections if fit is not None else () if options.strategy == "fair" and capped.partial else (

@@ -24,7 +24,7 @@ def write_region_target(capped: CappedRender, ctx: StageContext, lock_timeout_s:
     target = capped.rendered.target
     path = region_path(target.path)
     if ctx.dry_run:
-        return dry_run(capped, ctx, current_region(path, region_id(target)))
+        return dry_run(capped, ctx, current_region(path, region_id(target), ctx.settings.render.max_region_file_bytes))
     ensure_private_dir(path.parent)
     try:
         with file_lock(lock_path(path), lock_timeout_s):
@@ -38,11 +38,12 @@ def write_region_target(capped: CappedRender, ctx: StageContext, lock_timeout_s:
 def _locked(capped: CappedRender, ctx: StageContext, path: Path) -> TargetReport:
     remove_stale_temps(path)
     target, generation = capped.rendered.target, capped.rendered.ranked.generation
+    max_bytes = ctx.settings.render.max_region_file_bytes
     with ctx.store.transaction():
         if overtaken(ctx.store, target.path, generation):
-            done = report(capped, current_region(path, region_id(target)), written=False, stale=True)
+            done = report(capped, current_region(path, region_id(target), max_bytes), written=False, stale=True)
         else:
-            outcome = write_region(path, capped.text, region_id(target), place=target.region_at)
+            outcome = write_region(path, capped.text, region_id(target), place=target.region_at, max_bytes=max_bytes)
             done = report(capped, outcome.previous, written=outcome.written, stale=False)
         state = record(ctx, capped, done)
     log.info("target %s (region of %s): %s (%d/%d tokens, generation %d)", done.target, path, state, done.tokens,

@@ -183,6 +183,31 @@ def test_remove_refuses_broken_markers_and_changes_nothing(setup):
     assert config.read_bytes() == before and (project / "GEMINI.md").read_bytes() == broken
 
 
+def test_remove_leaves_a_whole_file_that_is_not_our_last_render_and_says_so(setup):
+    config, project = setup
+    rule = project / FILES["cursor"]
+    rule.parent.mkdir(parents=True)
+    rule.write_bytes(b"---\ndescription: mine, by hand\n---\nUse tabs.\n")
+    added = persona(config, "targets", "add", "cursor", "--project", str(project))
+    assert f"warning: {rule} already exists" in added.stderr and "persona adopt" in added.stderr
+    removed = persona(config, "targets", "remove", "cursor")
+    assert f"left {rule} as it is" in removed.stdout and "not persona-tier's last render" in removed.stdout
+    assert rule.read_bytes() == b"---\ndescription: mine, by hand\n---\nUse tabs.\n"
+
+
+def test_remove_leaves_our_render_once_edited_by_hand_and_deletes_it_untouched(setup):
+    config, project = setup
+    rule = project / FILES["cursor"]
+    assert "warning" not in persona(config, "targets", "add", "cursor", "--project", str(project)).stderr
+    persona(config, "render")
+    rule.write_bytes(rule.read_bytes() + b"- Added by hand.\n")
+    assert "left" in persona(config, "targets", "remove", "cursor").stdout and rule.exists()
+    persona(config, "targets", "add", "cursor", "--project", str(project))
+    persona(config, "render", "--force")  # overwrites the edited file on purpose (a copy of it stays beside it)
+    removed = persona(config, "targets", "remove", "cursor")
+    assert f"deleted {rule}" in removed.stdout and not rule.exists()
+
+
 @pytest.mark.parametrize("preset", sorted(FRONT_MATTER))
 def test_each_rules_file_carries_its_hosts_front_matter(setup, preset):
     config, project = setup

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from pipeline import PersonaStore, RegionId, StageError, remove_region, write_region
 from pipeline.cli import app
+from pipeline.fs.regions import find_regions
 
 runner = CliRunner()
 BEGIN = b"<!-- persona-tier:begin profile=default -->"
@@ -355,3 +356,153 @@ def test_another_profile_needs_its_own_path_for_a_region_too(home):
     result = persona(home, "render", "--profile", "bob")
     assert result.exit_code == 1 and "belongs to profile 'default'" in result.stderr
     assert b"Bob" not in user.read_bytes()
+
+
+SAVING_EDITOR = """
+import os, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+count = 0
+while not os.path.exists(stop):
+    data = open(path, 'rb').read() + b'save %d\\n' % count
+    tmp = path + '.editor'
+    with open(tmp, 'wb') as handle:
+        handle.write(data)
+    os.replace(tmp, path)  # as editors save
+    count += 1
+    time.sleep(0.001)  # a save a millisecond or so: our render's own write and fsync take about that long
+print(count)
+"""
+
+
+def saves_in(data: bytes) -> list[int]:
+    return [int(line.split()[1]) for line in data.splitlines() if line.startswith(b"save ")]
+
+
+def test_a_temp_file_is_written_and_synced_before_the_last_look_at_the_users_file(home):
+    path = user_file(home, USER_FILES["lf"])
+    seen = []
+
+    def save_now() -> None:  # the last look comes after this: a save here must be seen, not overwritten
+        if not seen:
+            seen.extend(p.read_bytes() for p in path.parent.glob("*.tmp-*"))
+            edit_in_another_process(path, "Saved while our temp file waited for its rename.")
+
+    write_region(path, "- Answers tersely.\n", RegionId("default"), before_replace=save_now)
+    assert len(seen) == 1 and b"Answers tersely." in seen[0]  # the temp file was already there, whole
+    data = path.read_bytes()
+    assert data.startswith(USER_FILES["lf"] + b"Saved while our temp file waited for its rename.\n")
+    assert data.count(BEGIN) == 1 and b"Answers tersely." in data
+
+
+class SaveFirst:
+    """A ``before_replace`` hook that waits for the editor's next save on each render's first try: a save lands
+    after our temp file is written and synced, before our last look, in every render."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.armed = path, False
+
+    def __call__(self) -> None:
+        if self.armed:
+            self.armed = False
+            before = self.path.stat().st_size
+            while self.path.stat().st_size == before:  # every save makes the file longer
+                os.sched_yield()
+
+
+def test_no_save_of_an_editor_saving_in_a_tight_loop_is_lost_over_many_renders(home):
+    path = user_file(home, USER_FILES["lf"])
+    stop = home / "stop"
+    editor = subprocess.Popen([sys.executable, "-c", SAVING_EDITOR, str(path), str(stop)], stdout=subprocess.PIPE,
+                              text=True)
+    hook, written = SaveFirst(path), 0
+    try:
+        for number in range(40):
+            hook.armed = True
+            try:
+                write_region(path, f"- Render {number}.\n", RegionId("default"), before_replace=hook)
+                written += 1
+            except StageError as error:  # five tries, each overtaken by a save: refused, and the next one goes on
+                assert "kept changing" in str(error)
+    finally:
+        stop.touch()
+        saves = int(editor.communicate(timeout=60)[0])
+    final = saves_in(path.read_bytes())
+    assert final == list(range(saves)), f"lost saves: {sorted(set(range(saves)) - set(final))}"
+    assert saves >= 40
+    print(f"{saves} editor saves over 40 renders ({written} written, {40 - written} refused), none lost")
+
+
+# -- text that looks like a marker, a file too large, CRLF line ends ------------------------------------
+
+MARKER_FACTS = ("Writes <!-- persona-tier:end profile=default --> in docs.", "Knows persona-tier: the tool.")
+
+
+@pytest.mark.parametrize("template", ["persona.md.j2", "persona.txt.j2"])
+def test_a_fact_holding_marker_text_renders_readably_and_never_wedges_the_file(home, template):
+    config(home, template=template)
+    path = user_file(home, USER_FILES["crlf and bom"])
+    for text in MARKER_FACTS:
+        add(home, text)
+    render(home)
+    render(home)  # the file still reads as one region of ours
+    data = path.read_bytes()
+    assert data.count(b"persona-tier:") == 2 and data.count("persona\u2011tier:".encode()) == 2
+    assert "Writes <!-- persona\u2011tier:end profile=default --> in docs." in data.decode("utf-8")
+    assert "Knows persona\u2011tier: the tool." in persona(home, "inject").stdout
+    assert persona(home, "tick", "--force").exit_code == 0
+    with PersonaStore(home / "m.db") as store:
+        fact = next(f for f in store.list() if f.content == MARKER_FACTS[0])
+    forgot = persona(home, "forget", str(fact.id))  # the re-render inside forget takes it out of the file
+    assert forgot.exit_code == 0, forgot.stderr
+    assert b"in docs." not in path.read_bytes()
+    settings = json.loads((home / "persona.yaml").read_text())
+    settings["injection"]["target"], settings["targets"]["markdown"] = "markdown", {"path": str(home / "p.md")}
+    (home / "persona.yaml").write_text(json.dumps(settings))  # the injected target cannot be the one removed
+    removed = persona(home, "targets", "remove", "claude")
+    assert removed.exit_code == 0, removed.stderr
+    assert path.read_bytes() == USER_FILES["crlf and bom"]
+
+
+def test_a_region_an_older_render_wedged_with_marker_text_is_written_again(home):
+    wedged = (USER_FILES["lf"] + b"\n" + BEGIN + b"\n## more\n\n- Writes <!-- persona-tier:end profile=default --> "
+              b"in docs.\n" + END + b"\n")
+    path = user_file(home, wedged)
+    render(home)
+    data = path.read_bytes()
+    assert data.startswith(USER_FILES["lf"]) and b"Answers tersely." in data and b"in docs." not in data
+
+
+def test_a_file_past_the_size_bound_is_refused_unread_with_one_error(home):
+    path = user_file(home, b"# Huge\n" + b"x" * 5 * 1024 * 1024 + b"\n")
+    before = path.stat()
+    result = persona(home, "render")
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert f"{path} is larger than 4194304 bytes (render.max_region_file_bytes)" in result.stderr
+    assert path.stat().st_mtime_ns == before.st_mtime_ns and not list(path.parent.glob("*.tmp-*"))
+    shown = persona(home, "inject")  # render-before-read meets the same bound, and injects what it can
+    assert shown.exit_code == 0 and "Bob" not in shown.stdout
+    status = persona(home, "status")
+    assert status.exit_code == 0 and "render.max_region_file_bytes" in status.stdout
+    (home / "persona.yaml").write_text(json.dumps({**json.loads((home / "persona.yaml").read_text()),
+                                                   "render": {"max_region_file_bytes": 8 * 1024 * 1024}}))
+    render(home)
+    assert b"Answers tersely." in path.read_bytes()
+
+
+ENDINGS = ["Signs off with \u2014", "Marks done items with !", "Writes arrows as ->", "Closes with (", "Asks ?"]
+
+
+@pytest.mark.parametrize("budget", [373, 385, 394])
+def test_a_region_in_a_crlf_file_holds_its_budget_as_the_host_counts_the_file(tmp_path, budget):
+    from pipeline.render.tokens import get_counter
+
+    with PersonaStore(tmp_path / "m.db") as store:
+        for number in range(60):  # lines whose end costs a token more as CRLF than as LF
+            store.add(f"Rule {number}: {ENDINGS[number % len(ENDINGS)]}", topic=f"t{number % 9}")
+    config(tmp_path, budget=budget)
+    path = user_file(tmp_path, b"# Mine\r\n")
+    render(tmp_path)
+    data = path.read_bytes()
+    [span] = find_regions(data, str(path))
+    body = span.body(data).decode("utf-8")
+    assert "\r\n" in body and get_counter("o200k_base").count(body) <= budget

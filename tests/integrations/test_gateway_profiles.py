@@ -126,3 +126,53 @@ def test_the_provider_takes_the_gateway_session_key_hermes_passes(home):
     assert anonymous.system_prompt_block() == ""
     for provider in providers.values():
         provider.shutdown()
+
+
+# -- a compaction inside an API-server run (issue 27) -------------------------------------------------------
+
+SUMMARY = {"role": "user", "content": "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into "
+                                      "the summary below.\n## Active Task\nround 1"}
+
+
+def api_server_run(monkeypatch, *, session: str, key: str = "") -> None:
+    """What the API server binds when a run begins: the key (the session id when the client sent none), the
+    session id, and the run's chat id, which is that same session id (gateway/platforms/api_server.py)."""
+    as_client(monkeypatch, key=key, session=session)
+    monkeypatch.setenv("HERMES_SESSION_PLATFORM", "api_server")
+    monkeypatch.setenv("HERMES_SESSION_CHAT_ID", session)
+
+
+def compacted(monkeypatch, new_session: str) -> None:
+    """A compaction inside the run: Hermes' set_current_session_id moves the session id, and only it."""
+    monkeypatch.setenv("HERMES_SESSION_ID", new_session)
+
+
+def system_after_compaction(plugin: PersonaPlugin, session_id: str) -> str:
+    sent = copy.deepcopy(CHAT)
+    sent["messages"].insert(1, SUMMARY)
+    answer = on_new_thread(lambda: plugin.on_llm_request(request=sent, session_id=session_id,
+                                                         api_mode="chat_completions"))
+    return str((answer or {"request": sent})["request"]["messages"][0]["content"])
+
+
+def test_an_anonymous_run_stays_anonymous_after_a_compaction_rotates_its_session_id(plugin, monkeypatch):
+    api_server_run(monkeypatch, session="api-opening")  # two clients with the same opening share this id
+    assert system(plugin, "api-opening") == "You are Hermes."
+    compacted(monkeypatch, "20261201_120000_abcdef")
+    assert system_after_compaction(plugin, "20261201_120000_abcdef") == "You are Hermes."
+    answer = add(plugin, OPERATOR)  # the first client's write would reach the second
+    assert answer["status"] == "error" and "neither a user nor a gateway session key" in answer["error"]
+    api_server_run(monkeypatch, session="api-opening")  # the other client, same opening
+    compacted(monkeypatch, "20261201_120500_fedcba")
+    assert OPERATOR not in system_after_compaction(plugin, "20261201_120500_fedcba")
+
+
+def test_a_keyed_run_keeps_its_key_through_a_compaction(plugin, monkeypatch):
+    api_server_run(monkeypatch, session="api-opening", key="alice-channel")
+    assert add(plugin, ALICE)["status"] == "ok"
+    assert ALICE in system(plugin, "api-opening")
+    compacted(monkeypatch, "20261201_121000_aaaaaa")
+    assert ALICE in system_after_compaction(plugin, "20261201_121000_aaaaaa")
+    assert add(plugin, BOB)["status"] == "ok"  # written to alice-channel's own profile
+    api_server_run(monkeypatch, session="api-opening", key="bob-channel")
+    assert ALICE not in system(plugin, "api-opening") and BOB not in system(plugin, "api-opening")

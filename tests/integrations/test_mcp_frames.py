@@ -40,6 +40,9 @@ BAD_FRAMES = {  # frame -> (code, id of the reply)
     "a null id": (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, None),
     "NaN": (b'{"jsonrpc":"2.0","id":8,"method":"ping","params":{"x":NaN}}', -32700, None),
     "a number": (b"42", -32600, None),
+    "100,000 nested arrays": (b"[" * 100_000, -32700, None),
+    "100,000 nested objects in a request": (b'{"jsonrpc":"2.0","id":10,"method":"ping","params":'
+                                            + b'{"a":' * 100_000, -32700, None),
     "an oversized line": (b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"' + b"x" * (3 << 20) + b'"}}',
                           -32600, None),
 }

@@ -177,3 +177,30 @@ async def test_a_handshake_era_subscriber_gets_resources_updated(own_workdir):
             await heard.wait()
         assert updated == [BOB_MD]
         assert BOB_NEW in await read(client, BOB_MD)
+
+
+# -- render before read, as every host's prompt path does (issue 27) ------------------------------------
+
+ALICE_NEW = "Alice drinks her coffee black."
+
+
+async def test_a_fact_added_through_the_servers_own_tool_is_in_the_next_read_and_prompt(own_workdir):
+    async with Client(server(own_workdir)) as client:
+        assert ALICE_NEW not in await read(client, ALICE_MD)
+        added = await client.call_tool("persona_add", {"content": ALICE_NEW, "topic": "drinks"})
+        assert not added.is_error, added
+        assert ALICE_NEW in await read(client, ALICE_MD)  # no render was asked for: the read rendered first
+        [message] = (await client.get_prompt("persona")).messages
+        assert ALICE_NEW in message.content.text and BOB_FACT not in message.content.text
+        assert ALICE_NEW not in await read(client, BOB_MD)
+
+
+async def test_a_fact_another_process_wrote_is_read_by_a_running_and_a_new_server(own_workdir):
+    async with Client(server(own_workdir)) as running:
+        assert BOB_NEW not in await read(running, BOB_MD)
+        await anyio.to_thread.run_sync(persona, own_workdir, "add", BOB_NEW, "--topic", "code", "-p", "bob")
+        assert BOB_NEW in await read(running, BOB_MD)  # the CLI only wrote the store; nothing rendered it
+    persona(own_workdir, "add", ALICE_NEW, "--topic", "drinks", "-p", "alice")
+    async with Client(server(own_workdir)) as fresh:
+        [message] = (await fresh.get_prompt("persona")).messages
+        assert ALICE_NEW in message.content.text and BOB_NEW not in message.content.text

@@ -28,10 +28,12 @@ from pipeline.integrations.tools import PersonaTools, call
 from pipeline.schedule import tick as ticking
 from pipeline.store import POSTGRES
 from pipeline.store.postgres.listen import listener_for
+from pipeline.store.postgres.pools import close_pool
 from pipeline.store.render_rows import persona_sql
 
 from ..conftest import REPO
 from ..support.databases import Db, require_server, server_url
+from ..support.tcp_proxy import FreezableProxy
 
 runner = CliRunner()
 
@@ -212,6 +214,26 @@ def test_a_lost_connection_is_replaced_by_the_next_operation(pg):
         assert kill_connections(pg) >= 1
         store.add("after", topic="t")  # the pool drops the dead connection and opens another
         assert sorted(fact.content for fact in store.list()) == ["after", "before"]
+
+
+@pytest.mark.parametrize("operation", ["a read", "a write"])
+def test_a_statement_on_a_connection_ended_before_it_arrived_is_retried_once_on_a_fresh_one(pg, operation):
+    # The window made wide: the proxy keeps the client's side open after the server's is gone, so the pool
+    # lends the connection as live and the statement is the first to find it dead, with nothing sent on.
+    with FreezableProxy(lifetime_s=120) as proxy:
+        url = proxy.url(str(pg.target))
+        try:
+            with PersonaStore(url) as store:
+                store.add("before", topic="t")
+                proxy.end_quietly()
+                if operation == "a write":
+                    store.add("after", topic="t")
+                assert sorted(fact.content for fact in store.list()) == sorted({"before", "after"} if operation
+                                                                               == "a write" else {"before"})
+        finally:
+            close_pool(url)
+    assert sorted(row[0] for row in pg.execute("SELECT content FROM memoria_persona")) == (
+        ["after", "before"] if operation == "a write" else ["before"])  # once: the retried write is not doubled
 
 
 @pytest.mark.slow

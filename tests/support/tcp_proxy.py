@@ -2,7 +2,11 @@
 
 ``freeze()`` stops forwarding bytes in both directions without closing any
 socket, as a hung server or a black-holed network does: the client's kernel
-still sees an open, acknowledged connection. ``thaw()`` resumes. The proxy is
+still sees an open, acknowledged connection. ``thaw()`` resumes.
+``end_quietly()`` ends every open connection on the server's side while the
+client's side stays open and hears nothing, until it sends: then its
+connection closes and what it sent reaches no server. That is an idle pooled
+connection the server ended while the client could not know yet. The proxy is
 bounded: a freeze ends by itself after ``max_freeze_s``, and the whole proxy
 shuts down after ``lifetime_s``, so a failing test never leaves it running.
 Loopback only, on both sides.
@@ -33,6 +37,8 @@ class FreezableProxy:
         self._frozen_until = 0.0
         self._stop = threading.Event()
         self._sockets: list[socket.socket] = []
+        self._pairs: list[tuple[socket.socket, socket.socket]] = []
+        self._quiet: set[socket.socket] = set()  # clients whose server side end_quietly() closed
         self._guard = threading.Lock()
         self._listener = socket.create_server((LOOPBACK, 0))
         self._listener.settimeout(POLL_S)
@@ -53,6 +59,13 @@ class FreezableProxy:
 
     def thaw(self) -> None:
         self._thawed.set()
+
+    def end_quietly(self) -> None:
+        """End each open connection's server side; its client hears of it only when it next sends."""
+        with self._guard:
+            for client, server in self._pairs:
+                self._quiet.add(client)
+                _close(server)
 
     def close(self) -> None:
         self._stop.set()
@@ -102,6 +115,7 @@ class FreezableProxy:
             return
         with self._guard:
             self._sockets += [client, server]
+            self._pairs.append((client, server))
         for source, sink in ((client, server), (server, client)):
             source.settimeout(POLL_S)
             threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
@@ -114,12 +128,15 @@ class FreezableProxy:
                 continue
             except OSError:
                 break
+            if source in self._quiet:  # the client spoke to a server that is gone: now it hears so
+                break
             if not data or not self._wait_thawed():
                 break
             if not self._send(sink, data):
                 break
         _close(source)
-        _close(sink)
+        if sink not in self._quiet:  # the client of a quietly ended connection hears nothing until it sends
+            _close(sink)
 
     def _send(self, sink: socket.socket, data: bytes) -> bool:
         view = memoryview(data)

@@ -118,7 +118,14 @@ class PostgresBackend:
     # -- connections ----------------------------------------------------
 
     def connect(self) -> PgConnection:
-        return PgConnection(self._checkout(), self.bound_s)
+        return PgConnection(self._checkout(), self.bound_s, renew=self._renew)
+
+    def _renew(self, broken: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
+        """A fresh connection in place of one the server ended; the pool discards the broken one."""
+        pool = pool_of(self.url)
+        if pool is not None:
+            pool.putconn(broken)
+        return self._checkout()
 
     def _checkout(self) -> psycopg.Connection[Any]:
         """A live pooled connection carrying this store's timeouts.

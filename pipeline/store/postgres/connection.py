@@ -3,9 +3,10 @@ client-side bound on every answer."""
 
 from __future__ import annotations
 
+import logging
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -13,6 +14,8 @@ import psycopg
 from psycopg.pq import TransactionStatus
 
 from .watchdog import WATCHDOG
+
+log = logging.getLogger(__name__)
 
 
 class Unanswered(psycopg.OperationalError):
@@ -87,18 +90,38 @@ class PgConnection:
     """A pooled psycopg connection that speaks the store's SQL (SQLite placeholders, sqlite3-like rows).
 
     Every statement waits at most ``bound_s`` for the server's answer (None: for ever), client-side.
+    ``renew`` gives the broken connection back and lends a fresh one: the first statement of a borrow that
+    finds its connection ended by the server (a restart, an administrator, while it sat idle in the pool,
+    sooner than the pool's checks could see) is sent once more on a fresh one. Nothing was lost with the old
+    one: the first statement of a borrow is a read, a BEGIN or a lock, never a change.
     """
 
-    def __init__(self, raw: psycopg.Connection[Any], bound_s: float | None = None) -> None:
+    def __init__(self, raw: psycopg.Connection[Any], bound_s: float | None = None,
+                 renew: Callable[[psycopg.Connection[Any]], psycopg.Connection[Any]] | None = None) -> None:
         self.raw = raw
         self.bound_s = bound_s
         self.used_at = time.monotonic()
+        self._renew = renew  # None once the borrow's first statement has been sent
 
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != TransactionStatus.IDLE
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = (), /) -> Any:
+        renew, self._renew = self._renew, None
+        try:
+            return self._execute(sql, parameters)
+        except Unanswered:
+            raise
+        except psycopg.OperationalError as error:
+            if renew is None or not (self.raw.closed or self.raw.broken):
+                raise
+            log.info("the pooled connection had been ended by the server (%s); sending the statement once more "
+                     "on a fresh one", str(error).partition("\n")[0])
+            self.raw = renew(self.raw)
+            return self._execute(sql, parameters)
+
+    def _execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any]) -> Any:
         with WATCHDOG.bound(self.raw.fileno(), self.bound_s) as watch:
             try:
                 if not parameters:  # without parameters psycopg reads the text as it is

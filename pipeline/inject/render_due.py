@@ -1,0 +1,96 @@
+"""Render before read, for a host that reads targets without an injector (the MCP server's resources and prompt).
+
+The live injector (:mod:`pipeline.inject.injector`) renders what is due before
+it reads its file, so a fact written by anyone reaches the very next prompt.
+A reader of many (profile, target) pairs needs the same: one indexed read of
+the profile's change counter per read, and only when it moved, the render-due
+tick of :func:`pipeline.schedule.tick.render_due` (the same triggers, the
+profile's lock with no wait), then the read target itself if it is still
+behind (:func:`pipeline.inject.views.render_view`): a profile other than
+``store.profile`` cannot tick a target with a fixed path, yet its own
+``{profile}`` targets must be current. Unlike a prompt, a read is asked for
+(a resource, a prompt, a subscriber's poll), never on every token of a warm
+path, so it is not throttled: a write just made is in the next read.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config.schema import Settings
+from ..config.targets import ResolvedTarget
+from ..config.urls import store_target
+from ..errors import PersonaError
+from ..store import PersonaStore
+from .views import has_facts, render_view
+
+log = logging.getLogger(__name__)
+MAX_PROFILES = 64  # open stores kept, least recently used closed first
+
+
+@dataclass
+class _Profile:
+    """One profile's store, and its change counter when each of its targets was last brought up to date."""
+
+    store: PersonaStore
+    rendered_at: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class RenderBeforeRead:
+    """Render a profile's due targets before one of them is read; safe from any thread."""
+
+    def __init__(self) -> None:
+        self._profiles: OrderedDict[tuple[str, str], _Profile] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, settings: Settings, target: ResolvedTarget) -> bool:
+        """Render what is due for ``target``'s profile, and ``target`` if it is behind; True when a render ran
+        (a read must look again, now). A store that is missing or fails renders nothing: the text as last
+        rendered is read."""
+        where = store_target(settings)
+        if isinstance(where, Path) and not where.exists():
+            return False  # no database yet: a hand-written file needs none
+        try:
+            due = self._profile(settings, target.profile)
+            with due.lock:
+                return self._render(settings, due, target)
+        except PersonaError as error:
+            log.debug("profile %s: no render before the read (%s); serving the last good text", target.profile,
+                      error)
+            return False
+
+    def _render(self, settings: Settings, due: _Profile, target: ResolvedTarget) -> bool:
+        from ..schedule.tick import render_due  # the render pipeline loads only when a profile is looked at
+
+        generation = due.store.generation()
+        if due.rendered_at.get(target.name) == generation:
+            return False
+        # Marked first: a render that fails (a hand-written file it may not replace) is tried again only
+        # when the profile changes again, never on every read of a subscriber's poll.
+        due.rendered_at[target.name] = generation
+        ticked = render_due(settings, due.store)  # None: the lock was busy, or another target failed
+        rendered = render_view(settings, due.store, target) if has_facts(due.store) else False
+        return rendered or bool(ticked and ticked.rendered)
+
+    def _profile(self, settings: Settings, profile: str) -> _Profile:
+        key = (str(store_target(settings)), profile)
+        with self._lock:
+            found = self._profiles.get(key)
+            if found is None:
+                store = PersonaStore.from_settings(settings, profile=profile, prompt_path=True)
+                found = self._profiles[key] = _Profile(store)
+                while len(self._profiles) > MAX_PROFILES:
+                    self._profiles.popitem(last=False)[1].store.close()
+            self._profiles.move_to_end(key)
+            return found
+
+    def close(self) -> None:
+        with self._lock:
+            for due in self._profiles.values():
+                due.store.close()
+            self._profiles.clear()
