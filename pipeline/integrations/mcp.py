@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import warnings
 from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # the SDK is an optional extra, imported only when the server
     from mcp.server.mcpserver import MCPServer
 
 SERVER_NAME = "persona-tier"
+ROOTS_TIMEOUT_S = 2.0  # a client that never answers roots/list costs a read this long
 MCP_AGENT = "mcp"  # the agent a `host` scope names over MCP (pipeline.scopes.HOSTS)
 # The project of the calling client's first root, for the tool call running now (None: the client has no roots).
 ROOT_PROJECT: ContextVar[str | None] = ContextVar("persona_root_project", default=None)
@@ -90,7 +92,8 @@ def _add_resources(lowlevel: Any, texts: PersonaTexts, watcher: Watcher, bus: An
 
     async def read(ctx: Any, params: Any) -> Any:
         try:
-            text = await anyio.to_thread.run_sync(lambda: texts.text(*parse_uri(params.uri)))
+            project = await session_root_project(ctx.session)
+            text = await anyio.to_thread.run_sync(lambda: texts.text(*parse_uri(params.uri), project=project))
         except PersonaError as error:
             raise _persona_error(error) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text=text,
@@ -135,21 +138,29 @@ def _add_resources(lowlevel: Any, texts: PersonaTexts, watcher: Watcher, bus: An
 
 
 def _add_prompt(server: MCPServer, texts: PersonaTexts) -> None:
+    from mcp.server.mcpserver import Context
     from mcp.server.mcpserver.prompts.base import UserMessage
 
-    @server.prompt(name="persona", title="The user's persona",
-                   description="The user's L3 persona, exactly as the injector appends it to a system prompt "
-                               "(one user message). profile: whose (default store.profile); target: which "
-                               "rendering (default injection.target).")
-    async def persona(profile: str | None = None, target: str | None = None) -> Any:
+    async def persona(profile: str | None = None, target: str | None = None, ctx: Any = None) -> Any:
+        project = await session_root_project(ctx.request_context.session if ctx is not None else None)
+
         def text() -> str:
             settings = texts.settings()
-            return texts.text(profile or settings.store.profile, target or settings.injection.target, settings)
+            return texts.text(profile or settings.store.profile, target or settings.injection.target, settings,
+                              project=project)
 
         try:
             return [UserMessage(await anyio.to_thread.run_sync(text))]
         except PersonaError as error:
             raise _persona_error(error) from None
+
+    # The SDK hands the request's context to a parameter annotated Context; the annotation must be the class.
+    persona.__annotations__ = {**persona.__annotations__, "ctx": Context[Any, Any] | None}
+    server.prompt(name="persona", title="The user's persona",
+                  description="The user's L3 persona, exactly as the injector appends it to a system prompt "
+                              "(one user message): the target's facts, the mcp agent's and those of the "
+                              "project of the client's first root. profile: whose (default store.profile); "
+                              "target: which rendering (default injection.target).")(persona)
 
 
 def _as_tool_errors(tool: Tool) -> Callable[..., Any]:
@@ -204,6 +215,21 @@ def _roots_resolver() -> Callable[..., Any]:
 
     wanted_roots.__annotations__ = {"ctx": Context[Any, Any], "scope": str | None, "return": Any}
     return wanted_roots
+
+
+async def session_root_project(session: Any) -> str | None:
+    """The project of the client's first root, for a read (a resource, the prompt): asked with ``roots/list`` on
+    a handshake-era connection; None on a 2026-07-28 one (a read cannot ask the client there: only tools take
+    the input-required round) or when the client declares no roots or does not answer."""
+    capabilities = getattr(session, "client_capabilities", None)
+    if capabilities is None or capabilities.roots is None:
+        return None
+    try:
+        with anyio.fail_after(ROOTS_TIMEOUT_S), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # roots are deprecated in the 2026-07-28 protocol; older clients use them
+            return root_project(await session.list_roots())
+    except Exception:  # no back-channel (2026-07-28), an error answer, or a timeout: no project
+        return None
 
 
 def root_project(listed: Any) -> str | None:

@@ -37,10 +37,12 @@ from ..errors import InputError, PersonaError
 from ..inject.prompt import appendix
 from ..inject.render_due import RenderBeforeRead
 from ..inject.source import Source, open_source
+from ..inject.views import Reader, view_of
 from ..warn_once import ProblemLog
 
 log = logging.getLogger(__name__)
 
+MCP_AGENT = "mcp"  # the agent whose facts every MCP read shows beside the target's (pipeline.scopes.HOSTS)
 SCHEME = "persona://"
 URI_TEMPLATE = SCHEME + "{profile}/{target}"
 MIME_TYPE = "text/markdown"  # the appendix is a markdown header over the block
@@ -83,17 +85,23 @@ class PersonaTexts:
                                 f"appends it to a system prompt.{off}"}
                 for name in settings.targets]
 
-    def text(self, profile: str, target: str, settings: Settings | None = None) -> str:
-        """What the injector would append for ``profile`` and ``target`` ("" when injection is disabled);
-        InputError or StageError when the settings do not allow that profile or know no such target."""
+    def text(self, profile: str, target: str, settings: Settings | None = None, *, project: str | None = None
+             ) -> str:
+        """What the injector would append for ``profile`` and ``target`` as an MCP client reads it: the target's
+        facts, the ``mcp`` agent's, and ``project``'s (the client's root; None: no project); "" when injection
+        is disabled. InputError or StageError when the settings do not allow that profile or know no such target."""
         settings = settings or self.settings()
         resolved = resolve_target(settings, target, profile=profile)  # refuses another profile's file by name
         if not settings.injection.enabled:
             return ""
+        read = view_of(resolved, Reader(MCP_AGENT, project))
         # Render before read, as every host's prompt path does: a fact written by anyone (a tool of this
         # server, the CLI, Mnemosyne) is in the very next read; a render makes the source read again now.
-        fresh = self._render_due(settings, resolved)
-        return appendix(settings.injection.header, self._source(settings, resolved, fresh=fresh).text())
+        fresh = self._render_due(settings, read)
+        text = self._source(settings, read, fresh=fresh).text()
+        if not text and read is not resolved:  # no facts in the store yet: the target's own (hand-written) text
+            text = self._source(settings, resolved, fresh=self._render_due(settings, resolved)).text()
+        return appendix(settings.injection.header, text)
 
     def _source(self, settings: Settings, resolved: ResolvedTarget, *, fresh: bool = False) -> Source:
         # The profile is in the resolved target, so two users never share a source.

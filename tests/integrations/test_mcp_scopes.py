@@ -64,3 +64,37 @@ async def test_a_client_without_roots_gets_a_clear_error_for_a_project_scope(wor
         assert "Uses pnpm." not in json.dumps(listed.structured_content)  # nothing was written
         assert not (await client.call_tool("persona_add", {"content": "Answers tersely.", "topic": "style",
                                                            "scope": "global"})).is_error
+
+
+def seed_scopes(place: Path, shop: Path, blog: Path) -> None:
+    from pipeline import PersonaStore
+    from pipeline.fs.projects import project_of
+
+    with PersonaStore(place / "m.db") as store:
+        store.add("Answers tersely.", topic="style")
+        store.add("Uses pnpm in the shop.", topic="tools", scope=f"project:{project_of(shop).identity}")
+        store.add("Deploys the blog with hugo.", topic="deploy", scope=f"project:{project_of(blog).identity}")
+        store.add("Over MCP, cites file paths.", topic="style", scope="host:mcp")
+        store.add("In Cursor, asks first.", topic="safety", scope="host:cursor")
+
+
+async def read_all(client: Client) -> tuple[str, str]:
+    resource = await client.read_resource("persona://default/markdown")
+    prompt = await client.get_prompt("persona", {})
+    return resource.contents[0].text, prompt.messages[0].content.text
+
+
+async def test_a_read_shows_the_roots_project_the_mcp_agents_facts_and_no_other(workdir):  # noqa: F811
+    shop = repository(workdir / "shop", "git@github.com:acme/shop.git")
+    blog = repository(workdir / "blog", "https://github.com/acme/blog")
+    seed_scopes(workdir, shop, blog)
+    async with Client(server(workdir), list_roots_callback=roots(shop), mode="legacy") as client:
+        for text in await read_all(client):
+            assert "Answers tersely." in text and "Over MCP, cites file paths." in text
+            assert "Uses pnpm in the shop." in text
+            assert "hugo" not in text and "In Cursor" not in text
+    for mode in ("legacy", "auto"):  # no roots, or a read on the 2026-07-28 protocol: global and mcp facts only
+        async with Client(server(workdir), mode=mode) as client:
+            for text in await read_all(client):
+                assert "Answers tersely." in text and "Over MCP, cites file paths." in text
+                assert "pnpm" not in text and "hugo" not in text and "In Cursor" not in text
