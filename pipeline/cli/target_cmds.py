@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..config.targets import ResolvedTarget, resolve_target
 from ..errors import ConfigError
 from .common import JsonOption, ProfileOption, emit_json, state, table
 
+if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
+    from ..config.targets import ResolvedTarget
+
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
                           help="Add a coding agent's instruction file as a target, list targets, remove one.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(targets_app, name="targets")
+
+
 OWNED_TEMPLATES = ("persona.mdc.j2",)  # a whole file that only a preset makes: removing the target deletes it
 
 
@@ -51,6 +59,8 @@ def add(
 @targets_app.command("list")
 def list_targets(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
     """Every target: what it writes, where, with which template and budget."""
+    from ..config.targets import resolve_target
+
     settings = state(ctx).settings()
     rows = []
     for name in settings.targets:
@@ -73,6 +83,7 @@ def remove(
 ) -> None:
     """Remove a target: our region leaves its file (the user's text stays), a preset's own file is deleted."""
     from ..config.edit import set_target
+    from ..config.targets import resolve_target
     from .config_cmds import _edit_target, _protected
 
     cli = state(ctx)
