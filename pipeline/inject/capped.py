@@ -5,9 +5,6 @@ from __future__ import annotations
 import threading
 
 from ..config.targets import ResolvedTarget
-from ..render.notes import lazy_note
-from ..render.section_cap import cap_text
-from ..render.tokens import get_counter
 from ..warn_once import ProblemLog
 
 
@@ -47,7 +44,11 @@ def cap_block(text: str, target: ResolvedTarget, counter: str, *, known_tokens: 
         body = text.partition("\n")[2].lstrip("\n") if text.startswith("# ") else text
         if known_tokens is not None and known_tokens <= target.budget and plausible(body, known_tokens):
             capped = body
-        else:
+        else:  # the cap and the tokenizer load only here, when text must be counted
+            from ..render.notes import lazy_note
+            from ..render.section_cap import cap_text
+            from ..render.tokens import get_counter
+
             capped = cap_text(body, budget=target.budget, counter=get_counter(counter), boundary=target.boundary,
                               note=lazy_note(target)).text
         with _CAPPED_LOCK:
