@@ -74,8 +74,8 @@ class SessionSnapshots:
         self.profile = self.store.profile
         self.reader = reader
         self._reader_key = (reader.host, reader.project)
-        base = resolve_target(settings, settings.injection.target, profile=self.profile)
-        self.target = view_of(base, reader)
+        base = self.base = resolve_target(settings, settings.injection.target, profile=self.profile)
+        self.target = view_of(base, reader)  # the base itself when the reader adds no scope to what it shows
         self.problems = ProblemLog(log)
         self.source = open_view_source(settings, base, self.target, self.problems, store=self.store)
 
@@ -113,14 +113,15 @@ class SessionSnapshots:
         (the lock was busy, or the render failed: the last good text is served), True when it did."""
         from ..schedule.tick import render_due  # the render pipeline loads only when a persona is (re)built
 
-        looked = render_due(self.settings, self.store) is not None
+        if render_due(self.settings, self.store) is None:
+            return False  # another worker is rendering this profile: its view waits with it, the prompt does not
         try:
             refresh(self.settings, self.store, self.target, self.source)
         except PersonaError as error:
             log.debug("profile %s: the view for %s was not rendered (%s); serving the last good text",
                       self.profile, self.reader.describe(), error)
             return False
-        return looked
+        return True
 
     def _read(self) -> str:
         return self.source.read()

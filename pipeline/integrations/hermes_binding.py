@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..config.load import load_settings
 from ..config.schema import Settings
 from ..errors import NoProfile
 from ..fs.locations import hermes_home_override
+from ..inject.views import Reader
 from .tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, openai_schema
 
+HERMES = "hermes"  # the agent a `host` scope names for Hermes (pipeline.scopes.HOSTS)
 # Filled in by the surface, never by the model: a user reaches only their own persona.
 BOUND = frozenset({"profile", "session", "session_id"})
 
@@ -55,6 +58,26 @@ def load_hermes_settings(hermes_home: str | os.PathLike[str] | None) -> Settings
     """The settings file(s) of one Hermes home, as they are, before any user is named."""
     with hermes_home_override(hermes_home):
         return load_settings()
+
+
+def hermes_reader(identity: Identity) -> Reader:
+    """Who reads the persona in this Hermes session: the ``hermes`` agent, in the project of the session's working
+    directory. A gateway serves users whose working directory is the server's, not theirs: no project."""
+    if identity.user_id or identity.session_key:
+        return Reader(HERMES)
+    return Reader.at(HERMES, working_directory())
+
+
+def working_directory() -> Path:
+    """The agent's working directory as Hermes resolves it (its session override, ``TERMINAL_CWD``, else the
+    process's); the same fallback outside Hermes."""
+    try:
+        from agent.runtime_cwd import resolve_agent_cwd
+
+        return Path(resolve_agent_cwd())
+    except Exception:  # not inside Hermes, or a Hermes without it
+        raw = os.environ.get("TERMINAL_CWD", "").strip()
+        return Path(raw).expanduser() if raw and Path(raw).expanduser().is_dir() else Path.cwd()
 
 
 def hermes_settings(hermes_home: str | os.PathLike[str] | None, user_id: str | None = None, *,
@@ -106,9 +129,9 @@ def hermes_profile(settings: Settings, who: Identity | str | None) -> str:
 class BoundTools:
     """The persona tools for one Hermes session: schemas without the bound parameters, calls that fill them."""
 
-    def __init__(self, settings: Settings, *, legacy_names: bool, writes: bool) -> None:
-        self._tools: dict[str, Tool] = PersonaTools(lambda: settings, host=lambda: "hermes").catalog(
-            legacy=legacy_names)
+    def __init__(self, settings: Settings, *, legacy_names: bool, writes: bool, project: str | None = None) -> None:
+        self._tools: dict[str, Tool] = PersonaTools(lambda: settings, host=lambda: "hermes", agent="hermes",
+                                                    project=lambda: project).catalog(legacy=legacy_names)
         self._writes = writes
         self.profile = settings.store.profile
 

@@ -26,8 +26,18 @@ from ..clock import Throttle
 from ..errors import NoProfile, PersonaError
 from ..inject.prompt import appendix
 from ..inject.sessions import SessionSnapshots
+from ..inject.views import Reader
 from ..warn_once import ProblemLog
-from .hermes_binding import BOUND, BoundTools, current_home, gateway_identity, hermes_settings, no_settings
+from .hermes_binding import (
+    BOUND,
+    HERMES,
+    BoundTools,
+    current_home,
+    gateway_identity,
+    hermes_reader,
+    hermes_settings,
+    no_settings,
+)
 from .hermes_mnemosyne import with_persona_once
 from .hermes_request import (
     UnknownShape,
@@ -97,7 +107,8 @@ class PersonaPlugin:
             profile = self._profile()
             text = self.persona(profile, session_id, offered)
             block = appendix(profile.snapshots.settings.injection.header, text)
-            changed = with_persona_once(offered, text, block, api_mode, profile.snapshots.target.path)
+            # Mnemosyne injects the injected target's file: its copy is of ours whatever view this session reads.
+            changed = with_persona_once(offered, text, block, api_mode, profile.snapshots.base.path)
             final = changed if changed is not None else offered
             return None if final is request else {"request": final}
         except UnknownShape as error:
@@ -237,7 +248,7 @@ class PersonaPlugin:
         of users holds a bounded number of files.
         """
         identity = gateway_identity()
-        who = Caller(current_home(), identity.user_id, identity.session_key)
+        who = Caller(current_home(), identity.user_id, identity.session_key, hermes_reader(identity).project or "")
         with self.state.lock:
             found = self.state.profiles.get(who)
         if found is not None:
@@ -252,8 +263,10 @@ class PersonaPlugin:
         if found is not None:
             return found
         settings = hermes_settings(who.home, who.user_id or None, session_key=who.session_key or None)
-        opened = Profile(SessionSnapshots(settings, busy_timeout_ms=settings.injection.busy_timeout_ms),
-                         BoundTools(settings, legacy_names=False, writes=True), who.home)
+        reader = Reader(HERMES, who.project or None)
+        opened = Profile(SessionSnapshots(settings, busy_timeout_ms=settings.injection.busy_timeout_ms,
+                                          reader=reader),
+                         BoundTools(settings, legacy_names=False, writes=True, project=reader.project), who.home)
         with self.state.lock:
             evicted = self.state.profiles.put(who, opened)
         for old in evicted:

@@ -36,7 +36,7 @@ from ..config.schema import Settings
 from ..config.targets import resolve_target
 from ..errors import NoProfile
 from ..inject.injector import PersonaInjector
-from .hermes_binding import BoundTools, hermes_settings, load_hermes_settings
+from .hermes_binding import BoundTools, Identity, hermes_reader, hermes_settings, load_hermes_settings
 from .tools import error_json
 
 log = logging.getLogger(__name__)
@@ -110,8 +110,9 @@ class PersonaMemoryProvider(_base_class()):  # type: ignore[misc]
         except NoProfile as error:  # an anonymous gateway request: no persona, no tools, not a failure
             log.info("persona provider: %s", error)
             return
-        self._tools = BoundTools(settings, legacy_names=True, writes=self._primary)
-        self._injector = PersonaInjector(settings, session_id=self._session_id)
+        reader = hermes_reader(Identity(str(kwargs.get("user_id") or ""), str(kwargs.get("gateway_session_key") or "")))
+        self._tools = BoundTools(settings, legacy_names=True, writes=self._primary, project=reader.project)
+        self._injector = PersonaInjector(settings, session_id=self._session_id, reader=reader)
         parent = kwargs.get("parent_session_id")
         if parent and self._primary:
             self._injector.switch_session(self._session_id, parent_session_id=parent)

@@ -30,11 +30,13 @@ V = TypeVar("V")
 
 
 class Caller(NamedTuple):
-    """Whom a request is for, before any settings are read: the Hermes home and the gateway's names for the user."""
+    """Whom a request is for, before any settings are read: the Hermes home, the gateway's names for the user, and
+    the project of the session's working directory ("" for none: a gateway user has no project of theirs)."""
 
     home: str
     user_id: str
     session_key: str
+    project: str = ""
 
 
 class Persona(NamedTuple):

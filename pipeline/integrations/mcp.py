@@ -11,7 +11,11 @@ import functools
 import inspect
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from contextvars import ContextVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, cast
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import anyio
 import anyio.to_thread
@@ -19,6 +23,7 @@ import anyio.to_thread
 from ..config.schema import Settings
 from ..errors import PersonaError
 from ..fs.locations import package_version
+from ..fs.projects import project_of
 from .mcp_resources import MIME_TYPE, URI_TEMPLATE, PersonaTexts, Watcher, parse_uri
 from .tools import CALLER, PersonaTools, Tool, error_json
 
@@ -26,6 +31,9 @@ if TYPE_CHECKING:  # the SDK is an optional extra, imported only when the server
     from mcp.server.mcpserver import MCPServer
 
 SERVER_NAME = "persona-tier"
+MCP_AGENT = "mcp"  # the agent a `host` scope names over MCP (pipeline.scopes.HOSTS)
+# The project of the calling client's first root, for the tool call running now (None: the client has no roots).
+ROOT_PROJECT: ContextVar[str | None] = ContextVar("persona_root_project", default=None)
 
 
 def load_sdk() -> None:
@@ -43,7 +51,8 @@ def build_server(settings: Callable[[], Settings]) -> tuple[MCPServer, Watcher]:
     bus = InMemorySubscriptionBus()  # ours, so the watcher publishes where the listen streams read
     server = MCPServer(SERVER_NAME, version=package_version(), instructions="The user's L3 persona: durable "
                        "behavioural facts, rendered into the system prompt.", subscriptions=bus)
-    for name, tool in PersonaTools(settings).catalog(legacy=True).items():
+    tools = PersonaTools(settings, agent=MCP_AGENT, project=ROOT_PROJECT.get)
+    for name, tool in tools.catalog(legacy=True).items():
         server.tool(name=name, description=tool.__doc__)(_as_tool_errors(tool))
     texts = PersonaTexts(settings)
     watcher = Watcher(texts, bus)
@@ -143,17 +152,19 @@ def _add_prompt(server: MCPServer, texts: PersonaTexts) -> None:
             raise _persona_error(error) from None
 
 
-def _as_tool_errors(tool: Tool) -> Tool:
-    """``tool`` as the SDK calls it: it also takes the request's context (so what it writes is stamped with the
-    client's name), and our errors come back as tool errors in the contract's shape."""
+def _as_tool_errors(tool: Tool) -> Callable[..., Any]:
+    """``tool`` as the SDK calls it (a coroutine): it also takes the request's context (what it writes is stamped
+    with the client's name; a project scope is its first root's project), and our errors come back as tool errors
+    in the contract's shape."""
     from mcp.server.mcpserver import Context
     from mcp_types import CallToolResult, TextContent
 
     @functools.wraps(tool)
-    def wrapper(*args: Any, mcp_context: Context[Any, Any] | None = None, **kwargs: Any) -> Any:
-        token = CALLER.set(_client_name(mcp_context))
-        try:
-            return tool(*args, **kwargs)
+    async def wrapper(*args: Any, mcp_context: Context[Any, Any] | None = None, mcp_roots: Any = None,
+                      **kwargs: Any) -> Any:
+        token, rooted = CALLER.set(_client_name(mcp_context)), ROOT_PROJECT.set(root_project(mcp_roots))
+        try:  # the tool does store I/O: in a worker thread, which sees both context variables (anyio copies them)
+            return await anyio.to_thread.run_sync(functools.partial(tool, *args, **kwargs))
         except PersonaError as error:
             # A tool error whose text and structured content have the contract's shape,
             # {"status": "error", "error": ...}, like every other surface's answers.
@@ -161,14 +172,54 @@ def _as_tool_errors(tool: Tool) -> Tool:
             return CallToolResult(content=[TextContent(type="text", text=answer)],
                                   structured_content=json.loads(answer), is_error=True)
         finally:
+            ROOT_PROJECT.reset(rooted)
             CALLER.reset(token)
 
     signature = inspect.signature(tool, eval_str=True)  # resolved where the tool was written
-    context = inspect.Parameter("mcp_context", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                annotation=Context[Any, Any] | None)
-    wrapper.__signature__ = signature.replace(parameters=[*signature.parameters.values(), context])  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {**tool.__annotations__, "mcp_context": Context[Any, Any] | None}
+    extra: dict[str, Any] = {"mcp_context": Context[Any, Any] | None}
+    if "scope" in signature.parameters:  # a project scope is the client's first root's project
+        from mcp.server.mcpserver.resolve import Resolve
+        from mcp_types import ListRootsResult
+
+        extra["mcp_roots"] = Annotated[ListRootsResult | None, Resolve(_roots_resolver())]
+    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+             for name, annotation in extra.items()]
+    wrapper.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *added])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**tool.__annotations__, **extra}
     return wrapper
+
+
+def _roots_resolver() -> Callable[..., Any]:
+    """The SDK resolver that fills a tool's ``mcp_roots``: the client's roots, asked only when the call wants a
+    project scope and the client declares roots (on the 2026-07-28 protocol the SDK asks through an
+    input-required round trip, before it a ``roots/list`` request); None otherwise, so no other call waits."""
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver.resolve import ListRoots
+
+    def wanted_roots(ctx: Any, scope: str | None = None) -> Any:
+        capabilities = ctx.client_capabilities
+        if scope != "project" or capabilities is None or capabilities.roots is None:
+            return None
+        return ListRoots()
+
+    wanted_roots.__annotations__ = {"ctx": Context[Any, Any], "scope": str | None, "return": Any}
+    return wanted_roots
+
+
+def root_project(listed: Any) -> str | None:
+    """The project of the first ``file://`` root the client listed (its workspace), or None."""
+    for root in getattr(listed, "roots", None) or ():
+        directory = _root_directory(str(root.uri))
+        if directory is not None:
+            return project_of(directory).identity
+    return None
+
+
+def _root_directory(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return Path(url2pathname(parsed.path))
 
 
 def _client_name(context: Any) -> str:

@@ -36,6 +36,8 @@ from ..store.importing import ImportReport
 from ..text import counted
 
 USER_PRESETS = ("claude-code", "codex", "gemini")  # the hosts with a file of the user's own under the home
+# A user-level file a host loads instead of its usual one while it exists (Codex: AGENTS.override.md).
+OVERRIDES = {"codex": "AGENTS.override.md"}
 HERMES_FILES = (("memories/USER.md", "Hermes USER.md"), ("memories/MEMORY.md", "Hermes MEMORY.md"))
 
 
@@ -126,6 +128,10 @@ def _host(settings: Settings, store: PersonaStore, preset: str, home: Path, plan
     path = home / host.user_file
     if not path.parent.is_dir():
         return
+    shadow = path.with_name(OVERRIDES.get(preset, path.name))
+    if shadow != path and _has_text(shadow):  # the host loads the override instead: import it, and write there
+        plan.notes.append(f"{host.host} reads {shadow} instead of {path} while it exists; init imports and writes it")
+        path = shadow
     if _has_text(path):
         plan.sources.append(Found(host.host, path, "instructions"))
     writers = [name for name in settings.targets if _writes(settings, store.profile, name, path)]

@@ -30,8 +30,10 @@ from ..errors import InputError, PersonaError
 from ..inject.injector import PersonaInjector
 from ..render.tokens import get_counter
 from ..schedule.triggers import status_data
+from ..scopes import host_scope, project_scope
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore, Proposal
+from ..store.supersede import SAME_SCOPE
 from ..tiers import Tier
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,11 @@ Session = Annotated[str | None, Field(description="Deprecated: the old name of p
 PersonaId = Annotated[int, BeforeValidator(_not_a_bool),
                       Field(description="Persona fact id, as returned by persona_list.", ge=1, lt=2**63)]
 Reason = Annotated[str | None, Field(description="Why; kept with the fact or its tombstone.")]
+ScopeKind = Literal["global", "project", "host"]
+Scope = Annotated[ScopeKind | None, Field(description=(
+    "Where the fact holds. global (the default): true of the user everywhere ('answers tersely'). project: a rule "
+    "about this repository or project only ('this repo uses pnpm, never npm'), the project of the session's "
+    "working directory. host: only for this agent ('in this tool, never run the terminal without asking')."))]
 Tool = Callable[..., dict[str, Any]]
 
 LEGACY_ALIASES = {
@@ -98,9 +105,26 @@ class PersonaTools:
     """The tools, bound to a way of loading settings (read on every call, so edits are seen) and to the host they
     serve: what a tool writes is stamped ``tool:HOST`` by this code, never by the model."""
 
-    def __init__(self, settings: Callable[[], Settings], *, host: Callable[[], str] | None = None) -> None:
+    def __init__(self, settings: Callable[[], Settings], *, host: Callable[[], str] | None = None,
+                 agent: str = "mcp", project: Callable[[], str | None] | None = None) -> None:
         self.settings = settings
         self.host = host or CALLER.get
+        self.agent = agent  # the host a `host` scope names (pipeline.scopes.HOSTS)
+        self.project = project or (lambda: None)  # the session's project identity; None when not known
+
+    def scope(self, kind: ScopeKind | None) -> str | None:
+        """The stored scope a tool's ``scope`` argument names (None: global); InputError for a project scope when
+        the session's working directory is not known (a gateway user, an MCP client without roots)."""
+        if kind is None or kind == "global":
+            return None
+        if kind == "host":
+            return host_scope(self.agent)
+        project = self.project()
+        if project is None:
+            raise InputError("scope project needs the session's working directory, and this host did not give one "
+                             "(a gateway chat, or an MCP client without roots); use scope global, or add the fact "
+                             "with `persona add --project DIR`")
+        return project_scope(project)
 
     def store(self, profile: str | None, session: str | None = None, *, readonly: bool = False) -> PersonaStore:
         """The store of ``profile`` (``session`` is its deprecated name)."""
@@ -184,16 +208,19 @@ class PersonaTools:
             confidence: Annotated[float, Field(description="How sure, 0 to 1.", ge=0, le=1)] = 0.7,
             reason: Reason = None,
             force: Annotated[bool, Field(description="Add it even if the same fact was demoted before.")] = False,
+            scope: Scope = None,
             profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
             """Use for a new durable fact about the user (a lasting preference, rule or circumstance, not a passing
             task detail). The same topic and text twice gives one fact. When the user corrects or changes a fact
             the persona already holds, use persona_replace instead, so the old one does not stay beside it. If the
             answer lists facts this one may update (may_update), judge each: persona_replace when it changed,
-            persona_review dismiss when both stay true."""
+            persona_review dismiss when both stay true. Give scope project for a rule about this repository only,
+            host for one about this agent only; leave it out for what is true of the user everywhere."""
+            where = self.scope(scope)
             with self.store(profile, session) as store:
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
-                                   force=force)
+                                   force=force, scope=where)
             fact = result.fact
             return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
                            fact=fact.to_dict(), **may_update(result.proposals))
@@ -266,6 +293,9 @@ class PersonaTools:
             reason: Reason = None,
             force: Annotated[bool, Field(description="Take in text the user had forgotten, only when they ask to "
                                                "have it back.")] = False,
+            scope: Annotated[ScopeKind | None, Field(description=(
+                "Only to move the fact: global, project (this session's project) or host (this agent); by "
+                "default the new fact keeps the old one's scope."))] = None,
             profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
             """Use when the user corrects a persona fact or says it changed ("I moved to Berlin", "I use pnpm now"):
@@ -275,8 +305,9 @@ class PersonaTools:
             if (persona_id is None) == (old_text is None):
                 raise InputError("give the old fact's persona_id or a piece of its old_text, not both")
             target: int | str = persona_id if persona_id is not None else str(old_text)
+            where = SAME_SCOPE if scope is None else self.scope(scope)
             with self.store(profile, session) as store:
-                result = store.replace(target, content, reason=reason, force=force)
+                result = store.replace(target, content, reason=reason, force=force, scope=where)
             return changed(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
                            old=result.old.to_dict())
 

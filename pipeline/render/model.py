@@ -35,6 +35,7 @@ class PersonaFact(NamedTuple):
     age_days: float  # since the last reinforcement, at extract time
     origin: Literal["persona", "candidate", "tombstone", "superseded"]
     scope: str | None = None  # None: global; project:ID or host:NAME (pipeline/scopes.py)
+    slot: str | None = None  # the key it holds in its scope (package_manager), read only for a scoped profile
 
 
 def fact_label(key: str) -> str:

@@ -21,9 +21,9 @@ from ..clock import Clock
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, check_writable, resolve_target
 from ..errors import StageError
-from ..render.model import FactSet, LeftOut, Start, TargetReport
+from ..render.model import FactSet, LeftOut, PersonaFact, Start, TargetReport, fact_label
 from ..render.tokens import get_counter
-from ..scopes import ScopeFilter
+from ..scopes import ScopeFilter, kind_of
 from ..scopes import shown as scope_text
 from ..store import PersonaStore
 from .context import StageContext
@@ -180,8 +180,34 @@ def within(facts: FactSet, scopes: ScopeFilter, *, explain: bool = False) -> Fac
         return facts  # the common case: nothing scoped, nothing to filter
     shows = scopes.shows
     shown = tuple(fact for fact in facts.facts if shows(fact.scope))
+    shadowed = _shadowed(shown)
+    if shadowed:
+        shown = tuple(fact for fact in shown if fact.key not in shadowed)
     if not explain:
         return replace(facts, facts=shown)
     out = tuple(LeftOut(fact, f"out of scope ({scope_text(fact.scope)}; this target shows {scopes.describe()})")
                 for fact in facts.facts if not shows(fact.scope))
+    out += tuple(LeftOut(fact, shadowed[fact.key]) for fact in facts.facts if fact.key in shadowed)
     return replace(facts, facts=shown, left_out=facts.left_out + out)
+
+
+SPECIFIC = {"project": 2, "host": 1, "global": 0}  # where two shown facts hold one key, the narrower scope wins
+
+
+def _shadowed(shown: tuple[PersonaFact, ...]) -> dict[str, str]:
+    """The shown facts another shown fact of the same key outranks (a project's package_manager over the global
+    one, in that project's files), each with why, by fact key."""
+    holders: dict[str, list[PersonaFact]] = {}
+    for fact in shown:
+        if fact.slot is not None:
+            holders.setdefault(fact.slot, []).append(fact)
+    out: dict[str, str] = {}
+    for slot, facts in holders.items():
+        if len(facts) < 2:
+            continue
+        winner = max(facts, key=lambda fact: SPECIFIC[kind_of(fact.scope)])
+        for fact in facts:
+            if SPECIFIC[kind_of(fact.scope)] < SPECIFIC[kind_of(winner.scope)]:
+                out[fact.key] = (f"key {slot}: {fact_label(winner.key)} of {scope_text(winner.scope)} holds it here "
+                                 f"({scope_text(fact.scope)} gives way)")
+    return out

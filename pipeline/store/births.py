@@ -44,6 +44,15 @@ def writers(conn: Connection, profile: str, ids: Collection[int] | None = None) 
     return {int(row[0]): writer_of(row[1], row[2]) for row in rows if wanted is None or int(row[0]) in wanted}
 
 
+def rescope(conn: Connection, profile: str, persona_id: int, scope: str | None) -> None:
+    """The fact is now of ``scope`` (an import or an edit moved it). A fact from before births gets one at
+    generation 0: every snapshot may have held it, which is what a forget must assume of it."""
+    if conn.execute("UPDATE persona_births SET scope = ? WHERE profile = ? AND persona_id = ?",
+                    (scope, profile, persona_id)).rowcount == 0:
+        conn.execute("INSERT INTO persona_births (profile, persona_id, generation, scope) VALUES (?, ?, 0, ?)",
+                     (profile, persona_id, scope))
+
+
 def scope_of(conn: Connection, profile: str, persona_id: int) -> str | None:
     """The fact's scope (None: global, as every fact without a birth, and every fact from before scopes, is)."""
     row = conn.execute("SELECT scope FROM persona_births WHERE profile = ? AND persona_id = ?",

@@ -34,6 +34,7 @@ from .forgotten import REFUSED, fold, forgotten_test
 EDIT_WRITER = "edit"  # who wrote what persona edit adds or replaces (store/births.py)
 Kind = Literal["add", "replace", "update", "demote", "forget"]
 ATTRIBUTES = ("tier", "confidence", "reinforcement_count", "reason", "key")
+IDENTITY = ("topic", "content", "scope")  # a change to any of these is a replace, with lineage
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,12 @@ class Wanted:
     reinforcement_count: int
     reason: str | None
     key: str | None
+    scope: str | None = None  # None: global (pipeline.scopes)
 
     @classmethod
     def shown(cls, fact: Fact, key: str | None) -> Wanted:
         return cls(fact.topic, fact.content, fact.tier, fact.confidence, fact.reinforcement_count,
-                   fact.promotion_reason or None, key)
+                   fact.promotion_reason or None, key, fact.scope)
 
     @classmethod
     def edited(cls, edited: Edited, was: Wanted | None, *, by_text: bool = False) -> Wanted:
@@ -68,11 +70,12 @@ class Wanted:
             (entry.reason, entry.key)
         return cls(entry.topic, entry.content, keep("tier", entry.tier, entry.tier),
                    keep("confidence", entry.confidence, entry.confidence),
-                   keep("reinforcement_count", entry.reinforcement_count, 0), reason, key)
+                   keep("reinforcement_count", entry.reinforcement_count, 0), reason, key, entry.scope)
 
     @property
-    def text(self) -> tuple[str, str]:
-        return self.topic, self.content
+    def text(self) -> tuple[str, str, str | None]:
+        """What makes it this fact rather than another: its topic, text and scope."""
+        return self.topic, self.content, self.scope
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ class Step:
         """The fields a replace or update changes."""
         if self.was is None or self.now is None:
             return ()
-        return tuple(name for name in ("topic", "content", *ATTRIBUTES)
+        return tuple(name for name in (*IDENTITY, *ATTRIBUTES)
                      if getattr(self.was, name) != getattr(self.now, name))
 
     def to_dict(self) -> dict[str, Any]:
@@ -179,11 +182,11 @@ def _matches(base: EditBase, edited: list[Edited]) -> dict[int, Fact]:
     with its topic and text that no id names (an id line deleted, a fact pasted in again: the same fact, not a
     second one)."""
     named = {item.entry.id for item in edited if item.entry.id is not None}
-    by_text = {(fact.topic, fact.content): fact for fact in base.facts.values() if fact.id not in named}
+    by_text = {(fact.topic, fact.content, fact.scope): fact for fact in base.facts.values() if fact.id not in named}
     matched = {}
     for index, item in enumerate(edited):
         fact = base.facts.get(item.entry.id) if item.entry.id is not None else \
-            by_text.pop((item.entry.topic, item.entry.content), None)
+            by_text.pop((item.entry.topic, item.entry.content, item.entry.scope), None)
         if fact is not None:
             matched[index] = fact
     return matched
@@ -197,8 +200,8 @@ def _unknown_ids(base: EditBase, edited: list[Edited]) -> list[Problem]:
 
 def _repeats(edited: list[Edited]) -> list[Problem]:
     problems: list[Problem] = []
-    for what, identity in (("id", lambda e: e.id), ("key", lambda e: e.key),
-                           ("topic and text", lambda e: (e.topic, e.content))):
+    for what, identity in (("id", lambda e: e.id), ("key", lambda e: None if e.key is None else (e.key, e.scope)),
+                           ("topic, text and scope", lambda e: (e.topic, e.content, e.scope))):
         seen: dict[Any, int] = {}
         for item in edited:
             value = identity(item.entry)
@@ -321,12 +324,12 @@ def _apply_step(store: PersonaStore, conn: Connection, step: Step, done: Applied
     assert now is not None
     if old is None:
         fact = store.insert_row(conn, tier=now.tier, topic=now.topic, content=now.content, confidence=now.confidence,
-                                source=content_key(now.topic, now.content), reason=now.reason, force=force,
-                                writer=EDIT_WRITER)
+                                source=content_key(*now.text), reason=now.reason, force=force,
+                                writer=EDIT_WRITER, scope=now.scope)
         done.added.append(fact.id)
     elif step.kind == "replace":
         fact = supersede.replace(store, old.id, now.content, topic=now.topic, tier=now.tier, reason=now.reason,
-                                 force=force, writer=EDIT_WRITER).new
+                                 force=force, writer=EDIT_WRITER, scope=now.scope).new
         done.replaced.append((old.id, fact.id))
     else:
         fact = old
@@ -348,11 +351,15 @@ def _set_attributes(store: PersonaStore, conn: Connection, fact: Fact, now: Want
 
 
 def _apply_keys(store: PersonaStore, conn: Connection, final: dict[Step, int]) -> None:
-    """The slots as the file names them: a key left or moved is emptied first, then each key goes to its fact."""
-    moved = [step for step in final if step.now is not None and (step.was.key if step.was else None) != step.now.key]
+    """The slots as the file names them: a key left or moved (to another fact or scope) is emptied first, then
+    each key goes to its fact, in the fact's scope."""
+    def slot(wanted: Wanted | None) -> tuple[str | None, str | None]:
+        return (None, None) if wanted is None else (wanted.key, wanted.scope)
+
+    moved = [step for step in final if step.now is not None and slot(step.was) != slot(step.now)]
     for step in moved:
         if step.was is not None and step.was.key is not None:
-            supersede.drop_key(conn, store.profile, step.was.key)
+            supersede.drop_key(conn, store.profile, step.was.key, step.was.scope)
     for step in moved:
         if step.now is not None and step.now.key is not None:
-            supersede.set_key(conn, store.profile, step.now.key, final[step])
+            supersede.set_key(conn, store.profile, step.now.key, final[step], step.now.scope)

@@ -23,7 +23,6 @@ with them in place and every line number stays the user's.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,15 +38,15 @@ from . import supersede
 from .database import profile_generation
 from .fact_row import Fact
 from .facts import PersonaStore
-from .facts_file import FactEntry, export_entry
+from .facts_file import FactEntry, dump_yaml, export_entry
 
 Problem = tuple[int | None, str]  # (line, what is wrong); the line None where the whole file is meant
 BANNER = "# persona edit could not apply this file: fix what each error names, then save (or quit to cancel)."
 ERROR = "# error: "
-UNICODE_BREAKS = "\x85\u2028\u2029"
 EXAMPLE = "# - topic: style\n#   content: Answers tersely.\n"
 GUIDE = """\
-# Correct a fact's text or topic: it is replaced (`persona undo-replace NEW_ID` takes it back).
+# Correct a fact's text, topic or scope: it is replaced (`persona undo-replace NEW_ID` takes it back).
+# A scope is global (no scope line), `scope: {{project: PATH-or-URL}}` or `scope: {{host: NAME}}`.
 # Change its tier, confidence, reinforcement_count, reason or key: it is updated in place.
 # Delete its entry: {removed}.
 # Add an entry without an id (topic and content; tier, confidence, reason, key if you like): a new fact.
@@ -101,26 +100,7 @@ def _entry(fact: Fact, key: str | None) -> str:
     writer = fields.pop("writer", None) or "unknown"
     shown = {name: value for name, value in fields.items() if value is not None}
     return (f"# #{fact.id}: written by {flat(writer)}; created {flat(fact.created_at)}; "
-            f"last reinforced {flat(fact.last_reinforced_at)}\n" + _dump([shown]))
-
-
-def _dump(document: Any) -> str:
-    out = io.StringIO()
-    yaml = YAML(typ="safe", pure=True)
-    yaml.default_flow_style = False
-    yaml.allow_unicode = True
-    yaml.width = 4096  # a fact stays on one line, as the user reads and edits it
-    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
-    yaml.representer.add_representer(str, _text)
-    yaml.dump(document, out)
-    return out.getvalue()
-
-
-def _text(representer: Any, text: str) -> Any:
-    """A string as YAML; one holding a Unicode line break is double-quoted, where it is escaped (the emitter writes
-    it raw in other styles, and a reader folds it into a space)."""
-    style = '"' if any(mark in text for mark in UNICODE_BREAKS) else None
-    return representer.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+            f"last reinforced {flat(fact.last_reinforced_at)}\n" + dump_yaml([shown]))
 
 
 def flat(text: object) -> str:

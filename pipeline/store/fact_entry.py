@@ -16,9 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import InputError
 from ..tiers import Tier
 from .fact_row import content_key
-from .validation import MAX_TOPIC_CHARS, check_text
+from .validation import MAX_TOPIC_CHARS, check_text, scope_in_file
 
 MAX_WRITER_CHARS = 4096  # a writer names a file: the longest path a system allows
+MAX_IMPORT_BYTES = 32 * 1024 * 1024  # a few hundred thousand facts; past it a file is no memory export
 
 
 class FactEntry(BaseModel):
@@ -37,6 +38,15 @@ class FactEntry(BaseModel):
     reinforcement_count: int | None = Field(None, ge=0, lt=2**63)
     writer: str | None = Field(None, min_length=1, max_length=MAX_WRITER_CHARS,
                                description="Who wrote the fact (from an export); default: this import.")
+    scope: str | None = Field(None, description="global (the default), {project: PATH-or-URL} or {host: NAME}.")
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope(cls, value: object) -> str | None:
+        try:
+            return scope_in_file(value)
+        except InputError as error:  # as a ValueError, so it is reported with the entry's index and line
+            raise ValueError(str(error)) from None
 
     @field_validator("topic", "content", "key", "writer")
     @classmethod
@@ -50,8 +60,8 @@ class FactEntry(BaseModel):
 
     @property
     def identity(self) -> str:
-        """Stable identity of the fact: its topic and text (shared with ``persona add``)."""
-        return content_key(self.topic, self.content)
+        """Stable identity of the fact: its topic, text and scope (shared with ``persona add``)."""
+        return content_key(self.topic, self.content, self.scope)
 
 
 @dataclass(frozen=True, slots=True)

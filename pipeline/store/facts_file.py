@@ -37,12 +37,14 @@ from ruamel.yaml.error import YAMLError
 from ..config.files import parse_yaml_text, read_yaml_text
 from ..errors import ConfigError, FactsFileError
 from ..fs.yaml import YamlTooComplex, check_yaml
+from ..scopes import kind_of, value_of
 from . import supersede
-from .fact_entry import MAX_WRITER_CHARS, FactEntry, Offered, Parsed, Refusal, entry_problems
+from .fact_entry import MAX_IMPORT_BYTES, MAX_WRITER_CHARS, FactEntry, Offered, Parsed, Refusal, entry_problems
 from .fact_row import Fact
 from .facts import PersonaStore
 from .importing import ImportReport, Known, import_entries
 
+UNICODE_BREAKS = "\x85\u2028\u2029"  # line breaks YAML folds into a space unless double-quoted
 __all__ = ["MAX_WRITER_CHARS", "FactEntry", "ImportReport", "Known", "import_facts", "parse_facts",
            "read_facts_file"]
 
@@ -66,6 +68,14 @@ def parse_facts(text: str, path: Path) -> Parsed:
 
 
 def _read(path: Path) -> str:
+    """The file's text, bounded as every import's source is (the CLI's and the Python API's alike)."""
+    try:
+        size = Path(path).stat().st_size
+    except OSError:
+        size = 0  # read_yaml_text names what is wrong with the path
+    if size > MAX_IMPORT_BYTES:
+        raise FactsFileError(f"{path} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB, the most an import "
+                             "reads; split it")
     try:
         return read_yaml_text(path)
     except ConfigError as error:  # unreadable, not UTF-8, or past the nesting and alias limits
@@ -127,7 +137,7 @@ def _duplicates(offered: list[Offered]) -> dict[str, Refusal]:
     repeats: dict[str, Refusal] = {}
     identities: tuple[tuple[str, Callable[[FactEntry], Hashable]], ...] = (
         ("", lambda e: None if e.id is not None else e.identity),
-        ("the id of ", lambda e: e.id), ("the key of ", lambda e: e.key))
+        ("the id of ", lambda e: e.id), ("the key of ", lambda e: None if e.key is None else (e.key, e.scope)))
     for what, identity in identities:
         seen: dict[Any, str] = {}
         for item in offered:
@@ -152,20 +162,38 @@ def export_facts(store: PersonaStore) -> str:
         keys = supersede.keys_of(conn, store.profile)
         facts = store.list()
     entries = [export_entry(fact, keys.get(fact.id)) for fact in facts]
+    return (f"# persona export of profile {store.profile!r}: edit, then `persona import` this file.\n"
+            "# Facts are matched by id: an edited text under the same id updates that fact.\n"
+            + dump_yaml({"facts": entries}))
+
+
+def dump_yaml(document: Any) -> str:
+    """Entries as export and ``persona edit`` write them: block style, one fact on one line, any text intact."""
     out = io.StringIO()
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
     yaml.allow_unicode = True
+    yaml.width = 4096  # a fact stays on one line, as the user reads and edits it
     yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
-    yaml.dump({"facts": entries}, out)
-    return (f"# persona export of profile {store.profile!r}: edit, then `persona import` this file.\n"
-            "# Facts are matched by id: an edited text under the same id updates that fact.\n" + out.getvalue())
+    yaml.representer.add_representer(str, _text)
+    yaml.dump(document, out)
+    return out.getvalue()
+
+
+def _text(representer: Any, text: str) -> Any:
+    """A string as YAML; one holding a Unicode line break is double-quoted, where it is escaped (the emitter writes
+    it raw in other styles, and a reader folds it into a space)."""
+    style = '"' if any(mark in text for mark in UNICODE_BREAKS) else None
+    return representer.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 
 
 def export_entry(fact: Fact, key: str | None) -> dict[str, Any]:
-    """One fact as an export writes it (``persona edit`` writes the same, its writer as a comment)."""
-    return {"id": fact.id, **({"key": key} if key is not None else {}), "topic": fact.topic,
+    """One fact as an export writes it (``persona edit`` writes the same, its writer as a comment). A value another
+    tool left empty (a NULL confidence) is left out, so the file imports again."""
+    entry = {"id": fact.id, **({"key": key} if key is not None else {}),
+            **({"scope": {kind_of(fact.scope): value_of(fact.scope)}} if fact.scope else {}), "topic": fact.topic,
             "content": fact.content, "tier": fact.tier, "confidence": fact.confidence,
             "reinforcement_count": fact.reinforcement_count,
             **({"reason": fact.promotion_reason} if fact.promotion_reason else {}),
             **({"writer": fact.writer} if fact.writer else {})}
+    return {name: value for name, value in entry.items() if value is not None}

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import FactsFileError
 from . import supersede
-from .births import BIRTH_JOIN
+from .births import BIRTH_JOIN, rescope
 from .fact_entry import FactEntry, Offered, Parsed, Refusal
 from .fact_row import FACT_COLUMNS, Fact, Proposal
 from .facts import TOMBSTONE_MARK, PersonaStore
@@ -80,8 +80,8 @@ class Known:
 
     by_id: dict[int, Any]
     by_key: dict[str, Any]
-    by_text: dict[tuple[str, str], Any]
-    by_folded: dict[str, Any]  # by the text alone, case and spacing folded, whatever its topic
+    by_text: dict[tuple[str, str, str | None], Any]  # by topic, text and scope
+    by_folded: dict[tuple[str, str | None], Any]  # by the text, case and spacing folded, and scope: any topic
     tombstoned: set[str]
     demoted: set[str]  # the demoted texts, case and spacing folded, whatever their topic
     superseded: set[str]
@@ -94,12 +94,11 @@ class Known:
             "p.reinforcement_count, o.persona_id AS origin_id, o.file_tier, o.file_confidence, o.file_reason, "
             f"b.scope FROM memoria_persona p LEFT JOIN persona_origins o ON o.persona_id = p.id {BIRTH_JOIN} "
             "WHERE p.session_id = ? ORDER BY p.id DESC", (store.profile,)).fetchall()
-        # Newest first, so the oldest row wins each key, as the single-fact look-up chooses. An import's facts are
-        # global: the same text in a project or for one host is another fact (pipeline.scopes).
-        globals_ = [row for row in rows if row["scope"] is None]
-        by_key = {row["source_memory_id"]: row for row in globals_ if row["source_memory_id"] is not None}
-        by_text = {(row["topic"], row["content"]): row for row in globals_}
-        by_folded = {fold(row["content"]): row for row in globals_ if isinstance(row["content"], str)}
+        # Newest first, so the oldest row wins each key, as the single-fact look-up chooses. The same text in a
+        # project or for one host is another fact than the global one (pipeline.scopes): each look-up has the scope.
+        by_key = {row["source_memory_id"]: row for row in rows if row["source_memory_id"] is not None}
+        by_text = {(row["topic"], row["content"], row["scope"]): row for row in rows}
+        by_folded = {(fold(row["content"]), row["scope"]): row for row in rows if isinstance(row["content"], str)}
         tombstones = conn.execute(
             "SELECT source_memory_id, preference FROM memoria_preferences WHERE session_id = ? AND evolution = ?",
             (store.profile, TOMBSTONE_MARK)).fetchall()
@@ -114,10 +113,10 @@ class Known:
 
     def find(self, entry: FactEntry, *, any_topic: bool = False) -> Any:
         """The fact ``entry`` states: by its topic and text, or (``any_topic``) by its text alone."""
-        found = [row for row in (self.by_key.get(entry.identity), self.by_text.get((entry.topic, entry.content)))
-                 if row is not None]
+        found = [row for row in (self.by_key.get(entry.identity),
+                                 self.by_text.get((entry.topic, entry.content, entry.scope))) if row is not None]
         if not found and any_topic:
-            return self.by_folded.get(fold(entry.content))
+            return self.by_folded.get((fold(entry.content), entry.scope))
         return min(found, key=lambda row: row["id"]) if found else None
 
 
@@ -178,7 +177,7 @@ def decide(known: Known, offered: Offered, force: bool, declarative: bool = True
     entry = offered.fact
     if entry.id is not None and entry.id in known.by_id:
         row = known.by_id[entry.id]
-        if _declared_by_id(entry, row) == _stored(row):
+        if (*_declared_by_id(entry, row), entry.scope) == (*_stored(row), row["scope"]):
             return Decision(offered, UNCHANGED, row, by_id=True)
         if entry.content != row["content"] and not force and known.forgotten(entry.content, None):
             return Decision(offered, REFUSED, row, by_id=True, why=FORGOTTEN)
@@ -247,7 +246,7 @@ def _apply(store: PersonaStore, conn: Any, known: Known, decision: Decision, ori
         fact_id = int(decision.row["id"])
         report.unchanged.append(fact_id)
     if entry.key is not None:
-        _claim_key(store, conn, entry.key, fact_id, report)
+        _claim_key(store, conn, entry.key, entry.scope, fact_id, report)
     if entry.id is not None:
         _record_origin(conn, fact_id, origin, _declared(entry))
     return fact_id
@@ -257,7 +256,8 @@ def _add(store: PersonaStore, conn: Any, known: Known, entry: FactEntry, origin:
          force: bool) -> int:
     fact_id = store.insert_row(conn, tier=entry.tier, topic=entry.topic, content=entry.content,
                                confidence=entry.confidence, source=entry.identity, reason=entry.reason,
-                               force=force, forgotten=known.forgotten, writer=entry.writer or writer).id
+                               force=force, forgotten=known.forgotten, writer=entry.writer or writer,
+                               scope=entry.scope).id
     if entry.reinforcement_count:
         conn.execute("UPDATE memoria_persona SET reinforcement_count = ? WHERE id = ?",
                      (entry.reinforcement_count, fact_id))
@@ -275,6 +275,9 @@ def _update_by_id(store: PersonaStore, conn: Any, known: Known, row: Any, entry:
     conn.execute("UPDATE memoria_persona SET topic = ?, content = ?, tier = ?, confidence = ?, promotion_reason = ?, "
                  "reinforcement_count = ?, source_memory_id = ? WHERE id = ? AND session_id = ?",
                  (*_declared_by_id(entry, row), source, row["id"], store.profile))
+    if entry.scope != row["scope"]:  # moved to another scope: its slot, if any, was the old scope's
+        rescope(conn, store.profile, int(row["id"]), entry.scope)
+        supersede.drop_keys_of(conn, store.profile, int(row["id"]))
     return int(row["id"])
 
 
@@ -288,9 +291,10 @@ def _update_by_text(store: PersonaStore, conn: Any, known: Known, row: Any, entr
     return int(row["id"])
 
 
-def _claim_key(store: PersonaStore, conn: Any, key: str, fact_id: int, report: ImportReport) -> None:
-    """The fact takes the slot; the slot's older fact, if another, is superseded by it."""
-    owner = supersede.key_owner(conn, store.profile, key)
+def _claim_key(store: PersonaStore, conn: Any, key: str, scope: str | None, fact_id: int,
+               report: ImportReport) -> None:
+    """The fact takes the slot of its scope; the slot's older fact, if another, is superseded by it."""
+    owner = supersede.key_owner(conn, store.profile, key, scope)
     if owner is not None and owner != fact_id:
         old = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
                            (owner, store.profile)).fetchone()
@@ -299,7 +303,7 @@ def _claim_key(store: PersonaStore, conn: Any, key: str, fact_id: int, report: I
             supersede.supersede(store, conn, Fact(**dict(old)), new, f"key {key}")
             report.superseded.append(owner)
             report.keyed.append({"old": owner, "new": fact_id, "key": key})
-    supersede.set_key(conn, store.profile, key, fact_id)
+    supersede.set_key(conn, store.profile, key, fact_id, scope)
 
 
 def _record_origin(conn: Any, fact_id: int, origin: str, declared: tuple[str, float, str | None]) -> None:

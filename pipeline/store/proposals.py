@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
 from .backend import Connection
+from .births import BIRTH_JOIN
 from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id
 from .forgotten import digests, secret
 from .supersede_rules import judge
@@ -42,8 +43,9 @@ def propose(store: PersonaStore, conn: Connection, new: Fact, olds: Iterable[Fac
     if store.supersede_detect == "off":
         return ()
     candidates = _topic_facts(store, conn, new) if olds is None else olds
+    # Within one scope only: a project's "uses pnpm" updates nothing global, it holds beside it (keys do the same).
     judged = sorted(((verdict, old) for old in candidates if old.id != new.id and old.topic == new.topic
-                     and (verdict := judge(old.content, new.content)).proposes),
+                     and old.scope == new.scope and (verdict := judge(old.content, new.content)).proposes),
                     key=lambda pair: (-pair[0].strength, pair[1].id))
     made: list[Proposal] = []
     for verdict, old in judged:
@@ -58,7 +60,7 @@ def propose_after_import(store: PersonaStore, conn: Connection, added: Sequence[
     says that one is current too. One read for the whole import."""
     if store.supersede_detect == "off" or not added:
         return []
-    rows = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? "
+    rows = conn.execute(f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE session_id = ? "
                         f"AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile,)).fetchall()
     facts = {int(row["id"]): Fact(**dict(row)) for row in rows}
     olds = [fact for fact_id, fact in facts.items() if fact_id not in listed]
@@ -105,8 +107,9 @@ def forget_profile(store: PersonaStore, conn: Connection) -> None:
 
 
 def _topic_facts(store: PersonaStore, conn: Connection, new: Fact) -> list[Fact]:
-    rows = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? AND topic = ? AND id != ? "
-                        f"AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile, new.topic, new.id))
+    rows = conn.execute(f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE session_id = ? "
+                        f"AND topic = ? AND id != ? AND ({store.row_problem()}) IS NULL ORDER BY id",
+                        (store.profile, new.topic, new.id))
     return [Fact(**dict(row)) for row in rows]
 
 

@@ -23,9 +23,13 @@ def persona_sql(dialect: Dialect, scoped: bool = False) -> str:
     age = dialect.age_days("?", "COALESCE(p.last_reinforced_at, p.created_at)")
     profile = "+p.session_id" if dialect is SQLITE else "p.session_id"
     scope, join = ("b.scope", BIRTH_JOIN) if scoped else ("NULL", "")  # no join where every fact is global
+    # A scoped profile's slots: where a target shows a global and a project fact of one key, the project's wins.
+    slot = ("(SELECT MIN(k.key) FROM persona_keys k WHERE k.session_id = p.session_id AND k.persona_id = p.id)"
+            if scoped else "NULL")
     return f"""
 SELECT 'p:' || {dialect.padded_id('p.id')}, p.tier, p.topic, p.content, COALESCE(p.confidence, 0.7),
-       COALESCE(p.reinforcement_count, 0), COALESCE({dialect.greatest}(0.0, {age}), 0.0), 'persona', {scope}
+       COALESCE(p.reinforcement_count, 0), COALESCE({dialect.greatest}(0.0, {age}), 0.0), 'persona', {scope},
+       {slot}
 FROM memoria_persona p {join} WHERE {profile} = ?
 """
 

@@ -276,6 +276,11 @@ def drop_key(conn: Connection, profile: str, key: str, scope: str | None = None)
                  (profile, scope or "", key))
 
 
+def drop_keys_of(conn: Connection, profile: str, persona_id: int) -> None:
+    """Empty every slot the fact holds (it moved to another scope, whose slots are others)."""
+    conn.execute("DELETE FROM persona_keys WHERE session_id = ? AND persona_id = ?", (profile, persona_id))
+
+
 def keys_of(conn: Connection, profile: str) -> dict[int, str]:
     """Fact id -> slot, for the profile's keyed facts."""
     return {int(row[1]): str(row[0]) for row in conn.execute(

@@ -49,3 +49,37 @@ def check_scope(scope: str | None) -> str | None:
     if kind_of(scope) == "host" and value not in HOSTS:
         raise InputError(f"unknown host {value!r}: expected one of {', '.join(HOSTS)}")
     return f"{kind_of(scope)}:{value}"
+
+
+def scope_in_file(value: object) -> str | None:
+    """A facts file's ``scope:`` as stored (None for global), or InputError.
+
+    A file says ``global``, ``{project: PATH-or-URL}`` or ``{host: NAME}`` (the stored spelling,
+    ``project:ID`` or ``host:NAME``, is read too). A project given as a path (absolute, ``~`` or ``.``)
+    is that directory's project, as ``persona add --project DIR`` finds it; a remote URL is normalised;
+    anything else is an identity as ``persona project list`` shows it (``github.com/x/y``).
+    """
+    if value is None or value == "global":
+        return None
+    if isinstance(value, str):
+        return check_scope(value)
+    if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in ("project", "host"):
+        raise InputError(f"invalid scope {value!r}: expected global, {{project: PATH-or-URL}} or {{host: NAME}}")
+    kind, given = next(iter(value.items()))
+    if not isinstance(given, str):
+        raise InputError(f"invalid {kind} {given!r} in scope: expected text")
+    given = check_text(f"the {kind} of the scope", given, MAX_PROJECT_CHARS)
+    return check_scope(f"project:{project_identity(given)}" if kind == "project" else f"host:{given}")
+
+
+def project_identity(given: str) -> str:
+    """The identity of the project a facts file names: a directory's project, a remote, or an identity."""
+    from pathlib import Path
+
+    from ..fs.projects import normalise_remote, project_of
+
+    if given.startswith(("/", "~", ".")):
+        return project_of(Path(given)).identity
+    if "://" in given or "@" in given.partition("/")[0]:
+        return normalise_remote(given)
+    return normalise_remote(f"https://{given}")  # github.com/X/y.git is github.com/X/y, as a remote would be

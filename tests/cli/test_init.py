@@ -138,3 +138,23 @@ def test_a_refused_source_is_named_and_the_others_still_come_in(tmp_path):
     assert "Fine." not in facts and "Never force-push; ask first." in facts
     assert runner.invoke(app, ["init", "--yes", "--skip-bad"]).exit_code == 0
     assert "Fine." in held_at(home / MNEMOSYNE_DB)
+
+
+def test_codexs_override_file_is_the_one_imported_and_written_while_it_exists(tmp_path):
+    """Codex loads ~/.codex/AGENTS.override.md instead of AGENTS.md while it exists: init imports the override's
+    facts and puts the codex region there, where Codex will read it; AGENTS.md is left as it was."""
+    home = Path(os.environ["HOME"])
+    populate(home)
+    override = home / ".codex" / "AGENTS.override.md"
+    override.write_text("## Testing\n\n- Runs the tests before every commit.\n")
+    plain = digest(home / ".codex" / "AGENTS.md")
+    shown = runner.invoke(app, ["init", "--dry-run"])
+    assert shown.exit_code == 0 and f"reads {override} instead of {home}/.codex/AGENTS.md" in shown.stdout
+    done = runner.invoke(app, ["init", "--yes"])
+    assert done.exit_code == 0, done.stdout
+    facts = held_at(home / MNEMOSYNE_DB)
+    assert "Runs the tests before every commit." in facts and "Never force-push; ask first." not in facts
+    text = override.read_text()
+    assert text.startswith("## Testing\n\n- Runs the tests before every commit.\n") or \
+        "- Runs the tests before every commit.\n" in text
+    assert "persona-tier:begin" in text and digest(home / ".codex" / "AGENTS.md") == plain

@@ -11,6 +11,7 @@ import itertools
 import json
 import socket
 import sqlite3
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -28,6 +29,9 @@ SECRET = "The user's therapist is Dr. Ortiz."
 ADDED = "Writes commit messages in English."
 CHILD = "A subagent wrote this fact."
 PROMOTED = "Prefers green tea in the afternoon."  # a memory Mnemosyne's own tool promotes
+HERE = "Runs the shop's tests with vitest."  # a fact of the project `hermes chat` runs in
+ELSEWHERE = "Deploys the blog with hugo."  # a fact of another project: never in this session
+HERMES_ONLY = "In Hermes, answers in one paragraph."  # a fact of the hermes agent
 CALLS = itertools.count(1)  # tool call ids unique across the whole scenario, compactions included
 
 
@@ -189,7 +193,38 @@ def mnemosyne_tools(server: FakeLLM, root: Path) -> Record:
     return record
 
 
+def repository(path: Path, remote: str) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run(["git", "-C", str(path), "remote", "add", "origin", remote], check=True)
+    return path
+
+
+def scopes(server: FakeLLM, root: Path) -> Record:
+    """`hermes chat` started in a project's checkout (its cwd is ROOT/work): the prompt carries the global
+    facts, the hermes agent's and that project's, never another project's; a tool call with scope project
+    writes that project's fact."""
+    home, record = seeded(server, root, install=(), mnemosyne=True)
+    work = repository(home.root / "work", "git@github.com:acme/shop.git")
+    blog = repository(root / "blog", "https://github.com/acme/blog")
+    persona(home, "add", HERE, "--topic", "testing", "--project", str(work))
+    persona(home, "add", ELSEWHERE, "--topic", "deploy", "--project", str(blog))
+    persona(home, "add", HERMES_ONLY, "--topic", "style", "--host", "hermes")
+    session = CLISession(home, capture_stdout=str(root / "hermes_stdout.txt"))
+    try:
+        session.turn("hello")
+        record.prompt("first")
+        tool_turn(session, record, "add", "persona_add", {"content": ADDED, "topic": "git", "scope": "project"})
+        compact(session, record, "after_add_compress")
+        record.note("scopes", {fact["content"]: fact["scope"] for fact in json.loads(persona(home, "list", "--json"))})
+    finally:
+        session.close()
+    finish(record, session)
+    return record
+
+
 SCENARIOS: dict[str, Callable[[FakeLLM, Path], Record]] = {
+    "scopes": scopes,
     "life_beside_mnemosyne": beside_mnemosyne,
     "life_as_provider": as_provider,
     "life_mnemosyne_persona": mnemosyne_persona,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .fact_life import ADDED, CHILD, KEPT, MOVED, NOW, PROMOTED, SECRET
+from .fact_life import ADDED, CHILD, ELSEWHERE, HERE, HERMES_ONLY, KEPT, MOVED, NOW, PROMOTED, SECRET
 from .test_real_hermes import REPO, isolated
 
 HEADER = "# L3 Persona (Active Behavioral Rules)"
@@ -142,3 +142,16 @@ def test_mnemosynes_own_promote_and_demote_reach_the_prompt_after_compress_and_i
     for label in ("after_demote_compress", "after_demote_new_session"):
         assert KEPT not in persona(result["prompts"][label]) and PROMOTED in persona(result["prompts"][label]), label
     assert KEPT not in result["notes"]["facts"] and PROMOTED in result["notes"]["facts"]
+
+
+def test_a_chat_started_in_a_project_carries_its_facts_and_the_hermes_ones_and_no_other_projects(life):
+    result = life("scopes")
+    first = persona(result["prompts"]["first"])
+    assert HERE in first and HERMES_ONLY in first and KEPT in first and ELSEWHERE not in first
+    assert first.count(HERE) == 1 and BOB not in first
+    _, answer = result["notes"]["add"]
+    assert json.loads(answer)["fact"]["scope"] == "project:github.com/acme/shop"
+    after = persona(result["prompts"]["after_add_compress"])
+    assert ADDED in after and HERE in after and ELSEWHERE not in after
+    assert result["notes"]["scopes"][ELSEWHERE] == "project:github.com/acme/blog"
+    assert result["notes"]["scopes"][HERMES_ONLY] == "host:hermes" and result["notes"]["scopes"][KEPT] is None

@@ -162,3 +162,25 @@ def test_the_same_text_in_two_projects_is_two_facts_and_a_host_scope_is_checked(
     ("git://example.org/team/proj", "example.org/team/proj")])
 def test_every_spelling_of_a_remote_is_one_project(url, identity):
     assert normalise_remote(url) == identity
+
+
+def test_a_projects_key_wins_over_the_global_one_only_in_that_projects_files(world):
+    """A key is a slot of one scope: the project's package_manager does not supersede the global one, and where a
+    target shows both (Cursor's project rule: global, host and project), the project's is the one shown."""
+    seed(world)
+    facts = write(world["config"].parent / "keys.yaml", f"""
+- {{topic: tools, content: Uses npm for everything., key: package_manager}}
+- {{topic: tools, content: Uses bun in this repository., key: package_manager, scope: {{project: {world["a"]}}}}}
+""")
+    assert cli(world, "import", str(facts)).exit_code == 0
+    assert cli(world, "render").exit_code == 0
+    cursor_a = (world["a"] / ".cursor" / "rules" / "persona.mdc").read_text()
+    assert "Uses bun in this repository." in cursor_a and "Uses npm for everything." not in cursor_a
+    assert TERSE in cursor_a  # the rest of the global facts stay
+    assert "Uses npm for everything." in region(Path.home() / ".claude" / "CLAUDE.md")
+    assert "Uses bun in this repository." not in region(Path.home() / ".claude" / "CLAUDE.md")
+    listed = {fact["content"] for fact in json.loads(cli(world, "list", "--json").stdout)}
+    assert {"Uses npm for everything.", "Uses bun in this repository."} <= listed  # neither superseded the other
+    explained = json.loads(cli(world, "explain", "--target", "cursor-a", "--json").stdout)[0]
+    fate = {fact["content"]: fact["fate"] for fact in explained["facts"]}["Uses npm for everything."]
+    assert fate.startswith("key package_manager: #") and "of project github.com/me/a holds it here" in fate

@@ -105,7 +105,7 @@ def test_an_entry_without_its_id_line_is_still_its_fact_and_nothing_is_added_twi
         return text + "- topic: home\n  content: Lives in Berlin\n  tier: permanent\n"  # pasted in again
 
     base, text = saved(alice, edit)
-    with pytest.raises(EditError, match=r"repeats the topic and text of the entry on line \d+"):
+    with pytest.raises(EditError, match=r"repeats the topic, text and scope of the entry on line \d+"):
         plan_edit(alice, base, parse_edit(text))  # the file says it twice
     berlin = entry_of(text, ids["berlin"])
     plan = plan_edit(alice, base, parse_edit(text.replace(berlin, "")))
@@ -162,7 +162,7 @@ def test_every_problem_of_the_file_is_named_with_its_line_and_nothing_is_written
         assert [(line, what.split(" (")[0]) for line, what in error.problems] == [
             (bobs, f"id {bob_id}: profile 'alice' has no such fact"),
             (berlin, f"repeats the key of the entry on line {npm}"),
-            (again, f"repeats the topic and text of the entry on line {berlin}"),
+            (again, f"repeats the topic, text and scope of the entry on line {berlin}"),
             (npm, "writer: who wrote a fact is recorded by persona-tier")]
     assert state(alice) == before
 
@@ -176,7 +176,7 @@ def test_bad_yaml_and_bad_entries_are_named_by_line_and_shown_above_the_users_te
     assert raised.value.problems == [
         (5, "tier: input should be 'permanent', 'long_term' or 'working'"),
         (8, "colour: not a field of a fact (those are topic, content, tier, confidence, reason, id, key, "
-            "reinforcement_count, writer)")]
+            "reinforcement_count, writer, scope)")]
     shown = with_problems(text, raised.value.problems)
     lines = shown.splitlines()
     assert lines[1] == "# error: line 8: tier: input should be 'permanent', 'long_term' or 'working'"

@@ -83,3 +83,38 @@ def test_the_cli_exports_a_private_file_with_keys_and_imports_it_back(database, 
     onto_db = runner.invoke(app, [*base, "export", "-p", "alice", "-o", str(tmp_path / "p-alice.md")])
     assert onto_db.exit_code == 1 and "refusing to write an export" in onto_db.output
     assert [f.content for f in other.list()] == ["Bob's secret fact"]
+
+
+def test_an_export_of_what_another_tool_wrote_imports_again_with_every_character(database, tmp_path):
+    """A NULL confidence another tool left is not written as null (which import refuses), and a fact holding a
+    Unicode line break (U+0085, U+2028) keeps it through export and import."""
+    alice = database.store(profile="alice")
+    odd = alice.add("Line one\x85line two\u2028three", topic="style").fact
+    plain = alice.add("Answers tersely.", topic="style").fact
+    database.execute("UPDATE memoria_persona SET confidence = NULL WHERE id = ?", (plain.id,))
+    path = write(tmp_path / "export.yaml", export_facts(alice))
+    assert "null" not in path.read_text()
+    carol = database.store(profile="carol")
+    report = import_facts(carol, path)
+    assert len(report.added) == 2
+    assert {f.content for f in carol.list()} == {odd.content, "Answers tersely."}
+    again = import_facts(alice, path)  # into its own profile: the empty confidence takes the default every read uses
+    assert again.updated == [plain.id] and alice.get(plain.id).confidence == 0.7 and again.added == []
+    assert import_facts(alice, path).updated == []
+
+
+def test_a_facts_file_past_the_import_bound_is_one_clear_error_from_python_too(database, tmp_path):
+    from pipeline.errors import FactsFileError
+    from pipeline.store.formats import MAX_IMPORT_BYTES
+
+    alice = database.store(profile="alice")
+    huge = tmp_path / "huge.yaml"
+    with huge.open("wb") as out:
+        out.truncate(MAX_IMPORT_BYTES + 1)  # sparse: no time or disk spent writing it
+    try:
+        import_facts(alice, huge)
+    except FactsFileError as error:
+        assert "larger than 32 MiB" in str(error) and str(huge) in str(error)
+    else:
+        raise AssertionError("a file past the bound was read")
+    assert alice.list() == []

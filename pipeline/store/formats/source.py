@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import FactsFileError
 from ...fs.read import describe, read_file
-from ..fact_entry import Offered, Parsed
+from ..fact_entry import MAX_IMPORT_BYTES, Offered, Parsed
 from ..facts import PersonaStore
 from ..forgotten import fold
 from ..importing import ImportReport, import_entries
@@ -16,7 +16,6 @@ from .registry import DEFAULT_TOPIC, Source, get_format
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
-MAX_IMPORT_BYTES = 32 * 1024 * 1024  # a few hundred thousand facts; past it a file is no memory export
 
 
 def read_source(path: Path | str, fmt: str = "facts", *, topic: str | None = None,
