@@ -14,7 +14,8 @@ from typing import Literal, get_args
 ScopeKind = Literal["global", "project", "host"]
 KINDS: tuple[ScopeKind, ...] = get_args(ScopeKind)
 # Every agent a fact may be kept for: the hosts persona-tier writes for (presets), Hermes, and MCP clients.
-HostName = Literal["hermes", "claude-code", "codex", "gemini", "copilot", "cursor", "mcp"]
+HostName = Literal["hermes", "claude-code", "codex", "gemini", "copilot", "cursor", "windsurf", "cline", "continue",
+                   "kiro", "mcp"]
 HOSTS: tuple[str, ...] = get_args(HostName)
 MAX_PROJECT_CHARS = 4096
 

@@ -35,6 +35,7 @@ class PersonaCli(LazyGroup):
         "config": "config_cmds",
         "session": "session_cmds",
         "targets": "target_cmds",
+        "hooks": "hook_cmds",
     }
 
 

@@ -12,10 +12,11 @@ from ..scopes import HostName
 from ..text import counted
 
 if TYPE_CHECKING:
+    from ..inject.injector import PersonaInjector
     from ..inject.views import Reader
     from ..render.explain import Explanation
     from ..render.model import TargetReport
-from .common import JsonOption, ProfileOption, emit_json, shown, state, table, warn_if_unknown
+from .common import CliState, JsonOption, ProfileOption, emit_json, shown, state, table, warn_if_unknown
 
 NAMED_SECTIONS = 5  # dropped sections named in render's summary; the rest are counted
 CONTENT_WIDTH = 60
@@ -176,16 +177,26 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
         from ..errors import InputError
 
         raise InputError(f"unknown --format {format_!r}; known: {', '.join(INJECT_FORMATS)}")
+    cli = state(ctx)
+    hook = format_ in HOOK_HOSTS
+    if not (hook or host or cli.settings().injection.enabled):
+        typer.echo("injection is disabled (injection.enabled = false); nothing would be appended", err=True)
+        return
+    text = persona_appendix(cli, profile=profile, session_id=session_id, reader=_reader(format_, host, project),
+                            hook=hook)
+    if hook:  # the shape Claude Code reads from a SessionStart hook's stdout
+        emit_json({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+        return
+    typer.echo(text, nl=False)
+
+
+def persona_appendix(cli: CliState, *, profile: str | None, session_id: str | None, reader: Reader,
+                     hook: bool) -> str:
+    """What ``reader`` gets appended to its prompt; for a host's hook, within that host's limits."""
     from ..inject.injector import PersonaInjector
     from ..store.runs import recorded_tokens
 
-    cli = state(ctx)
     settings = cli.settings()
-    hook = format_ in HOOK_HOSTS
-    if not (hook or host or settings.injection.enabled):
-        typer.echo("injection is disabled (injection.enabled = false); nothing would be appended", err=True)
-        return
-    reader = _reader(format_, host, project)
     counter = settings.cap.counter
     with cli.store(profile, readonly=True) as store:
         # A file the pipeline wrote has its count on record: the tokenizer need not load for it.
@@ -197,11 +208,18 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
         block = injector.block()
         if not block:
             warn_if_unknown(store)
-    appendix = injector.appendix(block)
-    if hook:  # the shape Claude Code reads from a SessionStart hook's stdout
-        emit_json({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": appendix}})
-        return
-    typer.echo(appendix, nl=False)
+    if hook:  # within the host's own limit on a hook's text (characters), header included
+        block = hook_block(block, injector, counter)
+    return injector.appendix(block)
+
+
+def hook_block(block: str, injector: PersonaInjector, counter: str) -> str:
+    """``block`` cut at section boundaries until its appendix fits the hook host's limits."""
+    from ..config.presets import HOOK_LIMITS
+    from ..inject.capped import within_limits
+
+    header = injector.appendix("\0")[:-1]  # what the appendix adds around any block
+    return within_limits(block, injector.target, counter, HOOK_LIMITS.get(injector.reader.host or "", ()), header)
 
 
 def _reader(format_: str, host: str | None, project: str | None) -> Reader:

@@ -7,40 +7,47 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import ConfigError
-from .common import JsonOption, ProfileOption, emit_json, state, table
+from ..errors import ConfigError, PersonaError
+from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
 
 if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
+    from ..config.host_loads import Check
+    from ..config.schema import Settings
     from ..config.targets import ResolvedTarget
 
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
-                          help="Add a coding agent's instruction file as a target, list targets, remove one.")
+                          help="Add a coding agent's instruction file as a target, list, check or remove targets.")
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(targets_app, name="targets")
 
 
-OWNED_TEMPLATES = ("persona.mdc.j2",)  # a whole file that only a preset makes: removing the target deletes it
+# A whole file that only a preset makes (a preset's file target, or one with this template): removing the target
+# deletes it.
+OWNED_TEMPLATES = ("persona.mdc.j2",)
 
 
 @targets_app.command("add")
 def add(
     ctx: typer.Context,
-    preset: Annotated[str, typer.Argument(help="claude-code, codex, gemini, copilot or cursor.")],
+    preset: Annotated[str, typer.Argument(help="claude-code, codex, gemini, copilot, copilot-path, cursor, "
+                                                "windsurf, cline, continue or kiro.")],
     project: Annotated[Path | None, typer.Option("--project", metavar="DIR",
                                                  help="The project's file (default: the working directory).")] = None,
     user: Annotated[bool, typer.Option("--user", help="The user's own file in the home directory.")] = False,
     name: Annotated[str | None, typer.Option("--name", help="The target's name (default: the preset's).")] = None,
     file: Annotated[Path | None, typer.Option("--file", help="Config file to edit (default: the last one).")] = None,
+    rules: Annotated[bool, typer.Option("--rules", help="claude-code: own .claude/rules/persona.md instead of a "
+                                        "region of CLAUDE.md.")] = False,
 ) -> None:
-    """Add a target writing the host's instruction file: its path, template, region markers and budget."""
+    """Add a target writing the host's instruction file: its path, template, region markers or front matter,
+    budget and limits."""
     from ..config.edit import set_target
     from ..config.presets import PRESETS, preset_path, project_dir
     from .config_cmds import _edit_target, _protected
 
-    if preset not in PRESETS:
-        raise ConfigError([f"unknown preset {preset!r}; known: {', '.join(PRESETS)}"])
+    preset = _preset_name(preset, rules)
     if user and project is not None:
         raise ConfigError(["give --project DIR or --user, not both"])
     cli = state(ctx)
@@ -51,9 +58,22 @@ def add(
     config = _edit_target(cli, file)
     settings = PRESETS[preset].target(preset, path, None if user else project_dir(project))
     set_target(config, name or preset, settings, env_name=cli.env_name, protected=_protected(cli))
+    name = name or preset
     what = "the whole file" if settings["output"] == "file" else "a region of"
-    typer.echo(f"{config}: added target {name or preset!r}, writing {what} {path} "
+    typer.echo(f"{config}: added target {name!r}, writing {what} {path} "
                f"(budget {settings['budget']} tokens); `persona render` fills it in")
+
+
+def _preset_name(preset: str, rules: bool) -> str:
+    """The preset ``targets add`` means (``claude-code --rules``: Claude Code's rules folder)."""
+    from ..config.presets import PRESETS, RULES_VARIANTS
+
+    known = [name for name in PRESETS if name not in RULES_VARIANTS.values()]
+    if preset not in known:
+        raise ConfigError([f"unknown preset {preset!r}; known: {', '.join(known)}"])
+    if rules and preset not in RULES_VARIANTS:
+        raise ConfigError([f"--rules is for {', '.join(RULES_VARIANTS)} only"])
+    return RULES_VARIANTS[preset] if rules else preset
 
 
 @targets_app.command("list")
@@ -97,11 +117,13 @@ def remove(
 
         current_region(region_path(target.path), region_id(target))
     config = _edit_target(cli, file)
+    owned = settings.targets[name].host is not None or target.template in OWNED_TEMPLATES
+    stop = Path(settings.targets[name].project or Path.home())
     set_target(config, name, None, env_name=cli.env_name, protected=_protected(cli))
-    typer.echo(f"{config}: removed target {name!r}; {_take_out(target)}")
+    typer.echo(f"{config}: removed target {name!r}; {_take_out(target, owned=owned, stop=stop)}")
 
 
-def _take_out(target: ResolvedTarget) -> str:
+def _take_out(target: ResolvedTarget, *, owned: bool, stop: Path) -> str:
     """Take the target's text out of its file; what was done, in words."""
     from ..config.targets import region_id
     from ..fs.lock import file_lock, lock_path
@@ -112,7 +134,73 @@ def _take_out(target: ResolvedTarget) -> str:
         with file_lock(lock_path(path), 30):
             removed = remove_region(path, region_id(target))
         return f"its region left {path}" if removed else f"{path} held no region of it"
-    if target.output == "file" and target.template in OWNED_TEMPLATES and target.path.is_file():
+    if target.output == "file" and owned and target.path.is_file():
         target.path.unlink()
+        _prune(target.path.parent, stop)
         return f"deleted {target.path}, which was ours alone"
     return "no file changed"
+
+
+def _prune(directory: Path, stop: Path) -> None:
+    """Remove the directories a preset's file left empty (``.windsurf/rules``...), up to ``stop`` (the project, or
+    the home directory), which stays."""
+    stop = stop.expanduser().resolve()
+    directory = directory.resolve()
+    while directory != stop and directory.is_relative_to(stop) and not any(directory.iterdir()):
+        directory.rmdir()
+        directory = directory.parent
+
+
+@targets_app.command("check")
+def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+    """What each target's host will load, and whether our bytes are in it whole; exit 1 when any would be cut."""
+    cli = state(ctx)
+    checks = target_checks(cli, profile)
+    if as_json:
+        emit_json([c.as_dict() for c in checks])
+    else:
+        typer.echo("\n".join(check_line(c) for c in checks) or "no targets")
+    if any(c.cut for c in checks):
+        raise typer.Exit(1)
+
+
+def target_checks(cli: CliState, profile: str | None) -> list[Check]:
+    """Every file target's check, then each installed hook's (see :mod:`pipeline.config.host_loads`)."""
+    settings = cli.settings()
+    checks = [_check(settings, name, profile) for name, target in settings.targets.items()
+              if target.output != "store"]
+    return checks + hook_checks(cli, profile)
+
+
+def _check(settings: Settings, name: str, profile: str | None) -> Check:
+    from ..config.host_loads import Check, check_target
+    from ..config.targets import raw_path, resolve_target
+
+    try:
+        return check_target(resolve_target(settings, name, profile=profile), settings.targets[name].host,
+                            Path.home())
+    except PersonaError as error:  # another profile's file, broken markers: said, not a cut
+        return Check(name, Path(raw_path(settings, name)), (), (), f"cannot check: {error}", cut=False)
+
+
+def hook_checks(cli: CliState, profile: str | None) -> list[Check]:
+    """The Claude Code hook's text against its character limit, where the hook is installed."""
+    from ..config.host_loads import check_text
+    from ..config.presets import HOOK_LIMITS
+    from ..inject.views import Reader
+    from .hook_cmds import installed_in
+    from .render_cmds import persona_appendix
+
+    checks = []
+    for host, limits in HOOK_LIMITS.items():
+        for settings_file in installed_in(host, Path.home(), Path.cwd()):
+            text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, Path.cwd()),
+                                    hook=True)
+            checks.append(check_text(f"{host} hook", settings_file, text, limits))
+    return checks
+
+
+def check_line(check: Check) -> str:
+    """One target's verdict in words, then what its host loads and each limit's measure."""
+    details = [*check.measures, *(["the host loads " + ", ".join(map(str, check.loaded))] if check.loaded else [])]
+    return f"{check.target}: {check.outcome} ({check.path}{''.join('; ' + d for d in details)})"

@@ -32,11 +32,14 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
     """Show each trigger's state and reason, the last run and fact counts per tier."""
     from ..config.urls import describe_database
     from ..schedule.triggers import status_data
+    from .target_cmds import check_line, target_checks
 
     cli = state(ctx)
     with cli.store(profile, readonly=True) as store:
         data = status_data(cli.settings(), store)
     data["database"] = describe_database(cli.settings()).removeprefix("database: ")
+    checks = target_checks(cli, profile)
+    data["targets"] = [check.as_dict() for check in checks]
     if as_json:
         emit_json(data)
         return
@@ -47,6 +50,8 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
     typer.echo(f"\nlast run: {last['run_at'] + ' UTC, generation ' + str(last['generation']) if last else 'never'}")
     typer.echo("facts: " + ", ".join(f"{tier} {count}" for tier, count in data["facts"].items()))
     typer.echo(f"database: {data['database']}")
+    if checks:  # what each host will load of ours (`persona targets check` exits 1 when one would be cut)
+        typer.echo("\ntargets:\n" + "\n".join("  " + check_line(check) for check in checks))
     if data["proposals"]:
         typer.echo(f"\n{counted(len(data['proposals']), 'open proposal')} (`persona review` to accept or dismiss):")
         typer.echo("\n".join(proposal_line(proposal) for proposal in data["proposals"]))

@@ -246,6 +246,20 @@ class HermesSettings(Section):
     )
 
 
+LimitUnit = Literal["tokens", "chars", "bytes"]
+
+
+class HostLimit(Section):
+    """One documented limit of the host that reads a target's file (a preset writes its host's)."""
+
+    amount: int = Field(ge=1, le=100_000_000, description="How many units the host reads; past it, it cuts.")
+    unit: LimitUnit = Field(description="tokens, chars (Unicode characters) or bytes (UTF-8).")
+    scope: Literal["file", "chain"] = Field(
+        "file", description="file: this one file; chain: every file the host loads with it together (our text "
+        "alone must fit too; `persona targets check` adds up the rest).",
+    )
+
+
 class TargetSettings(Section):
     template: str = Field("persona.md.j2", min_length=1, description="Template file name.")
     output: Literal["file", "store", "region"] = Field(
@@ -266,6 +280,17 @@ class TargetSettings(Section):
         None, description="Output file. Empty means injection.file. `{profile}` in it expands to the profile id."
     )
     budget: int | None = Field(None, le=1_000_000, description="Token budget. Empty means cap.token_cap.")
+    limits: list[HostLimit] = Field(
+        default_factory=list,
+        description="The host's documented limits on what it reads, each {amount, unit, scope}: the cap keeps the "
+        "output (region markers included) within every one and the token budget at once, cutting at section "
+        "boundaries. A preset writes its host's; docs/hosts.md lists them with their sources.",
+    )
+    front_matter: dict[str, str | bool | int | list[str]] | None = Field(
+        None, description="output: file: YAML front matter written at the top of the file, before the rendered "
+        "text (a rules file's metadata, such as Windsurf's `trigger: always_on`; a preset writes its host's). "
+        "Empty means none.",
+    )
     boundary: str = Field("## ", min_length=1, description="A line starting with this begins a section.")
     truncation_note: str | None = Field(
         None, description="Note when facts are left out. Empty means cap.truncation_note, else the template's own."

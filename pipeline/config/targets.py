@@ -13,13 +13,14 @@ from ..fs.projects import project_of
 from ..fs.read import regular_file_kind
 from ..fs.regions import RegionId
 from ..fs.write import refuse_protected, same_file
+from ..fs.yaml import front_matter
 from ..scopes import GLOBAL_ONLY, ScopeFilter, ScopeKind
 from .presets import PRESETS
 from .urls import db_path
 
 if TYPE_CHECKING:
     from .schema import Settings
-    from .sections import TargetSettings
+    from .sections import HostLimit, TargetSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,8 @@ class ResolvedTarget:
     region: str | None = None  # region: the name in its markers, beside the profile
     region_at: Literal["end", "start"] = "end"  # region: where a file without one gets it
     scopes: ScopeFilter = GLOBAL_ONLY  # which facts it shows
+    limits: tuple[HostLimit, ...] = ()  # the host's own limits besides the budget (chars, bytes, a chain's)
+    front_matter: str = ""  # output: file: the YAML front matter written before the rendered text
 
     @property
     def in_store(self) -> bool:
@@ -155,6 +158,8 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
         region=target.region,
         region_at=target.region_at,
         scopes=scope_filter(settings, target),
+        limits=tuple(target.limits),
+        front_matter=front_matter(target.front_matter) if target.front_matter and target.output == "file" else "",
     )
 
 

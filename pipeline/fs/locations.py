@@ -77,6 +77,11 @@ def default_database() -> BankChoice:
     return mnemosyne_database(hermes_home())
 
 
+def state_dir() -> Path:
+    """persona-tier's own working files (lock files, hook backups): under the Hermes home, never in a project."""
+    return hermes_home() / "mnemosyne" / "persona-tier"
+
+
 def default_persona_file() -> Path:
     """The persona file the default target writes and the injector reads."""
     return hermes_home() / "memory" / "persona.md"

@@ -11,13 +11,15 @@ opens the file anew, as a new ``FileLock`` did), mode 0600, and
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from .write import PRIVATE_FILE
+from .locations import state_dir
+from .write import PRIVATE_FILE, ensure_private_dir
 
 try:
     import fcntl
@@ -27,9 +29,17 @@ except ImportError:  # not POSIX: filelock knows the platform's lock
 POLL_S = (0.001, 0.05)  # first and longest wait between tries
 
 
+LOCK_NAME_CHARS = 100  # of the file's own name, before the hash: a lock's name stays under 255 bytes
+
+
 def lock_path(path: Path) -> Path:
-    """The lock file of ``path``: a sibling, never the file itself, because ``os.replace`` swaps its inode."""
-    return path.with_name(path.name + ".lock")
+    """The lock file of ``path``, in our own state directory: never beside the user's file (a ``CLAUDE.md.lock``
+    in their project), never the file itself (``os.replace`` swaps its inode). Named after the file and a hash
+    of its real path, so every process, through any symlink, takes the same lock."""
+    real = os.fsencode(os.path.realpath(path))
+    directory = state_dir() / "locks"
+    ensure_private_dir(directory)
+    return directory / f"{path.name[:LOCK_NAME_CHARS]}-{hashlib.sha256(real).hexdigest()[:32]}.lock"
 
 
 @contextmanager

@@ -213,6 +213,7 @@ def remove(data: bytes, region: RegionId, where: str) -> bytes:
             before = before[:-len(eol)]
         return before
     head = len(BOM) if before == BOM else 0
-    if len(before) == head and after.startswith(eol):  # added at the start: drop the blank line after it
-        after = after[len(eol):]
-    return before + after
+    if len(before) == head or not before.endswith(eol + eol):  # added at the start: drop the blank line after it
+        return before + (after[len(eol):] if after.startswith(eol) else after)
+    # Added at the end, and the user wrote on after it: drop the blank line we put before it.
+    return before[:-len(eol)] + after

@@ -104,3 +104,30 @@ def _check_events(events: Any) -> None:
 def _line(event: Any) -> int:
     mark = getattr(event, "start_mark", None)
     return mark.line + 1 if mark is not None else 0
+
+
+def front_matter(mapping: dict[str, Any]) -> str:
+    """``mapping`` as a file's YAML front matter, between ``---`` lines (dumped by ruamel.yaml, keys in order)."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.default_flow_style = False
+    stream = io.StringIO()
+    yaml.dump(dict(mapping), stream)
+    return f"---\n{stream.getvalue()}---\n"
+
+
+def read_front_matter(text: str) -> dict[str, Any] | None:
+    """The YAML front matter at the top of ``text`` (None when it has none), parsed by ruamel.yaml."""
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---\n", 3)
+    if end == -1:
+        return None
+    from ruamel.yaml import YAML
+
+    check_yaml(text[4:end + 1])
+    found = YAML(typ="safe").load(text[4:end + 1])
+    return dict(found) if isinstance(found, dict) else None

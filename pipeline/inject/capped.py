@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
+from ..config.sections import HostLimit
 from ..config.targets import ResolvedTarget
+from ..render.limits import limited, over
+from ..render.notes import lazy_note
+from ..render.section_cap import cap_text
+from ..render.tokens import HeuristicCounter, get_counter
 from ..warn_once import ProblemLog
 
 
@@ -44,11 +50,7 @@ def cap_block(text: str, target: ResolvedTarget, counter: str, *, known_tokens: 
         body = text.partition("\n")[2].lstrip("\n") if text.startswith("# ") else text
         if known_tokens is not None and known_tokens <= target.budget and plausible(body, known_tokens):
             capped = body
-        else:  # the cap and the tokenizer load only here, when text must be counted
-            from ..render.notes import lazy_note
-            from ..render.section_cap import cap_text
-            from ..render.tokens import get_counter
-
+        else:
             capped = cap_text(body, budget=target.budget, counter=get_counter(counter), boundary=target.boundary,
                               note=lazy_note(target)).text
         with _CAPPED_LOCK:
@@ -56,6 +58,21 @@ def cap_block(text: str, target: ResolvedTarget, counter: str, *, known_tokens: 
             if len(_CAPPED) > MEMO_SIZE:
                 _CAPPED.pop(next(iter(_CAPPED)))
     return capped
+
+
+def within_limits(text: str, target: ResolvedTarget, counter: str, limits: Sequence[HostLimit],
+                  overhead: str = "") -> str:
+    """``text`` (already capped to the budget) cut at section boundaries until it and ``overhead`` fit every limit
+    (a host's hook that reads characters, not tokens)."""
+    if not limits or not over(overhead + text, limits, _NO_TOKENS if _no_tokens(limits) else get_counter(counter)):
+        return text
+    limiting = limited(get_counter(counter), target.budget, limits, overhead)
+    return cap_text(text, budget=target.budget, counter=limiting, boundary=target.boundary,
+                    note=lazy_note(target)).text
+
+
+def _no_tokens(limits: Sequence[HostLimit]) -> bool:
+    return all(limit.unit != "tokens" for limit in limits)
 
 
 def plausible(text: str | bytes, tokens: int) -> bool:
@@ -73,3 +90,4 @@ MAX_CHARS_PER_TOKEN = 32  # prose is about 4; beyond this a recorded count is im
 MEMO_SIZE = 64  # distinct (content, target) pairs remembered; persona files are a few KB each
 _CAPPED: dict[tuple[str, ResolvedTarget, str], str] = {}
 _CAPPED_LOCK = threading.Lock()
+_NO_TOKENS = HeuristicCounter()  # never asked: a check in characters or bytes alone loads no tokenizer

@@ -70,6 +70,11 @@ class PersonaInjector:
     def path(self) -> Path:
         return self._target.path
 
+    @property
+    def target(self) -> ResolvedTarget:
+        """The target this injector serves, as its reader sees it."""
+        return self._target
+
     def block(self) -> str:
         """The capped persona text, or "" when disabled or unreadable (with one warning per distinct problem)."""
         if not self.enabled:

@@ -15,18 +15,16 @@ collide with Mnemosyne's own tools.
 
 from __future__ import annotations
 
-import inspect
-import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
+from pydantic import BeforeValidator, Field
 
 from ..config.schema import Settings
 from ..config.targets import resolve_target
-from ..errors import InputError, PersonaError
+from ..errors import InputError
 from ..inject.injector import PersonaInjector
 from ..render.tokens import get_counter
 from ..schedule.triggers import status_data
@@ -35,6 +33,10 @@ from ..stages.runner import run_pipeline
 from ..store import PersonaStore, Proposal
 from ..store.supersede import SAME_SCOPE
 from ..tiers import Tier
+from .tool_calls import Tool, call, call_json, error_json, openai_schema
+
+__all__ = ["CALLER", "ERASING_TOOLS", "WRITE_TOOLS", "PersonaTools", "Tool", "call", "call_json", "error_json",
+           "openai_schema"]
 
 log = logging.getLogger(__name__)
 # The host a tool call comes from, where the surface learns it per call (an MCP client's name).
@@ -56,7 +58,6 @@ Scope = Annotated[ScopeKind | None, Field(description=(
     "Where the fact holds. global (the default): true of the user everywhere ('answers tersely'). project: a rule "
     "about this repository or project only ('this repo uses pnpm, never npm'), the project of the session's "
     "working directory. host: only for this agent ('in this tool, never run the terminal without asking')."))]
-Tool = Callable[..., dict[str, Any]]
 
 LEGACY_ALIASES = {
     "mnemosyne_persona_promote": "persona_promote",
@@ -358,67 +359,3 @@ def _review_tool(tools: PersonaTools) -> Tool:
                        old=done.old.to_dict())
 
     return persona_review
-
-
-def _fields(tool: Tool, hidden: frozenset[str]) -> dict[str, Any]:
-    return {name: (param.annotation, ... if param.default is inspect.Parameter.empty else param.default)
-            for name, param in inspect.signature(tool).parameters.items() if name not in hidden}
-
-
-def openai_schema(tool: Tool, *, name: str | None = None, hidden: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """The tool in OpenAI function format, from the same signature the MCP SDK reads.
-
-    ``hidden`` parameters are filled in by the host surface and not offered to the model.
-    """
-    model: type[BaseModel] = create_model(f"{tool.__name__}_args", **_fields(tool, hidden))
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    return {"name": name or tool.__name__, "description": inspect.getdoc(tool) or "", "parameters": schema}
-
-
-def call(tools: Mapping[str, Tool], name: str, args: Mapping[str, Any],
-         bound: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Validate ``args`` against the tool's signature, then call it.
-
-    ``bound`` values are set by the host surface (the caller's own profile and
-    session); the model may not pass them, so no user can reach another's persona.
-    """
-    if name not in tools:
-        raise InputError(f"unknown tool {name!r}; known tools: {', '.join(sorted(tools))}")
-    tool = tools[name]
-    bound = {key: value for key, value in (bound or {}).items() if key in inspect.signature(tool).parameters}
-    model: type[BaseModel] = create_model(f"{name}_args", __config__={"extra": "forbid"},
-                                          **_fields(tool, frozenset(bound)))
-    try:
-        validated = model.model_validate(dict(args))
-    except ValidationError as error:
-        details = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg'].lower()}"
-                            for e in error.errors())
-        raise InputError(f"invalid arguments for {name}: {details}") from None
-    return tool(**validated.model_dump(), **bound)
-
-
-def error_json(message: str) -> str:
-    """An error answer in the tool contract's shape."""
-    return json.dumps({"status": "error", "error": message}, ensure_ascii=False)
-
-
-def call_json(tools: Mapping[str, Tool], name: str, args: Any, bound: Mapping[str, Any] | None = None) -> str:
-    """:func:`call` for a host: ``args`` may be a JSON string; the answer is always a JSON string, never a raise."""
-    try:
-        if isinstance(args, str | bytes):
-            args = json.loads(args or "{}")
-        if args is None:
-            args = {}
-        if not isinstance(args, Mapping):
-            return error_json("arguments must be a JSON object")
-        return json.dumps(call(tools, name, args, bound), ensure_ascii=False, default=str)
-    except PersonaError as error:
-        return error_json(str(error))
-    except (ValueError, RecursionError) as error:  # JSON that does not parse, or nests too deep
-        return error_json(f"arguments are not valid JSON: {error}")
-    except Exception as error:  # the host must never see an exception from a tool call
-        # The traceback may quote fact text, so it goes to DEBUG only.
-        log.error("persona tool %s failed: %s", name, type(error).__name__)
-        log.debug("persona tool %s traceback", name, exc_info=True)
-        return error_json(f"internal error in {name}: {type(error).__name__}")

@@ -58,14 +58,16 @@ def render_sections(ranked: RankedPersona, sections: tuple[RankedSection, ...], 
     """``target``'s template rendered with ``sections`` of ``ranked`` (all of them, or a fitted selection).
 
     The render stage renders every section once; the fair fit renders the
-    selections it tries. What a template sees of each fact comes from the
+    selections it tries. A target's front matter comes first, outside the
+    template (dumped by ruamel.yaml, never pasted). What a template sees of each fact comes from the
     run's ``prepared`` facts, so a fact is made inert once per run.
     """
     context = build_context(replace(ranked, sections=sections), target.name,
                             lambda fact: prepared.get(fact.content).item(fact.tier, fact.confidence,
                                                                          fact.reinforcement_count))
-    return render_template(limits.template_dirs, target.template, context, timeout_s=limits.timeout_s,
-                           max_chars=limits.max_output_chars, max_memory_mb=limits.max_memory_mb)
+    return target.front_matter + render_template(limits.template_dirs, target.template, context,
+                                                 timeout_s=limits.timeout_s, max_chars=limits.max_output_chars,
+                                                 max_memory_mb=limits.max_memory_mb)
 
 
 def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *, timeout_s: float,

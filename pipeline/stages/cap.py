@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import Field
 
+from ..config.targets import ResolvedTarget, region_id
 from ..render.fair_fit import fair_fit
+from ..render.limits import limited
 from ..render.model import CappedRender, RankedSection, Rendered
 from ..render.notes import lazy_note
 from ..render.section_cap import cap_text
@@ -26,24 +29,35 @@ class CapOptions(StageOptions):
 
 @stage("cap", options=CapOptions, per_target=True)
 def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> CappedRender:
-    """Fit the render into the target's token budget; the section cap guards the result."""
+    """Fit the render into the target's token budget and its host's limits; the section cap guards the result."""
     target, ranked = rendered.target, rendered.ranked
+    counter = limited(ctx.counter, target.budget, target.limits, _overhead(target))
     fit = None
     if options.strategy == "fair":
-        fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=ctx.counter,
+        fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=counter,
                        render=lambda sections: render_sections(ranked, sections, target, ctx.settings.render,
                                                                ctx.prepared),
                        note=lazy_note(target), boundary=target.boundary,
-                       text_tokens=lambda texts: ctx.prepared.tokens(texts, ctx.counter))
+                       text_tokens=lambda texts: ctx.prepared.tokens(texts, counter))
     text = fit.text if fit is not None else rendered.text
-    capped = cap_text(text, budget=target.budget, counter=ctx.counter, boundary=target.boundary,
+    capped = cap_text(text, budget=target.budget, counter=counter, boundary=target.boundary,
                       note=lazy_note(target), tokens=fit.tokens if fit is not None else None)
+    if counter is not ctx.counter:  # report the text's real tokens, not the limits' scaled units
+        capped = replace(capped, tokens=ctx.counter.count(capped.text))
     # Without a fit, the fair fit found no fact fits beside its heading (the guard kept a heading alone), or no
     # fit was tried (sections): then the guard's sections are what is left.
     kept = fit.sections if fit is not None else () if options.strategy == "fair" and capped.partial else (
         ranked.sections)
     return CappedRender(capped, rendered, _surviving(kept, capped.kept_indexes),
                         fit.left_out if fit is not None else frozenset())
+
+
+def _overhead(target: ResolvedTarget) -> str:
+    """What the host reads of ours besides the rendered text: a region's marker lines and the blank line before."""
+    if target.output != "region":
+        return ""
+    markers = region_id(target)
+    return f"{markers.begin().decode()}\n{markers.end().decode()}\n\n"
 
 
 def _surviving(sections: tuple[RankedSection, ...], indexes: tuple[int, ...] | None) -> tuple[RankedSection, ...]:

@@ -15,12 +15,37 @@ from typer.testing import CliRunner
 from pipeline import PersonaStore
 from pipeline.cli import app
 from pipeline.fs.projects import project_of
+from pipeline.fs.yaml import read_front_matter
 from pipeline.scopes import project_scope
 
 runner = CliRunner()
 FILES = {"claude-code": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md",
-         "copilot": ".github/copilot-instructions.md", "cursor": ".cursor/rules/persona.mdc"}
-BUDGETS = {"claude-code": 2000, "codex": 2000, "gemini": 2000, "copilot": 1000, "cursor": 1500}
+         "copilot": ".github/copilot-instructions.md", "cursor": ".cursor/rules/persona.mdc",
+         "claude-code-rules": ".claude/rules/persona.md",
+         "copilot-path": ".github/instructions/persona.instructions.md",
+         "windsurf": ".windsurf/rules/persona.md", "cline": ".clinerules/persona.md",
+         "continue": ".continue/rules/persona.md", "kiro": ".kiro/steering/persona.md"}
+BUDGETS = {"claude-code": 2000, "codex": 2000, "gemini": 2000, "copilot": 1000, "cursor": 1500,
+           "claude-code-rules": 2000, "copilot-path": 1000, "windsurf": 1500, "cline": 2000, "continue": 2000,
+           "kiro": 2000}
+OWNED = {"cursor", "claude-code-rules", "copilot-path", "windsurf", "cline", "continue", "kiro"}
+# Each rules file's front matter as its host documents it (docs/hosts.md); None: the file has none.
+FRONT_MATTER = {"claude-code-rules": None, "cline": None, "copilot-path": {"applyTo": "**"},
+                "windsurf": {"trigger": "always_on"}, "kiro": {"inclusion": "always"},
+                "continue": {"name": "persona-tier", "alwaysApply": True,
+                             "description": "The user's standing preferences, kept by persona-tier"}}
+# The user-level file of each new preset that has one, under the home directory, and whether it is ours alone.
+USER_FILES = {"claude-code-rules": (".claude/rules/persona.md", True),
+              "cline": ("Documents/Cline/Rules/persona.md", True),
+              "continue": (".continue/rules/persona.md", True), "kiro": (".kiro/steering/persona.md", True),
+              "windsurf": (".codeium/windsurf/memories/global_rules.md", False)}
+
+
+def add_args(preset: str, *scope: str) -> list[str]:
+    """`targets add` for a preset name of this test (claude-code-rules is `claude-code --rules`)."""
+    if preset == "claude-code-rules":
+        return ["targets", "add", "claude-code", "--rules", *scope, "--name", preset]
+    return ["targets", "add", preset, *scope]
 USER_TEXT = b"# Project rules\r\n\r\nRun `make test` before committing.\r\n"
 
 
@@ -60,11 +85,11 @@ def test_every_preset_round_trips_and_leaves_the_users_text_alone(setup, preset)
     config, project = setup
     original_config = config.read_bytes()
     path = project / FILES[preset]
-    owned = preset == "cursor"
+    owned = preset in OWNED
     if not owned:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(USER_TEXT)
-    persona(config, "targets", "add", preset, "--project", str(project))
+    persona(config, *add_args(preset, "--project", str(project)))
     listed = json.loads(persona(config, "targets", "list", "--json").stdout)
     mine = next(t for t in listed if t["name"] == preset)
     assert mine["path"] == str(path) and mine["budget"] == BUDGETS[preset]
@@ -72,8 +97,9 @@ def test_every_preset_round_trips_and_leaves_the_users_text_alone(setup, preset)
     persona(config, "render")
     first = path.read_bytes()
     assert b"Answers tersely." in first and b"Bob" not in first
-    if not owned:
-        assert first.startswith(USER_TEXT) and b"<!-- persona-tier:begin profile=default -->" in first
+    if not owned:  # Codex cuts its chain from the end: our region goes first there
+        assert (first.endswith if preset == "codex" else first.startswith)(USER_TEXT)
+        assert b"<!-- persona-tier:begin profile=default -->" in first
         edited = b"Added on top by hand.\r\n" + first + b"\r\nAdded below by hand.\r\n"
         path.write_bytes(edited)
     add(config, "Prefers small commits.")
@@ -81,17 +107,18 @@ def test_every_preset_round_trips_and_leaves_the_users_text_alone(setup, preset)
     second = path.read_bytes()
     assert b"Prefers small commits." in second and b"Bob" not in second
     if not owned:
-        assert second.startswith(b"Added on top by hand.\r\n" + USER_TEXT)
-        assert second.endswith(b"\r\nAdded below by hand.\r\n")
+        assert second.startswith(b"Added on top by hand.\r\n")
+        assert second.endswith(USER_TEXT + b"\r\nAdded below by hand.\r\n" if preset == "codex" else
+                               b"\r\nAdded below by hand.\r\n")
     removed = persona(config, "targets", "remove", preset)
     assert "removed target" in removed.stdout
     assert config.read_bytes() == original_config  # the config is back, comments and all
-    if owned:
-        assert not path.exists()
+    if owned:  # the file and the folders it alone filled are gone; the project is as it was
+        assert not path.exists() and not any(project.iterdir())
     else:
-        left = path.read_bytes()
-        assert b"persona-tier" not in left and b"Answers" not in left
-        assert left.startswith(b"Added on top by hand.\r\n" + USER_TEXT) and left.endswith(b"Added below by hand.\r\n")
+        # Byte for byte what the user wrote: no blank line of ours left between their text and what they added.
+        assert path.read_bytes() == b"Added on top by hand.\r\n" + USER_TEXT + b"\r\nAdded below by hand.\r\n"
+    assert not [p for p in project.rglob("*") if p.name.endswith(".lock")]  # nothing of ours left in the project
 
 
 def test_the_cursor_rule_is_front_matter_plus_markdown(setup):
@@ -154,3 +181,45 @@ def test_remove_refuses_broken_markers_and_changes_nothing(setup):
     result = runner.invoke(app, ["-c", str(config), "targets", "remove", "gemini"])
     assert result.exit_code == 1 and "line 2" in result.stderr
     assert config.read_bytes() == before and (project / "GEMINI.md").read_bytes() == broken
+
+
+@pytest.mark.parametrize("preset", sorted(FRONT_MATTER))
+def test_each_rules_file_carries_its_hosts_front_matter(setup, preset):
+    config, project = setup
+    persona(config, *add_args(preset, "--project", str(project)))
+    persona(config, "render")
+    text = (project / FILES[preset]).read_text(encoding="utf-8")
+    expected = FRONT_MATTER[preset]
+    assert read_front_matter(text) == expected
+    if expected is not None:
+        body = text.split("\n---\n", 1)[1]
+        assert "---" not in body and "- Answers tersely." in body
+    assert (project / FILES[preset]).stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("preset", sorted(USER_FILES))
+def test_each_new_preset_for_the_user_goes_to_its_hosts_home_file_and_back(setup, preset):
+    config, _ = setup
+    home = Path.home()
+    relative, owned = USER_FILES[preset]
+    path = home / relative
+    if not owned:  # Windsurf's global rules are the user's own file: ours is a region of it
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"My global rules.\n")
+    with PersonaStore(config.parent / "m.db") as store:
+        store.add("Answers tersely.", topic="style")
+    persona(config, *add_args(preset, "--user"))
+    persona(config, "render")
+    data = path.read_bytes()
+    assert b"Answers tersely." in data and b"Bob" not in data
+    persona(config, "targets", "remove", preset)
+    if owned:
+        assert not path.exists() and sorted(p.name for p in home.iterdir()) == [".hermes"]
+    else:
+        assert path.read_bytes() == b"My global rules.\n"
+
+
+def test_rules_is_only_for_claude_code(setup):
+    config, project = setup
+    result = runner.invoke(app, ["-c", str(config), "targets", "add", "codex", "--rules", "--project", str(project)])
+    assert result.exit_code == 1 and "--rules is for claude-code only" in result.stderr

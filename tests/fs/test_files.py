@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from pipeline import PersonaInjector, PersonaStore, StageError, load_settings, run_pipeline
 from pipeline.cli import app
+from pipeline.fs.lock import lock_path
 
 from ..conftest import cli, digest, failed_cleanly, local_settings, python, schema_of, write
 
@@ -161,7 +162,8 @@ def test_every_file_we_write_is_private(tmp_path):
     PersonaInjector(settings, session_id="s").block()
     CliRunner().invoke(app, ["config", "init", str(home / "conf" / "persona.yaml")])
     files = [p for p in home.rglob("*") if p.is_file()]
-    assert {p.name for p in files} >= {"persona.md", "persona.md.lock", "m.db", "persona.yaml"}
+    assert {p.name for p in files} >= {"persona.md", "m.db", "persona.yaml"}
+    assert stat.S_IMODE(lock_path(persona).stat().st_mode) == 0o600  # in our state directory, not beside it
     for path in files:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     for directory in [persona.parent, persona.parent.parent, home / "conf"]:

@@ -125,6 +125,32 @@ def test_removing_the_region_restores_the_file_exactly(home, kind):
     assert path.read_bytes() == USER_FILES[kind]
 
 
+@pytest.mark.parametrize("kind", sorted(set(USER_FILES) - {"empty", "no trailing newline"}))
+@pytest.mark.parametrize("blank", [False, True], ids=["right after", "after a blank line"])
+def test_text_written_after_the_region_gets_back_exactly_what_the_user_wrote(home, kind, blank):
+    """No blank line of ours is left behind between the user's text and what they wrote after the region."""
+    original = USER_FILES[kind]
+    eol = b"\r\n" if b"\r\n" in original else b"\n"
+    path = user_file(home, original)
+    render(home)
+    below = (eol if blank else b"") + b"Written below, by hand." + eol
+    path.write_bytes(path.read_bytes() + below)
+    assert remove_region(path, RegionId("default"))
+    assert path.read_bytes() == original + below
+
+
+@pytest.mark.parametrize("blank", [False, True], ids=["right before", "after a blank line"])
+def test_text_written_before_a_region_at_the_start_gets_back_exactly_what_the_user_wrote(home, blank):
+    original = USER_FILES["lf"]
+    config(home, region_at="start")
+    path = user_file(home, original)
+    render(home)
+    above = b"Written above, by hand.\n" + (b"\n" if blank else b"")
+    path.write_bytes(above + path.read_bytes())
+    assert remove_region(path, RegionId("default"))
+    assert path.read_bytes() == above + original
+
+
 def test_markers_the_user_placed_are_filled_in_place(home):
     mine = b"# Top\n\n" + BEGIN + b"\nold text\n" + END + b"\n\n## Below, mine\n- keep me\n"
     path = user_file(home, mine)

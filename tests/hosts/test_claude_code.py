@@ -55,6 +55,27 @@ def test_a_region_reaches_claude_code_once_beside_the_users_own_text(
     assert "persona-tier:begin" not in request.text  # Claude Code drops HTML comments: the markers cost nothing
 
 
+@pytest.mark.parametrize("scope", ["--user", "--project"])
+def test_a_rules_file_of_our_own_reaches_claude_code_once_and_claude_md_stays_the_users(
+        host: Host, scope: str, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
+    """`targets add claude-code --rules`: .claude/rules/persona.md, ours alone, in every session; both CLAUDE.md
+    files are never touched; `targets remove` leaves no rules folder behind."""
+    user_file, project_file = own_files(home, project)
+    before = user_file.read_bytes(), project_file.read_bytes()
+    persona(home, "targets", "add", "claude-code", "--rules",
+            *([scope] if scope == "--user" else [scope, str(project)]))
+    add_facts(home)
+    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
+    persona(home, "render")
+    rules = (home if scope == "--user" else project) / ".claude" / "rules" / "persona.md"
+    assert rules.is_file() and (user_file.read_bytes(), project_file.read_bytes()) == before
+    request = main_request(run_claude(model, project, home, "hello"))
+    assert_scoped_facts(request, project=scope == "--project")
+    assert_intact(request, OWN_USER, OWN_PROJECT)
+    persona(home, "targets", "remove", "claude-code-rules")
+    assert not rules.parent.exists()
+
+
 def test_with_a_user_and_a_project_region_claude_code_gets_each_fact_of_its_scopes_once(
         host: Host, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
     """Both presets at once: the user-level file carries the global facts and the host's, the project's file
@@ -98,6 +119,25 @@ def test_the_hook_gives_claude_code_the_persona_at_startup_once(
     assert request.text.count(context.strip()) == 1
     assert_scoped_facts(request, project=True)
     assert_intact(request, OWN_USER, OWN_PROJECT)
+
+
+def test_the_hook_persona_hooks_install_adds_gives_claude_code_the_persona(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """`persona hooks install claude-code --project` as the user runs it, into the project's own settings.json
+    beside the user's settings: Claude Code runs it at startup; `hooks remove` gives the file back."""
+    own_files(home, project)
+    add_facts(home)
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(b'{\n  "env": {"PERSONA_TEST": "1"}\n}\n')
+    persona(home, "hooks", "install", "claude-code", "--project", str(project))
+    context = hook_context(home, project)
+    request = main_request(run_claude(model, project, home, "hello"))
+    assert request.text.count(context.strip()) == 1 and len(context) <= HOOK_LIMIT
+    assert_each_fact_once(request)
+    assert_intact(request, OWN_USER, OWN_PROJECT)
+    persona(home, "hooks", "remove", "claude-code", "--project", str(project))
+    assert settings.read_bytes() == b'{\n  "env": {"PERSONA_TEST": "1"}\n}\n'
 
 
 def test_the_hook_gives_claude_code_the_persona_again_after_a_compaction(

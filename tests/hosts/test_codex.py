@@ -26,7 +26,7 @@ from .facts import (
     write_own,
 )
 from .fake_model import FakeModel, Request
-from .hosts import CODEX, Host, persona, run_codex
+from .hosts import CODEX, PERSONA, Host, base_env, persona, run_codex
 
 pytestmark = [pytest.mark.slow, pytest.mark.parametrize("host", [CODEX], ids=str, indirect=True)]
 PROJECT_DOC_MAX_BYTES = 32 * 1024  # Codex's default
@@ -74,15 +74,33 @@ def test_with_a_user_and_a_project_region_codex_gets_each_fact_of_its_scopes_onc
     assert_scoped_facts(request, project=True)
 
 
-def test_codex_cuts_a_region_past_32_kib_today(host: Host, model: FakeModel, home: Path, project: Path) -> None:
-    """A 56 KB AGENTS.md with our region at its end, where a region goes by default: Codex sends the file's
-    first 32 KiB, cut mid-line, and our region not at all. Issue #30 asks that it arrive whole, or that
-    `targets check` say it would not; this test flips when one of them lands."""
+def test_a_region_at_the_start_of_a_56_kb_agents_md_reaches_codex_whole(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """Codex drops what is past 32 KiB: the preset puts our region at the start of AGENTS.md, where Codex reads
+    first, and `targets check` says it is kept."""
     agents = write_own(project / "AGENTS.md", house_rules(55_000))
     persona(home, "targets", "add", "codex", "--project", str(project))
     add_facts(home)
     persona(home, "render")
-    assert 54_000 < agents.stat().st_size < 58_000 and agents.read_text().rstrip().endswith("-->")
+    assert agents.stat().st_size > 54_000 and agents.read_text().startswith("<!-- persona-tier:begin")
+    assert "codex: kept" in persona(home, "targets", "check")
+    request = main_request(run_codex(model, project, home, "hello"))
+    assert_each_fact_once(request)
+    assert "persona-tier:end" in request.text
+
+
+def test_a_region_at_the_end_past_32_kib_is_cut_and_targets_check_says_so(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """A region moved to the end of a 56 KB AGENTS.md: Codex sends the file's first 32 KiB, cut mid-line, and
+    our region not at all; `targets check` said so beforehand, exiting 1."""
+    agents = write_own(project / "AGENTS.md", house_rules(55_000))
+    persona(home, "targets", "add", "codex", "--project", str(project))
+    persona(home, "config", "set", "targets.codex.region_at", "end")
+    add_facts(home)
+    persona(home, "render")
+    assert agents.read_text().rstrip().endswith("-->")
+    said = check_fails(home)
+    assert "codex: cut after 0 bytes: move the region or shorten the files" in said
     request = main_request(run_codex(model, project, home, "hello"))
     head = agents.read_bytes()[:PROJECT_DOC_MAX_BYTES].decode()
     assert head in request.text and agents.read_bytes()[:PROJECT_DOC_MAX_BYTES + 1].decode() not in request.text
@@ -90,22 +108,32 @@ def test_codex_cuts_a_region_past_32_kib_today(host: Host, model: FakeModel, hom
     assert "persona-tier:begin" not in request.text
 
 
+def check_fails(home: Path) -> str:
+    """`persona targets check` as the user runs it, expected to exit 1 (a target would be cut)."""
+    done = subprocess.run([str(PERSONA), "targets", "check"], env=base_env(home), capture_output=True, text=True,
+                          timeout=120, cwd=home, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    return done.stdout
+
+
 def test_codex_counts_32_kib_over_the_whole_project_chain(
         host: Host, model: FakeModel, home: Path, project: Path) -> None:
     """The budget is the chain's, not the file's: a 32 KB AGENTS.md at the git root leaves a small AGENTS.md
-    in a subdirectory, though either file alone fits, a few hundred bytes, and our region in it is cut short
-    (today mid-fact, its end marker lost)."""
+    in a subdirectory, though either file alone fits, a few hundred bytes, and our region at its start is cut
+    short (its end marker lost): `targets check` says where."""
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    root = write_own(project / "AGENTS.md", house_rules(32_500))
+    root = write_own(project / "AGENTS.md", house_rules(32_700))
     nested = write_own(project / "service" / "AGENTS.md", OWN_PROJECT)
     persona(home, "targets", "add", "codex", "--project", str(nested.parent))
     add_facts(home)
     persona(home, "render")
     assert nested.stat().st_size < 1_000
     request = main_request(run_codex(model, nested.parent, home, "hello"))
-    assert sent(request, root) and OWN_PROJECT.strip() in request.text
+    assert sent(request, root) and OWN_PROJECT.strip() not in request.text  # after our region: past the budget
     assert "persona-tier:begin" in request.text and "persona-tier:end" not in request.text
     assert not sent(request, nested)
+    left = PROJECT_DOC_MAX_BYTES - root.stat().st_size
+    assert f"codex: cut after {left:,} bytes: move the region or shorten the files" in check_fails(home)
 
 
 def test_codex_reads_the_users_own_file_outside_the_32_kib_budget(

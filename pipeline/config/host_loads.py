@@ -1,0 +1,169 @@
+"""What a host loads beside a target's file, in the host's own order, and whether our bytes are in it whole.
+
+`persona targets check` asks this for every target. Each host's chain is computed as the host documents it
+(docs/hosts.md, with the sources); a host without a chain of its own loads just the target's file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..fs.projects import git_top_level
+from ..fs.read import read_regular_bytes
+from ..fs.regions import RegionId, own_region
+from .presets import WINDSURF_GLOBAL
+from .sections import HostLimit, LimitUnit
+from .targets import ResolvedTarget, region_id
+
+CODEX_NAMES = ("AGENTS.override.md", "AGENTS.md")  # per directory, the first non-empty one (Codex's AGENTS.md guide)
+SHORTEN = "move the region or shorten the files"
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """The files a host loads with ours, in its order; which count towards its chain limits; what shadows ours."""
+
+    files: tuple[Path, ...]  # counted against the host's chain limits, in the order the host reads them
+    outside: tuple[Path, ...] = ()  # loaded too, outside the chain's limit (Codex's global file)
+    shadowed_by: Path | None = None  # the host loads this file instead of ours
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One target's verdict: what the host loads, each limit's measure, and whether our bytes are in it whole."""
+
+    target: str
+    path: Path
+    loaded: tuple[Path, ...]
+    measures: tuple[str, ...]
+    outcome: str
+    cut: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {"target": self.target, "path": str(self.path), "loaded": [str(p) for p in self.loaded],
+                "measures": list(self.measures), "outcome": self.outcome, "cut": self.cut}
+
+
+def codex_chain(path: Path, home: Path) -> Chain:
+    """Codex's chain for a file at ``path``: the global file (``$CODEX_HOME``, else ``~/.codex``:
+    AGENTS.override.md, else AGENTS.md), then one file per directory from the git root down to ``path``'s
+    (AGENTS.override.md, else AGENTS.md), empty files skipped. project_doc_max_bytes counts the project's files
+    only (measured in the real Codex: tests/hosts/test_codex.py)."""
+    codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex").resolve()
+    found = _first_non_empty(codex_home)
+    path = path.resolve()
+    directory = path.parent
+    if directory == codex_home:
+        return Chain((), (path,), shadowed_by=_other(found, path))
+    top = git_top_level(directory) or directory
+    levels = [level for level in (directory, *directory.parents) if level.is_relative_to(top)][::-1]
+    files = tuple(f for f in (_first_non_empty(level) for level in levels) if f is not None)
+    ours = _first_non_empty(directory)
+    return Chain(files if ours is not None else (*files, path), (found,) if found else (), _other(ours, path))
+
+
+def _first_non_empty(directory: Path) -> Path | None:
+    for name in CODEX_NAMES:
+        candidate = directory / name
+        if candidate.is_file() and candidate.stat().st_size > 0:
+            return candidate
+    return None
+
+
+def _other(found: Path | None, path: Path) -> Path | None:
+    return found if found is not None and found.resolve() != path.resolve() else None
+
+
+def windsurf_chain(path: Path, home: Path) -> Chain:
+    """Windsurf's rules as it loads them: the global rules first, then the workspace's ``.windsurf/rules/*.md``
+    from the git root down to the workspace (the target's project; the working directory for the global file).
+    Both limits count characters, over the global and workspace rules together."""
+    global_file = (home / WINDSURF_GLOBAL).resolve()
+    path = path.resolve()
+    workspace = Path.cwd().resolve() if path == global_file else path.parent.parent.parent
+    top = git_top_level(workspace) or workspace
+    levels = [level for level in (workspace, *workspace.parents) if level.is_relative_to(top)][::-1]
+    rules = [file.resolve() for level in levels for file in sorted((level / ".windsurf" / "rules").glob("*.md"))]
+    return Chain(tuple(f for f in (global_file, *rules) if f.is_file()))
+
+
+CHAINS: dict[str, Callable[[Path, Path], Chain]] = {"codex": codex_chain, "windsurf": windsurf_chain}
+
+
+def chain_of(host: str | None, path: Path, home: Path) -> Chain:
+    """What ``host`` loads with ``path`` (just the file, for a host without a chain of its own)."""
+    found = CHAINS.get(host or "")
+    return found(path, home) if found is not None else Chain((path,))
+
+
+def check_target(target: ResolvedTarget, host: str | None, home: Path) -> Check:
+    """Whether the host of ``target`` loads our bytes whole (see :class:`Check`)."""
+    path = target.path.resolve()
+    data = _read(path)
+    span = None if data is None else _our_span(target, data)
+    if data is None or span is None:
+        return Check(target.name, path, (), (), "not written yet: run `persona render`", cut=False)
+    chain = chain_of(host, path, home)
+    loaded = (*chain.outside, *chain.files)
+    if chain.shadowed_by is not None:
+        return Check(target.name, path, loaded, (), f"not loaded: the host reads {chain.shadowed_by} "
+                     "instead", cut=True)
+    measures, cuts = [], []
+    for limit in (limit for limit in target.limits if limit.unit != "tokens"):  # the cap keeps tokens
+        files = chain.files if limit.scope == "chain" else (path,)
+        if path not in files:
+            measures.append(f"{_what(limit)}: outside it")
+            continue
+        before = sum(_size(_read(f) or b"", limit.unit) for f in files[:files.index(path)])
+        total = before + sum(_size(_read(f) or b"", limit.unit) for f in files[files.index(path):])
+        measures.append(f"{total:,} of {_what(limit)}")
+        start, stop = (before + _size(data[:offset], limit.unit) for offset in span)
+        if stop > limit.amount:
+            cuts.append(f"cut after {max(0, limit.amount - start):,} {_unit(limit.unit)}: {SHORTEN}")
+    return Check(target.name, path, loaded, tuple(measures), cuts[0] if cuts else "kept", cut=bool(cuts))
+
+
+def check_text(name: str, where: Path, text: str, limits: Sequence[HostLimit]) -> Check:
+    """A text a host reads whole or not at all (a hook's output) against the host's limits."""
+    sizes = [(limit, _size(text.encode("utf-8"), limit.unit)) for limit in limits if limit.unit != "tokens"]
+    over = [f"over by {size - limit.amount:,} {_unit(limit.unit)}: shorten it" for limit, size in sizes
+            if size > limit.amount]
+    return Check(name, where, (), tuple(f"{size:,} of {_what(limit)}" for limit, size in sizes),
+                 over[0] if over else "kept", cut=bool(over))
+
+
+def _our_span(target: ResolvedTarget, data: bytes) -> tuple[int, int] | None:
+    """Where our bytes lie in the file: the region, markers included, or the whole file we own."""
+    if target.output != "region":
+        return 0, len(data)
+    region: RegionId = region_id(target)
+    span = own_region(data, region, str(target.path))
+    return None if span is None else (span.start, span.stop)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return read_regular_bytes(path, confine_symlinks=False)
+    except OSError:
+        return None
+
+
+def _size(data: bytes, unit: LimitUnit) -> int:
+    if unit == "bytes":
+        return len(data)
+    return len(data.decode("utf-8", errors="replace"))
+
+
+def _unit(unit: LimitUnit) -> str:
+    return {"chars": "characters"}.get(unit, unit)
+
+
+def _what(limit: HostLimit) -> str:
+    return f"{limit.amount:,} {_unit(limit.unit)}" + (" for the whole chain" if limit.scope == "chain" else "")
+
+
+def any_cut(checks: Sequence[Check]) -> bool:
+    return any(check.cut for check in checks)
