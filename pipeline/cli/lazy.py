@@ -19,11 +19,15 @@ from typing import Any, ClassVar
 import typer
 import typer.main
 from typer._click.exceptions import UsageError
-from typer._coercion import build_runtime_param
 from typer.core import TyperCommand
 from typer.models import CommandInfo, TyperInfo
 
 from .common import PersonaGroup
+
+try:  # typer 0.29's own hook for an option's coercion; without it, typer builds them all, as it always did
+    from typer._coercion import build_runtime_param
+except ImportError:  # pragma: no cover - another typer
+    build_runtime_param = None  # type: ignore[assignment]
 
 Info = CommandInfo | TyperInfo
 
@@ -126,6 +130,8 @@ _WHEN_GIVEN = _WhenGiven()
 
 def coerce_when_given(command: Any) -> Any:
     """``command`` (and its subcommands), each parameter's coercion built only when it is given."""
+    if build_runtime_param is None:  # pragma: no cover - another typer
+        return command
     for param in command.params:
         if getattr(param, "_runtime_param", False) is None and hasattr(param, "type_descriptor"):
             param._runtime_param = _WHEN_GIVEN
