@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install path render test pytest test-hermes test-hosts lint typecheck docs bench bench-compare bench-pg golden reference clean
+.PHONY: all help install path render test pytest test-hermes test-hosts test-ui ui-screenshots lint typecheck docs bench bench-compare bench-pg golden reference clean
 
 all: test ## everything CI checks (the same as make test)
 
@@ -16,10 +16,10 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs,ui]'
 	touch $(STAMP)
 
-install: $(STAMP) ## create .venv and install the package with its dev and docs extras
+install: $(STAMP) ## create .venv and install the package with its dev, docs and ui extras
 
 # A symlink, so the command follows the checkout's venv (make install again and it is current).
 LOCAL_BIN := $(HOME)/.local/bin
@@ -67,6 +67,24 @@ $(HOSTS_DIR)/.installed: $(HOSTS_PINS)
 
 test-hosts: $(STAMP) $(HOSTS_DIR)/.installed ## drive the real Claude Code, Codex and Gemini CLI (npm, pinned) against a fake model on loopback
 	$(LOOPBACK_ONLY) $(BIN)/python -m pytest -q -ra -p no:cacheprovider -o addopts= --strict-markers tests/hosts
+
+# The page's browser tests: Playwright for Python drives Debian's Chromium (apt-get, when it is missing); Playwright's
+# own browser download is never used.
+CHROMIUM := /usr/bin/chromium
+UI_TEST_STAMP := $(VENV)/.ui-test-installed
+
+$(UI_TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs,ui,ui-test]'
+	touch $@
+
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test-ui: $(UI_TEST_STAMP) $(CHROMIUM) ## drive `persona ui` in headless Chromium (installs Playwright and Debian's Chromium)
+	$(BIN)/python -m pytest -q -ra -p no:cacheprovider -o addopts= --strict-markers tests/browser
+
+ui-screenshots: $(UI_TEST_STAMP) $(CHROMIUM) ## photograph each page of `persona ui` into docs/images/; review the diff
+	$(BIN)/python -m tests.browser.screenshots docs/images
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check pipeline tests benchmarks

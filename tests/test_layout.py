@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"stages"},
     {"schedule"},
     {"inject"},
-    {"integrations"},
+    {"integrations", "ui"},
     {"cli"},
 ]
 # The public API (lazy re-exports) and the entry point sit above everything, and so do the old paths that

@@ -28,6 +28,7 @@ class PersonaCli(LazyGroup):
         "status": "tick_cmds", "tick": "tick_cmds", "watch": "tick_cmds", "retention": "tick_cmds",
         "mcp": "agent_cmds",
         "forget": "forget_cmds", "scrub": "forget_cmds",
+        "ui": "ui_cmds",
         "hermes": "agent_cmds",
         "profile": "forget_cmds",
         "review": "review_cmds",

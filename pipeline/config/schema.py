@@ -26,6 +26,7 @@ from .sections import (
     SupersedeSettings,
     TargetSettings,
     TriggerSettings,
+    UiSettings,
 )
 from .targets import ResolvedTarget
 
@@ -46,6 +47,7 @@ __all__ = [
     "TargetSettings",
     "Tier",
     "TriggerSettings",
+    "UiSettings",
 ]
 
 MAX_TARGET_NAME = 100
@@ -88,6 +90,7 @@ class Settings(BaseModel):
         default_factory=SupersedeSettings,
         description="One fact replacing another: detection proposes, the writer decides (`persona review`).",
     )
+    ui: UiSettings = Field(default_factory=UiSettings, description="`persona ui`: the local page.")
     pipeline: list[StageEntry] = Field(
         default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),
         description="Stages in order; each a bare name or `name: {options}` (see docs/rendering.md, Stages).",

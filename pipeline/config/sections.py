@@ -337,3 +337,16 @@ class RenderSettings(Section):
     max_output_chars: int = Field(
         5_000_000, ge=1, le=100_000_000, description="A template render is stopped past this many characters of output."
     )
+
+
+class UiSettings(Section):
+    port: int = Field(
+        0, ge=0, le=65_535,
+        description="The port `persona ui` listens on, on 127.0.0.1 only. 0 means a free port the system picks.",
+    )
+    open_browser: bool = Field(True, description="Whether `persona ui` opens the page in the default browser.")
+    poll_ms: int = Field(
+        1000, ge=100, le=60_000,
+        description="How often an open page asks whether the profile changed (the CLI, an agent's tool call), and "
+        "reloads if it did.",
+    )

@@ -1,0 +1,104 @@
+"""What each button does: one store or schedule call, the very one the matching CLI command makes.
+
+An action takes the settings, the profile's store and the submitted form, and returns the line the page shows
+(never the fact's text: a note outlives the fact it names). A refusal is the same typed error the CLI prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from ..config.schema import Settings
+from ..errors import InputError
+from ..schedule.forget import forget as forget_everywhere
+from ..scopes import HOSTS, host_scope
+from ..store import PersonaStore, check_id
+from ..text import counted
+
+Form = Mapping[str, str]
+Action = Callable[[Settings, PersonaStore, Form], str]
+DEFAULT_TIER = "long_term"  # as `persona add`
+DEFAULT_CONFIDENCE = "0.7"
+
+
+def number(form: Form, name: str) -> int:
+    """A whole-number field (a fact's or a proposal's id), or the CLI's own refusal of a bad id."""
+    text = form.get(name, "").strip()
+    return check_id(int(text) if text.isdecimal() else text)
+
+
+def optional(form: Form, name: str) -> str | None:
+    return form.get(name, "").strip() or None
+
+
+def _scope(form: Form) -> str | None:
+    host = optional(form, "host")
+    if host is None:
+        return None
+    if host not in HOSTS:
+        raise InputError(f"unknown host {host!r}; known: {', '.join(HOSTS)}")
+    return host_scope(host)
+
+
+def _confidence(form: Form) -> float:
+    text = form.get("confidence", "").strip() or DEFAULT_CONFIDENCE
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"confidence {text!r} is not a number from 0 to 1") from None
+
+
+def add(settings: Settings, store: PersonaStore, form: Form) -> str:
+    done = store.add(form.get("content", ""), topic=form.get("topic", ""), tier=form.get("tier") or DEFAULT_TIER,
+                     confidence=_confidence(form), reason=optional(form, "reason"), scope=_scope(form))
+    said = f"added #{done.fact.id}" if done.created else f"already in the persona as #{done.fact.id}"
+    if done.proposals:
+        said += f"; it may update {', '.join(f'#{p.old.id}' for p in done.proposals)} (see Proposals)"
+    return said
+
+
+def replace(settings: Settings, store: PersonaStore, form: Form) -> str:
+    done = store.replace(number(form, "id"), form.get("content", ""), topic=optional(form, "topic"),
+                         tier=optional(form, "tier"), reason=optional(form, "reason"))
+    return f"#{done.new.id} supersedes #{done.old.id} (undo it from its history)"
+
+
+def demote(settings: Settings, store: PersonaStore, form: Form) -> str:
+    fact = store.demote(number(form, "id"), reason=optional(form, "reason"))
+    return f"demoted #{fact.id}; a tombstone keeps it from coming back"
+
+
+def forget(settings: Settings, store: PersonaStore, form: Form) -> str:
+    persona_id = number(form, "id")
+    done = forget_everywhere(settings, store, persona_id)
+    said = (f"forgot #{persona_id}: {', '.join(version.label for version in done.erasure.versions)}; "
+            f"{counted(len(done.rendered), 'target')} rendered again")
+    if done.still_holding:
+        said += "; still holding it (edit or delete by hand): " + ", ".join(done.still_holding)
+    if not done.erasure.scrubbed:
+        said += "; a reader kept the write-ahead log from being emptied: run `persona scrub` once it is idle"
+    return said
+
+
+def undo_replace(settings: Settings, store: PersonaStore, form: Form) -> str:
+    done = store.undo_replace(number(form, "id"))
+    restored = ", ".join(f"#{fact.id}" for fact in done.restored)
+    if done.removed is not None:
+        return f"restored {restored}; removed #{done.removed.id}"
+    return f"restored {restored}" + (f"; #{done.kept.id} stays" if done.kept is not None else "")
+
+
+def accept(settings: Settings, store: PersonaStore, form: Form) -> str:
+    done = store.accept(number(form, "proposal"))
+    return f"#{done.new.id} supersedes #{done.old.id} (proposal {done.id})"
+
+
+def dismiss(settings: Settings, store: PersonaStore, form: Form) -> str:
+    done = store.dismiss(number(form, "proposal"))
+    return f"dismissed proposal {done.id}: #{done.old.id} and #{done.new.id} both stay"
+
+
+ACTIONS: dict[str, Action] = {
+    "add": add, "replace": replace, "demote": demote, "forget": forget, "undo-replace": undo_replace,
+    "accept": accept, "dismiss": dismiss,
+}

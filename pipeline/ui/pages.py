@@ -1,0 +1,117 @@
+"""What each page shows, read from the store and the pipeline as the CLI reads them; nothing here writes.
+
+Each function returns plain values for one template: the template context is this module's contract.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..config.presets import PRESETS
+from ..config.schema import Settings
+from ..render.explain import KEPT, Explanation, FactFate
+from ..render.limits import measure
+from ..render.model import TargetReport
+from ..render.tokens import get_counter
+from ..scopes import shown as scope_text
+from ..stages.runner import run_pipeline
+from ..store import Fact, PersonaStore, Proposal
+from ..store.supersede import Link
+
+UNITS = {"chars": "characters"}  # how a limit's unit reads on the page
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    name: str
+    facts: tuple[Fact, ...]
+
+
+def facts_by_topic(store: PersonaStore, query: str = "") -> list[Topic]:
+    """The profile's facts grouped by topic (topics in name order), those whose text or topic holds ``query``."""
+    wanted = query.casefold().strip()
+    found = [fact for fact in store.list()
+             if not wanted or wanted in fact.content.casefold() or wanted in fact.topic.casefold()]
+    found.sort(key=lambda fact: fact.topic.casefold())
+    return [Topic(name, tuple(group)) for name, group in itertools.groupby(found, key=lambda fact: fact.topic)]
+
+
+def scope_label(fact: Fact) -> str:
+    return scope_text(fact.scope)
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """One budget, in one unit of the host's: how much of it the text uses."""
+
+    unit: str
+    used: int
+    limit: int
+
+    @property
+    def percent(self) -> int:
+        return min(100, round(100 * self.used / self.limit)) if self.limit > 0 else 100
+
+    @property
+    def over(self) -> bool:
+        return self.used > self.limit
+
+
+@dataclass(frozen=True, slots=True)
+class AgentView:
+    """What one target gives its agent: the exact text, its budgets, and each fact left out with why."""
+
+    target: str
+    host: str
+    path: str
+    text: str
+    bars: tuple[Bar, ...]
+    sections: tuple[tuple[str, int], ...]
+    left_out: tuple[FactFate, ...]
+    kept: int
+
+
+def agent_views(settings: Settings, store: PersonaStore) -> list[AgentView]:
+    """Every target rendered as `persona render --dry-run` would (nothing written), with `persona explain`."""
+    reports = run_pipeline(settings, store=store, dry_run=True, explain=True)
+    return [_view(settings, report) for report in reports]
+
+
+def _view(settings: Settings, report: TargetReport) -> AgentView:
+    explanation: Explanation = report.explanation
+    facts = explanation.facts
+    return AgentView(report.target, host_label(settings, report.target), str(report.path), report.text,
+                     tuple(bars(settings, report)), explanation.sections,
+                     tuple(fact for fact in facts if fact.fate != KEPT), sum(1 for fact in facts if fact.fate == KEPT))
+
+
+def host_label(settings: Settings, target: str) -> str:
+    """Who reads the target: its preset's host, Hermes for the injected target, else nobody named."""
+    host = settings.targets[target].host
+    preset = PRESETS.get(host or "")
+    names = [preset.host if preset is not None else host] if host else []
+    if target == settings.injection.target:
+        names.append("Hermes Agent (injected)")
+    return ", ".join(name for name in names if name) or "no host named"
+
+
+def bars(settings: Settings, report: TargetReport) -> Iterable[Bar]:
+    """The token budget, then each limit of the host the target declares (`targets.NAME.limits`, which its
+    preset wrote) in that limit's unit, measured as the cap measures it."""
+    yield Bar("tokens", report.tokens, report.budget)
+    counter = get_counter(settings.cap.counter)
+    for limit in settings.targets[report.target].limits:
+        if limit.unit == "tokens" and limit.amount == report.budget:
+            continue  # the budget's own bar already says it
+        unit = UNITS.get(limit.unit, limit.unit) + (" (ours, of the whole chain)" if limit.scope == "chain" else "")
+        yield Bar(unit, measure(report.text, limit.unit, counter), limit.amount)
+
+
+def proposals(store: PersonaStore) -> list[Proposal]:
+    return store.proposals()
+
+
+def history(store: PersonaStore, persona_id: int) -> list[Link]:
+    return store.history(persona_id)

@@ -1,0 +1,43 @@
+"""What each agent sees: the exact text, the token budget and a bar for each limit the host's preset declares."""
+
+from __future__ import annotations
+
+from pipeline import PersonaStore
+from pipeline.config.presets import PRESETS
+from pipeline.ui.pages import Bar, agent_views
+
+from ..conftest import local_settings
+
+
+def test_each_limit_a_preset_writes_is_a_bar_in_its_unit_measured_as_the_cap_measures(tmp_path):
+    targets = {name: PRESETS[name].target(name, tmp_path / name / PRESETS[name].project_file, tmp_path)
+               for name in ("copilot", "codex")}
+    settings = local_settings(tmp_path, {f"targets.{name}": target for name, target in targets.items()})
+    with PersonaStore.from_settings(settings) as store:
+        store.add("Answers tersely; café, naïve, 日本語.", topic="style")
+        views = {view.target: view for view in agent_views(settings, store)}
+    copilot, codex = views["copilot"].bars, views["codex"].bars
+    assert [(bar.unit, bar.limit) for bar in copilot] == [("tokens", 1000), ("characters", 4000)]
+    assert copilot[1].used == len(views["copilot"].text)
+    assert [(bar.unit, bar.limit) for bar in codex] == [("tokens", 2000), ("bytes (ours, of the whole chain)", 32768)]
+    assert codex[1].used == len(views["codex"].text.encode()) > len(views["codex"].text)
+
+
+def test_a_bar_says_how_full_and_whether_it_is_over():
+    assert (Bar("tokens", 50, 200).percent, Bar("tokens", 50, 200).over) == (25, False)
+    assert (Bar("bytes", 300, 200).percent, Bar("bytes", 300, 200).over) == (100, True)
+
+
+def test_each_target_shows_its_exact_text_tokens_first_and_what_it_left_out(tmp_path):
+    settings = local_settings(tmp_path, {"targets.codex": {"output": "region", "path": str(tmp_path / "AGENTS.md"),
+                                                           "host": "codex", "budget": 30}})
+    with PersonaStore.from_settings(settings) as store:
+        for n in range(6):
+            store.add(f"Fact number {n} about the user's habits.", topic=f"topic {n}")
+        views = {view.target: view for view in agent_views(settings, store)}
+    codex, markdown = views["codex"], views["markdown"]
+    assert codex.host == "Codex" and markdown.host == "Hermes Agent (injected)"
+    assert codex.bars[0].unit == "tokens" and codex.bars[0].limit == 30 and codex.bars[0].used <= 30
+    assert {fact.fate for fact in codex.left_out} >= {"section dropped"}
+    assert "Fact number" in codex.text and not (tmp_path / "AGENTS.md").exists(), "nothing is written"
+    assert markdown.left_out == () and markdown.kept == 6
