@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import random
 import sqlite3
@@ -26,6 +25,7 @@ from pipeline import (
 )
 
 from .corpus import corpus
+from .processes import print_table as print_processes
 from .scopes import rows as scope_rows
 from .supersede import rows as supersede_rows
 
@@ -169,28 +169,6 @@ def _median_us(call, repeats: int) -> float:
         call()
         samples.append(time.perf_counter_ns() - start)
     return statistics.median(samples) / 1000
-
-
-def cli_times(runs: int = 15) -> list[tuple[str, float, float]]:
-    """(command, min ms, median ms) of whole `persona` processes, as a user starts them: 1k facts, rendered."""
-    persona = str(Path(sys.executable).with_name("persona"))
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "HERMES_HOME": tmp}
-        env = {key: value for key, value in env.items() if not key.startswith("MNEMOSYNE_")}
-        db = Path(tmp) / "mnemosyne" / "data" / "mnemosyne.db"
-        db.parent.mkdir(parents=True)
-        populate(db, 1_000)
-        subprocess.run([persona, "render"], env=env, check=True, capture_output=True)
-        out = []
-        for args in (["--help"], ["status"], ["--set", "injection.enabled=true", "inject"]):
-            samples = []
-            for attempt in range(runs + 2):  # two warm-ups fill the page cache
-                start = time.perf_counter()
-                subprocess.run([persona, *args], env=env, check=True, stdout=subprocess.DEVNULL)
-                if attempt >= 2:
-                    samples.append(time.perf_counter() - start)
-            out.append((f"persona {args[-1]}", min(samples) * 1000, statistics.median(samples) * 1000))
-    return out
 
 
 PEAK_MEMORY = """
@@ -340,8 +318,6 @@ def main() -> None:
         scale = f"{memories:,} memories"
         rows += [("persona status", scale, f"{status_us:.0f} µs"), ("persona tick, nothing to do", scale,
                                                                    f"{tick_us / 1000:.1f} ms")]
-    for command, fastest, median in cli_times():
-        rows.append((f"`{command}`, whole process", "min / median of 15", f"{fastest:.0f} / {median:.0f} ms"))
     before, peak = peak_memory()
     rows.append(("peak memory, one render", "100,000 facts", f"{peak:.0f} MB ({peak - before:.0f} MB above the "
                                                                f"{before:.0f} MB before it)"))
@@ -361,6 +337,8 @@ def main() -> None:
     print("| --- | --- | ---: |")
     for figure, scale, value in rows:
         print(f"| {figure} | {scale} | {value} |")
+    print()
+    print_processes(None)  # the existing tier's rows need its own venv: make bench-compare
 
 
 if __name__ == "__main__":

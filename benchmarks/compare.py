@@ -39,6 +39,7 @@ from pipeline.render.section_cap import split_sections
 
 from .__main__ import SIZES, populate, populate_memories, settings_in
 from .corpus import corpus
+from .processes import print_table as print_processes
 
 CAP = 1500
 O200K = get_counter("o200k_base")
@@ -102,11 +103,13 @@ def main() -> None:
         theirs.ask("setup", job)
         floors: list[tuple] = []
         rows = (render_rows(ours, theirs, floors) + inject_rows(ours, theirs, job) + trigger_rows(ours, theirs)
-                + promote_rows(ours, theirs))
+                + promote_rows(ours, theirs, floors))
         theirs.close()
         print_table(rows)
         print_floors(floors)
         print_fidelity(work)
+        print()
+        print_processes(args.existing_python)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -172,7 +175,7 @@ def _promote_stores(work: Path) -> dict[str, Any]:
     folder = work / "promote"
     folder.mkdir()
     count = 10_000 + 2 * ROUNDS["promote"] + 10
-    for name in ("ours.db", "theirs.db"):
+    for name in ("ours.db", "theirs.db", "floor.db"):
         PersonaStore(folder / name).open()
         populate_memories(folder / name, count)
     ids = [f"wm-{i}" for i in range(count)]
@@ -180,7 +183,7 @@ def _promote_stores(work: Path) -> dict[str, Any]:
     facts.write_text("facts:\n" + "".join(f"  - {{topic: topic {i % 40}, content: 'imported fact {i}'}}\n"
                                           for i in range(10_000)))
     return {"promote_db": str(folder / "theirs.db"), "memory_ids": ids, "ours_db": str(folder / "ours.db"),
-            "facts": str(facts)}
+            "floor_db": str(folder / "floor.db"), "facts": str(facts)}
 
 
 def render_rows(ours: dict[str, Any], theirs: Theirs, floors: list[tuple]) -> list[tuple]:
@@ -337,13 +340,37 @@ def trigger_rows(ours: dict[str, Any], theirs: Theirs) -> list[tuple]:
     return rows
 
 
-def promote_rows(ours: dict[str, Any], theirs: Theirs) -> list[tuple]:
+class PromoteFloor:
+    """One FULL commit of the same row into ``memoria_persona``: the memory's text copied in one INSERT, in WAL
+    mode with SQLite's default ``synchronous=FULL``, as durable as our promote and the existing tier's."""
+
+    what = "one INSERT of the memory's row into memoria_persona, one durable commit"
+
+    def __init__(self, db: str, ids: list[str]) -> None:
+        self.conn = sqlite3.connect(db, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = FULL")
+        self.ids = iter(ids)
+
+    def __call__(self) -> int:
+        start = time.perf_counter_ns()
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute("INSERT INTO memoria_persona (session_id, tier, topic, content, confidence) SELECT "
+                          "'default', 'working', 'general', content, importance FROM working_memory WHERE id = ?",
+                          (next(self.ids),))
+        self.conn.execute("COMMIT")
+        return time.perf_counter_ns() - start
+
+
+def promote_rows(ours: dict[str, Any], theirs: Theirs, floors: list[tuple]) -> list[tuple]:
     job = ours["promote"]
     ids = iter(job["memory_ids"])  # each side promotes the same memories, in its own database
+    floor = PromoteFloor(job["floor_db"], job["memory_ids"])
     with PersonaStore(Path(job["ours_db"])) as store:
-        my_ns, their_ns, _, _ = interleaved(
+        my_ns, their_ns, _, (_, floor_ns) = interleaved(
             ROUNDS["promote"], lambda: (timed(lambda: store.promote(next(ids)))[0], None),
-            lambda: (theirs.ask("promote_one")["ns"], None))
+            lambda: (theirs.ask("promote_one")["ns"], None), floor)
+        floors.append(("promote one fact", my_ns, floor_ns, floor.what))
         again = store.promote(job["memory_ids"][0])
         rows = [("promote one fact", my_ns / 1e3, their_ns / 1e3, "µs",
                  f"promote twice: {1 if not again.created else 2} row", "")]

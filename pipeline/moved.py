@@ -9,9 +9,7 @@ inside (``store/fact_row.py``, not ``store/fact.py`` beside ``store/facts.py``).
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 import warnings
 from types import ModuleType
@@ -29,12 +27,16 @@ MOVED: dict[str, str] = {
 }
 
 
-class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds only the old paths; each one is loaded as the module that replaced it."""
+class _OldPaths:
+    """Finds only the old paths; each one is loaded as the module that replaced it.
+
+    A finder and loader by their protocol, not by ``importlib.abc``'s classes: importing those costs every
+    process (the CLI's ``--help`` included) several milliseconds.
+    """
 
     def find_spec(self, fullname: str, path: object = None,
                   target: object = None) -> importlib.machinery.ModuleSpec | None:
-        return importlib.util.spec_from_loader(fullname, self) if fullname in MOVED else None
+        return importlib.machinery.ModuleSpec(fullname, self) if fullname in MOVED else None  # type: ignore[arg-type]
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         new = MOVED[spec.name]

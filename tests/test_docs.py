@@ -222,7 +222,8 @@ def load_config(example: Example, work: Path, env: dict[str, str]) -> str:
 def check_mcp_entry(example: Example, work: Path, env: dict[str, str]) -> str:
     """An MCP client entry starts a `persona` command that exists."""
     servers = json.loads(example.body)["mcpServers"].values()
-    known = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    root = typer.main.get_command(app)
+    known = root.list_commands(typer.Context(root))  # type: ignore[attr-defined]
     assert servers and all(s["command"] == "persona" and s["args"][0] in known for s in servers)
     return ""
 

@@ -3,34 +3,46 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import typer
 
 from ..fs.locations import package_version
-from . import (
-    agent_cmds,
-    edit_cmds,
-    fact_cmds,
-    forget_cmds,
-    import_cmds,
-    init_cmds,
-    project_cmds,
-    render_cmds,
-    review_cmds,
-    store_cmds,
-    tick_cmds,
-    ui_cmds,
-)
-from .common import CliState, PersonaGroup, configure_logging
-from .config_cmds import config_app
-from .hook_cmds import hooks_app
-from .session_cmds import session_app
-from .target_cmds import targets_app
+from .common import CliState, configure_logging
+from .lazy import LazyGroup
+
+
+class PersonaCli(LazyGroup):
+    """Every command, by the module under ``pipeline.cli`` whose ``register(app)`` adds it, in the order
+    ``persona --help`` lists them. A new command: a function registered by its module's ``register``, and its
+    name here; a test fails when a module registers a name this table does not give it."""
+
+    modules: ClassVar[dict[str, str]] = {
+        "promote": "store_cmds", "demote": "store_cmds", "list": "store_cmds", "reinforce": "store_cmds",
+        "add": "store_cmds",
+        "import": "import_cmds", "adopt": "import_cmds",
+        "init": "init_cmds",
+        "replace": "fact_cmds", "undo-replace": "fact_cmds", "history": "fact_cmds", "export": "fact_cmds",
+        "edit": "edit_cmds",
+        "render": "render_cmds", "explain": "render_cmds", "inject": "render_cmds",
+        "status": "tick_cmds", "tick": "tick_cmds", "watch": "tick_cmds", "retention": "tick_cmds",
+        "mcp": "agent_cmds",
+        "forget": "forget_cmds", "scrub": "forget_cmds",
+        "ui": "ui_cmds",
+        "hermes": "agent_cmds",
+        "profile": "forget_cmds",
+        "review": "review_cmds",
+        "project": "project_cmds",
+        "config": "config_cmds",
+        "session": "session_cmds",
+        "targets": "target_cmds",
+        "hooks": "hook_cmds",
+    }
+
 
 app = typer.Typer(
     rich_markup_mode=None,  # plain help and one-line errors; rich costs ~70 ms of start-up
-    cls=PersonaGroup,
+    cls=PersonaCli,
     name="persona",
     help="The L3 persona tier: durable behavioural facts about the user, rendered into the system prompt.",
     no_args_is_help=True,
@@ -73,22 +85,5 @@ def main(
     configure_logging(debug)
     ctx.obj = CliState(config_files=list(config or []), env_name=env, set_pairs=list(set_ or []), db=db, debug=debug)
 
-
-store_cmds.register(app)
-import_cmds.register(app)
-init_cmds.register(app)
-fact_cmds.register(app)
-edit_cmds.register(app)
-render_cmds.register(app)
-tick_cmds.register(app)
-agent_cmds.register(app)
-forget_cmds.register(app)
-review_cmds.register(app)
-project_cmds.register(app)
-ui_cmds.register(app)
-app.add_typer(config_app, name="config")
-app.add_typer(session_app, name="session")
-app.add_typer(targets_app, name="targets")
-app.add_typer(hooks_app, name="hooks")
 
 __all__ = ["app"]

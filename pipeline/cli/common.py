@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import logging
 import sys
 import unicodedata
 from dataclasses import dataclass, field
@@ -178,11 +176,15 @@ def shown(text: Any, width: int | None = None) -> str:
 
 
 def emit_json(data: Any) -> None:
+    import json
+
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def configure_logging(debug: bool) -> None:
     # Fact text is logged only at DEBUG; the default level keeps it out.
+    import logging
+
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         format="persona: %(levelname)s: %(message)s",

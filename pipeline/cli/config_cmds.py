@@ -8,13 +8,16 @@ from typing import Annotated
 
 import typer
 
-from ..config.targets import protected_paths
 from ..errors import ConfigError, PersonaError
 from ..fs.locations import default_config_path
 from .common import CliState, JsonOption, emit_json, state
 
 config_app = typer.Typer(rich_markup_mode=None, help="Show, edit and create configuration.",
                          no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(config_app, name="config")
 
 
 @config_app.command("show")
@@ -75,6 +78,8 @@ def set_value(
 
 def _protected(cli: CliState) -> dict[Path, str]:
     """The store and the persona files: a config edit must never land on one."""
+    from ..config.targets import protected_paths
+
     try:
         return protected_paths(cli.settings(), config_files=False)
     except PersonaError:  # a broken config may be exactly what the user is fixing

@@ -24,8 +24,6 @@ import typer
 
 from ..errors import EditConflict, EditError, PersonaError
 from ..fs.locations import profile_slug
-from ..fs.read import read_regular_bytes
-from ..fs.write import atomic_write_bytes
 from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, shown, state
 from .forget_cmds import warn_unfinished
@@ -118,6 +116,8 @@ class EditFile:
 
     def show(self, text: str) -> None:
         """Write ``text`` for the editor to open (0600)."""
+        from ..fs.write import atomic_write_bytes
+
         atomic_write_bytes(self.path, text.encode("utf-8", "surrogateescape"))
         self.shown = text
 
@@ -135,6 +135,8 @@ class EditFile:
         return saved
 
     def read(self) -> str:
+        from ..fs.read import read_regular_bytes
+
         try:
             return read_regular_bytes(self.path).decode("utf-8", "surrogateescape")
         except OSError as error:

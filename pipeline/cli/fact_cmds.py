@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ..config.targets import protected_paths
 from ..tiers import TIERS
 from .common import JsonOption, ProfileOption, emit_json, shown, state, table
 
@@ -83,6 +82,7 @@ def export(
     profile: ProfileOption = None,
 ) -> None:
     """Write the profile's facts as a facts file with ids, to edit and bring back with `persona import`."""
+    from ..config.targets import protected_paths
     from ..store.facts_file import export_facts
 
     cli = state(ctx)

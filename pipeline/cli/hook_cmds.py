@@ -11,6 +11,12 @@ from ..errors import ConfigError
 
 hooks_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
                         help="Install or remove a host's session-start hook (Claude Code's SessionStart).")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(hooks_app, name="hooks")
+
+
 HOSTS = ("claude-code",)
 HostArgument = Annotated[str, typer.Argument(help="The host: claude-code.")]
 UserOption = Annotated[bool, typer.Option("--user", help="~/.claude/settings.json: every project (the default).")]

@@ -14,6 +14,12 @@ from .common import JsonOption, ProfileOption, emit_json, state, table
 session_app = typer.Typer(rich_markup_mode=None,
                           help="Per-session persona snapshots, refreshed only at compaction.",
                           no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(session_app, name="session")
+
+
 SessionArg = Annotated[str, typer.Argument(metavar="SESSION_ID", help="The session id the agent host uses.")]
 
 

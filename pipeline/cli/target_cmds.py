@@ -7,16 +7,22 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..config.targets import ResolvedTarget, resolve_target
 from ..errors import ConfigError, PersonaError, StoreError
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
     from ..config.host_loads import Check
     from ..config.schema import Settings
+    from ..config.targets import ResolvedTarget
 
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
                           help="Add a coding agent's instruction file as a target, list, check or remove targets.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(targets_app, name="targets")
+
+
 # A whole file that only a preset makes (a preset's file target, or one with this template): removing the target
 # deletes it.
 OWNED_TEMPLATES = ("persona.mdc.j2",)
@@ -77,6 +83,8 @@ def _preset_name(preset: str, rules: bool) -> str:
 @targets_app.command("list")
 def list_targets(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
     """Every target: what it writes, where, with which template and budget."""
+    from ..config.targets import resolve_target
+
     settings = state(ctx).settings()
     rows = []
     for name in settings.targets:
@@ -99,6 +107,7 @@ def remove(
 ) -> None:
     """Remove a target: our region leaves its file (the user's text stays), a preset's own file is deleted."""
     from ..config.edit import set_target
+    from ..config.targets import resolve_target
     from .config_cmds import _edit_target, _protected
 
     cli = state(ctx)
@@ -187,7 +196,7 @@ def target_checks(cli: CliState, profile: str | None) -> list[Check]:
 
 def _check(settings: Settings, name: str, profile: str | None) -> Check:
     from ..config.host_loads import Check, check_target
-    from ..config.targets import raw_path
+    from ..config.targets import raw_path, resolve_target
 
     try:
         return check_target(resolve_target(settings, name, profile=profile), settings.targets[name].host,

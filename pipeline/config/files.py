@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from ..errors import ConfigError
 from ..fs.locations import default_config_path
@@ -115,6 +112,8 @@ def load_layers(files: list[Path], env_name: str | None) -> list[ConfigLayer]:
 
 def load_file_layer(path: Path, env_name: str | None) -> ConfigLayer:
     """One file's values: its ``default`` section deep-merged with the selected one."""
+    from ruamel.yaml.comments import CommentedMap
+
     document = parse_yaml_file(path)
     if document is None:
         return ConfigLayer("file", {}, path)
@@ -161,6 +160,9 @@ def parse_yaml_file(path: Path) -> Any:
 
 def parse_yaml_text(text: str, path: Path) -> Any:
     """Round-trip parse of a file's text (already within the limits), failures named with file:line."""
+    from ruamel.yaml import YAML  # ruamel loads only when a YAML file is read
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     try:
         yaml = YAML(typ="rt")
         yaml.preserve_quotes = True  # so `config set` writes quoting back as it was
@@ -175,6 +177,8 @@ def parse_yaml_text(text: str, path: Path) -> Any:
 
 def to_plain(node: Any, path: Path_, lines: dict[Path_, int]) -> Any:
     """CommentedMap -> dict, recording each key's 1-based line."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(node, CommentedMap):
         out = {}
         for key, value in node.items():
@@ -202,10 +206,21 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any
     return merged
 
 
+# --set values YAML reads one way only, answered without loading the YAML library (a test holds them to it)
+_PLAIN_SCALARS: dict[str, bool] = {"true": True, "false": False}
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+
+
 def parse_value(raw: str) -> Any:
     """A CLI value read as a YAML scalar: ``2000`` is an int, ``true`` a bool."""
     if not raw.strip():
         return raw
+    plain = _PLAIN_SCALARS.get(raw)
+    if plain is not None or _DECIMAL.fullmatch(raw):
+        return int(raw) if plain is None else plain
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
     try:
         check_yaml(raw)
         return YAML(typ="safe", pure=True).load(raw)

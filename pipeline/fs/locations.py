@@ -6,7 +6,6 @@ and the Hermes plugin agree on the database, the config and the persona file.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -106,6 +105,8 @@ def profile_slug(profile: str) -> str:
     """
     slug = _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")), profile)
     if len(slug) > PROFILE_SLUG_MAX:
+        import hashlib  # only for a long id; --help imports this module
+
         return _cut(slug) + "~" + hashlib.sha256(profile.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return slug if slug.strip(".") else slug.replace(".", "%2E")
 

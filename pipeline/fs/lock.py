@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from .locations import state_dir
 from .write import PRIVATE_FILE, ensure_private_dir
 
@@ -48,6 +46,8 @@ def lock_path(path: Path) -> Path:
 def file_lock(path: Path, timeout_s: float) -> Iterator[None]:
     """Hold the lock file ``path`` (created 0600 if missing); raise ``filelock.Timeout`` after ``timeout_s``."""
     if fcntl is None:
+        from filelock import FileLock
+
         with FileLock(path, timeout=timeout_s, mode=PRIVATE_FILE):
             yield
         return
@@ -68,7 +68,7 @@ def file_lock_or_busy(path: Path, timeout_s: float) -> Iterator[bool]:
     with ExitStack() as stack:
         try:
             stack.enter_context(file_lock(path, timeout_s))
-        except Timeout:
+        except _busy():
             yield False
             return
         yield True
@@ -83,6 +83,14 @@ def _acquire(fd: int, path: Path, timeout_s: float) -> None:
         except BlockingIOError:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise Timeout(str(path)) from None
+                raise _busy()(str(path)) from None
             time.sleep(min(wait, left))
             wait = min(wait * 2, POLL_S[1])
+
+
+def _busy() -> type[Exception]:
+    """filelock's ``Timeout``, the contract's "busy": imported when a lock stays busy, not by every process that
+    opens a store (the library takes milliseconds to import)."""
+    from filelock import Timeout
+
+    return Timeout

@@ -13,17 +13,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.events import (
-    AliasEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-)
-
 MAX_DEPTH = 64
 MAX_NODES = 2_000_000  # scalars and collections, counting every alias as a full copy of what it names
 
@@ -40,6 +29,9 @@ def check_yaml(text: str) -> None:
 
     Syntax errors are left to the real loader, which reports them with a line.
     """
+    from ruamel.yaml import YAML  # ruamel loads only when a YAML document is read
+    from ruamel.yaml.error import YAMLError
+
     _check_flow_depth(text)
     try:
         _check_events(YAML(typ="safe").parse(text))
@@ -76,6 +68,15 @@ def _check_flow_depth(text: str) -> None:
 def _check_events(events: Any) -> None:
     # One pass, constant work per event: ``count`` is the expanded size so far, so an
     # anchored node's size is the growth of ``count`` while it was open.
+    from ruamel.yaml.events import (
+        AliasEvent,
+        MappingEndEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceEndEvent,
+        SequenceStartEvent,
+    )
+
     count = 0
     open_nodes: list[tuple[str | None, int]] = []
     sizes: dict[str, int] = {}
@@ -109,6 +110,8 @@ def front_matter(mapping: dict[str, Any]) -> str:
     """``mapping`` as a file's YAML front matter, between ``---`` lines (dumped by ruamel.yaml, keys in order)."""
     import io
 
+    from ruamel.yaml import YAML
+
     yaml = YAML()
     yaml.default_flow_style = False
     stream = io.StringIO()
@@ -123,6 +126,8 @@ def read_front_matter(text: str) -> dict[str, Any] | None:
     end = text.find("\n---\n", 3)
     if end == -1:
         return None
+    from ruamel.yaml import YAML
+
     check_yaml(text[4:end + 1])
     found = YAML(typ="safe").load(text[4:end + 1])
     return dict(found) if isinstance(found, dict) else None

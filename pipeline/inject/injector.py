@@ -17,6 +17,7 @@ from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
 from ..config.urls import store_target
 from ..errors import PersonaError
+from ..store.runs import recorded_tokens
 from ..warn_once import ProblemLog
 from .file_source import KnownTokens
 from .prompt import appendix
@@ -63,7 +64,7 @@ class PersonaInjector:
         self._render_poll = Throttle(settings.injection.check_interval_ms)
         self._generation_rendered: int | None = None  # the profile's change counter when it last rendered
         self._source: Source = open_view_source(settings, base, self._target, self.problems,
-                                                known_tokens=known_tokens)
+                                                known_tokens=known_tokens or self._recorded_tokens)
 
     @property
     def path(self) -> Path:
@@ -109,6 +110,14 @@ class PersonaInjector:
                 self._generation_rendered = generation  # a busy lock leaves it unset: the next check retries
         except PersonaError as error:  # opening the store failed: the file as last rendered is served
             log.debug("no render before the prompt: %s", error)
+
+    def _recorded_tokens(self, path: Path, sha256: str) -> int | None:
+        """The count a render recorded for a file's bytes, so a host's first turn need not load the tokenizer;
+        None (the file is counted) when there is no database yet, as beside a hand-written file."""
+        target = store_target(self.settings)
+        if isinstance(target, Path) and not target.exists():
+            return None
+        return recorded_tokens(self.sessions().store, path, sha256, self.settings.cap.counter)
 
     def inject(self, system_prompt: str) -> str:
         """The system prompt with the persona block appended under the header."""

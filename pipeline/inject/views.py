@@ -76,12 +76,13 @@ def is_view(target: ResolvedTarget) -> bool:
 def render_view(settings: Settings, store: PersonaStore, view: ResolvedTarget) -> bool:
     """Render ``view`` unless its block already holds the profile's current facts under these settings; True
     when it rendered. A failure raises PersonaError (the caller serves the last good text)."""
-    from ..stages.fingerprint import config_hash  # the render pipeline loads only when a view is rendered
-    from ..stages.runner import run_pipeline
+    from ..stages.fingerprint import config_hash
 
     fingerprint = config_hash(settings)
     if newest_render(store, view.path) == (store.generation(), fingerprint):
         return False
+    from ..stages.runner import run_pipeline  # the render pipeline loads only when a view is rendered
+
     run_pipeline(settings, store=store, resolved=[view], reason=f"a view of {view.scopes.describe()}")
     return True
 

@@ -12,15 +12,13 @@ import random
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..clock import Clock, to_db, utc_now
 from ..config.schema import Settings
 from ..config.targets import resolve_target
 from ..errors import PersonaError, StoreError, StoreUnavailable
-from ..render.model import TargetReport
 from ..stages.fingerprint import config_hash
-from ..stages.runner import run_pipeline
 from ..store import PersonaStore
 from ..store.blocks import existing_blocks
 from ..store.runs import LastRun, last_run
@@ -28,6 +26,9 @@ from ..store.snapshots import prune_snapshots
 from .due import all_profiles, due_profiles
 from .retention import RetentionAction, apply_retention
 from .triggers import TriggerState, evaluate
+
+if TYPE_CHECKING:  # the render pipeline loads when a tick renders: a prompt that finds nothing new never needs it
+    from ..render.model import TargetReport
 
 TICK_LOCK_TIMEOUT_S = 120.0
 
@@ -113,6 +114,8 @@ def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickRe
     if not fired:
         return TickResult(False, "no trigger fired", states, evicted, pruned_snapshots=pruned)
     reason = "; ".join(f"{state.name}: {state.reason}" for state in fired)
+    from ..stages.runner import run_pipeline
+
     reports = run_pipeline(settings, store=store, reason=reason)
     return TickResult(True, reason, states, evicted, reports, pruned)
 

@@ -19,7 +19,6 @@ from .backend import Connection
 from .births import BIRTH_JOIN
 from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id
 from .forgotten import digests, secret
-from .supersede_rules import judge
 
 if TYPE_CHECKING:
     from .facts import PersonaStore
@@ -42,6 +41,8 @@ def propose(store: PersonaStore, conn: Connection, new: Fact, olds: Iterable[Fac
     first (caller's transaction). ``olds``: the candidates (default: the topic's other current facts)."""
     if store.supersede_detect == "off":
         return ()
+    from .supersede_rules import judge  # the rules load with the first write, not with every store
+
     candidates = _topic_facts(store, conn, new) if olds is None else olds
     # Within one scope only: a project's "uses pnpm" updates nothing global, it holds beside it (keys do the same).
     judged = sorted(((verdict, old) for old in candidates if old.id != new.id and old.topic == new.topic

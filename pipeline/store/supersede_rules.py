@@ -225,17 +225,28 @@ def _many_valued(text: Text) -> set[str]:
 
 
 def _same_kind(old: Text, new: Text) -> str:
-    for kind, (start, anywhere) in SUBJECTS.items():
-        if all(re.search(start, text.lead) or re.search(anywhere, text.folded) for text in (old, new)):
-            return kind
-    return "meeting" if MEETING.search(old.folded) and MEETING.search(new.folded) else ""
+    """The first subject kind (in SUBJECTS' order) both texts are about, else "meeting" if both name one."""
+    (mine, old_meeting), (theirs, new_meeting) = _kinds(old.lead, old.folded), _kinds(new.lead, new.folded)
+    kind = next((kind for kind in mine if kind in theirs), "")
+    return kind or ("meeting" if old_meeting and new_meeting else "")
+
+
+@cache
+def _kinds(lead: str, folded: str) -> tuple[tuple[str, ...], bool]:
+    """The subject kinds a text is about, in SUBJECTS' order, and whether it names a meeting: once per text, not
+    once per pair (a write is judged against every fact of its topic)."""
+    kinds = tuple(kind for kind, (start, anywhere) in SUBJECTS.items()
+                  if re.search(start, lead) or re.search(anywhere, folded))
+    return kinds, MEETING.search(folded) is not None
 
 
 def _frame(old: Text, new: Text, shared: int) -> Verdict:
     """The frame test: the texts differ in one run of content words, the value of one slot."""
+    if shared < 1 or shared < MIN_SHARED_SHARE * len(set(old.words)):
+        return NO  # too little in common to be one slot's change (asked first: the diff below costs more)
     blocks = [op for op in SequenceMatcher(None, old.frame, new.frame, autojunk=False).get_opcodes()
               if op[0] != "equal"]
-    if len(blocks) != 1 or shared < 1 or shared < MIN_SHARED_SHARE * len(set(old.words)):
+    if len(blocks) != 1:
         return NO  # two places changed: two subjects ("uv ... packaging" / "ruff ... linting")
     kind, old_start, old_end, new_start, new_end = blocks[0]
     gone, came = old.frame[old_start:old_end], new.frame[new_start:new_end]

@@ -27,8 +27,10 @@ def commands(group=None, path=()):
     import typer.main
 
     group = group or typer.main.get_command(app)
-    for name, command in group.commands.items():
-        if hasattr(command, "commands"):
+    context = typer.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        if hasattr(command, "list_commands"):
             yield from commands(command, (*path, name))
         else:
             yield (*path, name), command

@@ -248,6 +248,47 @@ def test_inject_trusts_the_count_a_render_recorded_and_caps_anything_else(tmp_pa
     assert O200K.count(printed.removeprefix(HEADER)) <= 120 and "added by hand" not in printed
 
 
+HOST_FIRST_BLOCK = """
+import sys
+from pipeline import PersonaInjector, load_settings
+settings = load_settings(overrides={"store.path": sys.argv[1], "injection.file": sys.argv[2],
+                                    "injection.enabled": True, "cap.token_cap": 120})
+print(PersonaInjector(settings).block(), end="")
+print("toktok" in sys.modules, file=sys.stderr)
+"""
+
+
+def first_block_in_a_process(tmp_path: Path, persona_file: Path) -> tuple[str, bool]:
+    """(a new live-mode injector's first block, whether it loaded the tokenizer), in a fresh process."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", HOST_FIRST_BLOCK, str(tmp_path / "m.db"), str(persona_file)],
+                          capture_output=True, text=True, env=env, timeout=120, check=True)
+    return done.stdout, done.stderr.strip().splitlines()[-1] == "True"
+
+
+def test_a_hosts_first_live_block_trusts_the_recorded_count_and_caps_a_hand_edit(tmp_path, persona_file):
+    settings = local_settings(tmp_path, {"injection.file": str(persona_file), "injection.enabled": True,
+                                        "cap.token_cap": 120})
+    with PersonaStore.from_settings(settings) as store:
+        for i in range(40):
+            store.add(f"Fact number {i} about how the user likes to work", topic=f"topic {i % 7}")
+        run_pipeline(settings, store=store)
+    counted = PersonaInjector(settings).block()
+
+    block, loaded = first_block_in_a_process(tmp_path, persona_file)
+    assert block == counted and not loaded  # the same bytes, and nothing counted: the render recorded them
+
+    persona_file.write_text(persona_file.read_text() + "## added by hand\n\n" + "- a long hand-written line\n" * 60)
+    block, loaded = first_block_in_a_process(tmp_path, persona_file)
+    assert loaded and O200K.count(block) <= 120 and "added by hand" not in block
+
+
+def test_a_hand_written_file_with_no_database_is_counted_and_no_database_is_made(tmp_path, persona_file):
+    write(persona_file, "## style\n\n" + "- a long hand-written line\n" * 60)
+    block, loaded = first_block_in_a_process(tmp_path, persona_file)
+    assert loaded and O200K.count(block) <= 120 and not (tmp_path / "m.db").exists()
+
+
 @pytest.mark.parametrize("template", ["persona.md.j2", "persona.txt.j2", "persona.xml.j2", "persona.jsonl.j2"])
 def test_a_title_line_only_takes_tokens_away(tmp_path, template):
     # Why a recorded count for a whole file also bounds its body once the injector drops the title.
