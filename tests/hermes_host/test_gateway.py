@@ -135,6 +135,7 @@ def run_gateway(tmp_path: Path, store_url: str | None) -> None:
         (home.home / "mnemosyne").mkdir(exist_ok=True)
         (home.home / "mnemosyne" / "persona.yaml").write_text(config)
         give(home, USERS)
+        scoped(home)
         persona(home, "hermes", "install", "--activate")
         port = free_port()
         with gateway(home, port):
@@ -151,10 +152,33 @@ def run_gateway(tmp_path: Path, store_url: str | None) -> None:
                 assert len(bodies) >= SEQUENTIAL + CONCURRENT
                 for body in bodies:
                     own_persona_only(body, user, USERS)
+                    # The gateway's directory is the server's, not the user's: no project's facts; the hermes
+                    # agent's facts, the user's own, do arrive.
+                    assert project_fact(user) not in system_of(body) and hermes_fact(user) in system_of(body)
             compaction(server, home, port)
         assert "Traceback" not in (home.root / "gateway.log").read_text()
     finally:
         server.stop()
+
+
+def project_fact(user: str) -> str:
+    return f"[{user}] Uses the server checkout's own linter."
+
+
+def hermes_fact(user: str) -> str:
+    return f"[{user}] In Hermes, answers in one paragraph."
+
+
+def scoped(home: Home) -> None:
+    """Each user also has a fact of the project the gateway runs in (its working directory is a checkout) and
+    one of the hermes agent."""
+    work = home.root / "work"
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    subprocess.run(["git", "-C", str(work), "remote", "add", "origin", "git@github.com:acme/server.git"], check=True)
+    for user in USERS:
+        profile = f"key:{user}-channel"
+        persona(home, "add", project_fact(user), "--topic", "tools", "--project", str(work), "--profile", profile)
+        persona(home, "add", hermes_fact(user), "--topic", "style", "--host", "hermes", "--profile", profile)
 
 
 def compaction(server: FakeLLM, home: Home, port: int) -> None:
