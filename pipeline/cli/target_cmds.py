@@ -200,7 +200,7 @@ def _check(settings: Settings, name: str, profile: str | None) -> Check:
 
     try:
         return check_target(resolve_target(settings, name, profile=profile), settings.targets[name].host,
-                            Path.home())
+                            Path.home(), settings.render.max_region_file_bytes)
     except PersonaError as error:  # another profile's file, broken markers: said, not a cut
         return Check(name, Path(raw_path(settings, name)), (), (), f"cannot check: {error}", cut=False)
 

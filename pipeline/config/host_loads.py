@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fs.projects import git_top_level
-from ..fs.read import read_regular_bytes
+from ..fs.read import read_file
+from ..fs.region_file import MAX_REGION_FILE_BYTES
 from ..fs.regions import RegionId, own_region
 from .presets import WINDSURF_GLOBAL
 from .sections import HostLimit, LimitUnit
@@ -99,10 +100,15 @@ def chain_of(host: str | None, path: Path, home: Path) -> Chain:
     return found(path, home) if found is not None else Chain((path,))
 
 
-def check_target(target: ResolvedTarget, host: str | None, home: Path) -> Check:
-    """Whether the host of ``target`` loads our bytes whole (see :class:`Check`)."""
+def check_target(target: ResolvedTarget, host: str | None, home: Path,
+                 max_bytes: int = MAX_REGION_FILE_BYTES) -> Check:
+    """Whether the host of ``target`` loads our bytes whole (see :class:`Check`); a file past ``max_bytes``
+    (``render.max_region_file_bytes``) is not read past it."""
     path = target.path.resolve()
-    data = _read(path)
+    data = _read(path, max_bytes)
+    if data is not None and len(data) > max_bytes:
+        return Check(target.name, path, (), (), f"larger than {max_bytes:,} bytes: persona-tier "
+                     "neither reads nor writes it (render.max_region_file_bytes); shorten the file", cut=True)
     span = None if data is None else _our_span(target, data)
     if data is None or span is None:
         return Check(target.name, path, (), (), "not written yet: run `persona render`", cut=False)
@@ -144,11 +150,14 @@ def _our_span(target: ResolvedTarget, data: bytes) -> tuple[int, int] | None:
     return None if span is None else (span.start, span.stop)
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path, max_bytes: int = MAX_REGION_FILE_BYTES) -> bytes | None:
+    """The file's bytes, at most one past the region writer's bound: a file that long is past every host limit
+    too, so no check needs the rest of it (and a huge file costs ``status`` no more than the bound)."""
     try:
-        return read_regular_bytes(path, confine_symlinks=False)
+        found = read_file(path, max_bytes, confine_symlinks=False)
     except OSError:
         return None
+    return found.data + b"\0" if found.truncated else found.data
 
 
 def _size(data: bytes, unit: LimitUnit) -> int:

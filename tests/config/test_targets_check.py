@@ -153,3 +153,19 @@ def test_windsurf_rules_are_checked_per_file_and_with_the_global_rules_first(con
     assert windsurf["measures"] == [f"{size:,} of 6,000 characters",
                                     f"{5_501 + 6_481 + size:,} of 12,000 characters for the whole chain"]
     assert windsurf["outcome"] == f"cut after {12_000 - 11_982:,} characters: move the region or shorten the files"
+
+
+def test_a_file_past_the_region_bound_is_said_and_not_read_past_it(config, repo):
+    """`targets check` (and `status`, which runs it) read no more of a file than the region writer does: a file past
+    render.max_region_file_bytes is reported as one that persona-tier neither reads nor writes, a cut."""
+    agents = write(repo / "AGENTS.md", house_rules(20_000))
+    persona(config, "targets", "add", "codex", "--project", str(repo))
+    persona(config, "render")
+    with agents.open("a", encoding="utf-8") as out:
+        out.write(house_rules(5 * 1024 * 1024))  # past the 4 MiB default
+    codex = checked(config, 1)["codex"]
+    assert codex["cut"] and codex["outcome"].startswith("larger than 4,194,304 bytes: persona-tier neither reads")
+    assert "codex: larger than 4,194,304 bytes" in persona(config, "status")
+    raised = runner.invoke(app, ["-c", str(config), "--set", "render.max_region_file_bytes=8000000",
+                                 "targets", "check", "--json"])
+    assert json.loads(raised.stdout)[0]["outcome"] != codex["outcome"]  # the setting is the bound
