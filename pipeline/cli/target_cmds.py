@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -36,7 +37,9 @@ def add(
     project: Annotated[Path | None, typer.Option("--project", metavar="DIR",
                                                  help="The project's file (default: the working directory).")] = None,
     user: Annotated[bool, typer.Option("--user", help="The user's own file in the home directory.")] = False,
-    name: Annotated[str | None, typer.Option("--name", help="The target's name (default: the preset's).")] = None,
+    name: Annotated[str | None, typer.Option(
+        "--name", help="The target's name (default: the preset's; a project's beside a target of that name: the "
+                       "preset and the project's directory, claude-code-shop).")] = None,
     file: Annotated[Path | None, typer.Option("--file", help="Config file to edit (default: the last one).")] = None,
     rules: Annotated[bool, typer.Option("--rules", help="claude-code: own .claude/rules/persona.md instead of a "
                                         "region of CLAUDE.md.")] = False,
@@ -57,8 +60,8 @@ def add(
         raise ConfigError([str(error)]) from None
     config = _edit_target(cli, file)
     settings = PRESETS[preset].target(preset, path, None if user else project_dir(project))
-    set_target(config, name or preset, settings, env_name=cli.env_name, protected=_protected(cli))
-    name = name or preset
+    name = name or _free_name(cli, preset, None if user else project_dir(project))
+    set_target(config, name, settings, env_name=cli.env_name, protected=_protected(cli))
     what = "the whole file" if settings["output"] == "file" else "a region of"
     typer.echo(f"{config}: added target {name!r}, writing {what} {path} "
                f"(budget {settings['budget']} tokens); `persona render` fills it in")
@@ -66,6 +69,17 @@ def add(
         typer.echo(f"warning: {path} already exists; a render replaces it only if it is one of persona-tier's own "
                    f"renders, else leaves it as it is: `persona adopt {path}` imports its facts and takes it over, "
                    "or give the target another path", err=True)
+
+
+def _free_name(cli: CliState, preset: str, project: Path | None) -> str:
+    """The preset's name, or for a project whose host already has a target of that name (the user-level one
+    `persona init` adds, another project's), the preset and the project's directory: ``claude-code-shop``."""
+    taken = set(cli.settings().targets)
+    if preset not in taken:
+        return preset
+    base = preset if project is None else f"{preset}-{re.sub(r'[^A-Za-z0-9_-]+', '-', project.name).strip('-')}"
+    candidates = [base, *(f"{base}-{index}" for index in range(2, 100))]
+    return next((candidate for candidate in candidates if candidate not in taken and candidate != preset), base)
 
 
 def _preset_name(preset: str, rules: bool) -> str:

@@ -19,7 +19,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.util import load_yaml_guess_indent
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..fs.read import real_path, regular_file_kind
 from ..fs.write import atomic_write_text, refuse_protected
 from .aliases import renamed
@@ -111,7 +111,7 @@ def set_target(path: Path, name: str, target: Mapping[str, Any] | None, *, env_n
                 del section["targets"]
         else:
             if isinstance(targets, dict) and targets.get(name) is not None:
-                raise ConfigError([f"{path}: target {name!r} already exists; remove it first or pick --name"])
+                raise InputError(f"{path}: target {name!r} already exists; give this one another name with --name")
             _assign(section, ["targets", name], CommentedMap(target), path)
         _validate(document, path, env_name)
 

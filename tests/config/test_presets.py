@@ -165,8 +165,10 @@ def test_a_bad_preset_request_is_one_error_and_changes_nothing(setup, args, mess
 def test_a_second_preset_on_the_same_name_or_file_is_refused(setup):
     config, project = setup
     persona(config, "targets", "add", "codex", "--project", str(project))
-    again = runner.invoke(app, ["-c", str(config), "targets", "add", "codex", "--project", str(project)])
-    assert again.exit_code == 1 and "already exists" in again.stderr
+    again = runner.invoke(app, ["-c", str(config), "targets", "add", "codex", "--project", str(project),
+                                "--name", "codex"])
+    assert again.exit_code == 1 and "target 'codex' already exists; give this one another name with --name" \
+        in again.stderr and "invalid configuration" not in again.stderr
     same_file = runner.invoke(app, ["-c", str(config), "targets", "add", "codex", "--project", str(project),
                                     "--name", "codex2"])
     assert same_file.exit_code == 1 and "both write the region" in same_file.stderr
@@ -248,3 +250,21 @@ def test_rules_is_only_for_claude_code(setup):
     config, project = setup
     result = runner.invoke(app, ["-c", str(config), "targets", "add", "codex", "--rules", "--project", str(project)])
     assert result.exit_code == 1 and "--rules is for claude-code only" in result.stderr
+
+
+def test_a_project_target_beside_the_hosts_user_target_gets_a_name_of_its_own(setup, tmp_path):
+    """`persona init` adds the user-level `claude-code` target; a project's then takes its directory's name, and
+    a second project another, so no newcomer meets "already exists" and remove names the right one."""
+    config, project = setup
+    other = tmp_path / "blog"
+    other.mkdir()
+    persona(config, "targets", "add", "claude-code", "--user")
+    first = persona(config, "targets", "add", "claude-code", "--project", str(project))
+    assert "added target 'claude-code-project'" in first.stdout
+    second = persona(config, "targets", "add", "claude-code", "--project", str(other))
+    assert "added target 'claude-code-blog'" in second.stdout
+    listed = {target["name"] for target in json.loads(persona(config, "targets", "list", "--json").stdout)}
+    assert {"claude-code", "claude-code-project", "claude-code-blog"} <= listed
+    persona(config, "targets", "remove", "claude-code-project")
+    left = {target["name"] for target in json.loads(persona(config, "targets", "list", "--json").stdout)}
+    assert "claude-code-project" not in left and {"claude-code", "claude-code-blog"} <= left
