@@ -201,9 +201,10 @@ def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditF
     if result.applied is not None and result.applied.erased:
         from ..schedule.forget import settle
 
-        rendered, held = settle(settings, store, result.applied.erased)
-        result.forgotten = {"rendered": rendered, "still_holding": held}
-        warn_unfinished(held, scrubbed=all(erasure.scrubbed for _, erasure in result.applied.erased))
+        rendered, held, users = settle(settings, store, result.applied.erased)
+        result.forgotten = {"rendered": rendered, "still_holding": held, "in_users_text": users}
+        warn_unfinished(held, scrubbed=all(erasure.scrubbed for _, erasure in result.applied.erased),
+                        in_users_text=users)
     if as_json:
         emit_json({"outcome": result.outcome, "plan": None if result.plan is None else result.plan.to_dict(),
                    "applied": None if result.applied is None else result.applied.to_dict(), **result.forgotten,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
@@ -47,7 +48,7 @@ def forget(
         typer.echo(f"forgot {named}: {', '.join(version.label for version in erased.versions)}; "
                    f"{counted(erased.snapshots, 'session snapshot')} and {counted(erased.blocks, 'stored block')} "
                    f"removed; {counted(len(done.rendered), 'target')} rendered again")
-    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed)
+    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text)
 
 
 def scrub(ctx: typer.Context, profile: ProfileOption = None) -> None:
@@ -84,12 +85,16 @@ def erase(
         typer.echo(f"erased profile {profile!r}: {counted(len(erased.facts), 'fact')}, "
                    f"{counted(erased.tombstones, 'tombstone')}, {counted(erased.snapshots, 'snapshot')}, "
                    f"{counted(erased.runs, 'run record')}")
-    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed)
+    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text)
 
 
-def warn_unfinished(still_holding: list[str], *, scrubbed: bool) -> None:
+def warn_unfinished(still_holding: list[str], *, scrubbed: bool, in_users_text: Sequence[str] = ()) -> None:
     """What an erasure could not finish, each with what to do."""
     for path in still_holding:
+        if path in in_users_text:
+            typer.echo(f"warning: {path} still holds the text in your own lines, outside persona-tier's region "
+                       "(persona-tier never edits those); edit it out by hand", err=True)
+            continue
         typer.echo(f"warning: {path} still holds the text: this render could not write it, or no target writes "
                    "it any more; edit or delete it by hand", err=True)
     if not scrubbed:

@@ -121,7 +121,7 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
     for limit in (limit for limit in target.limits if limit.unit != "tokens"):  # the cap keeps tokens
         files = chain.files if limit.scope == "chain" else (path,)
         if path not in files:
-            measures.append(f"{_what(limit)}: outside it")
+            measures.append(f"{_what(limit)}: this file does not count toward it")
             continue
         before = sum(_size(_read(f) or b"", limit.unit) for f in files[:files.index(path)])
         total = before + sum(_size(_read(f) or b"", limit.unit) for f in files[files.index(path):])

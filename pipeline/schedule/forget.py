@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config.schema import Settings
-from ..config.targets import resolve_target
+from ..config.targets import ResolvedTarget, region_id, resolve_target
 from ..errors import PersonaError
 from ..fs.read import read_file
+from ..fs.regions import own_region
 from ..render import prepared
 from ..render.sanitize import inline, xml
 from ..store import PersonaStore
@@ -40,10 +41,11 @@ class Forgotten:
     erasure: Erasure
     rendered: list[str] = field(default_factory=list)
     still_holding: list[str] = field(default_factory=list)
+    in_users_text: list[str] = field(default_factory=list)  # of those, files holding it only in the user's own lines
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.erasure.to_dict(), "rendered": self.rendered, "still_holding": self.still_holding,
-                "takes_effect": TAKES_EFFECT}
+                "in_users_text": self.in_users_text, "takes_effect": TAKES_EFFECT}
 
 
 def text_forms(text: str) -> set[str]:
@@ -61,13 +63,15 @@ def forget(settings: Settings, store: PersonaStore, persona_id: int | None = Non
     return Forgotten(erasure, *settle(settings, store, [(text, erasure)]))
 
 
-def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Erasure]]) -> tuple[list[str], list[str]]:
+def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Erasure]]
+           ) -> tuple[list[str], list[str], list[str]]:
     """After erasures committed (each the text named and what went): render every target of the profile again,
-    once; returns the targets rendered and the files that still hold any of the texts."""
+    once; returns the targets rendered, the files that still hold any of the texts, and those of them that hold it
+    only in the user's own lines (outside our region: an import took it from there)."""
     rendered = _rerender(settings, store)
     since = min((erasure.since for _, erasure in erased), default=0)
     needles = set().union(*(text_forms(text) for text, _ in erased))
-    return rendered, _holding(settings, store, needles, paths_written_since(store, since))
+    return rendered, *_holding(settings, store, needles, paths_written_since(store, since))
 
 
 def erase(settings: Settings, store: PersonaStore) -> Forgotten:
@@ -78,7 +82,7 @@ def erase(settings: Settings, store: PersonaStore) -> Forgotten:
     done.rendered = _rerender(settings, store)
     done.erasure.runs += trim_runs(store)
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
-    done.still_holding = _holding(settings, store, needles, [])
+    done.still_holding, done.in_users_text = _holding(settings, store, needles, [])
     return done
 
 
@@ -89,27 +93,48 @@ def _rerender(settings: Settings, store: PersonaStore) -> list[str]:
     return [report.target for report in result.reports]
 
 
-def _holding(settings: Settings, store: PersonaStore, needles: set[str], written: list[Path]) -> list[str]:
+def _holding(settings: Settings, store: PersonaStore, needles: set[str], written: list[Path]
+             ) -> tuple[list[str], list[str]]:
     """The profile's target files, and files its renders wrote since the fact's birth, that still hold any of
-    ``needles`` (a file this render could not write, or one no target writes any more)."""
-    paths = dict.fromkeys(written)
+    ``needles`` (a file this render could not write, or one no target writes any more); and those of them, among
+    region targets, that hold it only outside our region (in the user's own lines)."""
+    paths: dict[Path, ResolvedTarget | None] = {path: None for path in written}
     for name in settings.targets:
         try:
             target = resolve_target(settings, name, profile=store.profile)
         except PersonaError:  # a shared file target this profile has no file in
             continue
         if target.output != "store":
-            paths[target.path] = None
-    held = [str(path) for path in paths if needles and _holds(path, needles, settings.injection.max_file_bytes)]
-    if held:
-        log.warning("profile %s: after the forget, %d file(s) still hold the text: %s", store.profile, len(held),
-                    ", ".join(held))
-    return held
+            paths[target.path] = target
+    held, users = [], []
+    for path, shown in paths.items():
+        data = _text(path, settings.injection.max_file_bytes) if needles else None
+        if data is None or not any(needle in data for needle in needles):
+            continue
+        held.append(str(path))
+        if shown is not None and shown.output == "region" and not _in_region(shown, data, needles):
+            users.append(str(path))
+    if held:  # the caller says it to the user, with what to do; the log keeps it for hosts
+        log.info("profile %s: after the forget, %d file(s) still hold the text: %s", store.profile, len(held),
+                 ", ".join(held))
+    return held, users
 
 
-def _holds(path: Path, needles: set[str], max_bytes: int) -> bool:
+def _text(path: Path, max_bytes: int) -> str | None:
     try:
-        data = read_file(path, max_bytes).data.decode("utf-8", "replace")
+        return read_file(path, max_bytes).data.decode("utf-8", "replace")
     except OSError:
+        return None
+
+
+def _in_region(target: ResolvedTarget, text: str, needles: set[str]) -> bool:
+    """Whether any of ``needles`` is inside our region of the file (else it is only in the user's own lines)."""
+    data = text.encode("utf-8")
+    try:
+        span = own_region(data, region_id(target), str(target.path))
+    except PersonaError:
+        return True  # markers we cannot read: say the general reason
+    if span is None:
         return False
-    return any(needle in data for needle in needles)
+    ours = data[span.start:span.stop].decode("utf-8", "replace")
+    return any(needle in ours for needle in needles)
