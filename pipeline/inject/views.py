@@ -21,7 +21,7 @@ from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..fs.locations import profile_slug
 from ..fs.projects import project_of
-from ..scopes import host_scope, project_scope
+from ..scopes import ScopeFilter, host_scope, project_scope
 from ..store import PersonaStore
 from ..store.runs import newest_render
 from ..warn_once import ProblemLog
@@ -53,9 +53,14 @@ NOBODY = Reader()
 
 
 def view_of(target: ResolvedTarget, reader: Reader) -> ResolvedTarget:
-    """``target`` as ``reader`` sees it; ``target`` itself when the reader adds no scope to what it shows."""
-    scopes = target.scopes.widened(hosts=frozenset({reader.host} if reader.host else ()),
-                                   projects=frozenset({reader.project} if reader.project else ()))
+    """``target`` as ``reader`` sees it: the global facts, the reader's agent's and its project's, in the target's
+    template and budget. The target's own host and project are not the reader's: an agent in project B that reads
+    a target written for project A (an MCP resource, `injection.target`) never gets A's facts. ``target`` itself
+    when it shows exactly what the reader should see."""
+    if reader.host is None and reader.project is None:
+        return target  # nobody in particular: the target as configured (`persona inject` with no reader)
+    scopes = ScopeFilter(True, frozenset({reader.host} if reader.host else ()),
+                         frozenset({reader.project} if reader.project else ()))
     if scopes == target.scopes:
         return target
     name = view_name(target, reader)

@@ -113,6 +113,13 @@ class PersonaTools:
         self.agent = agent  # the host a `host` scope names (pipeline.scopes.HOSTS)
         self.project = project or (lambda: None)  # the session's project identity; None when not known
 
+    def visible(self, scope: str | None) -> bool:
+        """Whether a fact of ``scope`` belongs in this session: global, this agent's, or this session's project."""
+        if scope is None or scope == host_scope(self.agent):
+            return True
+        project = self.project()
+        return project is not None and scope == project_scope(project)
+
     def scope(self, kind: ScopeKind | None) -> str | None:
         """The stored scope a tool's ``scope`` argument names (None: global); InputError for a project scope when
         the session's working directory is not known (a gateway user, an MCP client without roots)."""
@@ -182,9 +189,10 @@ class PersonaTools:
             topic: Annotated[str | None, Field(description="Only this topic.")] = None,
             profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
-            """List persona facts: permanent first, then most reinforced."""
+            """List persona facts: permanent first, then most reinforced. Those of this agent and this session's
+            project are listed with the global ones; another project's or agent's are not."""
             with self.store(profile, session, readonly=True) as store:
-                facts = store.list(tier=tier, topic=topic)
+                facts = [fact for fact in store.list(tier=tier, topic=topic) if self.visible(fact.scope)]
             return ok(count=len(facts), personas=[fact.to_dict() for fact in facts])
 
         return persona_list

@@ -70,7 +70,10 @@ def read_bounded(store: PersonaStore, target: str, max_bytes: int) -> BoundedBlo
     with store.read() as conn:
         row = conn.execute(f"SELECT substr({text}, 1, ?), length({text}), sha256, tokens, counter FROM persona_blocks "
                            "WHERE profile = ? AND target = ?", (int(max_bytes), store.profile, target)).fetchone()
-    return None if row is None else BoundedBlock(bytes(row[0]), int(row[1]), str(row[2]), row[3], str(row[4]))
+    if row is None:
+        return None
+    # An empty block (a view whose scopes hold no fact yet) reads back as NULL from substr on SQLite.
+    return BoundedBlock(bytes(row[0] or b""), int(row[1] or 0), str(row[2]), row[3], str(row[4]))
 
 
 def block_version(store: PersonaStore, target: str) -> str | None:

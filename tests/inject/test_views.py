@@ -154,3 +154,19 @@ def test_the_session_commands_keep_the_reader_a_session_was_first_given(world, t
     assert compacted["changed"] is True
     text = persona(world, "session", "show", "s-a").stdout
     assert shown(text) == {GLOBAL, MINE, CLAUDE} and "Formats with biome here." in text
+
+
+def test_a_reader_sees_its_own_scopes_in_any_target_never_the_targets_project(world):
+    """An agent in project B reading a target written for project A (injection.target, an MCP resource) gets
+    the global facts, its own agent's and B's: never A's, never another agent's."""
+    seed(world)
+    persona(world, "targets", "add", "cursor", "--project", str(world["a"]), "--name", "cursor-a")
+    as_b = persona(world, "--set", "injection.enabled=true", "--set", "injection.target=cursor-a", "inject",
+                   "--host", "claude-code", "--project", str(world["b"])).stdout
+    assert shown(as_b) == {GLOBAL, THEIRS, CLAUDE}
+
+
+def test_a_reader_whose_scopes_hold_no_fact_gets_an_empty_persona_not_a_crash(world, tmp_path):
+    persona(world, "add", MINE, "--topic", "tools", "--project", str(world["a"]))  # no global fact at all
+    assert hook_text(world, env={"CLAUDE_PROJECT_DIR": str(world["b"])}) == ""
+    assert hook_text(world, env={"CLAUDE_PROJECT_DIR": str(world["a"])}).count(MINE) == 1

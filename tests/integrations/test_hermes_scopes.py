@@ -118,3 +118,26 @@ def test_the_provider_shows_the_sessions_project_and_a_gateway_user_none(hermes_
                                                                  "scope": "project"}))
     assert refused["status"] == "error" and "working directory" in refused["error"]
     remote.shutdown()
+
+
+def test_persona_list_shows_this_sessions_scopes_only(plugin, projects, monkeypatch):
+    monkeypatch.setenv("TERMINAL_CWD", str(projects["shop"]))
+    add(plugin, "Answers tersely.")
+    add(plugin, "Uses pnpm, never npm.", scope="project")
+    add(plugin, "Asks before running a shell command.", scope="host")
+    from pipeline import PersonaStore, load_settings
+
+    with PersonaStore.from_settings(load_settings()) as store:
+        store.add("In Cursor, never runs the terminal.", topic="safety", scope="host:cursor")
+    listed = json.loads(plugin._handler("persona_list")({}, session_id="in-shop"))
+    assert {fact["content"] for fact in listed["personas"]} == {
+        "Answers tersely.", "Uses pnpm, never npm.", "Asks before running a shell command."}
+    monkeypatch.setenv("TERMINAL_CWD", str(projects["blog"]))  # a session in another project
+    plugin.close()
+    other = PersonaPlugin()
+    try:
+        listed = json.loads(other._handler("persona_list")({}, session_id="in-blog"))
+        assert {fact["content"] for fact in listed["personas"]} == {
+            "Answers tersely.", "Asks before running a shell command."}
+    finally:
+        other.close()
