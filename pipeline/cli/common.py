@@ -135,13 +135,13 @@ def _project_alone(arguments: list[str]) -> list[str]:
 
 def scope_of(project: str | None, host: str | None) -> str | None:
     """The scope ``--project [DIR]`` or ``--host NAME`` name (None: global); both at once is a usage error."""
-    from ..fs.projects import project_of
+    from ..fs.projects import identity_of
     from ..scopes import host_scope, project_scope
 
     if project is not None and host is not None:
         raise UsageError("give --project or --host, not both: a fact belongs to one project or one host")
-    if project is not None:
-        return project_scope(project_of(Path(project)).identity)
+    if project is not None:  # a directory (the working directory's, else DIR's checkout) or an identity
+        return project_scope(identity_of(project))
     return None if host is None else host_scope(host)
 
 

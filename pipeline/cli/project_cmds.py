@@ -60,7 +60,7 @@ def move(ctx: typer.Context, old: ProjectArg, new: ProjectArg, profile: ProfileO
 
 
 def _identity(text: str) -> str:
-    """A directory's project, or a project's identity as given."""
-    from ..config.targets import project_identity
+    """A directory's project, or a project's identity, normalised as a remote is."""
+    from ..fs.projects import identity_of
 
-    return project_identity(text)
+    return identity_of(text)

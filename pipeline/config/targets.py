@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..errors import InputError, StageError
+from ..errors import ConfigError, InputError, StageError
 from ..fs.locations import default_persona_file, profile_slug
-from ..fs.projects import project_of
+from ..fs.projects import identity_of
 from ..fs.read import regular_file_kind
 from ..fs.regions import RegionId
 from ..fs.write import refuse_protected, same_file
@@ -75,10 +75,13 @@ def _user_level_target(settings: Settings, host: str | None) -> bool:
 
 
 def project_identity(text: str) -> str:
-    """A target's ``project``: a directory (its project's identity) or an identity already (github.com/x/y)."""
-    if text.startswith(("/", "~", ".")) or Path(text).is_dir():
-        return project_of(Path(text)).identity
-    return text
+    """A target's ``project``: an absolute directory (its project's identity) or an identity already
+    (github.com/x/y); a relative path is a ConfigError, since it would name another project from elsewhere."""
+    try:
+        return identity_of(text, relative=False)
+    except ValueError as error:
+        raise ConfigError([str(error)]) from None
+
 
 def region_id(target: ResolvedTarget) -> RegionId:
     """The markers of ``target``'s region: its profile (as a file-name-safe slug) and its region name."""

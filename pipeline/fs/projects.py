@@ -33,7 +33,26 @@ def project_of(directory: Path) -> Project:
     if top is None:
         return Project(str(start), start)
     remote = remote_url(top)
-    return Project(normalise_remote(remote) if remote else str(top), top)
+    return Project(normalise_remote(remote, base=top) if remote else str(top), top)
+
+
+def identity_of(given: str, *, relative: bool = True) -> str:
+    """The project a user names: a directory (absolute or ``~``; with ``relative``, one relative to the working
+    directory too: ``.``, ``./app``, or the name of a directory there) is its checkout's project; anything else is
+    a remote URL or an identity as `persona project list` shows it, normalised as a remote is
+    (``GitHub.com/x/y.git`` is ``github.com/x/y``). Without ``relative`` (a config file, read from anywhere), a
+    relative path is a ValueError: what it names would change with the directory persona-tier runs in."""
+    text = given.strip()
+    if text.startswith(("/", "~")):
+        return project_of(Path(text)).identity
+    if text.startswith(".") or (relative and Path(text).is_dir()):
+        if not relative:
+            raise ValueError(f"project {given!r} is a relative path; give an absolute path or the project's "
+                             "identity (github.com/x/y)")
+        return project_of(Path(text)).identity
+    if "://" in text or "@" in text.partition("/")[0]:
+        return normalise_remote(text)
+    return normalise_remote(f"https://{text}")
 
 
 def git_top_level(directory: Path) -> Path | None:
@@ -75,7 +94,7 @@ def _git_dir(top: Path) -> Path:
 _SCP_LIKE = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>(?!//).+)$")  # git@github.com:x/y.git
 
 
-def normalise_remote(url: str) -> str:
+def normalise_remote(url: str, *, base: Path | None = None) -> str:
     """``git@GitHub.com:x/y.git``, ``https://user@github.com/x/y/`` and ``ssh://git@github.com:22/x/y`` are all
     ``github.com/x/y``: the host in lower case, no user, port, scheme or ``.git``."""
     text = url.strip()
@@ -86,8 +105,9 @@ def normalise_remote(url: str) -> str:
         rest = text.split("://", 1)[1]
         authority, _, path = rest.partition("/")
         host = authority.rpartition("@")[2].partition(":")[0] if not authority.startswith("[") else authority
-    else:  # a local path used as a remote: the path is its identity
-        return str(Path(text).expanduser().resolve())
+    else:  # a local path used as a remote: the path is its identity (a relative one is relative to the checkout)
+        local = Path(text).expanduser()
+        return str(((base / local) if base is not None and not local.is_absolute() else local).resolve())
     path = path.strip("/")
     path = path[:-4] if path.endswith(".git") else path
     return f"{host.lower()}/{path}" if host else path

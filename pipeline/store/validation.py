@@ -74,12 +74,6 @@ def scope_in_file(value: object) -> str | None:
 
 def project_identity(given: str) -> str:
     """The identity of the project a facts file names: a directory's project, a remote, or an identity."""
-    from pathlib import Path
+    from ..fs.projects import identity_of
 
-    from ..fs.projects import normalise_remote, project_of
-
-    if given.startswith(("/", "~", ".")):
-        return project_of(Path(given)).identity
-    if "://" in given or "@" in given.partition("/")[0]:
-        return normalise_remote(given)
-    return normalise_remote(f"https://{given}")  # github.com/X/y.git is github.com/X/y, as a remote would be
+    return identity_of(given, relative=given.startswith("."))

@@ -184,3 +184,25 @@ def test_a_projects_key_wins_over_the_global_one_only_in_that_projects_files(wor
     explained = json.loads(cli(world, "explain", "--target", "cursor-a", "--json").stdout)[0]
     fate = {fact["content"]: fact["fate"] for fact in explained["facts"]}["Uses npm for everything."]
     assert fate.startswith("key package_manager: #") and "of project github.com/me/a holds it here" in fate
+
+
+def test_a_project_named_by_its_identity_or_url_is_that_project_wherever_the_command_runs(world, monkeypatch):
+    """`--project IDENTITY` from inside another checkout, `project move` to a URL, and a relative local remote
+    all name the same project whatever the working directory; a relative project in a config is refused."""
+    monkeypatch.chdir(world["b"] / "src")
+    assert cli(world, "add", "Meant for a.", "--topic", "t", "--project", "GitHub.com/me/a.git").exit_code == 0
+    listed = json.loads(cli(world, "list", "--project", "github.com/me/a", "--json").stdout)
+    assert [(fact["content"], fact["scope"]) for fact in listed] == [("Meant for a.", "project:github.com/me/a")]
+    moved = cli(world, "project", "move", "github.com/me/a", "git@github.com:me/renamed.git")
+    assert moved.exit_code == 0 and "to github.com/me/renamed" in moved.stdout
+    up = world["plain"]  # remotes given as relative local paths, from two depths
+    for name, depth in (("x", 1), ("y/z", 2)):
+        repository(up / name, "../" * depth + "upstream")
+    monkeypatch.chdir(world["plain"] / "x")
+    here = project_of(up / "x").identity
+    monkeypatch.chdir(world["plain"] / "y" / "z")
+    assert project_of(up / "x").identity == here == str((up / "upstream").resolve())
+    assert project_of(up / "y" / "z").identity == here  # two clones of one local upstream: one project
+    relative = cli(world, "--set", "targets.rel.path=" + str(world["plain"] / "rel.md"), "--set",
+                   "targets.rel.project=./x", "render")
+    assert relative.exit_code != 0 and "is a relative path; give an absolute path" in relative.output
