@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..text import counted
-from .common import JsonOption, ProfileOption, emit_json, shown, state, table
+from .common import HostOption, JsonOption, ProfileOption, ProjectOption, emit_json, scope_of, shown, state, table
 from .review_cmds import may_update
 
 if TYPE_CHECKING:
@@ -47,16 +47,20 @@ def import_file(
         bool, typer.Option("--prune", help="Tombstone facts from this file that it no longer lists.")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Re-add facts that were demoted or forgotten.")] = False,
+    project: ProjectOption = None,
+    host: HostOption = None,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Import the facts a file holds: a facts file, a persona.md, Hermes' memory, an instruction file, a pasted
-    list or a mem0 export (idempotent, one transaction)."""
+    list or a mem0 export (idempotent, one transaction). --project or --host scopes every entry that names no
+    scope itself (a project's AGENTS.md holds that project's rules)."""
     from ..store.formats import import_source
 
+    scope = scope_of(project, host) if project is not None or host is not None else None
     with state(ctx).store(profile, readonly=dry_run) as store:
         report = import_source(store, path, fmt, topic=topic, prune=prune, force=force, skip_bad=skip_bad,
-                               dry_run=dry_run, accept_notes=accept_notes)
+                               dry_run=dry_run, accept_notes=accept_notes, scope=scope)
     if as_json:
         emit_json(report.to_dict())
         return

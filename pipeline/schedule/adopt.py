@@ -21,6 +21,7 @@ from ..config.targets import ResolvedTarget, resolve_target
 from ..errors import InputError
 from ..fs.write import same_file
 from ..render.model import TargetReport
+from ..scopes import project_scope
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
 from ..store.formats import import_source
@@ -47,13 +48,20 @@ def adopt(settings: Settings, store: PersonaStore, path: Path, *, fmt: str | Non
     chosen = fmt or default_format(targets[0])
     origin = str(path.expanduser().absolute())
     imported = import_source(store, path, chosen, topic=topic, writer=f"adopt:{origin}", skip_bad=skip_bad,
-                             dry_run=dry_run)
+                             dry_run=dry_run, scope=scope_of_file(targets[0]))
     adoption = Adoption(Path(origin), chosen, [target.name for target in targets], imported)
     if not dry_run:
         before = set(copies_of(adoption.path))
         adoption.rendered = run_pipeline(settings, store=store, targets=adoption.targets, overwrite=True)
         adoption.copies = sorted(set(copies_of(adoption.path)) - before)
     return adoption
+
+
+def scope_of_file(target: ResolvedTarget) -> str | None:
+    """The scope of the facts in a target's own file: a project's file holds that project's rules (adopting
+    ``repo/CLAUDE.md`` must not make them true in every other repository); a user-level file, global ones."""
+    projects = sorted(target.scopes.projects)
+    return project_scope(projects[0]) if len(projects) == 1 else None
 
 
 def targets_of(settings: Settings, profile: str, path: Path) -> list[ResolvedTarget]:

@@ -206,3 +206,25 @@ def test_a_project_named_by_its_identity_or_url_is_that_project_wherever_the_com
     relative = cli(world, "--set", "targets.rel.path=" + str(world["plain"] / "rel.md"), "--set",
                    "targets.rel.project=./x", "render")
     assert relative.exit_code != 0 and "is a relative path; give an absolute path" in relative.output
+
+
+def test_adopting_or_importing_a_projects_file_keeps_its_rules_in_that_project(world):
+    """A project's own instruction file holds that project's rules: adopting its target's file, or importing it
+    with --project, scopes them to it, so they never reach another repository's file."""
+    rule = world["a"] / ".cursor" / "rules" / "persona.mdc"
+    write(rule, "---\ndescription: mine\nalwaysApply: true\n---\n\n- Deploys through the a-only pipeline.\n")
+    for name, place in (("cursor-a", world["a"]), ("cursor-b", world["b"])):
+        assert cli(world, "targets", "add", "cursor", "--project", str(place), "--name", name).exit_code == 0
+    adopted = cli(world, "adopt", str(rule))
+    assert adopted.exit_code == 0, adopted.output
+    assert "Deploys through the a-only pipeline." in rule.read_text()
+    imported = cli(world, "import", "--from", "instructions", str(world["b"] / "CLAUDE.md"), "--project",
+                   str(world["b"]))
+    assert imported.exit_code == 0, imported.output
+    scopes = {fact["content"]: fact["scope"] for fact in json.loads(cli(world, "list", "--json").stdout)}
+    assert scopes["Deploys through the a-only pipeline."] == "project:github.com/me/a"
+    assert scopes["Keep it simple."] == "project:github.com/me/b"
+    assert cli(world, "render").exit_code == 0
+    assert "Keep it simple." not in rule.read_text() and "Deploys through" in rule.read_text()
+    theirs = (world["b"] / ".cursor" / "rules" / "persona.mdc").read_text()
+    assert "a-only" not in theirs and "Keep it simple." in theirs

@@ -35,10 +35,15 @@ def read_source(path: Path | str, fmt: str = "facts", *, topic: str | None = Non
 
 def import_source(store: PersonaStore, path: Path | str, fmt: str = "facts", *, topic: str | None = None,
                   writer: str | None = None, prune: bool = False, force: bool = False, skip_bad: bool = False,
-                  dry_run: bool = False, accept_notes: bool = False) -> ImportReport:
+                  dry_run: bool = False, accept_notes: bool = False, scope: str | None = None) -> ImportReport:
     """Import the facts a source holds, in format ``fmt`` (see :func:`read_source` and
-    :func:`~..importing.import_entries`); ``path`` may be ``-`` for standard input."""
+    :func:`~..importing.import_entries`); ``path`` may be ``-`` for standard input. ``scope`` (stored form:
+    ``project:ID``, ``host:NAME``) is given to every entry that names none itself: a project's instruction file
+    holds that project's rules."""
     origin, parsed = read_source(path, fmt, topic=topic, accept_notes=accept_notes)
+    if scope is not None:
+        parsed.facts = [item if item.fact.scope is not None else
+                        replace(item, fact=item.fact.model_copy(update={"scope": scope})) for item in parsed.facts]
     return import_entries(store, parsed, origin=origin, fmt=fmt, writer=writer, prune=prune, force=force,
                           skip_bad=skip_bad, dry_run=dry_run, declarative=get_format(fmt).declarative)
 
