@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from ..errors import InputError
 from .backend import Connection
 
 ANOTHER_TOOL = "another tool"  # a birth the triggers recorded, with no writer of ours
@@ -70,7 +71,15 @@ def projects(conn: Connection, profile: str) -> dict[str, int]:
 
 def move_scope(conn: Connection, profile: str, old: str, new: str) -> int:
     """Every fact of scope ``old`` is now of scope ``new`` (a project moved or renamed): its versions, its slots
-    and its sessions' project too; how many facts moved."""
+    and its sessions' project too; how many facts moved. InputError, with nothing moved, when both hold a fact in
+    one slot (a key): which of the two stays is the user's to say."""
+    clash = [str(row[0]) for row in conn.execute(
+        "SELECT key FROM persona_keys WHERE session_id = ? AND scope = ? AND key IN "
+        "(SELECT key FROM persona_keys WHERE session_id = ? AND scope = ?) ORDER BY key",
+        (profile, new, profile, old)).fetchall()]
+    if clash:
+        raise InputError(f"both projects hold a fact with key {', '.join(clash)}; replace or demote one of the two "
+                         "first (`persona list --project ...`); nothing was moved")
     moved = int(conn.execute("UPDATE persona_births SET scope = ? WHERE profile = ? AND scope = ?",
                              (new, profile, old)).rowcount)
     conn.execute("UPDATE persona_keys SET scope = ? WHERE session_id = ? AND scope = ?", (new, profile, old))

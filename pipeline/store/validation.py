@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from ..errors import InputError
 from ..scopes import HOSTS, MAX_PROJECT_CHARS, kind_of, value_of
 from ..tiers import TIERS
 
+INVISIBLE = {"Cc", "Cf", "Zl", "Zp"}  # control, format (zero-width, bidi), line and paragraph separators
 MAX_TOPIC_CHARS = 200  # a topic is a section heading, not a fact
 MAX_PROFILE_CHARS = 1000  # a profile (session_id) names a user, not a document
 
@@ -46,6 +49,10 @@ def check_scope(scope: str | None) -> str | None:
     if not scope.startswith(("project:", "host:")):
         raise InputError(f"invalid scope {scope!r}: expected global, project:ID or host:NAME")
     value = check_text(f"the {kind_of(scope)} of scope {scope!r}", value_of(scope), MAX_PROJECT_CHARS)
+    hidden = [char for char in value if unicodedata.category(char) in INVISIBLE]
+    if hidden:  # a look-alike of another project's identity would match no reader, silently
+        raise InputError(f"the {kind_of(scope)} of scope {scope!r} holds an invisible or control character "
+                         f"(U+{ord(hidden[0]):04X})")
     if kind_of(scope) == "host" and value not in HOSTS:
         raise InputError(f"unknown host {value!r}: expected one of {', '.join(HOSTS)}")
     return f"{kind_of(scope)}:{value}"
@@ -61,8 +68,11 @@ def scope_in_file(value: object) -> str | None:
     """
     if value is None or value == "global":
         return None
-    if isinstance(value, str):
-        return check_scope(value)
+    if isinstance(value, str):  # the stored spelling; a project in it is normalised as a remote is
+        stored = check_scope(value)
+        if stored is not None and kind_of(stored) == "project":
+            return check_scope(f"project:{project_identity(value_of(stored))}")
+        return stored
     if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in ("project", "host"):
         raise InputError(f"invalid scope {value!r}: expected global, {{project: PATH-or-URL}} or {{host: NAME}}")
     kind, given = next(iter(value.items()))

@@ -228,3 +228,16 @@ def test_adopting_or_importing_a_projects_file_keeps_its_rules_in_that_project(w
     assert "Keep it simple." not in rule.read_text() and "Deploys through" in rule.read_text()
     theirs = (world["b"] / ".cursor" / "rules" / "persona.mdc").read_text()
     assert "a-only" not in theirs and "Keep it simple." in theirs
+
+
+def test_moving_a_project_onto_one_that_holds_the_same_key_is_refused_and_changes_nothing(world):
+    facts = write(world["config"].parent / "k.yaml", f"""
+- {{topic: tools, content: Uses npm here., key: package_manager, scope: {{project: {world["a"]}}}}}
+- {{topic: tools, content: Uses yarn there., key: package_manager, scope: {{project: {world["b"]}}}}}
+""")
+    assert cli(world, "import", str(facts)).exit_code == 0
+    before = cli(world, "list", "--json").stdout
+    moved = cli(world, "project", "move", "github.com/me/a", "github.com/me/b")
+    assert moved.exit_code == 1 and "both projects hold a fact with key package_manager" in moved.output
+    assert "nothing was moved" in moved.output and "UNIQUE" not in moved.output
+    assert cli(world, "list", "--json").stdout == before

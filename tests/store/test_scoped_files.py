@@ -92,14 +92,17 @@ def test_a_project_given_as_a_directory_is_that_checkouts_repository(database, t
     ("{host: vim}", "unknown host 'vim'"),
     ("{project: ''}", "the project of the scope is empty"),
     ("somewhere", "invalid scope 'somewhere'"),
+    ("\"project:github.com/acme/shop\\u200b\"", "holds an invisible or control character \\(U\\+200B\\)"),
+    ("\"project:github.com/\\u202eacme/shop\"", "holds an invisible or control character"),
 ])
 def test_a_bad_scope_is_named_with_its_entry_and_line_and_nothing_is_written(database, tmp_path, scope, problem):
     alice, _ = scoped(database)
     before = facts(alice)
     path = write(tmp_path / "bad.yaml", f"- topic: style\n  content: Fine\n- topic: tools\n  content: X\n"
                                         f"  scope: {scope}\n")
-    with pytest.raises(FactsFileError, match=r"fact #2 \(line 3\): scope: .*" + problem.replace("{", r"\{")
-                       .replace("}", r"\}").replace("(", r"\(").replace(")", r"\)")):
+    escaped = problem if "\\(" in problem else problem.replace("{", r"\{").replace("}", r"\}").replace(
+        "(", r"\(").replace(")", r"\)")
+    with pytest.raises(FactsFileError, match=r"fact #2 \(line 3\): scope: .*" + escaped):
         import_facts(alice, path)
     assert facts(alice) == before
 
@@ -192,3 +195,10 @@ def test_a_write_proposes_updates_only_within_its_own_scope(database, tmp_path):
     assert [proposal.old.id for proposal in imported.proposals] == [here.fact.id]  # its own project's, not npm
     everywhere = alice.add("Now uses bun for JavaScript projects", topic="tools")
     assert [proposal.old.id for proposal in everywhere.proposals] == [old.id]  # the same scope: proposed
+
+
+def test_the_stored_spelling_of_a_project_scope_is_normalised_as_a_remote(database, tmp_path):
+    alice, _ = scoped(database)
+    report = import_facts(alice, write(tmp_path / "f.yaml", "- topic: tools\n  content: Uses pnpm, never npm\n"
+                                       "  scope: project:GitHub.com/acme/shop.git\n"))
+    assert report.added == [] and len(report.unchanged) == 1  # the fact scoped() added, not a look-alike
