@@ -120,6 +120,16 @@ class PersonaTools:
         project = self.project()
         return project is not None and scope == project_scope(project)
 
+    def by_text(self, store: PersonaStore, old_text: str) -> int:
+        """The one fact of this session's scopes whose text holds ``old_text``: another project's fact is not
+        this session's to name by its words (InputError for none or several, as the store says it)."""
+        found = [fact for fact in store.list() if self.visible(fact.scope) and old_text.strip() in fact.content]
+        if len(found) != 1:
+            named = ", ".join(f"#{fact.id}" for fact in found[:5])
+            raise InputError(f"{len(found)} persona facts of this session's scopes contain that text"
+                             + (f" ({named}); give more of it, or an id" if found else ""))
+        return found[0].id
+
     def scope(self, kind: ScopeKind | None) -> str | None:
         """The stored scope a tool's ``scope`` argument names (None: global); InputError for a project scope when
         the session's working directory is not known (a gateway user, an MCP client without roots)."""
@@ -313,9 +323,9 @@ class PersonaTools:
             use persona_demote; to erase it entirely, persona_forget."""
             if (persona_id is None) == (old_text is None):
                 raise InputError("give the old fact's persona_id or a piece of its old_text, not both")
-            target: int | str = persona_id if persona_id is not None else str(old_text)
             where = SAME_SCOPE if scope is None else self.scope(scope)
             with self.store(profile, session) as store:
+                target = persona_id if persona_id is not None else self.by_text(store, str(old_text))
                 result = store.replace(target, content, reason=reason, force=force, scope=where)
             return changed(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
                            old=result.old.to_dict())
@@ -357,7 +367,9 @@ def _review_tool(tools: PersonaTools) -> Tool:
             raise InputError("accept and dismiss take a proposal id; list takes none")
         if proposal is None:
             with tools.store(profile, session, readonly=True) as store:
-                found = store.proposals()
+                scopes = {fact.id: fact.scope for fact in store.list()}
+                found = [item for item in store.proposals()
+                         if tools.visible(scopes.get(item.old.id)) and tools.visible(scopes.get(item.new.id))]
             return ok(count=len(found), proposals=[item.to_dict() for item in found])
         with tools.store(profile, session) as store:
             done = store.accept(proposal) if action == "accept" else store.dismiss(proposal)

@@ -141,3 +141,30 @@ def test_persona_list_shows_this_sessions_scopes_only(plugin, projects, monkeypa
             "Answers tersely.", "Asks before running a shell command."}
     finally:
         other.close()
+
+
+def test_replace_by_text_and_review_reach_only_this_sessions_scopes(plugin, projects, monkeypatch):
+    monkeypatch.setenv("TERMINAL_CWD", str(projects["shop"]))
+    add(plugin, "Uses npm for JavaScript projects", scope="project")
+    proposed = add(plugin, "Now uses pnpm for JavaScript projects", scope="project")
+    assert proposed["may_update"]  # proposed within the shop's own scope
+    review = plugin._handler("persona_review")
+    assert json.loads(review({}, session_id="in-shop"))["count"] == 1
+    plugin.close()
+    monkeypatch.setenv("TERMINAL_CWD", str(projects["blog"]))
+    other = PersonaPlugin()
+    try:
+        assert json.loads(other._handler("persona_review")({}, session_id="in-blog"))["count"] == 0
+        refused = json.loads(other._handler("persona_replace")({"old_text": "pnpm", "content": "Uses bun."},
+                                                               session_id="in-blog"))
+        assert refused["status"] == "error" and "0 persona facts of this session's scopes" in refused["error"]
+    finally:
+        other.close()
+    monkeypatch.setenv("TERMINAL_CWD", str(projects["shop"]))
+    again = PersonaPlugin()
+    try:
+        done = json.loads(again._handler("persona_replace")({"old_text": "pnpm", "content": "Uses bun for "
+                                                             "JavaScript projects"}, session_id="in-shop"))
+        assert done["status"] == "ok" and done["fact"]["scope"] == "project:github.com/acme/shop"
+    finally:
+        again.close()
