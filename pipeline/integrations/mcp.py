@@ -35,6 +35,7 @@ SERVER_NAME = "persona-tier"
 ROOTS_TIMEOUT_S = 2.0  # a client that never answers roots/list costs a read this long
 MCP_AGENT = "mcp"  # the agent a `host` scope names over MCP (pipeline.scopes.HOSTS)
 # The project of the calling client's first root, for the tool call running now (None: the client has no roots).
+SHOWS_SCOPES = frozenset({"persona_list", "persona_review"})  # tools that show only the session's scopes
 ROOT_PROJECT: ContextVar[str | None] = ContextVar("persona_root_project", default=None)
 
 
@@ -188,11 +189,11 @@ def _as_tool_errors(tool: Tool) -> Callable[..., Any]:
 
     signature = inspect.signature(tool, eval_str=True)  # resolved where the tool was written
     extra: dict[str, Any] = {"mcp_context": Context[Any, Any] | None}
-    if "scope" in signature.parameters:  # a project scope is the client's first root's project
+    if "scope" in signature.parameters or tool.__name__ in SHOWS_SCOPES:  # the session's project: its first root's
         from mcp.server.mcpserver.resolve import Resolve
         from mcp_types import ListRootsResult
 
-        extra["mcp_roots"] = Annotated[ListRootsResult | None, Resolve(_roots_resolver())]
+        extra["mcp_roots"] = Annotated[ListRootsResult | None, Resolve(_roots_resolver(tool.__name__))]
     added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
              for name, annotation in extra.items()]
     wrapper.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *added])  # type: ignore[attr-defined]
@@ -200,21 +201,30 @@ def _as_tool_errors(tool: Tool) -> Callable[..., Any]:
     return wrapper
 
 
-def _roots_resolver() -> Callable[..., Any]:
-    """The SDK resolver that fills a tool's ``mcp_roots``: the client's roots, asked only when the call wants a
-    project scope and the client declares roots (on the 2026-07-28 protocol the SDK asks through an
-    input-required round trip, before it a ``roots/list`` request); None otherwise, so no other call waits."""
+def _roots_resolver(tool: str) -> Callable[..., Any]:
+    """The SDK resolver that fills a tool's ``mcp_roots``: the client's roots, asked only when the call needs the
+    session's project (a project scope; a list, a review or a replace by text, which show this session's scopes)
+    and the client declares roots (on the 2026-07-28 protocol the SDK asks through an input-required round trip,
+    before it a ``roots/list`` request); None otherwise, so no other call waits."""
     from mcp.server.mcpserver import Context
     from mcp.server.mcpserver.resolve import ListRoots
 
-    def wanted_roots(ctx: Any, scope: str | None = None) -> Any:
+    def has_roots(ctx: Any) -> bool:
         capabilities = ctx.client_capabilities
-        if scope != "project" or capabilities is None or capabilities.roots is None:
-            return None
-        return ListRoots()
+        return capabilities is not None and capabilities.roots is not None
 
-    wanted_roots.__annotations__ = {"ctx": Context[Any, Any], "scope": str | None, "return": Any}
-    return wanted_roots
+    def always(ctx: Any) -> Any:
+        return ListRoots() if has_roots(ctx) else None
+
+    def for_scope(ctx: Any, scope: str | None = None) -> Any:
+        return ListRoots() if scope == "project" and has_roots(ctx) else None
+
+    def for_replace(ctx: Any, scope: str | None = None, old_text: str | None = None) -> Any:
+        return ListRoots() if (scope == "project" or old_text is not None) and has_roots(ctx) else None
+
+    wanted = {"persona_replace": for_replace}.get(tool, always if tool in SHOWS_SCOPES else for_scope)
+    wanted.__annotations__ = {"ctx": Context[Any, Any], "scope": str | None, "old_text": str | None, "return": Any}
+    return wanted
 
 
 async def session_root_project(session: Any) -> str | None:

@@ -98,3 +98,19 @@ async def test_a_read_shows_the_roots_project_the_mcp_agents_facts_and_no_other(
             for text in await read_all(client):
                 assert "Answers tersely." in text and "Over MCP, cites file paths." in text
                 assert "pnpm" not in text and "hugo" not in text and "In Cursor" not in text
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_persona_list_shows_the_roots_project_and_no_other(workdir, mode):  # noqa: F811
+    shop = repository(workdir / "shop", "git@github.com:acme/shop.git")
+    blog = repository(workdir / "blog", "https://github.com/acme/blog")
+    seed_scopes(workdir, shop, blog)
+
+    async def listed(client: Client) -> set[str]:
+        answer = await client.call_tool("persona_list", {})
+        return {fact["content"] for fact in answer.structured_content["personas"]}
+
+    async with Client(server(workdir), list_roots_callback=roots(shop), mode=mode) as client:
+        assert await listed(client) == {"Answers tersely.", "Uses pnpm in the shop.", "Over MCP, cites file paths."}
+    async with Client(server(workdir), mode=mode) as client:
+        assert await listed(client) == {"Answers tersely.", "Over MCP, cites file paths."}
