@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
+from ..clock import Throttle
 from ..config.load import load_settings
 from ..config.schema import Settings
 from ..errors import NoProfile
 from ..fs.locations import hermes_home_override
+from ..fs.projects import project_of
 from ..inject.views import Reader
 from .tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, openai_schema
 
+PROJECT_RECHECK_MS = 5000  # a checkout's remote rarely changes; a session's project is fixed at its first snapshot
+MAX_DIRECTORIES = 256  # working directories whose project is remembered
+_PROJECTS: dict[str, tuple[str, Throttle]] = {}  # races between threads cost at most one extra look
 HERMES = "hermes"  # the agent a `host` scope names for Hermes (pipeline.scopes.HOSTS)
 # Filled in by the surface, never by the model: a user reaches only their own persona.
 BOUND = frozenset({"profile", "session", "session_id"})
@@ -78,19 +84,47 @@ def hermes_reader(identity: Identity) -> Reader:
     directory. A gateway serves users whose working directory is the server's, not theirs: no project."""
     if identity.user_id or identity.session_key:
         return Reader(HERMES)
-    return Reader.at(HERMES, working_directory())
+    return Reader(HERMES, project_at(working_directory()))
+
+
+def project_at(directory: Path) -> str:
+    """The project of ``directory``, looked up at most once per :data:`PROJECT_RECHECK_MS` per directory: the
+    plugin asks on every request, and the walk up to ``.git`` and the read of its config are I/O the warm path
+    must not pay. A directory's project is a fact of the filesystem, the same for every user and profile."""
+    key = str(directory)
+    found = _PROJECTS.get(key)
+    if found is not None and not found[1].due():
+        return found[0]
+    looked = Throttle(PROJECT_RECHECK_MS)
+    looked.looked()
+    if len(_PROJECTS) >= MAX_DIRECTORIES:  # a long-lived gateway may see many; start over rather than grow
+        _PROJECTS.clear()
+    identity = project_of(directory).identity
+    _PROJECTS[key] = (identity, looked)
+    return identity
 
 
 def working_directory() -> Path:
     """The agent's working directory as Hermes resolves it (its session override, ``TERMINAL_CWD``, else the
     process's); the same fallback outside Hermes."""
+    resolve = _hermes_cwd()
+    if resolve is not None:
+        try:
+            return Path(resolve())
+        except Exception:  # a Hermes whose resolver fails: the fallback below, as outside Hermes
+            pass
+    raw = os.environ.get("TERMINAL_CWD", "").strip()
+    return Path(raw).expanduser() if raw and Path(raw).expanduser().is_dir() else Path.cwd()
+
+
+@functools.cache
+def _hermes_cwd() -> Callable[[], Any] | None:
+    """Hermes' own resolver of the agent's working directory, looked up once (None outside Hermes)."""
     try:
         from agent.runtime_cwd import resolve_agent_cwd
-
-        return Path(resolve_agent_cwd())
     except Exception:  # not inside Hermes, or a Hermes without it
-        raw = os.environ.get("TERMINAL_CWD", "").strip()
-        return Path(raw).expanduser() if raw and Path(raw).expanduser().is_dir() else Path.cwd()
+        return None
+    return cast(Callable[[], Any], resolve_agent_cwd)
 
 
 def hermes_settings(hermes_home: str | os.PathLike[str] | None, user_id: str | None = None, *,
