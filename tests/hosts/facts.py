@@ -37,6 +37,16 @@ def add_scoped_facts(home: Path, host: str, project: Path, other_project: Path) 
     persona(home, "add", ELSEWHERE[1], "--topic", "indent", "--host", "cursor" if host != "cursor" else "codex")
 
 
+def user_and_project_regions(home: Path, host: str, project: Path, elsewhere: Path) -> None:
+    """Both presets of ``host`` at once, every kind of fact, rendered: the user-level file carries the global
+    facts and the host's, the project's file only the project's (docs/targets.md#which-facts-a-target-shows)."""
+    persona(home, "targets", "add", host, "--user", "--name", f"{host}-user")
+    persona(home, "targets", "add", host, "--project", str(project))
+    add_facts(home)
+    add_scoped_facts(home, host, project, elsewhere)
+    persona(home, "render")
+
+
 def assert_scoped_facts(request: Request, *, project: bool) -> None:
     """Every global fact and the host's once, the project's once when the host gets it, nothing from
     elsewhere: exactly this user's facts for this agent in this project."""

@@ -22,6 +22,7 @@ from .facts import (
     assert_intact,
     assert_scoped_facts,
     main_request,
+    user_and_project_regions,
     write_own,
 )
 from .fake_model import FakeModel, Request
@@ -78,14 +79,10 @@ def test_a_rules_file_of_our_own_reaches_claude_code_once_and_claude_md_stays_th
 
 def test_with_a_user_and_a_project_region_claude_code_gets_each_fact_of_its_scopes_once(
         host: Host, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
-    """Both presets at once: the user-level file carries the global facts and the host's, the project's file
-    only the project's (docs/targets.md#which-facts-a-target-shows), so the host reads each fact once."""
+    """Both presets at once (the user-level file and the project's): the host reads each fact of its scopes
+    once."""
     own_files(home, project)
-    persona(home, "targets", "add", "claude-code", "--user", "--name", "claude-code-user")
-    persona(home, "targets", "add", "claude-code", "--project", str(project))
-    add_facts(home)
-    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
-    persona(home, "render")
+    user_and_project_regions(home, "claude-code", project, tmp_path / "elsewhere")
     request = main_request(run_claude(model, project, home, "hello"))
     assert_scoped_facts(request, project=True)
     assert_intact(request, OWN_USER, OWN_PROJECT)

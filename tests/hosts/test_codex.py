@@ -23,6 +23,7 @@ from .facts import (
     assert_intact,
     assert_scoped_facts,
     main_request,
+    user_and_project_regions,
     write_own,
 )
 from .fake_model import FakeModel, Request
@@ -62,14 +63,10 @@ def test_a_region_reaches_codex_once_beside_the_users_own_text(
 
 def test_with_a_user_and_a_project_region_codex_gets_each_fact_of_its_scopes_once(
         host: Host, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
-    """Both presets at once: the user-level file carries the global facts and the host's, the project's file
-    only the project's (docs/targets.md#which-facts-a-target-shows), so the host reads each fact once."""
+    """Both presets at once (the user-level file and the project's): the host reads each fact of its scopes
+    once."""
     own_files(home, project)
-    persona(home, "targets", "add", "codex", "--user", "--name", "codex-user")
-    persona(home, "targets", "add", "codex", "--project", str(project))
-    add_facts(home)
-    add_scoped_facts(home, "codex", project, tmp_path / "elsewhere")
-    persona(home, "render")
+    user_and_project_regions(home, "codex", project, tmp_path / "elsewhere")
     request = main_request(run_codex(model, project, home, "hello"))
     assert_scoped_facts(request, project=True)
 
