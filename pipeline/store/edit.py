@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ..errors import EditConflict, InputError
-from . import supersede
+from . import origins, supersede
 from .backend import Connection
 from .database import profile_generation
 from .edit_file import EditBase, Edited, Problem, refused
@@ -346,8 +346,7 @@ def _set_attributes(store: PersonaStore, conn: Connection, fact: Fact, now: Want
     wanted = (now.tier, now.confidence, now.reason, count)
     if wanted == (fact.tier, fact.confidence, fact.promotion_reason or None, fact.reinforcement_count):
         return
-    conn.execute("UPDATE memoria_persona SET tier = ?, confidence = ?, promotion_reason = ?, reinforcement_count = ? "
-                 "WHERE id = ? AND session_id = ?", (*wanted, fact.id, store.profile))
+    origins.set_attributes(conn, store.profile, fact.id, (now.tier, now.confidence, now.reason), count)
 
 
 def _apply_keys(store: PersonaStore, conn: Connection, final: dict[Step, int]) -> None:

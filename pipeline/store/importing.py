@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FactsFileError
-from . import supersede
-from .births import BIRTH_JOIN, rescope
+from . import origins, supersede
+from .births import rescope
 from .fact_entry import FactEntry, Offered, Parsed, Refusal
-from .fact_row import FACT_COLUMNS, Fact, Proposal
-from .facts import TOMBSTONE_MARK, PersonaStore
+from .fact_row import Proposal
+from .facts import PersonaStore
 from .forgotten import REFUSED as FORGOTTEN
 from .forgotten import ForgottenTest, admit, fold, forgotten_test
 from .proposals import propose_after_import
@@ -89,19 +89,13 @@ class Known:
 
     @classmethod
     def load(cls, store: PersonaStore, conn: Any) -> Known:
-        rows = conn.execute(
-            "SELECT p.id, p.tier, p.confidence, p.promotion_reason, p.source_memory_id, p.topic, p.content, "
-            "p.reinforcement_count, o.persona_id AS origin_id, o.file_tier, o.file_confidence, o.file_reason, "
-            f"b.scope FROM memoria_persona p LEFT JOIN persona_origins o ON o.persona_id = p.id {BIRTH_JOIN} "
-            "WHERE p.session_id = ? ORDER BY p.id DESC", (store.profile,)).fetchall()
+        rows = origins.import_rows(conn, store.profile)
         # Newest first, so the oldest row wins each key, as the single-fact look-up chooses. The same text in a
         # project or for one host is another fact than the global one (pipeline.scopes): each look-up has the scope.
         by_key = {row["source_memory_id"]: row for row in rows if row["source_memory_id"] is not None}
         by_text = {(row["topic"], row["content"], row["scope"]): row for row in rows}
         by_folded = {(fold(row["content"]), row["scope"]): row for row in rows if isinstance(row["content"], str)}
-        tombstones = conn.execute(
-            "SELECT source_memory_id, preference FROM memoria_preferences WHERE session_id = ? AND evolution = ?",
-            (store.profile, TOMBSTONE_MARK)).fetchall()
+        tombstones = origins.tombstones(conn, store.profile)
         tombstoned = {row[0] for row in tombstones}
         demoted = {fold(DEMOTED_FROM.sub("", row[1], count=1)) for row in tombstones if isinstance(row[1], str)}
         return cls({int(row["id"]): row for row in rows}, by_key, by_text, by_folded, tombstoned, demoted,
@@ -248,7 +242,7 @@ def _apply(store: PersonaStore, conn: Any, known: Known, decision: Decision, ori
     if entry.key is not None:
         _claim_key(store, conn, entry.key, entry.scope, fact_id, report)
     if entry.id is not None:
-        _record_origin(conn, fact_id, origin, _declared(entry))
+        origins.record(conn, fact_id, origin, _declared(entry))
     return fact_id
 
 
@@ -259,9 +253,8 @@ def _add(store: PersonaStore, conn: Any, known: Known, entry: FactEntry, origin:
                                force=force, forgotten=known.forgotten, writer=entry.writer or writer,
                                scope=entry.scope).id
     if entry.reinforcement_count:
-        conn.execute("UPDATE memoria_persona SET reinforcement_count = ? WHERE id = ?",
-                     (entry.reinforcement_count, fact_id))
-    _record_origin(conn, fact_id, origin, _declared(entry))
+        origins.set_count(conn, fact_id, entry.reinforcement_count)
+    origins.record(conn, fact_id, origin, _declared(entry))
     return fact_id
 
 
@@ -272,9 +265,7 @@ def _update_by_id(store: PersonaStore, conn: Any, known: Known, row: Any, entry:
         source = entry.identity
     if entry.content != row["content"]:
         admit(store, conn, entry.content, None, force=force, test=known.forgotten)
-    conn.execute("UPDATE memoria_persona SET topic = ?, content = ?, tier = ?, confidence = ?, promotion_reason = ?, "
-                 "reinforcement_count = ?, source_memory_id = ? WHERE id = ? AND session_id = ?",
-                 (*_declared_by_id(entry, row), source, row["id"], store.profile))
+    origins.rewrite(conn, store.profile, int(row["id"]), (*_declared_by_id(entry, row), source))
     if entry.scope != row["scope"]:  # moved to another scope: its slot, if any, was the old scope's
         rescope(conn, store.profile, int(row["id"]), entry.scope)
         supersede.drop_keys_of(conn, store.profile, int(row["id"]))
@@ -282,12 +273,7 @@ def _update_by_id(store: PersonaStore, conn: Any, known: Known, row: Any, entry:
 
 
 def _update_by_text(store: PersonaStore, conn: Any, known: Known, row: Any, entry: FactEntry, force: bool) -> int:
-    declared = _declared(entry)
-    conn.execute("UPDATE memoria_persona SET tier = ?, confidence = ?, promotion_reason = ? WHERE id = ?",
-                 (*declared, row["id"]))
-    if row["origin_id"] is not None:
-        conn.execute("UPDATE persona_origins SET file_tier = ?, file_confidence = ?, file_reason = ? "
-                     "WHERE persona_id = ?", (*declared, row["id"]))
+    origins.redeclare(conn, row["id"], _declared(entry), has_origin=row["origin_id"] is not None)
     return int(row["id"])
 
 
@@ -296,30 +282,17 @@ def _claim_key(store: PersonaStore, conn: Any, key: str, scope: str | None, fact
     """The fact takes the slot of its scope; the slot's older fact, if another, is superseded by it."""
     owner = supersede.key_owner(conn, store.profile, key, scope)
     if owner is not None and owner != fact_id:
-        old = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
-                           (owner, store.profile)).fetchone()
+        old = origins.bare_fact(conn, store.profile, owner)
         if old is not None:
             new = store.get(fact_id)
-            supersede.supersede(store, conn, Fact(**dict(old)), new, f"key {key}")
+            supersede.supersede(store, conn, old, new, f"key {key}")
             report.superseded.append(owner)
             report.keyed.append({"old": owner, "new": fact_id, "key": key})
     supersede.set_key(conn, store.profile, key, fact_id, scope)
 
 
-def _record_origin(conn: Any, fact_id: int, origin: str, declared: tuple[str, float, str | None]) -> None:
-    conn.execute("INSERT INTO persona_origins (persona_id, origin, file_tier, file_confidence, file_reason) "
-                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (persona_id) DO UPDATE SET origin = excluded.origin, "
-                 "file_tier = excluded.file_tier, file_confidence = excluded.file_confidence, "
-                 "file_reason = excluded.file_reason", (fact_id, origin, *declared))
-
-
 def _prune(store: PersonaStore, conn: Any, origin: str, keep: set[int], report: ImportReport) -> None:
-    rows = conn.execute(
-        "SELECT p.id FROM memoria_persona p JOIN persona_origins o ON o.persona_id = p.id "
-        "WHERE o.origin = ? AND p.session_id = ? ORDER BY p.id",
-        (origin, store.profile),
-    ).fetchall()
-    for row in rows:
-        if row["id"] not in keep:
-            store.bury(conn, store.get(row["id"]), f"pruned: no longer in {origin}")
-            report.pruned.append(row["id"])
+    for fact_id in origins.from_origin(conn, store.profile, origin):
+        if fact_id not in keep:
+            store.bury(conn, store.get(fact_id), f"pruned: no longer in {origin}")
+            report.pruned.append(fact_id)
