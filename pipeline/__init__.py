@@ -27,9 +27,9 @@ _EXPORTS: dict[str, str] = {
     "Fact": "pipeline.store.facts",
     "Promotion": "pipeline.store.facts",
     "Proposal": "pipeline.store.facts",
-    "import_facts": "pipeline.store.facts_file",
-    "read_facts_file": "pipeline.store.facts_file",
-    "import_source": "pipeline.store.formats",
+    "import_facts": "pipeline.interchange.facts_file",
+    "read_facts_file": "pipeline.interchange.facts_file",
+    "import_source": "pipeline.interchange.formats",
     # the pipeline and what its stages pass along
     "run_pipeline": "pipeline.stages.runner",
     "plan": "pipeline.stages.runner",
@@ -121,6 +121,8 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
     from .inject.injector import PersonaInjector
     from .inject.sessions import Refresh, SessionSnapshots
     from .integrations.hermes import PersonaPromptMixin
+    from .interchange.facts_file import import_facts, read_facts_file
+    from .interchange.formats import import_source
     from .render.model import (
         CappedRender,
         FactSet,
@@ -141,6 +143,4 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
     from .stages.registry import NoOptions, StageOptions, known_stages, stage
     from .stages.runner import plan, run_pipeline
     from .store.facts import Fact, PersonaStore, Promotion, Proposal
-    from .store.facts_file import import_facts, read_facts_file
-    from .store.formats import import_source
     from .store.snapshots import Snapshot

@@ -24,6 +24,15 @@ MOVED: dict[str, str] = {
     "pipeline.store.detect": "pipeline.store.supersede_rules",
     "pipeline.schedule.erase": "pipeline.schedule.forget",
     "pipeline.integrations.hermes_session": "pipeline.integrations.hermes_binding",
+    # the interchange with the outside left the store for its own floor (issue 37)
+    "pipeline.store.importing": "pipeline.interchange.importing",
+    "pipeline.store.edit": "pipeline.interchange.edit",
+    "pipeline.store.edit_file": "pipeline.interchange.edit_file",
+    "pipeline.store.facts_file": "pipeline.interchange.facts_file",
+    "pipeline.store.fact_entry": "pipeline.interchange.fact_entry",
+    **{f"pipeline.store.formats{part}": f"pipeline.interchange.formats{part}" for part in (
+        "", ".registry", ".source", ".markdown", ".facts", ".hermes", ".instructions", ".lines", ".mem0",
+        ".persona_md")},
 }
 
 
@@ -52,4 +61,6 @@ class _OldPaths:
 def install() -> None:
     """Make the old paths importable (once per process)."""
     if not any(isinstance(finder, _OldPaths) for finder in sys.meta_path):
-        sys.meta_path.append(_OldPaths())
+        # First, not last: an old package's alias has the new package's __path__, through which the path finder
+        # would load a submodule (pipeline.store.formats.mem0) a second time under its old name.
+        sys.meta_path.insert(0, _OldPaths())

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import pipeline
+import pipeline.store
 from pipeline.moved import MOVED
 
 PACKAGE = Path(pipeline.__file__).parent
@@ -25,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"fs"},
     {"config"},
     {"store", "render"},
+    {"interchange"},
     {"stages"},
     {"schedule"},
     {"inject"},
@@ -157,6 +159,14 @@ def test_only_the_store_runs_sql() -> None:
     """Each table has one module in store/; elsewhere, code asks the store."""
     running = {module_name(path) for path in FILES if ".execute(" in path.read_text(encoding="utf-8")}
     assert sorted(module for module in running if folder(module) != "store") == sorted(SQL_OUTSIDE_THE_STORE)
+
+
+def test_the_interchange_reaches_the_store_only_through_its_exported_names() -> None:
+    """``pipeline.store.__all__`` is the store's face to the floor above it: no module of the store's inside."""
+    face = {"pipeline.store", *(f"pipeline.store.{name}" for name in pipeline.store.__all__)}
+    inside = [f"{module} -> {target}" for module, targets in GRAPH.items() if module.startswith("pipeline.interchange")
+              for target in targets if target.startswith("pipeline.store") and target not in face]
+    assert inside == []
 
 
 def test_every_import_of_ours_names_a_module_that_exists() -> None:

@@ -30,9 +30,9 @@ from .forget_cmds import warn_unfinished
 
 if TYPE_CHECKING:
     from ..config.schema import Settings
+    from ..interchange.edit import Applied, Plan, Step
+    from ..interchange.edit_file import EditBase
     from ..store import PersonaStore
-    from ..store.edit import Applied, Plan, Step
-    from ..store.edit_file import EditBase
 
 DEFAULT_EDITOR = "vi"
 MAX_ROUNDS = 20  # an editor that never fixes the file (a script gone wrong) is not reopened forever
@@ -64,9 +64,9 @@ def edit(
 ) -> None:
     """Open the profile's facts in $VISUAL or $EDITOR (ids, topics, tiers, keys; who wrote each as a comment);
     on save, show what changes (added, changed, removed) and apply it all in one transaction."""
+    from ..interchange.edit import EDIT_WRITER
+    from ..interchange.edit_file import edit_text, read_base
     from ..store import PersonaStore
-    from ..store.edit import EDIT_WRITER
-    from ..store.edit_file import edit_text, read_base
 
     cli = state(ctx)
     settings = cli.settings()
@@ -166,8 +166,8 @@ class Result:
 def _edit(store: PersonaStore, base: EditBase, file: EditFile, editor: list[str], options: Options, *,
           quiet: bool) -> Result:
     """Open the editor until the file applies, the user leaves it unchanged, or the profile changed meanwhile."""
-    from ..store.edit import apply_edit, plan_edit
-    from ..store.edit_file import parse_edit, with_problems
+    from ..interchange.edit import apply_edit, plan_edit
+    from ..interchange.edit_file import parse_edit, with_problems
 
     for _ in range(MAX_ROUNDS):
         saved = file.edit(editor)

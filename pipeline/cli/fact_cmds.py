@@ -83,7 +83,7 @@ def export(
 ) -> None:
     """Write the profile's facts as a facts file with ids, to edit and bring back with `persona import`."""
     from ..config.targets import protected_paths
-    from ..store.facts_file import export_facts
+    from ..interchange.export import export_facts
 
     cli = state(ctx)
     with cli.store(profile, readonly=True) as store:

@@ -13,8 +13,8 @@ from .common import HostOption, JsonOption, ProfileOption, ProjectOption, emit_j
 from .review_cmds import may_update
 
 if TYPE_CHECKING:
+    from ..interchange.importing import ImportReport
     from ..schedule.adopt import Adoption
-    from ..store.importing import ImportReport
 
 FORMATS = "facts (default), persona-md, hermes, instructions, lines or mem0; see docs/importing.md"
 TopicOption = Annotated[str | None, typer.Option(
@@ -55,7 +55,7 @@ def import_file(
     """Import the facts a file holds: a facts file, a persona.md, Hermes' memory, an instruction file, a pasted
     list or a mem0 export (idempotent, one transaction). --project or --host scopes every entry that names no
     scope itself (a project's AGENTS.md holds that project's rules)."""
-    from ..store.formats import import_source
+    from ..interchange.formats import import_source
 
     scope = scope_of(project, host) if project is not None or host is not None else None
     with state(ctx).store(profile, readonly=dry_run) as store:

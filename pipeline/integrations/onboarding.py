@@ -26,13 +26,13 @@ from ..config.urls import describe_database, store_target
 from ..errors import PersonaError
 from ..fs.locations import default_database, hermes_home
 from ..fs.write import same_file
+from ..interchange.formats import import_source
+from ..interchange.importing import ImportReport
 from ..render.model import TargetReport
 from ..schedule.adopt import adopt, targets_of
 from ..stages.ownership import foreign
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
-from ..store.formats import import_source
-from ..store.importing import ImportReport
 from ..text import counted
 
 USER_PRESETS = ("claude-code", "codex", "gemini")  # the hosts with a file of the user's own under the home

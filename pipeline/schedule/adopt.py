@@ -20,12 +20,12 @@ from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
 from ..errors import InputError
 from ..fs.write import same_file
+from ..interchange.formats import import_source
+from ..interchange.importing import ImportReport
 from ..render.model import TargetReport
 from ..scopes import project_scope
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
-from ..store.formats import import_source
-from ..store.importing import ImportReport
 
 
 @dataclass

@@ -93,7 +93,7 @@ def test_a_bad_format_or_path_is_one_clear_line(tmp_path, args, message):
 
 
 def test_input_past_the_bound_and_bytes_that_are_not_utf8_are_one_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setattr("pipeline.store.formats.source.MAX_IMPORT_BYTES", 1024 * 1024)
+    monkeypatch.setattr("pipeline.interchange.formats.source.MAX_IMPORT_BYTES", 1024 * 1024)
     big = write(tmp_path / "big.txt", "x" * (1024 * 1024 + 1))
     done = runner.invoke(app, ["--db", str(tmp_path / "m.db"), "import", "--from", "lines", str(big)])
     assert done.exit_code == 1

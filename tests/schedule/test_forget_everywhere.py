@@ -21,10 +21,11 @@ from pipeline.cli import app
 from pipeline.inject.sessions import SessionSnapshots
 from pipeline.inject.views import Reader
 from pipeline.integrations.tools import PersonaTools, call_json
+from pipeline.interchange.export import export_facts
+from pipeline.interchange.facts_file import import_facts
 from pipeline.render.sanitize import xml
 from pipeline.schedule.forget import forget
 from pipeline.store.erasure import FACT_TEXT
-from pipeline.store.facts_file import export_facts, import_facts
 
 runner = CliRunner()
 SECRET = 'Drinks "Quetzal" tea & <honey>'

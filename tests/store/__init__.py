@@ -1,1 +1,1 @@
-"""Tests of pipeline/store: both backends, imports and exports, supersession, forget, faults and concurrency."""
+"""Tests of pipeline/store: both backends, supersession, forget, faults and concurrency."""

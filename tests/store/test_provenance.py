@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from pipeline import PersonaStore, load_settings, run_pipeline
 from pipeline.cli import app
 from pipeline.integrations.hermes_binding import BoundTools
-from pipeline.store.facts_file import export_facts, import_facts
+from pipeline.interchange.export import export_facts
+from pipeline.interchange.facts_file import import_facts
 
 from ..conftest import REPO, write
 

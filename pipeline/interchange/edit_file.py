@@ -14,7 +14,7 @@
       confidence: 0.7
       reinforcement_count: 2
 
-An entry is a :class:`~.facts_file.FactEntry`; its ``id`` ties it to the fact
+An entry is a :class:`~.fact_entry.FactEntry`; its ``id`` ties it to the fact
 shown. When the file cannot be applied, it is shown again with the problems
 above it (``# error: line 9: ...``, lines counted in the file as shown), and
 every line the user typed stays. Those lines are comments, so the file is read
@@ -33,12 +33,10 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from ..errors import EditError
 from ..fs.yaml import YamlTooComplex, check_yaml
+from ..store import Fact, PersonaStore, profile_generation, supersede
 from ..text import counted
-from . import supersede
-from .database import profile_generation
-from .fact_row import Fact
-from .facts import PersonaStore
-from .facts_file import FactEntry, dump_yaml, export_entry
+from .export import dump_yaml, export_entry
+from .fact_entry import FactEntry
 
 Problem = tuple[int | None, str]  # (line, what is wrong); the line None where the whole file is meant
 BANNER = "# persona edit could not apply this file: fix what each error names, then save (or quit to cancel)."

@@ -8,9 +8,8 @@ from pathlib import Path
 
 from ...errors import FactsFileError
 from ...fs.read import describe, read_file
+from ...store import PersonaStore, fold
 from ..fact_entry import MAX_IMPORT_BYTES, Offered, Parsed
-from ..facts import PersonaStore
-from ..forgotten import fold
 from ..importing import ImportReport, import_entries
 from .registry import DEFAULT_TOPIC, Source, get_format
 

@@ -9,14 +9,14 @@ it (a bad entry, a text over ``store.max_fact_chars``, a demoted fact, a
 forgotten one). A dry run stops there, on a read-only store. Otherwise one
 refusal stops the whole import with nothing written, unless ``skip_bad``; then
 the decisions are applied in one transaction, and the facts added may update
-others (proposals, :mod:`.proposals`).
+others (proposals, :mod:`pipeline.store.proposals`).
 
 Each fact is identified by its topic and text, so importing the same source
 twice changes nothing. A declarative source (a facts file) says what each fact
 is: a changed tier or confidence updates the row, an entry with an ``id``
 (``persona export``) is matched by the id, so an edited text updates that fact,
 and a ``key`` names a slot whose newer fact supersedes the older
-(:mod:`.supersede`). Any other source only adds what the store lacks: a fact
+(:mod:`pipeline.store.supersede`). Any other source only adds what the store lacks: a fact
 with the same text under any topic is already there, and a text the user
 demoted under any topic stays demoted.
 """
@@ -28,14 +28,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FactsFileError
-from . import origins, supersede
-from .births import rescope
+from ..store import (
+    FORGOTTEN,
+    ForgottenTest,
+    PersonaStore,
+    Proposal,
+    admit,
+    fold,
+    forgotten_test,
+    origins,
+    propose_after_import,
+    rescope,
+    supersede,
+)
 from .fact_entry import FactEntry, Offered, Parsed, Refusal
-from .fact_row import Proposal
-from .facts import PersonaStore
-from .forgotten import REFUSED as FORGOTTEN
-from .forgotten import ForgottenTest, admit, fold, forgotten_test
-from .proposals import propose_after_import
 
 __all__ = ["ImportReport", "Known", "import_entries"]
 ADD, UPDATE, UNCHANGED, LEFT_OUT, REFUSED = "add", "update", "unchanged", "left out", "refused"

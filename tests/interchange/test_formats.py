@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import FactsFileError, PersonaError, PersonaStore, import_source
+from pipeline.interchange.formats import known_formats, read_source
 from pipeline.store.erasure import forget_fact
-from pipeline.store.formats import known_formats, read_source
 
 from ..conftest import REPO, write
 

@@ -11,9 +11,9 @@ from ruamel.yaml import YAML
 
 from pipeline import import_facts
 from pipeline.errors import FactsFileError
-from pipeline.store.edit import apply_edit, plan_edit
-from pipeline.store.edit_file import edit_text, parse_edit, read_base
-from pipeline.store.facts_file import export_facts
+from pipeline.interchange.edit import apply_edit, plan_edit
+from pipeline.interchange.edit_file import edit_text, parse_edit, read_base
+from pipeline.interchange.export import export_facts
 
 from ..conftest import write
 

@@ -1,4 +1,4 @@
-"""`persona edit`'s plan and apply (pipeline/store/edit.py): a saved edit file becomes replaces (with lineage and
+"""`persona edit`'s plan and apply (pipeline/interchange/edit.py): a saved edit file becomes replaces (with lineage and
 undo), updates, demotes or forgets, and adds written by `edit`, in one transaction; every problem is named with its
 line before anything is written; a write while the editor was open applies nothing. Both backends; editing alice
 never touches bob."""
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from pipeline import PersonaStore
 from pipeline.errors import EditConflict, EditError, InputError, StoreError
-from pipeline.store.edit import apply_edit, plan_edit
-from pipeline.store.edit_file import edit_text, parse_edit, read_base, with_problems
+from pipeline.interchange.edit import apply_edit, plan_edit
+from pipeline.interchange.edit_file import edit_text, parse_edit, read_base, with_problems
 from pipeline.store.erasure import forget_fact
 
 from ..support.databases import fail_inserts_of

@@ -14,9 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import InputError
+from ..store import MAX_TOPIC_CHARS, check_text, content_key, scope_in_file
 from ..tiers import Tier
-from .fact_row import content_key
-from .validation import MAX_TOPIC_CHARS, check_text, scope_in_file
 
 MAX_WRITER_CHARS = 4096  # a writer names a file: the longest path a system allows
 MAX_IMPORT_BYTES = 32 * 1024 * 1024  # a few hundred thousand facts; past it a file is no memory export

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from pipeline import import_facts
 from pipeline.cli import app
-from pipeline.store.facts_file import export_facts
+from pipeline.interchange.export import export_facts
 
 from ..conftest import write
 
@@ -105,7 +105,7 @@ def test_an_export_of_what_another_tool_wrote_imports_again_with_every_character
 
 def test_a_facts_file_past_the_import_bound_is_one_clear_error_from_python_too(database, tmp_path):
     from pipeline.errors import FactsFileError
-    from pipeline.store.formats import MAX_IMPORT_BYTES
+    from pipeline.interchange.formats import MAX_IMPORT_BYTES
 
     alice = database.store(profile="alice")
     huge = tmp_path / "huge.yaml"

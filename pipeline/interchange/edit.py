@@ -1,10 +1,10 @@
 """``persona edit``: what a saved edit file changes (the plan), and applying it in one transaction.
 
 Entries are matched to the facts shown by id (:mod:`.edit_file`). A changed
-text or topic is a replace (:mod:`.supersede`: lineage, ``persona history``,
+text or topic is a replace (:mod:`pipeline.store.supersede`: lineage, ``persona history``,
 ``persona undo-replace``); a changed tier, confidence, reinforcement count,
 reason or key updates the fact in place; a fact whose entry is gone is
-demoted, or forgotten for real (:mod:`.erasure`) when the user asked for that;
+demoted, or forgotten for real (:mod:`pipeline.store.erasure`) when the user asked for that;
 an entry without an id adds a fact. What edit writes is stamped ``edit``.
 
 The plan is refused as a whole, every problem named with its line, before
@@ -22,14 +22,24 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ..errors import EditConflict, InputError
-from . import origins, supersede
-from .backend import Connection
-from .database import profile_generation
+from ..store import (
+    FORGOTTEN,
+    Connection,
+    Erasure,
+    Fact,
+    PersonaStore,
+    content_key,
+    erase_fact,
+    fold,
+    forgotten_test,
+    origins,
+    profile_generation,
+    reach,
+    scrub,
+    secure_delete,
+    supersede,
+)
 from .edit_file import EditBase, Edited, Problem, refused
-from .erasure import Erasure, erase_fact, reach, scrub, secure_delete
-from .fact_row import Fact, content_key
-from .facts import PersonaStore
-from .forgotten import REFUSED, fold, forgotten_test
 
 EDIT_WRITER = "edit"  # who wrote what persona edit adds or replaces (store/births.py)
 Kind = Literal["add", "replace", "update", "demote", "forget"]
@@ -247,7 +257,7 @@ def _refused_texts(store: PersonaStore, plan: Plan, force: bool) -> list[Problem
         for step in plan.of("add", "replace"):
             assert step.now is not None
             if forgotten(step.now.content, None):
-                problems.append((step.line, REFUSED))
+                problems.append((step.line, FORGOTTEN))
             elif step.kind == "add" and store.is_tombstoned(content_key(*step.now.text)):
                 problems.append((step.line, "that fact was demoted; pass --force to add it again"))
     return problems

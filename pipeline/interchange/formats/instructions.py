@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...store import MAX_TOPIC_CHARS
 from ..fact_entry import Parsed, offer
-from ..validation import MAX_TOPIC_CHARS
 from .markdown import blank_lines, front_matter, list_items, own_regions
 from .registry import Source, import_format
 

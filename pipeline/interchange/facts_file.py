@@ -11,20 +11,19 @@ A facts file is a YAML list of facts (or a mapping with a ``facts:`` list)::
 Each fact is identified by its topic and text, so importing the same file
 twice changes nothing, and a changed tier or confidence updates the row.
 
-``persona export`` writes the same format with each fact's ``id`` (and its ``key``,
+``persona export`` (:mod:`.export`) writes the same format with each fact's ``id`` (and its ``key``,
 ``reinforcement_count``, ``confidence``, ``tier``, ``topic``): a fact with an id is matched by the
 id, not by its text, so an edited text under the same id updates that fact, and nothing earned by
 reinforcement is lost. An id the profile does not hold (another profile's, another database's)
 is a new fact. A ``key`` names a slot (``package_manager``): a newer fact with the same key
-supersedes the profile's older one (:mod:`.supersede`). A fact the import adds may update one of
+supersedes the profile's older one (:mod:`pipeline.store.supersede`). A fact the import adds may update one of
 the profile's other facts (one the file does not list): the report names it as a proposal
-(:mod:`.proposals`), and nothing is superseded but by a key. The import itself is
+(:mod:`pipeline.store.proposals`), and nothing is superseded but by a key. The import itself is
 :mod:`.importing`'s, the one engine every format (:mod:`.formats`) shares.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
@@ -37,14 +36,11 @@ from ruamel.yaml.error import YAMLError
 from ..config.files import parse_yaml_text, read_yaml_text
 from ..errors import ConfigError, FactsFileError
 from ..fs.yaml import YamlTooComplex, check_yaml
-from ..scopes import kind_of, value_of
-from . import supersede
+from ..store import PersonaStore
+from .export import export_facts  # noqa: F401  (its old path, pipeline.store.facts_file, had it)
 from .fact_entry import MAX_IMPORT_BYTES, MAX_WRITER_CHARS, FactEntry, Offered, Parsed, Refusal, entry_problems
-from .fact_row import Fact
-from .facts import PersonaStore
 from .importing import ImportReport, Known, import_entries
 
-UNICODE_BREAKS = "\x85\u2028\u2029"  # line breaks YAML folds into a space unless double-quoted
 __all__ = ["MAX_WRITER_CHARS", "FactEntry", "ImportReport", "Known", "import_facts", "parse_facts",
            "read_facts_file"]
 
@@ -154,46 +150,3 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
     parsed = _parse_checked(_read(path), path)
     return import_entries(store, parsed, origin=str(Path(path).expanduser().absolute()), prune=prune, force=force,
                           skip_bad=skip_bad, dry_run=dry_run)
-
-
-def export_facts(store: PersonaStore) -> str:
-    """The profile's current facts as a facts file with ids, keys and reinforcement counts (see the module)."""
-    with store.snapshot() as conn:
-        keys = supersede.keys_of(conn, store.profile)
-        facts = store.list()
-    entries = [export_entry(fact, keys.get(fact.id)) for fact in facts]
-    return (f"# persona export of profile {store.profile!r}: edit, then `persona import` this file.\n"
-            "# Facts are matched by id: an edited text under the same id updates that fact.\n"
-            + dump_yaml({"facts": entries}))
-
-
-def dump_yaml(document: Any) -> str:
-    """Entries as export and ``persona edit`` write them: block style, one fact on one line, any text intact."""
-    out = io.StringIO()
-    yaml = YAML(typ="safe", pure=True)
-    yaml.default_flow_style = False
-    yaml.allow_unicode = True
-    yaml.width = 4096  # a fact stays on one line, as the user reads and edits it
-    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
-    yaml.representer.add_representer(str, _text)
-    yaml.dump(document, out)
-    return out.getvalue()
-
-
-def _text(representer: Any, text: str) -> Any:
-    """A string as YAML; one holding a Unicode line break is double-quoted, where it is escaped (the emitter writes
-    it raw in other styles, and a reader folds it into a space)."""
-    style = '"' if any(mark in text for mark in UNICODE_BREAKS) else None
-    return representer.represent_scalar("tag:yaml.org,2002:str", text, style=style)
-
-
-def export_entry(fact: Fact, key: str | None) -> dict[str, Any]:
-    """One fact as an export writes it (``persona edit`` writes the same, its writer as a comment). A value another
-    tool left empty (a NULL confidence) is left out, so the file imports again."""
-    entry = {"id": fact.id, **({"key": key} if key is not None else {}),
-            **({"scope": {kind_of(fact.scope): value_of(fact.scope)}} if fact.scope else {}), "topic": fact.topic,
-            "content": fact.content, "tier": fact.tier, "confidence": fact.confidence,
-            "reinforcement_count": fact.reinforcement_count,
-            **({"reason": fact.promotion_reason} if fact.promotion_reason else {}),
-            **({"writer": fact.writer} if fact.writer else {})}
-    return {name: value for name, value in entry.items() if value is not None}
