@@ -234,6 +234,11 @@ class Database:
     def now(self) -> str:
         return to_db(self.clock())
 
+    def row_problem(self) -> str:
+        """SQL naming what is wrong with a ``memoria_persona`` row, NULL for a good one (the table modules and
+        the due survey skip such rows alike)."""
+        return self.dialect.row_problem(self.max_fact_chars)
+
     def touch(self, conn: Connection) -> None:
         """Record a change of this profile that no row of memoria_persona shows (its triggers count those), such
         as facts moved to another scope (inside the caller's transaction)."""

@@ -116,10 +116,6 @@ class PersonaStore(Database):
         conn.execute("UPDATE memoria_persona SET tier = ? WHERE id = ? AND session_id = ?",
                      (check_tier(tier), persona_id, self.profile))
 
-    def row_problem(self) -> str:
-        """SQL naming what is wrong with a ``memoria_persona`` row, NULL for a good one."""
-        return self.dialect.row_problem(self.max_fact_chars)
-
     def warn_broken_rows(self) -> tuple[tuple[int, str], ...]:
         """Name every row of this session that breaks the contract, once each per process; return them."""
         with self.read() as conn:
