@@ -79,6 +79,7 @@ _EXPORTS: dict[str, str] = {
     "ForgottenError": "pipeline.errors",
     "TemplateError": "pipeline.errors",
     "StageError": "pipeline.errors",
+    "FileSystemError": "pipeline.errors",
     "InputError": "pipeline.errors",
 }
 
@@ -107,6 +108,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
         EditConflict,
         EditError,
         FactsFileError,
+        FileSystemError,
         ForgottenError,
         InputError,
         NotFoundError,

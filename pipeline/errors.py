@@ -1,8 +1,9 @@
-"""The typed errors of persona-tier.
+"""The typed errors of persona-tier, one home for all of them (as copier's ``errors.py``).
 
 Every failure a user can cause is one of these. The CLI prints ``str(error)``
 as one line and exits 1; the MCP and Hermes boundaries turn them into tool
-errors. Anything else escaping the library is a bug.
+errors. Anything else escaping the library is a bug. Which floor raises which:
+docs/architecture.md, "Errors by layer".
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ __all__ = [
     "EditConflict",
     "EditError",
     "FactsFileError",
+    "FileSystemError",
     "ForgottenError",
     "InputError",
     "NoProfile",
@@ -31,7 +33,9 @@ class PersonaError(Exception):
 
 
 class ConfigError(PersonaError):
-    """Settings could not be loaded: bad YAML, unknown keys or bad values.
+    """Settings (or a file persona-tier installs or configures, such as a host's) could not be loaded or written:
+    bad YAML, unknown keys or bad values, a settings file that cannot be read or written, or an unknown token
+    counter. The message begins ``invalid configuration:``.
 
     ``problems`` holds every problem found, so a user fixes them in one pass.
     """
@@ -47,7 +51,8 @@ class ConfigError(PersonaError):
 
 
 class StoreError(PersonaError):
-    """The database could not be opened, read or written."""
+    """The database could not be opened, read or written: a driver failure, a database opened read-only, a
+    schema persona-tier cannot use."""
 
 
 class StoreUnavailable(StoreError):
@@ -58,7 +63,8 @@ class StoreUnavailable(StoreError):
 
 
 class NotFoundError(StoreError):
-    """An id that names no row (persona fact or source memory)."""
+    """An id that names no row of the profile: a persona fact (current, superseded or demoted), a source memory,
+    a tombstone or a proposal."""
 
 
 class NoProfile(PersonaError):
@@ -66,19 +72,36 @@ class NoProfile(PersonaError):
 
 
 class FactsFileError(PersonaError):
-    """A declarative facts file could not be imported; nothing was changed."""
+    """A source to import (a facts file, or any import format's) could not be read or parsed; nothing was
+    changed."""
 
 
 class TemplateError(PersonaError):
-    """A template could not be found, parsed or rendered."""
+    """A template could not be found, parsed or rendered (or ran past its time or memory)."""
 
 
 class StageError(PersonaError):
-    """A pipeline definition or stage failed: unknown stage, bad options, bad chain."""
+    """A pipeline could not be planned or run: an unknown stage, bad stage options, a chain whose types do not
+    fit; a stage or an import format registered under a name another already holds (a plugin's mistake, which
+    no setting can fix); a target to render that the settings do not define (a name a caller gave: the settings'
+    own names are checked as they load, a :class:`ConfigError`); or, as :class:`FileSystemError`, a file the
+    render writes."""
+
+
+class FileSystemError(StageError):
+    """A file a render writes, or an injector reads, could not be used: it is not a regular file, cannot be
+    read or written (permission, space), is locked by another render, is too large, kept changing while it was
+    written, holds text persona-tier did not write, or its persona-tier region markers are broken (or missing,
+    for the injector); nothing was written. Raised by :mod:`pipeline.fs` and the write stage.
+
+    A :class:`StageError`, because each of these stops the write stage, the render's last step, for its target
+    (a render is what writes these files; the injector and the importer catch it and say so their own way).
+    """
 
 
 class InputError(PersonaError):
-    """An argument to an operation is invalid: a bad tier, confidence or empty content."""
+    """An argument to an operation is invalid: a bad id, tier, confidence or topic, empty content, a tool call's
+    arguments, an unknown host, or a path persona-tier refuses to write (another target's file, the settings)."""
 
 
 class ForgottenError(InputError):

@@ -22,7 +22,7 @@ PACKAGE = Path(pipeline.__file__).parent
 # Lower layers first. A module may import its own folder and any folder of a lower layer;
 # folders that share a layer are siblings and may not import each other.
 LAYERS: list[set[str]] = [
-    {"errors", "clock", "tiers", "scopes", "text", "warn_once"},
+    {"errors", "clock", "tiers", "scopes", "text", "warn_once", "defaults"},
     {"fs"},
     {"config"},
     {"store", "render"},

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER
 from ..scopes import ScopeKind, kind_of
 from ..scopes import shown as scope_text
 from ..text import counted
@@ -59,7 +60,7 @@ def _report_promotion(result: Promotion, as_json: bool, what: str) -> None:
 def promote(
     ctx: typer.Context,
     memory_id: Annotated[str, typer.Argument(metavar="MEMORY_ID", help="Id of a working or episodic memory.")],
-    tier: TierOption = "long_term",
+    tier: TierOption = DEFAULT_TIER,
     reason: ReasonOption = None,
     force: Annotated[bool, typer.Option("--force", help="Promote even if the memory was demoted.")] = False,
     profile: ProfileOption = None,
@@ -110,7 +111,8 @@ def list_facts(
     if not facts:
         typer.echo("no persona facts")
         return
-    rows = [[str(f.id), shown(f.tier), shown(f.topic, 40), str(f.reinforcement_count), f"{f.confidence or 0.7:.2f}",
+    rows = [[str(f.id), shown(f.tier), shown(f.topic, 40), str(f.reinforcement_count),
+             f"{f.confidence or DEFAULT_CONFIDENCE:.2f}",
              shown(scope_text(f.scope), WRITER_WIDTH), shown(f.writer or "", WRITER_WIDTH),
              shown(f.content, CONTENT_WIDTH)] for f in facts]
     typer.echo(table(["ID", "TIER", "TOPIC", "REINF", "CONF", "SCOPE", "WRITER", "CONTENT"], rows))
@@ -135,8 +137,8 @@ def add(
     ctx: typer.Context,
     content: Annotated[str, typer.Argument(metavar="CONTENT", help="The fact, e.g. 'Answers tersely.'")],
     topic: Annotated[str, typer.Option("--topic", help="Section the fact belongs to.")],
-    tier: TierOption = "long_term",
-    confidence: Annotated[float, typer.Option("--confidence", help="0 to 1.")] = 0.7,
+    tier: TierOption = DEFAULT_TIER,
+    confidence: Annotated[float, typer.Option("--confidence", help="0 to 1.")] = DEFAULT_CONFIDENCE,
     reason: ReasonOption = None,
     force: Annotated[bool, typer.Option("--force", help="Add it even if the same fact was demoted.")] = False,
     project: ProjectOption = None,

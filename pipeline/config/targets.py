@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..errors import ConfigError, InputError, StageError
+from ..errors import ConfigError, FileSystemError, InputError, StageError
 from ..fs.locations import default_persona_file, profile_slug
 from ..fs.projects import identity_of
 from ..fs.read import regular_file_kind
@@ -109,13 +109,13 @@ def protected_paths(settings: Settings, *, besides: str | None = None, profile: 
 
 
 def check_writable(settings: Settings, target: ResolvedTarget, *, profile: str | None = None) -> None:
-    """Raise unless ``target``'s file may be written: a regular file (or none yet, StageError), and none of
+    """Raise unless ``target``'s file may be written: a regular file (or none yet, FileSystemError), and none of
     :func:`protected_paths` (InputError). Checked before anything is rendered, so a bad path changes nothing."""
     if target.in_store:
         return
     kind = regular_file_kind(target.path)
     if kind is not None:
-        raise StageError(f"cannot write persona file {target.path}: it is {kind}")
+        raise FileSystemError(f"cannot write persona file {target.path}: it is {kind}")
     refuse_protected(target.path, protected_paths(settings, besides=target.name, profile=profile),
                      what=f"target {target.name!r}'s persona")
 

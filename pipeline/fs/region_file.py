@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from ..errors import StageError
+from ..errors import FileSystemError
 from .read import describe, read_file, real_path, state_key
 from .regions import Place, RegionId, body_text, line_end, own_region, remove, splice
 from .write import PRIVATE_FILE, atomic_write_bytes, exchange
@@ -42,21 +42,21 @@ def region_path(path: Path) -> Path:
     try:
         return real_path(path)
     except OSError as error:
-        raise StageError(f"cannot write the persona region of {path}: it {describe(error)}") from None
+        raise FileSystemError(f"cannot write the persona region of {path}: it {describe(error)}") from None
 
 
 def snapshot(path: Path, max_bytes: int = MAX_REGION_FILE_BYTES) -> Snapshot:
     """The file now; a missing file is empty. Anything but a regular file, or a file of more than ``max_bytes``,
-    is a StageError."""
+    is a FileSystemError."""
     try:
         found = read_file(path, max_bytes, confine_symlinks=False)
         mode = os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
         return Snapshot(b"", None, PRIVATE_FILE)
     except OSError as error:
-        raise StageError(f"cannot write the persona region of {path}: it {describe(error)}") from None
+        raise FileSystemError(f"cannot write the persona region of {path}: it {describe(error)}") from None
     if found.truncated:
-        raise StageError(f"{path} is larger than {max_bytes} bytes (render.max_region_file_bytes), too large for "
+        raise FileSystemError(f"{path} is larger than {max_bytes} bytes (render.max_region_file_bytes), too large for "
                          "an instruction file; its persona region was neither read nor written")
     return Snapshot(found.data, found.key, mode)
 
@@ -109,7 +109,7 @@ def _apply(path: Path, change: Callable[[bytes], bytes], region: RegionId, max_b
         if atomic_write_bytes(path, new, mode=seen.mode, swap=swap):
             return RegionWrite(previous, written=True)
         log.info("%s changed while its persona region was written; reading it again", path)
-    raise StageError(f"{path} kept changing while its persona region was written ({ATTEMPTS} tries); nothing was "
+    raise FileSystemError(f"{path} kept changing while its persona region was written ({ATTEMPTS} tries); nothing was "
                      "written, and the next render tries again")
 
 
@@ -160,7 +160,7 @@ def _same_bytes(displaced: Path, seen: Snapshot, max_bytes: int) -> bool:
         if os.stat(displaced).st_ino != seen.key[2]:
             return False
         return snapshot(displaced, max_bytes).data == seen.data
-    except (OSError, StageError):
+    except (OSError, FileSystemError):
         return False
 
 
@@ -173,5 +173,5 @@ def _unchanged(path: Path, seen: Snapshot, max_bytes: int) -> bool:
         return state_key(os.stat(path)) == seen.key
     except FileNotFoundError:
         return seen.key is None
-    except StageError:  # it grew past the bound, or became something else: it changed
+    except FileSystemError:  # it grew past the bound, or became something else: it changed
         return False

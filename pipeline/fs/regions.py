@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import StageError
+from ..errors import FileSystemError
 
 BOM = b"\xef\xbb\xbf"
 # What every marker line holds; rendered text that held it would be read as a marker (and refuse the file).
@@ -73,7 +73,7 @@ class _Marker:
 
 
 def find_regions(data: bytes, where: str) -> list[Span]:
-    """Every region in ``data``, or a StageError naming ``where`` and the line of the first broken marker."""
+    """Every region in ``data``, or a FileSystemError naming ``where`` and the line of the first broken marker."""
     spans: list[Span] = []
     opened: _Marker | None = None
     for marker in _markers(data, where):
@@ -165,8 +165,8 @@ def _attrs(marker: _Marker) -> str:
     return marker.id.attributes() if marker.id else "no attributes"
 
 
-def _broken(where: str, line: int, why: str) -> StageError:
-    return StageError(f"{where}, line {line}: {why}; nothing was written")
+def _broken(where: str, line: int, why: str) -> FileSystemError:
+    return FileSystemError(f"{where}, line {line}: {why}; nothing was written")
 
 
 def own_region(data: bytes, region: RegionId, where: str) -> Span | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..clock import Throttle
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
-from ..errors import PersonaError, StageError
+from ..errors import FileSystemError, PersonaError
 from ..fs.locations import profile_slug
 from ..fs.read import FileRead, describe, read_file
 from ..fs.regions import RegionId, body_text, line_end, own_region
@@ -38,11 +38,11 @@ def block_of(found: FileRead, target: ResolvedTarget, *, counter: str, max_bytes
 
 
 def region_of(data: bytes, target: ResolvedTarget) -> bytes:
-    """The bytes of ``target``'s own region in ``data`` (LF line ends, as rendered); StageError if it has none."""
+    """The bytes of ``target``'s own region in ``data`` (LF line ends, as rendered); FileSystemError if it has none."""
     region = RegionId(profile_slug(target.profile), target.region)
     span = own_region(data, region, f"persona file {target.path}")
     if span is None:
-        raise StageError(f"persona file {target.path} has no persona-tier region {region.attributes()}")
+        raise FileSystemError(f"persona file {target.path} has no persona-tier region {region.attributes()}")
     return body_text(span.body(data), line_end(data)).encode("utf-8", "surrogateescape")
 
 
@@ -116,7 +116,7 @@ class FileSource:
             if found.key == held.key:
                 return held
             fresh = _Held(self._capped(found), found.key)
-        except (OSError, StageError) as error:
+        except (OSError, FileSystemError) as error:
             self.problems.warn(f"{self.describe(error)}; injecting nothing")
             return _Held("", None)
         self.problems.recovered()

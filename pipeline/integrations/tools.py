@@ -24,6 +24,7 @@ from pydantic import BeforeValidator, Field
 
 from ..config.schema import Settings
 from ..config.targets import resolve_target
+from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER
 from ..errors import InputError
 from ..inject.injector import PersonaInjector
 from ..render.tokens import get_counter
@@ -167,7 +168,7 @@ class PersonaTools:
     def _promote(self) -> Tool:
         def persona_promote(
             memory_id: Annotated[str, Field(description="Id of a working or episodic memory.", min_length=1)],
-            tier: Annotated[Tier, Field(description="Persona tier.")] = "long_term",
+            tier: Annotated[Tier, Field(description="Persona tier.")] = DEFAULT_TIER,
             reason: Reason = None,
             force: Annotated[bool, Field(description="Promote even if the memory was demoted before.")] = False,
             profile: Profile = None, session: Session = None,
@@ -223,8 +224,8 @@ class PersonaTools:
         def persona_add(
             content: Annotated[str, Field(description="The fact, e.g. 'Answers tersely.'", min_length=1)],
             topic: Annotated[str, Field(description="The section it belongs to, e.g. 'style'.", min_length=1)],
-            tier: Annotated[Tier, Field(description="Persona tier.")] = "long_term",
-            confidence: Annotated[float, Field(description="How sure, 0 to 1.", ge=0, le=1)] = 0.7,
+            tier: Annotated[Tier, Field(description="Persona tier.")] = DEFAULT_TIER,
+            confidence: Annotated[float, Field(description="How sure, 0 to 1.", ge=0, le=1)] = DEFAULT_CONFIDENCE,
             reason: Reason = None,
             force: Annotated[bool, Field(description="Add it even if the same fact was demoted before.")] = False,
             scope: Scope = None,

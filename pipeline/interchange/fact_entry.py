@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..defaults import DEFAULT_CONFIDENCE
 from ..errors import InputError
 from ..store import MAX_TOPIC_CHARS, check_text, content_key, scope_in_file
 from ..tiers import Tier
@@ -29,7 +30,7 @@ class FactEntry(BaseModel):
     topic: str = Field(min_length=1, max_length=MAX_TOPIC_CHARS)
     content: str = Field(min_length=1)
     tier: Tier = "long_term"
-    confidence: float = Field(0.7, ge=0.0, le=1.0)
+    confidence: float = Field(DEFAULT_CONFIDENCE, ge=0.0, le=1.0)
     reason: str | None = None
     id: int | None = Field(None, ge=1, lt=2**63, description="The fact's id in this profile (from an export).")
     key: str | None = Field(None, min_length=1, max_length=MAX_TOPIC_CHARS,

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..defaults import DEFAULT_TOPIC
 from ..errors import TemplateError
 from ..fs.locations import package_root
 from .jinja import make_environment, render_here
@@ -43,7 +44,7 @@ def build_context(ranked: RankedPersona, target: str, make_item: Callable[[Perso
     def item(ranked_fact: RankedFact) -> TemplateItem:
         return item_of(ranked_fact.fact)
 
-    sections = tuple(TemplateSection(inline(s.topic) or "general", tuple(map(item, s.facts)), s.omitted)
+    sections = tuple(TemplateSection(inline(s.topic) or DEFAULT_TOPIC, tuple(map(item, s.facts)), s.omitted)
                      for s in ranked.sections)
     return PersonaContext(target, sections, sum(len(s.items) for s in sections))
 

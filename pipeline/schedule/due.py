@@ -24,6 +24,7 @@ from typing import Any
 from ..clock import to_db
 from ..config.schema import Settings
 from ..config.targets import resolve_target
+from ..defaults import DEFAULT_CONFIDENCE
 from ..errors import InputError
 from ..stages.fingerprint import config_hash
 from ..store import PersonaStore
@@ -127,10 +128,11 @@ def _decayed_away(age: str) -> str:
     """
     halvings = f"({age} / :half_life)"
     return (f"CASE WHEN {halvings} >= {MAX_HALVINGS} THEN TRUE "
-            f"ELSE COALESCE(confidence, 0.7) < :evict_below * power(2.0, {halvings}) END")
+            f"ELSE COALESCE(confidence, :confidence) < :evict_below * power(2.0, {halvings}) END")
 
 
 def _retention_params(settings: Settings) -> dict[str, Any]:
     rules = settings.retention
     return {"promote_after": rules.promote_after, "ttl_hours": rules.working_ttl_hours * (1 - MARGIN),
-            "half_life": rules.half_life_days, "evict_below": rules.evict_below * (1 + MARGIN)}
+            "half_life": rules.half_life_days, "evict_below": rules.evict_below * (1 + MARGIN),
+            "confidence": DEFAULT_CONFIDENCE}

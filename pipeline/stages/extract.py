@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from ..clock import to_db
+from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER, DEFAULT_TOPIC
 from ..render.model import FactSet, LeftOut, PersonaFact, Start, fact_label
 from ..store import Connection, PersonaStore, metadata_topic
 from ..store.forgotten import forgotten_test
@@ -71,24 +72,24 @@ def _not_forgotten(store: PersonaStore, conn: Connection, facts: list[PersonaFac
 
 
 def _persona_facts(rows: Iterable[tuple[Any, ...]], max_chars: int) -> list[PersonaFact]:
-    """Facts from the rows that keep the contract (the store names the others).
+    """Facts from the rows that keep the contract (the store names the others); a NULL confidence is the default.
 
     One comprehension with the checks inline, streamed from the cursor: at 100k rows a function
     call per row costs more than reading the row, and holding every raw row as well as every
-    fact cost 11 MB more at the peak.
+    fact cost 11 MB more at the peak. Only a row with no confidence pays a second call.
     """
     make = PersonaFact._make
-    return [make(row) for row in rows
+    return [make(row) if row[4] is not None else make(row)._replace(confidence=DEFAULT_CONFIDENCE) for row in rows
             if type(row[3]) is str and type(row[2]) is str and row[1] in TIERS and 0 < len(row[3]) <= max_chars
-            and type(row[4]) in NUMBERS and 0 <= row[4] <= 1 and type(row[5]) is int and row[5] >= 0
-            and not row[3].isspace()]
+            and (row[4] is None or (type(row[4]) in NUMBERS and 0 <= row[4] <= 1)) and type(row[5]) is int
+            and row[5] >= 0 and not row[3].isspace()]
 
 
 def _left_out(store: PersonaStore, conn: Connection, now: str, options: ExtractOptions) -> tuple[LeftOut, ...]:
     """For `persona explain`: superseded facts, demoted ones (their tombstones), and candidates below the threshold."""
     found = [LeftOut(PersonaFact(f"s:{row[0]}", str(row[1]), str(row[2]), str(row[3]), 0.0, 0, 0.0, "superseded"),
                      f"superseded by #{row[4]}") for row in superseded_rows(conn, store.profile)]
-    found += [LeftOut(PersonaFact(f"t:{row[0]}", _demoted_tier(row[1]), str(row[2] or "general"), str(row[1]), 0.0,
+    found += [LeftOut(PersonaFact(f"t:{row[0]}", _demoted_tier(row[1]), str(row[2] or DEFAULT_TOPIC), str(row[1]), 0.0,
                                  0, 0.0, "tombstone"), "demoted (tombstone)")
              for row in tombstones(conn, store.profile)]
     if options.candidates and options.candidate_sources:
@@ -102,12 +103,12 @@ def _left_out(store: PersonaStore, conn: Connection, now: str, options: ExtractO
 def _demoted_tier(tombstone: str) -> str:
     """The tier in a tombstone's text, ``[demoted from long_term] ...``."""
     head = str(tombstone).partition("]")[0]
-    return head.removeprefix("[demoted from ").strip() or "long_term"
+    return head.removeprefix("[demoted from ").strip() or DEFAULT_TIER
 
 
 def _candidates(store: PersonaStore, conn: Connection, now: str, options: ExtractOptions) -> list[PersonaFact]:
     forgotten = forgotten_test(store, conn)  # a forgotten memory is never proposed again, as a tombstoned one
-    return [PersonaFact(f"m:{memory_id}", "working", metadata_topic(metadata) or "general", content,
+    return [PersonaFact(f"m:{memory_id}", "working", metadata_topic(metadata) or DEFAULT_TOPIC, content,
                         float(importance), 0, float(age or 0.0), "candidate")
             for memory_id, content, metadata, importance, age
             in candidates(store, conn, now, options.candidate_sources, options.min_importance)

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from ..clock import Clock, utc_now
-from ..errors import StageError
+from ..errors import FileSystemError
 from ..fs.read import describe, read_regular_bytes
 from ..fs.write import atomic_write_bytes
 from ..store import PersonaStore
@@ -25,7 +25,7 @@ from ..store.runs import rendered_here
 MAX_OURS_BYTES = 64 * 1024 * 1024  # far past any render's budget: a bigger file was never one of ours
 
 
-class NotOurs(StageError):
+class NotOurs(FileSystemError):
     """A target's file holds bytes persona-tier did not write; it was left as it was."""
 
 
@@ -39,7 +39,7 @@ def foreign(store: PersonaStore, path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise StageError(f"cannot write persona file {path}: it {describe(error)}") from None
+        raise FileSystemError(f"cannot write persona file {path}: it {describe(error)}") from None
     if not data or rendered_here(store, path, hashlib.sha256(data).hexdigest()):
         return None
     return data

@@ -8,7 +8,7 @@ from pathlib import Path
 from filelock import Timeout
 from pydantic import Field
 
-from ..errors import StageError
+from ..errors import FileSystemError
 from ..fs.lock import file_lock, lock_path
 from ..fs.read import describe, read_regular_text
 from ..fs.write import atomic_write_text, ensure_private_dir, remove_stale_temps
@@ -34,7 +34,7 @@ def read_current(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise StageError(f"cannot write persona file {path}: it {describe(error)}") from None
+        raise FileSystemError(f"cannot write persona file {path}: it {describe(error)}") from None
 
 
 @stage("write", options=WriteOptions, per_target=True)
@@ -52,10 +52,10 @@ def write(capped: CappedRender, *, ctx: StageContext, options: WriteOptions) -> 
         with file_lock(lock_path(path), options.lock_timeout_s):
             return _write_locked(capped, ctx, path)
     except Timeout:
-        raise StageError(f"persona file {path} is locked by another render (waited {options.lock_timeout_s} s)") \
+        raise FileSystemError(f"persona file {path} is locked by another render (waited {options.lock_timeout_s} s)") \
             from None
     except OSError as error:
-        raise StageError(f"cannot write persona file {path}: {error.strerror or error}") from None
+        raise FileSystemError(f"cannot write persona file {path}: {error.strerror or error}") from None
 
 
 def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> TargetReport:

@@ -8,7 +8,7 @@ from pathlib import Path
 from filelock import Timeout
 
 from ..config.targets import region_id
-from ..errors import StageError
+from ..errors import FileSystemError
 from ..fs.lock import file_lock, lock_path
 from ..fs.region_file import current_region, region_path, write_region
 from ..fs.write import ensure_private_dir, remove_stale_temps
@@ -30,9 +30,9 @@ def write_region_target(capped: CappedRender, ctx: StageContext, lock_timeout_s:
         with file_lock(lock_path(path), lock_timeout_s):
             return _locked(capped, ctx, path)
     except Timeout:
-        raise StageError(f"persona file {path} is locked by another render (waited {lock_timeout_s} s)") from None
+        raise FileSystemError(f"persona file {path} is locked by another render (waited {lock_timeout_s} s)") from None
     except OSError as error:
-        raise StageError(f"cannot write the persona region of {path}: {error.strerror or error}") from None
+        raise FileSystemError(f"cannot write the persona region of {path}: {error.strerror or error}") from None
 
 
 def _locked(capped: CappedRender, ctx: StageContext, path: Path) -> TargetReport:

@@ -77,7 +77,7 @@ class Backend(Protocol):
 
 
 def open_backend(target: Path | str, *, busy_timeout_ms: int, readonly: bool, create_directory: bool,
-                 statement_timeout_ms: int, lock_lease_ms: int = 60_000) -> Backend:
+                 statement_timeout_ms: int, lock_lease_ms: int) -> Backend:
     """The backend for a SQLite path (or ``sqlite:///path``) or a ``postgresql://`` URL."""
     if is_server_url(target):
         try:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..config.schema import MAX_TARGET_NAME
 from .backend import Connection
-from .facts import PersonaStore
+from .database import Database
 from .validation import MAX_PROFILE_CHARS
 
 CHANNEL = "persona_blocks"
@@ -55,7 +55,7 @@ class MissingBlock(FileNotFoundError):
     """No block rendered yet for this profile and target (a cold start, as a missing file is)."""
 
 
-def read_block(store: PersonaStore, target: str) -> StoredBlock | None:
+def read_block(store: Database, target: str) -> StoredBlock | None:
     """The profile's block for ``target``, or None before its first render."""
     with store.read() as conn:
         row = conn.execute(f"SELECT {COLUMNS} FROM persona_blocks WHERE profile = ? AND target = ?",
@@ -63,7 +63,7 @@ def read_block(store: PersonaStore, target: str) -> StoredBlock | None:
     return None if row is None else StoredBlock(*row)
 
 
-def read_bounded(store: PersonaStore, target: str, max_bytes: int) -> BoundedBlock | None:
+def read_bounded(store: Database, target: str, max_bytes: int) -> BoundedBlock | None:
     """The profile's block for ``target`` as at most ``max_bytes`` bytes: a row grown by another tool costs neither
     the host's memory nor the tokenizer's."""
     text = store.backend.dialect.utf8_bytes("text")
@@ -76,7 +76,7 @@ def read_bounded(store: PersonaStore, target: str, max_bytes: int) -> BoundedBlo
     return BoundedBlock(bytes(row[0] or b""), int(row[1] or 0), str(row[2]), row[3], str(row[4]))
 
 
-def block_version(store: PersonaStore, target: str) -> str | None:
+def block_version(store: Database, target: str) -> str | None:
     """Only the block's hash: the cheap check an injector makes when it cannot listen."""
     with store.read() as conn:
         row = conn.execute("SELECT sha256 FROM persona_blocks WHERE profile = ? AND target = ?",
@@ -84,7 +84,7 @@ def block_version(store: PersonaStore, target: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def put_block(store: PersonaStore, conn: Connection, block: StoredBlock) -> None:
+def put_block(store: Database, conn: Connection, block: StoredBlock) -> None:
     """Replace the block (inside the caller's transaction) and announce it to every listening host."""
     conn.execute(
         f"INSERT INTO persona_blocks ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (profile, target) "
@@ -113,7 +113,7 @@ def parse_announcement(payload: str) -> tuple[str, str, int] | None:
     return profile, target, int(generation)
 
 
-def existing_blocks(store: PersonaStore, targets: list[str]) -> set[str]:
+def existing_blocks(store: Database, targets: list[str]) -> set[str]:
     """Which of ``targets`` have a block for this profile."""
     if not targets:
         return set()
@@ -124,7 +124,7 @@ def existing_blocks(store: PersonaStore, targets: list[str]) -> set[str]:
     return {row[0] for row in rows}
 
 
-def delete_blocks_since(store: PersonaStore, conn: Connection, generation: int) -> int:
+def delete_blocks_since(store: Database, conn: Connection, generation: int) -> int:
     """Delete the profile's blocks rendered at or after ``generation`` (inside the caller's transaction); the next
     render writes them again."""
     return int(conn.execute("DELETE FROM persona_blocks WHERE profile = ? AND generation >= ?",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal, Self
 
 from ..clock import Clock, to_db, utc_now
-from ..config.schema import Settings, SupersedeSettings
+from ..config.schema import Settings, StoreSettings, SupersedeSettings
 from ..config.urls import store_target
 from ..errors import StoreError, StoreUnavailable
 from ..warn_once import ProblemLog
@@ -24,6 +24,8 @@ from .validation import MAX_PROFILE_CHARS, check_text
 
 log = logging.getLogger(__name__)
 DEPRECATED = ProblemLog(log)
+# A Database opened without settings (the Python API) takes the settings' own defaults: each is written once.
+STORE_DEFAULTS = StoreSettings()
 
 
 class Database:
@@ -46,20 +48,20 @@ class Database:
         target: Path | str,
         *,
         profile: str | None = None,
-        busy_timeout_ms: int = 5000,
+        busy_timeout_ms: int = STORE_DEFAULTS.busy_timeout_ms,
         clock: Clock = utc_now,
         reinforce_step: float = 0.0,
-        max_fact_chars: int = 2000,
+        max_fact_chars: int = STORE_DEFAULTS.max_fact_chars,
         create_directory: bool = False,
         readonly: bool = False,
         statement_timeout_ms: int = 0,
-        memory_scope: Literal["all", "profile"] = "all",
-        lock_lease_ms: int = 60_000,
+        memory_scope: Literal["all", "profile"] = STORE_DEFAULTS.memory_scope,
+        lock_lease_ms: int = STORE_DEFAULTS.lock_lease_ms,
         supersede_detect: Literal["propose", "off", "auto", "flag"] | None = None,
         session: str | None = None,
         writer: str = "api",
     ) -> None:
-        profile = deprecated_session(profile, session) or "default"
+        profile = deprecated_session(profile, session) or STORE_DEFAULTS.profile
         check_text("profile", profile, MAX_PROFILE_CHARS)
         self.backend: Backend = open_backend(target, busy_timeout_ms=busy_timeout_ms, readonly=readonly,
                                              create_directory=create_directory,
@@ -233,6 +235,11 @@ class Database:
 
     def now(self) -> str:
         return to_db(self.clock())
+
+    def row_problem(self) -> str:
+        """SQL naming what is wrong with a ``memoria_persona`` row, NULL for a good one (the table modules and
+        the due survey skip such rows alike)."""
+        return self.dialect.row_problem(self.max_fact_chars)
 
     def touch(self, conn: Connection) -> None:
         """Record a change of this profile that no row of memoria_persona shows (its triggers count those), such

@@ -21,20 +21,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import NotFoundError
 from .backend import Connection
 from .births import delete_births, earliest_birth, tombstone_of
 from .blocks import delete_blocks_since
+from .database import Database
 from .fact_row import check_id
-from .facts import PersonaStore
 from .forgotten import count_erasure, digests, fold, record, secret
 from .memories import delete_tombstones, every_tombstone
 from .proposals import forget_profile
 from .runs import delete_profile_runs
 from .snapshots import delete_snapshots_since
 from .supersede import forget_lineage, lineage_ids
+
+if TYPE_CHECKING:
+    from .facts import PersonaStore
 
 # (table, column) of every place persona-tier keeps a fact's text (Mnemosyne's memoria_persona and the tombstones
 # in memoria_preferences included); rendered files and regions are rendered again instead.
@@ -125,13 +128,13 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
     return text, done
 
 
-def reach(store: PersonaStore, conn: Connection, persona_id: int) -> set[int]:
+def reach(store: Database, conn: Connection, persona_id: int) -> set[int]:
     """Every fact, current or superseded, a forget of the current fact ``persona_id`` would erase: those with its
     text (case and spacing folded) and the supersession chains through them."""
     return _versions(store, conn, _named_text(store, conn, persona_id, None))
 
 
-def _versions(store: PersonaStore, conn: Connection, text: str) -> set[int]:
+def _versions(store: Database, conn: Connection, text: str) -> set[int]:
     return lineage_ids(store, conn, _ids_with_text(store, conn, fold(text)))
 
 
@@ -161,12 +164,12 @@ def erase_profile(store: PersonaStore) -> Erasure:
     return done
 
 
-def scrub(store: PersonaStore) -> bool:
+def scrub(store: Database) -> bool:
     """Finish a scrub a forget could not (a reader held the write-ahead log); whether it finished now."""
     return store.backend.scrub(store, _touched(store))
 
 
-def _named_text(store: PersonaStore, conn: Connection, persona_id: int | None, tombstone_id: int | None) -> str:
+def _named_text(store: Database, conn: Connection, persona_id: int | None, tombstone_id: int | None) -> str:
     """The text of the named version; NotFoundError when the profile holds no such version."""
     if tombstone_id is not None:
         found = _tombstone(conn, store.profile, lambda row: row[0] == check_id(tombstone_id))
@@ -195,7 +198,7 @@ def _tombstone(conn: Connection, profile: str, which: Callable[[tuple[int, str, 
     return None
 
 
-def _ids_with_text(store: PersonaStore, conn: Connection, folded: str) -> set[int]:
+def _ids_with_text(store: Database, conn: Connection, folded: str) -> set[int]:
     """Every current or superseded fact of the profile whose text is ``folded`` once folded."""
     found = set()
     for table in ("memoria_persona", "persona_superseded"):
@@ -206,7 +209,7 @@ def _ids_with_text(store: PersonaStore, conn: Connection, folded: str) -> set[in
     return found
 
 
-def _current_rows(store: PersonaStore, conn: Connection, ids: set[int]) -> list[Any]:
+def _current_rows(store: Database, conn: Connection, ids: set[int]) -> list[Any]:
     if not ids:
         return []
     marks = ", ".join("?" for _ in ids)
@@ -214,26 +217,26 @@ def _current_rows(store: PersonaStore, conn: Connection, ids: set[int]) -> list[
                              f"id IN ({marks}) ORDER BY id", (store.profile, *sorted(ids))))
 
 
-def _drop_rendered_since(store: PersonaStore, conn: Connection, done: Erasure) -> None:
+def _drop_rendered_since(store: Database, conn: Connection, done: Erasure) -> None:
     """Every snapshot recorded, and every block rendered, at or after ``done.since``: they may hold a version,
     whatever template, escape or filter spelled it."""
     done.snapshots = delete_snapshots_since(store, conn, done.since)
     done.blocks = delete_blocks_since(store, conn, done.since)
 
 
-def _remember(store: PersonaStore, conn: Connection, items: list[tuple[str, str | None]]) -> None:
+def _remember(store: Database, conn: Connection, items: list[tuple[str, str | None]]) -> None:
     key = secret(store, conn)
     record(store, conn, digests(key, texts=[text for text, _ in items], memory_ids=[memory for _, memory in items]))
 
 
-def _touched(store: PersonaStore) -> list[str]:
+def _touched(store: Database) -> list[str]:
     with store.read() as conn:
         tables = store.backend.tables(conn)
     return [name for name in ERASED_TABLES if name in tables]
 
 
 @contextmanager
-def secure_delete(store: PersonaStore) -> Iterator[None]:
+def secure_delete(store: Database) -> Iterator[None]:
     """Deleted rows' bytes are overwritten, not just unlinked, for the length of the operation."""
     with store.read() as conn:
         store.backend.secure_delete(conn, True)

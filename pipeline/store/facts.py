@@ -14,6 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER, DEFAULT_TOPIC
 from ..errors import InputError, NotFoundError
 from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
@@ -104,21 +105,17 @@ class PersonaStore(Database):
         """
         with self.read() as conn:
             return conn.execute(
-                "SELECT id, tier, COALESCE(confidence, 0.7), COALESCE(reinforcement_count, 0), "
+                "SELECT id, tier, COALESCE(confidence, ?), COALESCE(reinforcement_count, 0), "
                 f"{self.dialect.age_days('?', 'COALESCE(last_reinforced_at, created_at)')} "
                 f"FROM memoria_persona WHERE session_id = ? AND tier != 'permanent' AND ({self.row_problem()}) IS NULL "
                 "ORDER BY id",
-                (now, self.profile),
+                (DEFAULT_CONFIDENCE, now, self.profile),
             ).fetchall()
 
     def set_tier(self, conn: Connection, persona_id: int, tier: str) -> None:
         """Move a fact to ``tier`` (inside the caller's transaction); the table's trigger records the change."""
         conn.execute("UPDATE memoria_persona SET tier = ? WHERE id = ? AND session_id = ?",
                      (check_tier(tier), persona_id, self.profile))
-
-    def row_problem(self) -> str:
-        """SQL naming what is wrong with a ``memoria_persona`` row, NULL for a good one."""
-        return self.dialect.row_problem(self.max_fact_chars)
 
     def warn_broken_rows(self) -> tuple[tuple[int, str], ...]:
         """Name every row of this session that breaks the contract, once each per process; return them."""
@@ -152,7 +149,7 @@ class PersonaStore(Database):
     # -- writes --------------------------------------------------------
 
     def promote(
-        self, memory_id: str, *, tier: str = "long_term", reason: str | None = None, force: bool = False
+        self, memory_id: str, *, tier: str = DEFAULT_TIER, reason: str | None = None, force: bool = False
     ) -> Promotion:
         """Copy a working or episodic memory into the persona.
 
@@ -175,8 +172,8 @@ class PersonaStore(Database):
                 raise InputError(f"memory {memory_id} has empty content; nothing to promote")
             content = check_text(f"memory {memory_id}", content, self.max_fact_chars, setting="store.max_fact_chars")
             topic = metadata_topic(metadata) or self._linked_topic(conn, memory_id)
-            fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=0.7, source=memory_id,
-                                   reason=reason, force=force, writer=f"promote:{memory_id}")
+            fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=DEFAULT_CONFIDENCE,
+                                   source=memory_id, reason=reason, force=force, writer=f"promote:{memory_id}")
             found = proposals.propose(self, conn, fact)
         return Promotion(fact, created=True, proposals=found)
 
@@ -185,8 +182,8 @@ class PersonaStore(Database):
         content: str,
         *,
         topic: str,
-        tier: str = "long_term",
-        confidence: float = 0.7,
+        tier: str = DEFAULT_TIER,
+        confidence: float = DEFAULT_CONFIDENCE,
         reason: str | None = None,
         force: bool = False,
         scope: str | None = None,
@@ -232,9 +229,9 @@ class PersonaStore(Database):
         with self.transaction() as conn:
             cursor = conn.execute(
                 "UPDATE memoria_persona SET reinforcement_count = reinforcement_count + 1, "
-                f"last_reinforced_at = ?, confidence = {self.dialect.least}(1.0, COALESCE(confidence, 0.7) + ?) "
+                f"last_reinforced_at = ?, confidence = {self.dialect.least}(1.0, COALESCE(confidence, ?) + ?) "
                 "WHERE id = ? AND session_id = ?",
-                (self.now(), self.reinforce_step, persona_id, self.profile),
+                (self.now(), DEFAULT_CONFIDENCE, self.reinforce_step, persona_id, self.profile),
             )
             if cursor.rowcount == 0:
                 raise NotFoundError(f"no persona fact with id {persona_id} in profile {self.profile!r}")
@@ -333,7 +330,7 @@ class PersonaStore(Database):
             conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (persona_id,))
 
     def _linked_topic(self, conn: Connection, memory_id: str) -> str:
-        """The topic of a preference or instruction linked to the memory, else ``general``."""
+        """The topic of a preference or instruction linked to the memory, else the default topic."""
         tables = self._tables(conn)
         parts, params = [], []
         for order, (table, extra) in enumerate((("memoria_preferences", "AND COALESCE(evolution, '') != ?"),
@@ -343,10 +340,10 @@ class PersonaStore(Database):
                              f"AND COALESCE(TRIM(topic), '') != '' {extra}")
                 params += [memory_id, TOMBSTONE_MARK] if extra else [memory_id]
         if not parts:
-            return "general"
+            return DEFAULT_TOPIC
         row = conn.execute(f"SELECT topic FROM ({' UNION ALL '.join(parts)}) AS linked ORDER BY source, id LIMIT 1",
                            params).fetchone()
-        return str(row[0]).strip() if row is not None else "general"
+        return str(row[0]).strip() if row is not None else DEFAULT_TOPIC
 
 def fact_with_writer(row: Any) -> Fact:
     """A row of :data:`FACT_WITH_WRITER` as a fact that says who wrote it."""

@@ -12,16 +12,14 @@ demoted or forgotten is no longer open. Rows hold ids and keyed hashes, never te
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InputError, NotFoundError
 from .backend import Connection
 from .births import BIRTH_JOIN
+from .database import Database
 from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id
 from .forgotten import digests, secret
-
-if TYPE_CHECKING:
-    from .facts import PersonaStore
 
 MAX_PER_WRITE = 3  # the strongest matches a write reports; more would be noise nobody reads
 ACCEPTED, DISMISSED = "accepted", "dismissed"
@@ -35,7 +33,7 @@ PROPOSAL_SQL = (
 )
 
 
-def propose(store: PersonaStore, conn: Connection, new: Fact, olds: Iterable[Fact] | None = None
+def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] | None = None
             ) -> tuple[Proposal, ...]:
     """After ``new`` was written: the older facts of its topic it may update, kept as open proposals, strongest
     first (caller's transaction). ``olds``: the candidates (default: the topic's other current facts)."""
@@ -55,7 +53,7 @@ def propose(store: PersonaStore, conn: Connection, new: Fact, olds: Iterable[Fac
     return tuple(made)
 
 
-def propose_after_import(store: PersonaStore, conn: Connection, added: Sequence[int], listed: set[int]
+def propose_after_import(store: Database, conn: Connection, added: Sequence[int], listed: set[int]
                          ) -> list[Proposal]:
     """The facts an import added may update the profile's others, but never one the same file lists: the file
     says that one is current too. One read for the whole import."""
@@ -69,14 +67,14 @@ def propose_after_import(store: PersonaStore, conn: Connection, added: Sequence[
             for proposal in propose(store, conn, facts[fact_id], olds)]
 
 
-def open_proposals(store: PersonaStore) -> list[Proposal]:
+def open_proposals(store: Database) -> list[Proposal]:
     """The profile's open proposals, oldest first."""
     with store.read() as conn:
         rows = conn.execute(PROPOSAL_SQL + "AND p.decision IS NULL ORDER BY p.id", (store.profile,)).fetchall()
     return [_proposal(row) for row in rows]
 
 
-def dismiss(store: PersonaStore, proposal_id: int) -> Proposal:
+def dismiss(store: Database, proposal_id: int) -> Proposal:
     """Both facts stay; the pair (by its texts) is never proposed again. (Accepting is a supersession:
     :func:`.supersede.accept`.)"""
     with store.transaction() as conn:
@@ -85,14 +83,14 @@ def dismiss(store: PersonaStore, proposal_id: int) -> Proposal:
     return proposal
 
 
-def reopen(store: PersonaStore, conn: Connection, old_ids: Iterable[int], new_id: int) -> None:
+def reopen(store: Database, conn: Connection, old_ids: Iterable[int], new_id: int) -> None:
     """An accepted proposal whose supersession was undone is open again (caller's transaction)."""
     for old_id in old_ids:
         conn.execute("UPDATE persona_proposals SET decision = NULL, decided_at = NULL WHERE session_id = ? "
                      "AND old_id = ? AND new_id = ? AND decision = ?", (store.profile, old_id, new_id, ACCEPTED))
 
 
-def forget(store: PersonaStore, conn: Connection, ids: Iterable[int], texts: Iterable[str]) -> None:
+def forget(store: Database, conn: Connection, ids: Iterable[int], texts: Iterable[str]) -> None:
     """Remove every proposal about the facts ``ids`` or the texts ``texts`` (forget; caller's transaction)."""
     for fact_id in ids:
         conn.execute("DELETE FROM persona_proposals WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
@@ -102,30 +100,30 @@ def forget(store: PersonaStore, conn: Connection, ids: Iterable[int], texts: Ite
                      (store.profile, digest, digest))
 
 
-def forget_profile(store: PersonaStore, conn: Connection) -> None:
+def forget_profile(store: Database, conn: Connection) -> None:
     """Remove every proposal of the profile (profile erase; caller's transaction)."""
     conn.execute("DELETE FROM persona_proposals WHERE session_id = ?", (store.profile,))
 
 
-def _topic_facts(store: PersonaStore, conn: Connection, new: Fact) -> list[Fact]:
+def _topic_facts(store: Database, conn: Connection, new: Fact) -> list[Fact]:
     rows = conn.execute(f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE session_id = ? "
                         f"AND topic = ? AND id != ? AND ({store.row_problem()}) IS NULL ORDER BY id",
                         (store.profile, new.topic, new.id))
     return [Fact(**dict(row)) for row in rows]
 
 
-def _digests(store: PersonaStore, conn: Connection, old: Fact, new: Fact) -> tuple[str, str]:
+def _digests(store: Database, conn: Connection, old: Fact, new: Fact) -> tuple[str, str]:
     old_digest, new_digest = digests(secret(store, conn), texts=[old.content, new.content])
     return old_digest, new_digest
 
 
-def _dismissed(store: PersonaStore, conn: Connection, old: Fact, new: Fact) -> bool:
+def _dismissed(store: Database, conn: Connection, old: Fact, new: Fact) -> bool:
     row = conn.execute("SELECT 1 FROM persona_proposals WHERE session_id = ? AND old_digest = ? AND new_digest = ? "
                        "AND decision = ?", (store.profile, *_digests(store, conn, old, new), DISMISSED)).fetchone()
     return row is not None
 
 
-def _keep(store: PersonaStore, conn: Connection, old: Fact, new: Fact, rule: str) -> Proposal:
+def _keep(store: Database, conn: Connection, old: Fact, new: Fact, rule: str) -> Proposal:
     conn.execute("INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at) VALUES (?, ?, ?, ?, ?) "
                  "ON CONFLICT (session_id, old_id, new_id) DO NOTHING", (store.profile, old.id, new.id, rule,
                                                                           store.now()))
@@ -134,7 +132,7 @@ def _keep(store: PersonaStore, conn: Connection, old: Fact, new: Fact, rule: str
     return Proposal(int(row[0]), old, new, str(row[1]), str(row[2]))
 
 
-def open_proposal(store: PersonaStore, conn: Connection, proposal_id: int) -> Proposal:
+def open_proposal(store: Database, conn: Connection, proposal_id: int) -> Proposal:
     """The open proposal ``proposal_id``, read inside the transaction that decides it, or one clear error."""
     check_id(proposal_id)
     row = conn.execute(PROPOSAL_SQL + "AND p.id = ?", (store.profile, proposal_id)).fetchone()
@@ -149,7 +147,7 @@ def open_proposal(store: PersonaStore, conn: Connection, proposal_id: int) -> Pr
     return _proposal(row)
 
 
-def decide(store: PersonaStore, conn: Connection, proposal: Proposal, decision: str,
+def decide(store: Database, conn: Connection, proposal: Proposal, decision: str,
            digests_: tuple[str | None, str | None] = (None, None)) -> None:
     """Record the decision on an open proposal (caller's transaction); a dismissal keeps the texts' hashes."""
     conn.execute("UPDATE persona_proposals SET decision = ?, decided_at = ?, old_digest = ?, new_digest = ? "

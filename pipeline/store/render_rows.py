@@ -13,7 +13,9 @@ from .dialect import SQLITE, Dialect
 @functools.cache
 def persona_sql(dialect: Dialect, scoped: bool = False) -> str:
     """Each fact built by the database, ready to become a PersonaFact; ``scoped`` (a profile that has facts of a
-    project or a host) also reads each fact's scope.
+    project or a host) also reads each fact's scope. A confidence another tool left NULL stays NULL: the reader
+    gives it the default (:data:`pipeline.defaults.DEFAULT_CONFIDENCE`), so the statement keeps its two
+    parameters (the time, the profile).
 
     Python then checks the contract (checking in SQL cost more than the read
     itself). On SQLite, "+session_id" reads the table in order instead of
@@ -27,7 +29,7 @@ def persona_sql(dialect: Dialect, scoped: bool = False) -> str:
     slot = ("(SELECT MIN(k.key) FROM persona_keys k WHERE k.session_id = p.session_id AND k.persona_id = p.id)"
             if scoped else "NULL")
     return f"""
-SELECT 'p:' || {dialect.padded_id('p.id')}, p.tier, p.topic, p.content, COALESCE(p.confidence, 0.7),
+SELECT 'p:' || {dialect.padded_id('p.id')}, p.tier, p.topic, p.content, p.confidence,
        COALESCE(p.reinforcement_count, 0), COALESCE({dialect.greatest}(0.0, {age}), 0.0), 'persona', {scope},
        {slot}
 FROM memoria_persona p {join} WHERE {profile} = ?

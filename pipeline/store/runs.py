@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .backend import Connection
-from .facts import PersonaStore
+from .database import Database
 
 Outcome = Literal["written", "unchanged", "stale"]
 
@@ -39,7 +39,7 @@ class LastRun:
     config_hash: str | None
 
 
-def last_run(store: PersonaStore) -> LastRun | None:
+def last_run(store: Database) -> LastRun | None:
     """The profile's most recent run that rendered current data (written or found unchanged)."""
     with store.read() as conn:
         row = conn.execute(
@@ -49,7 +49,7 @@ def last_run(store: PersonaStore) -> LastRun | None:
     return None if row is None else LastRun(*row)
 
 
-def last_render(store: PersonaStore, path: Path) -> tuple[str, str] | None:
+def last_render(store: Database, path: Path) -> tuple[str, str] | None:
     """(sha256, profile) of the last render into ``path``, by any profile."""
     with store.read() as conn:
         row = conn.execute(
@@ -59,14 +59,14 @@ def last_render(store: PersonaStore, path: Path) -> tuple[str, str] | None:
     return None if row is None else (str(row[0]), str(row[1]))
 
 
-def rendered_here(store: PersonaStore, path: Path, sha256: str) -> bool:
+def rendered_here(store: Database, path: Path, sha256: str) -> bool:
     """Whether a render of ours (any profile's) put exactly these bytes into ``path``: the file is ours."""
     with store.read() as conn:
         return conn.execute("SELECT 1 FROM persona_runs WHERE path = ? AND sha256 = ? AND outcome != 'stale' LIMIT 1",
                             (str(path), sha256)).fetchone() is not None
 
 
-def record_run(store: PersonaStore, run: RunRecord, *, keep: int = 0) -> None:
+def record_run(store: Database, run: RunRecord, *, keep: int = 0) -> None:
     """Record a run; with ``keep``, delete the profile's runs older than its ``keep`` newest, but for each
     file's newest run (what says the file is ours, and how new it is).
 
@@ -89,7 +89,7 @@ def record_run(store: PersonaStore, run: RunRecord, *, keep: int = 0) -> None:
                          (store.profile, store.profile, keep, store.profile))
 
 
-def newest_generation(store: PersonaStore, path: Path) -> int | None:
+def newest_generation(store: Database, path: Path) -> int | None:
     """The highest generation of this profile already rendered into ``path`` (written or found unchanged).
 
     Only the profile's own records count, and only those it has reached: a
@@ -106,7 +106,7 @@ def newest_generation(store: PersonaStore, path: Path) -> int | None:
     return None if row[0] is None else int(row[0])
 
 
-def newest_render(store: PersonaStore, path: Path) -> tuple[int, str | None] | None:
+def newest_render(store: Database, path: Path) -> tuple[int, str | None] | None:
     """(generation, settings fingerprint) of this profile's newest render into ``path`` that read current data."""
     with store.read() as conn:
         row = conn.execute(
@@ -116,7 +116,7 @@ def newest_render(store: PersonaStore, path: Path) -> tuple[int, str | None] | N
     return None if row is None else (int(row[0]), row[1])
 
 
-def recorded_tokens(store: PersonaStore, path: Path, sha256: str, counter: str) -> int | None:
+def recorded_tokens(store: Database, path: Path, sha256: str, counter: str) -> int | None:
     """The exact count under ``counter`` a render recorded for these bytes at ``path``; None if none did."""
     with store.read() as conn:
         row = conn.execute(
@@ -126,7 +126,7 @@ def recorded_tokens(store: PersonaStore, path: Path, sha256: str, counter: str) 
     return None if row is None else int(row[0])
 
 
-def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:
+def last_runs(store: Database, limit: int = 10) -> list[dict[str, Any]]:
     """The profile's most recent runs, newest first."""
     with store.read() as conn:
         rows = conn.execute("SELECT * FROM persona_runs WHERE session_id = ? ORDER BY id DESC LIMIT ?",
@@ -134,7 +134,7 @@ def last_runs(store: PersonaStore, limit: int = 10) -> list[dict[str, Any]]:
     return [dict(row) for row in rows]
 
 
-def paths_written_since(store: PersonaStore, generation: int) -> list[Path]:
+def paths_written_since(store: Database, generation: int) -> list[Path]:
     """Every file the profile's renders wrote from store generation ``generation`` on (blocks excluded)."""
     with store.read() as conn:
         rows = conn.execute("SELECT DISTINCT path FROM persona_runs WHERE session_id = ? AND generation >= ? AND "
@@ -143,13 +143,13 @@ def paths_written_since(store: PersonaStore, generation: int) -> list[Path]:
     return [Path(str(row[0])) for row in rows]
 
 
-def trim_runs(store: PersonaStore) -> int:
+def trim_runs(store: Database) -> int:
     """:func:`delete_profile_runs` in a transaction of its own."""
     with store.transaction() as conn:
         return delete_profile_runs(store, conn)
 
 
-def delete_profile_runs(store: PersonaStore, conn: Connection) -> int:
+def delete_profile_runs(store: Database, conn: Connection) -> int:
     """Delete the profile's run records (inside the caller's transaction), but for each file's newest: a hash
     and counts, no text, and what proves the file is ours, so the render after an erase may replace it."""
     return int(conn.execute("DELETE FROM persona_runs WHERE session_id = ? AND id NOT IN (SELECT MAX(id) FROM "

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..clock import to_db
 from .backend import Connection
-from .facts import PersonaStore
+from .database import Database
 
 USED_AT_STEP = timedelta(days=1)  # how stale used_at may get before an unchanged refresh rewrites it
 COLUMNS = "profile, session_id, target, text, sha256, generation, recorded_at, boundary, host, project"
@@ -41,7 +41,7 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def get_snapshot(store: PersonaStore, session_id: str, target: str) -> Snapshot | None:
+def get_snapshot(store: Database, session_id: str, target: str) -> Snapshot | None:
     """The store profile's snapshot of ``session_id`` for ``target``, or None."""
     with store.read() as conn:
         row = conn.execute(
@@ -55,7 +55,7 @@ ReaderKey = tuple[str | None, str | None]  # (host, project) of a session's read
 NO_READER: ReaderKey = (None, None)
 
 
-def record_first(store: PersonaStore, session_id: str, target: str, text: str, *,
+def record_first(store: Database, session_id: str, target: str, text: str, *,
                  boundary: str | None = None, reader: ReaderKey = NO_READER) -> None:
     """Record ``text`` as generation 1, unless the session already has a snapshot (first write wins)."""
     now = store.now()
@@ -67,7 +67,7 @@ def record_first(store: PersonaStore, session_id: str, target: str, text: str, *
         )
 
 
-def session_reader(store: PersonaStore, session_id: str) -> ReaderKey | None:
+def session_reader(store: Database, session_id: str) -> ReaderKey | None:
     """The (host, project) a session's persona was first taken for; None for a session with no snapshot."""
     with store.read() as conn:
         row = conn.execute("SELECT host, project FROM persona_snapshots WHERE profile = ? AND session_id = ? "
@@ -75,7 +75,7 @@ def session_reader(store: PersonaStore, session_id: str) -> ReaderKey | None:
     return None if row is None else (row[0], row[1])
 
 
-def record_at_boundary(store: PersonaStore, session_id: str, target: str, text: str, *,
+def record_at_boundary(store: Database, session_id: str, target: str, text: str, *,
                        parent: str | None = None, boundary: str | None = None,
                        reader: ReaderKey = NO_READER) -> tuple[bool, int]:
     """Record ``text`` at a compaction boundary: (whether the persona changed, its generation).
@@ -100,7 +100,7 @@ def record_at_boundary(store: PersonaStore, session_id: str, target: str, text: 
     return True, generation
 
 
-def list_snapshots(store: PersonaStore, target: str) -> list[Snapshot]:
+def list_snapshots(store: Database, target: str) -> list[Snapshot]:
     """Every session's snapshot of ``target``, or of a reader's view (named '@' and a digest), for the store's
     profile."""
     with store.read() as conn:
@@ -111,14 +111,14 @@ def list_snapshots(store: PersonaStore, target: str) -> list[Snapshot]:
     return [Snapshot(**dict(row)) for row in rows]
 
 
-def delete_snapshots(store: PersonaStore, session_id: str) -> int:
+def delete_snapshots(store: Database, session_id: str) -> int:
     """Delete a session's snapshots (every target) for the store's profile; how many rows went."""
     with store.transaction() as conn:
         return int(conn.execute("DELETE FROM persona_snapshots WHERE profile = ? AND session_id = ?",
                                 (store.profile, session_id)).rowcount)
 
 
-def _mark_used(store: PersonaStore, conn: Connection, row: Any, session_id: str, target: str,
+def _mark_used(store: Database, conn: Connection, row: Any, session_id: str, target: str,
                boundary: str | None) -> None:
     """An unchanged refresh: take a new boundary, and move ``used_at`` on if it is a day old (a write a day at
     most, so an unchanged compaction normally writes nothing and the pruning still sees the session live)."""
@@ -138,7 +138,7 @@ def _row(conn: Connection, profile: str, session_id: str, target: str) -> Any:
     ).fetchone()
 
 
-def _put(store: PersonaStore, conn: Connection, session_id: str, target: str, text: str, generation: int,
+def _put(store: Database, conn: Connection, session_id: str, target: str, text: str, generation: int,
          boundary: str | None, reader: ReaderKey) -> None:
     now = store.now()
     conn.execute(
@@ -152,7 +152,7 @@ def _put(store: PersonaStore, conn: Connection, session_id: str, target: str, te
     )
 
 
-def prune_snapshots(store: PersonaStore, *, before: str) -> int:
+def prune_snapshots(store: Database, *, before: str) -> int:
     """Delete the profile's snapshots no session has used since ``before`` (an ISO time); how many went.
 
     ``used_at`` moves whenever a session's snapshot is recorded, refreshed at
@@ -169,7 +169,7 @@ def prune_snapshots(store: PersonaStore, *, before: str) -> int:
                                 (store.profile, before)).rowcount)
 
 
-def delete_snapshots_since(store: PersonaStore, conn: Connection, generation: int) -> int:
+def delete_snapshots_since(store: Database, conn: Connection, generation: int) -> int:
     """Delete the profile's snapshots recorded at or after store generation ``generation`` (inside the caller's
     transaction); one from before store generations were recorded counts as recorded now. Its session takes the
     persona as it is at its next request."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError, NotFoundError
 from .backend import Connection
 from .births import UNKNOWN, scope_of, writers
+from .database import Database
 from .fact_row import FACT_COLUMNS, ROW_FIELDS, Fact, Proposal, check_id, content_key
 from .forgotten import admit, forgotten_test
 from .proposals import ACCEPTED, decide, open_proposal, reopen
@@ -103,7 +104,7 @@ def replace(store: PersonaStore, target: int | str, content: str, *, topic: str 
     return Replacement(old, new)
 
 
-def accept(store: PersonaStore, proposal_id: int) -> Proposal:
+def accept(store: Database, proposal_id: int) -> Proposal:
     """Accept a proposal (:mod:`.proposals`): its new fact supersedes the old one, in one transaction."""
     with store.transaction() as conn:
         proposal = open_proposal(store, conn, proposal_id)
@@ -112,7 +113,7 @@ def accept(store: PersonaStore, proposal_id: int) -> Proposal:
     return proposal
 
 
-def resolve(store: PersonaStore, conn: Connection, target: int | str) -> Fact:
+def resolve(store: Database, conn: Connection, target: int | str) -> Fact:
     """The current fact named by id, or by a piece of text only one of the profile's facts contains."""
     if isinstance(target, int):
         return _current(store, conn, check_id(target))
@@ -129,7 +130,7 @@ def resolve(store: PersonaStore, conn: Connection, target: int | str) -> Fact:
     return found[0]
 
 
-def supersede(store: PersonaStore, conn: Connection, old: Fact, new: Fact, how: str) -> None:
+def supersede(store: Database, conn: Connection, old: Fact, new: Fact, how: str) -> None:
     """Move ``old`` out of the persona into ``persona_superseded``, replaced by ``new`` (caller's transaction)."""
     conn.execute(f"INSERT INTO persona_superseded ({SUPERSEDED_COLUMNS}) SELECT {FACT_COLUMNS}, ?, ?, ? "
                  "FROM memoria_persona WHERE id = ? AND session_id = ?",
@@ -140,7 +141,7 @@ def supersede(store: PersonaStore, conn: Connection, old: Fact, new: Fact, how: 
                  (new.id, store.profile, old.id))
 
 
-def undo(store: PersonaStore, persona_id: int) -> Restoration:
+def undo(store: Database, persona_id: int) -> Restoration:
     """Undo a supersession: ``persona_id`` is the replacement or a fact it replaced. Every fact it replaced comes
     back under its own id, and the replacement goes if the supersession wrote it, in one transaction; an accepted
     proposal is open again."""
@@ -161,7 +162,7 @@ def _wrote_replacement(how: str) -> bool:
     return how == REPLACED or how.startswith("key ")
 
 
-def _replacement_of(store: PersonaStore, conn: Connection, persona_id: int) -> Fact:
+def _replacement_of(store: Database, conn: Connection, persona_id: int) -> Fact:
     row = _superseded(store, conn, "id = ?", persona_id)
     if row:  # the old fact: its replacement must still be current
         by = int(row[0]["superseded_by"])
@@ -175,7 +176,7 @@ def _replacement_of(store: PersonaStore, conn: Connection, persona_id: int) -> F
     return fact
 
 
-def _restore(store: PersonaStore, conn: Connection, replacement_id: int) -> tuple[Fact, ...]:
+def _restore(store: Database, conn: Connection, replacement_id: int) -> tuple[Fact, ...]:
     rows = _superseded(store, conn, "superseded_by = ?", replacement_id)
     forgotten = forgotten_test(store, conn)
     for row in rows:
@@ -188,7 +189,7 @@ def _restore(store: PersonaStore, conn: Connection, replacement_id: int) -> tupl
     return tuple(Fact(**{key: row[key] for key in ROW_FIELDS}) for row in rows)
 
 
-def history(store: PersonaStore, persona_id: int) -> list[Link]:
+def history(store: Database, persona_id: int) -> list[Link]:
     """The supersession chain through ``persona_id``, both directions, oldest first."""
     check_id(persona_id)
     with store.snapshot() as conn:
@@ -201,7 +202,7 @@ def history(store: PersonaStore, persona_id: int) -> list[Link]:
     return [replace_field(link, writer=written.get(link.id, UNKNOWN)) for link in links if link is not None]
 
 
-def _chain(store: PersonaStore, conn: Connection, start: int) -> set[int]:
+def _chain(store: Database, conn: Connection, start: int) -> set[int]:
     seen, todo = set(), [start]
     while todo:
         fact_id = todo.pop()
@@ -213,7 +214,7 @@ def _chain(store: PersonaStore, conn: Connection, start: int) -> set[int]:
     return seen
 
 
-def _link(store: PersonaStore, conn: Connection, fact_id: int) -> Link | None:
+def _link(store: Database, conn: Connection, fact_id: int) -> Link | None:
     old = _superseded(store, conn, "id = ?", fact_id)
     if old:
         row = old[0]
@@ -223,12 +224,12 @@ def _link(store: PersonaStore, conn: Connection, fact_id: int) -> Link | None:
     return None if fact is None else Link(fact_id, fact.topic, fact.content, True, None, None, None)
 
 
-def lineage_ids(store: PersonaStore, conn: Connection, ids: set[int]) -> set[int]:
+def lineage_ids(store: Database, conn: Connection, ids: set[int]) -> set[int]:
     """Every fact, current or superseded, in the supersession chains through ``ids``."""
     return set().union(*(_chain(store, conn, fact_id) for fact_id in ids)) if ids else set()
 
 
-def forget_lineage(store: PersonaStore, conn: Connection, ids: list[int]) -> list[tuple[str, str | None]]:
+def forget_lineage(store: Database, conn: Connection, ids: list[int]) -> list[tuple[str, str | None]]:
     """Remove every version in the chains through ``ids`` (caller's transaction), with their slots and proposals;
     return the (text, source) of each removed superseded version, so its hash is kept as the fact's is."""
     chain = lineage_ids(store, conn, set(ids))
@@ -289,13 +290,13 @@ def keys_of(conn: Connection, profile: str) -> dict[int, str]:
 
 # -- helpers ----------------------------------------------------------------
 
-def _fact(store: PersonaStore, conn: Connection, fact_id: int) -> Fact | None:
+def _fact(store: Database, conn: Connection, fact_id: int) -> Fact | None:
     row = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ? AND session_id = ?",
                        (fact_id, store.profile)).fetchone()
     return None if row is None else Fact(**dict(row))
 
 
-def _current(store: PersonaStore, conn: Connection, fact_id: int) -> Fact:
+def _current(store: Database, conn: Connection, fact_id: int) -> Fact:
     fact = _fact(store, conn, fact_id)
     if fact is None:
         by = _superseded(store, conn, "id = ?", fact_id)
@@ -306,13 +307,13 @@ def _current(store: PersonaStore, conn: Connection, fact_id: int) -> Fact:
     return fact
 
 
-def _existing(store: PersonaStore, conn: Connection, topic: str, content: str, scope: str | None) -> Fact | None:
+def _existing(store: Database, conn: Connection, topic: str, content: str, scope: str | None) -> Fact | None:
     row = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({store.dialect.find_fact})",
                        {"session": store.profile, "key": content_key(topic, content, scope), "topic": topic,
                         "scope": scope or "", "content": content}).fetchone()
     return None if row is None else Fact(**dict(row))
 
 
-def _superseded(store: PersonaStore, conn: Connection, where: str, value: int) -> list[Any]:
+def _superseded(store: Database, conn: Connection, where: str, value: int) -> list[Any]:
     return list(conn.execute(f"SELECT {SUPERSEDED_COLUMNS} FROM persona_superseded WHERE session_id = ? AND {where} "
                              "ORDER BY id", (store.profile, value)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from ..config.schema import Settings
+from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER
 from ..errors import InputError
 from ..schedule.forget import forget as forget_everywhere
 from ..scopes import HOSTS, host_scope
@@ -17,8 +18,6 @@ from ..text import counted
 
 Form = Mapping[str, str]
 Action = Callable[[Settings, PersonaStore, Form], str]
-DEFAULT_TIER = "long_term"  # as `persona add`
-DEFAULT_CONFIDENCE = "0.7"
 
 
 def number(form: Form, name: str) -> int:
@@ -41,7 +40,7 @@ def _scope(form: Form) -> str | None:
 
 
 def _confidence(form: Form) -> float:
-    text = form.get("confidence", "").strip() or DEFAULT_CONFIDENCE
+    text = form.get("confidence", "").strip() or str(DEFAULT_CONFIDENCE)
     try:
         return float(text)
     except ValueError:

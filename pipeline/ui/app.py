@@ -24,6 +24,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainT
 from starlette.routing import Route
 
 from ..config.schema import Settings
+from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER
 from ..errors import NotFoundError, PersonaError
 from ..scopes import HOSTS
 from ..store import PersonaStore
@@ -146,7 +147,7 @@ async def _rendered(ui: Ui, settings: Settings, request: Request, page: str, tem
     html = ui.templates.get_template(f"{template}.html.j2").render({
         "page": page, "csrf": ui.keys.csrf, "csrf_field": CSRF_FIELD, "generation": generation, "note": note,
         "poll_ms": settings.ui.poll_ms, "profile": ui.profile or settings.store.profile, "tiers": TIERS,
-        "failure": None, **context})
+        "default_tier": DEFAULT_TIER, "default_confidence": DEFAULT_CONFIDENCE, "failure": None, **context})
     return HTMLResponse(html, status_code=status)
 
 

@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from ...errors import FactsFileError, StageError
+from ...errors import FactsFileError, FileSystemError
 from ...fs.regions import find_regions
 from ...fs.yaml import YamlTooComplex, check_yaml
 
@@ -87,7 +87,7 @@ def own_regions(text: str, name: str) -> list[tuple[int, int]]:
     data = text.encode("utf-8")
     try:
         spans = find_regions(data, name)
-    except StageError as error:
+    except FileSystemError as error:
         raise FactsFileError(str(error).replace("nothing was written", "nothing was imported")) from None
     return [(span.begin_line, data[:span.body_end].count(b"\n") + 1) for span in spans]
 

@@ -12,10 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from ...defaults import DEFAULT_TOPIC as DEFAULT_TOPIC  # re-exported: the topic of a source that names none
 from ...errors import InputError, StageError
 from ..fact_entry import Parsed
-
-DEFAULT_TOPIC = "general"
 
 
 @dataclass(frozen=True, slots=True)

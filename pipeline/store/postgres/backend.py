@@ -93,7 +93,7 @@ class PostgresBackend:
     path = None  # a server, not a file
 
     def __init__(self, url: str, *, busy_timeout_ms: int, readonly: bool, statement_timeout_ms: int,
-                 lock_lease_ms: int = 60_000) -> None:
+                 lock_lease_ms: int) -> None:
         self.url = url
         self.busy_timeout_ms = busy_timeout_ms
         self.statement_timeout_ms = statement_timeout_ms
