@@ -68,7 +68,7 @@ def test_every_limit_is_positive_in_a_known_unit_and_names_its_source(host):
 @pytest.mark.parametrize("host", [host for host in EVERY_HOST if host.load is not None], ids=ids)
 def test_a_load_model_names_relative_files(host):
     model = host.load
-    files = model.names + (model.home_dir,) if isinstance(model, PerDirectory) else ()
+    files = (*model.names, model.home_dir) if isinstance(model, PerDirectory) else ()
     files += (model.global_file, model.folder) if isinstance(model, RulesFolders) else ()
     assert files and all(not PurePosixPath(file).is_absolute() for file in files)
 
