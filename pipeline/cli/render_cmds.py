@@ -159,20 +159,26 @@ PROJECT_DIR_ENV = {hook.format: hook.project_dir_env for hook in registry.hooks(
 INJECT_FORMATS = ("text", *HOOK_HOSTS)
 
 
+def _format_help(fmt: str, host: str) -> str:
+    """claude-code: Claude Code's SessionStart hook JSON (...), for host claude-code in the hook's project."""
+    return (f"{fmt}: {registry.display_name(host)}'s {registry.hooks()[host].event} hook JSON "
+            f"(hookSpecificOutput.additionalContext), for host {host} in the hook's project")
+
+
+FORMATS_HELP = "; ".join(_format_help(fmt, host) for fmt, host in HOOK_HOSTS.items())
+PROJECT_DIRS_HELP = "; ".join(f"--format {fmt}: ${env}" for fmt, env in PROJECT_DIR_ENV.items())
+
+
 def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annotated[str | None, typer.Option(
         "--session-id", help="The host session whose snapshot to show (injection.mode: session).")] = None,
         format_: Annotated[str, typer.Option(
-            "--format", help="text: the appendix as is; " + "; ".join(
-                f"{fmt}: {registry.display_name(host)}'s {registry.hooks()[host].event} hook JSON "
-                f"(hookSpecificOutput.additionalContext), for host {host} in the hook's project"
-                for fmt, host in HOOK_HOSTS.items()) + ".")] = "text",
+            "--format", help=f"text: the appendix as is; {FORMATS_HELP}.")] = "text",
         host: Annotated[HostName | None, typer.Option(
             "--host", help="The agent reading it: its facts are shown too (default: the --format's host).")] = None,
         project: Annotated[str | None, typer.Option(
             "--project", metavar="[DIR]", help="The project it is read in: its facts are shown too; alone, the "
-            "working directory's (default with " + "; ".join(
-                f"--format {fmt}: ${env}" for fmt, env in PROJECT_DIR_ENV.items()) + ", else the working "
-            "directory).")] = None) -> None:
+            f"working directory's (default with {PROJECT_DIRS_HELP}, else the working directory).")] = None
+        ) -> None:
     """Print exactly what would be appended to a system prompt, as text or in a host's hook shape.
 
     With --format claude-code (a hook the user installed) the persona is printed whatever injection.enabled,
