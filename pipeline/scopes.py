@@ -9,14 +9,18 @@ Mnemosyne's reads keep seeing every fact. A target shows a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
+
+from .hosts.registry import NAMES
 
 ScopeKind = Literal["global", "project", "host"]
 KINDS: tuple[ScopeKind, ...] = get_args(ScopeKind)
-# Every agent a fact may be kept for: the hosts persona-tier writes for (presets), Hermes, and MCP clients.
-HostName = Literal["hermes", "claude-code", "codex", "gemini", "copilot", "cursor", "windsurf", "cline", "continue",
-                   "kiro", "mcp"]
-HOSTS: tuple[str, ...] = get_args(HostName)
+# Every agent a fact may be kept for: the registry's hosts (those persona-tier writes for, Hermes, MCP clients).
+HOSTS: tuple[str, ...] = NAMES
+if TYPE_CHECKING:  # a Literal cannot be computed for the type checker: a host name is a str to it
+    HostName = str
+else:  # at run time it is the registry's names, so pydantic and typer still refuse any other by name
+    HostName = Literal[NAMES]
 MAX_PROJECT_CHARS = 4096
 
 

@@ -22,8 +22,10 @@ PACKAGE = Path(pipeline.__file__).parent
 # Lower layers first. A module may import its own folder and any folder of a lower layer;
 # folders that share a layer are siblings and may not import each other.
 LAYERS: list[set[str]] = [
-    {"errors", "clock", "tiers", "scopes", "text", "warn_once", "defaults"},
+    {"errors", "clock", "tiers", "text", "warn_once", "defaults"},
     {"fs"},
+    {"hosts"},  # what each host is, as data: every floor above reads the registry
+    {"scopes"},  # a host scope names a registered host
     {"config"},
     {"store", "render"},
     {"interchange"},
@@ -196,3 +198,43 @@ def test_no_module_is_over_400_lines():
     """A module that grows past this does more than one job: split it by job, as config/ and store/ are."""
     long = {module_name(path): n for path in FILES if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
     assert long == {}
+
+
+# Strings spelled like a host that name something else: a command (`persona mcp`, `persona hermes install`), the
+# directory Mnemosyne derives a bank name from, Hermes' memory format (the importer's name for USER.md).
+NOT_A_HOST = {
+    "pipeline.cli": {"mcp", "hermes"},
+    "pipeline.cli.agent_cmds": {"mcp", "hermes"},
+    "pipeline.fs.banks": {"hermes"},
+    "pipeline.interchange.formats.hermes": {"hermes"},
+    "pipeline.integrations.onboarding": {"hermes"},
+}
+
+
+def host_names() -> set[str]:
+    from pipeline.hosts import registry
+
+    return set(registry.HOSTS) | set(registry.presets())
+
+
+def string_constants(tree: ast.Module) -> set[str]:
+    """Every string constant of the module, its docstrings left out (prose may name a host)."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return {node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings}
+
+
+def test_only_the_hosts_folder_names_a_host():
+    """A new host is one module in pipeline/hosts/ and its line in the registry; nothing else spells its name."""
+    names = host_names()
+    named = {module_name(path): sorted(found) for path in FILES if not module_name(path).startswith("pipeline.hosts")
+             if (found := string_constants(ast.parse(path.read_text(encoding="utf-8"))) & names
+                 - NOT_A_HOST.get(module_name(path), set()))}
+    assert named == {}
+
+
+def test_the_host_rule_sees_a_host_named_in_code_and_not_in_prose():
+    tree = ast.parse('"""Writes for codex."""\nHOSTS = ("codex",)  # and cursor\n')
+    assert string_constants(tree) & host_names() == {"codex"}

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import ConfigError
+from ..hosts import registry
 
 hooks_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
                         help="Install or remove a host's session-start hook (Claude Code's SessionStart).")
@@ -17,8 +18,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(hooks_app, name="hooks")
 
 
-HOSTS = ("claude-code",)
-HostArgument = Annotated[str, typer.Argument(help="The host: claude-code.")]
+HOSTS = tuple(registry.hooks())  # the hosts with a session-start hook
+HostArgument = Annotated[str, typer.Argument(help=f"The host: {registry.spelled(HOSTS)}.")]
 UserOption = Annotated[bool, typer.Option("--user", help="~/.claude/settings.json: every project (the default).")]
 ProjectOption = Annotated[Path | None, typer.Option(
     "--project", metavar="DIR", help="DIR/.claude/settings.json: that project only.")]

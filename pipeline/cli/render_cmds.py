@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..hosts import registry
 from ..scopes import HostName
 from ..text import counted
 
@@ -152,22 +153,32 @@ def _why(fate: str, group: str) -> str:
     return f"  ({fate})" if fate != group else ""
 
 
-INJECT_FORMATS = ("text", "claude-code")
-HOOK_HOSTS = {"claude-code": "claude-code"}  # --format -> the host whose hook prints it
-PROJECT_DIR_ENV = {"claude-code": "CLAUDE_PROJECT_DIR"}  # where a host tells its hook the project's directory
+HOOK_HOSTS = {hook.format: host for host, hook in registry.hooks().items()}  # --format -> the host whose hook prints it
+# where a host tells its hook the project's directory
+PROJECT_DIR_ENV = {hook.format: hook.project_dir_env for hook in registry.hooks().values()}
+INJECT_FORMATS = ("text", *HOOK_HOSTS)
+
+
+def _format_help(fmt: str, host: str) -> str:
+    """claude-code: Claude Code's SessionStart hook JSON (...), for host claude-code in the hook's project."""
+    return (f"{fmt}: {registry.display_name(host)}'s {registry.hooks()[host].event} hook JSON "
+            f"(hookSpecificOutput.additionalContext), for host {host} in the hook's project")
+
+
+FORMATS_HELP = "; ".join(_format_help(fmt, host) for fmt, host in HOOK_HOSTS.items())
+PROJECT_DIRS_HELP = "; ".join(f"--format {fmt}: ${env}" for fmt, env in PROJECT_DIR_ENV.items())
 
 
 def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annotated[str | None, typer.Option(
         "--session-id", help="The host session whose snapshot to show (injection.mode: session).")] = None,
         format_: Annotated[str, typer.Option(
-            "--format", help="text: the appendix as is; claude-code: Claude Code's SessionStart hook JSON "
-            "(hookSpecificOutput.additionalContext), for host claude-code in the hook's project.")] = "text",
+            "--format", help=f"text: the appendix as is; {FORMATS_HELP}.")] = "text",
         host: Annotated[HostName | None, typer.Option(
             "--host", help="The agent reading it: its facts are shown too (default: the --format's host).")] = None,
         project: Annotated[str | None, typer.Option(
             "--project", metavar="[DIR]", help="The project it is read in: its facts are shown too; alone, the "
-            "working directory's (default with --format claude-code: $CLAUDE_PROJECT_DIR, else the working "
-            "directory).")] = None) -> None:
+            f"working directory's (default with {PROJECT_DIRS_HELP}, else the working directory).")] = None
+        ) -> None:
     """Print exactly what would be appended to a system prompt, as text or in a host's hook shape.
 
     With --format claude-code (a hook the user installed) the persona is printed whatever injection.enabled,
@@ -185,7 +196,8 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
     text = persona_appendix(cli, profile=profile, session_id=session_id, reader=_reader(format_, host, project),
                             hook=hook)
     if hook:  # the shape Claude Code reads from a SessionStart hook's stdout
-        emit_json({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+        event = registry.hooks()[HOOK_HOSTS[format_]].event
+        emit_json({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
         return
     typer.echo(text, nl=False)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import ConfigError, PersonaError, StoreError
+from ..hosts import registry
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
 
 if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
@@ -27,13 +28,16 @@ def register(app: typer.Typer) -> None:
 # A whole file that only a preset makes (a preset's file target, or one with this template): removing the target
 # deletes it.
 OWNED_TEMPLATES = ("persona.mdc.j2",)
+HOST_PRESETS = registry.presets()
+RULES_HELP = "; ".join(  # claude-code: own .claude/rules/persona.md instead of a region of CLAUDE.md.
+    f"{host}: own {HOST_PRESETS[rules].project_file} instead of a region of {HOST_PRESETS[host].project_file}"
+    for host, rules in registry.rules_variants().items()) + "."
 
 
 @targets_app.command("add")
 def add(
     ctx: typer.Context,
-    preset: Annotated[str, typer.Argument(help="claude-code, codex, gemini, copilot, copilot-path, cursor, "
-                                                "windsurf, cline, continue or kiro.")],
+    preset: Annotated[str, typer.Argument(help=f"{registry.spelled(registry.main_presets())}.")],
     project: Annotated[Path | None, typer.Option("--project", metavar="DIR",
                                                  help="The project's file (default: the working directory).")] = None,
     user: Annotated[bool, typer.Option("--user", help="The user's own file in the home directory.")] = False,
@@ -41,8 +45,7 @@ def add(
         "--name", help="The target's name (default: the preset's; a project's beside a target of that name: the "
                        "preset and the project's directory, claude-code-shop).")] = None,
     file: Annotated[Path | None, typer.Option("--file", help="Config file to edit (default: the last one).")] = None,
-    rules: Annotated[bool, typer.Option("--rules", help="claude-code: own .claude/rules/persona.md instead of a "
-                                        "region of CLAUDE.md.")] = False,
+    rules: Annotated[bool, typer.Option("--rules", help=RULES_HELP)] = False,
 ) -> None:
     """Add a target writing the host's instruction file: its path, template, region markers or front matter,
     budget and limits."""

@@ -1,13 +1,14 @@
 """What a host loads beside a target's file, in the host's own order, and whether our bytes are in it whole.
 
-`persona targets check` asks this for every target. Each host's chain is computed as the host documents it
-(docs/hosts.md, with the sources); a host without a chain of its own loads just the target's file.
+`persona targets check` asks this for every target. Each host's chain is computed from the load model its module
+declares (``pipeline/hosts/``, as the host documents it: docs/hosts.md, with the sources); a host without a chain of
+its own loads just the target's file.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,11 +16,11 @@ from ..fs.projects import git_top_level
 from ..fs.read import read_file
 from ..fs.region_file import MAX_REGION_FILE_BYTES
 from ..fs.regions import RegionId, own_region
-from .presets import WINDSURF_GLOBAL
+from ..hosts import registry
+from ..hosts.model import PerDirectory, RulesFolders
 from .sections import HostLimit, LimitUnit
 from .targets import ResolvedTarget, region_id
 
-CODEX_NAMES = ("AGENTS.override.md", "AGENTS.md")  # per directory, the first non-empty one (Codex's AGENTS.md guide)
 SHORTEN = "move the region or shorten the files"
 
 
@@ -48,26 +49,27 @@ class Check:
                 "measures": list(self.measures), "outcome": self.outcome, "cut": self.cut}
 
 
-def codex_chain(path: Path, home: Path) -> Chain:
-    """Codex's chain for a file at ``path``: the global file (``$CODEX_HOME``, else ``~/.codex``:
-    AGENTS.override.md, else AGENTS.md), then one file per directory from the git root down to ``path``'s
-    (AGENTS.override.md, else AGENTS.md), empty files skipped. project_doc_max_bytes counts the project's files
-    only (measured in the real Codex: tests/hosts/test_codex.py)."""
-    codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex").resolve()
-    found = _first_non_empty(codex_home)
+def per_directory_chain(model: PerDirectory, path: Path, home: Path) -> Chain:
+    """The chain of a host that reads one file per directory (Codex), for a file at ``path``: the global file
+    (``$CODEX_HOME``, else ``~/.codex``: AGENTS.override.md, else AGENTS.md), then one file per directory from the
+    git root down to ``path``'s (AGENTS.override.md, else AGENTS.md), empty files skipped. project_doc_max_bytes
+    counts the project's files only (measured in the real Codex: tests/hosts/test_codex.py)."""
+    override = os.environ.get(model.home_env) if model.home_env else None
+    host_home = Path(override or home / model.home_dir).resolve()
+    found = _first_non_empty(host_home, model.names)
     path = path.resolve()
     directory = path.parent
-    if directory == codex_home:
+    if directory == host_home:
         return Chain((), (path,), shadowed_by=_other(found, path))
     top = git_top_level(directory) or directory
     levels = [level for level in (directory, *directory.parents) if level.is_relative_to(top)][::-1]
-    files = tuple(f for f in (_first_non_empty(level) for level in levels) if f is not None)
-    ours = _first_non_empty(directory)
+    files = tuple(f for f in (_first_non_empty(level, model.names) for level in levels) if f is not None)
+    ours = _first_non_empty(directory, model.names)
     return Chain(files if ours is not None else (*files, path), (found,) if found else (), _other(ours, path))
 
 
-def _first_non_empty(directory: Path) -> Path | None:
-    for name in CODEX_NAMES:
+def _first_non_empty(directory: Path, names: tuple[str, ...]) -> Path | None:
+    for name in names:
         candidate = directory / name
         if candidate.is_file() and candidate.stat().st_size > 0:
             return candidate
@@ -78,26 +80,29 @@ def _other(found: Path | None, path: Path) -> Path | None:
     return found if found is not None and found.resolve() != path.resolve() else None
 
 
-def windsurf_chain(path: Path, home: Path) -> Chain:
-    """Windsurf's rules as it loads them: the global rules first, then the workspace's ``.windsurf/rules/*.md``
-    from the git root down to the workspace (the target's project; the working directory for the global file).
-    Both limits count characters, over the global and workspace rules together."""
-    global_file = (home / WINDSURF_GLOBAL).resolve()
+def rules_folders_chain(model: RulesFolders, path: Path, home: Path) -> Chain:
+    """A host's rules as it loads them (Windsurf): the global rules first, then the workspace's rules folder
+    (``.windsurf/rules/*.md``) from the git root down to the workspace (the target's project; the working
+    directory for the global file). Its limits count over the global and workspace rules together."""
+    global_file = (home / model.global_file).resolve()
     path = path.resolve()
-    workspace = Path.cwd().resolve() if path == global_file else path.parent.parent.parent
+    depth = len(Path(model.folder).parts) + 1  # the file, in the folder, in the workspace
+    workspace = Path.cwd().resolve() if path == global_file else path.parents[depth - 1]
     top = git_top_level(workspace) or workspace
     levels = [level for level in (workspace, *workspace.parents) if level.is_relative_to(top)][::-1]
-    rules = [file.resolve() for level in levels for file in sorted((level / ".windsurf" / "rules").glob("*.md"))]
+    rules = [file.resolve() for level in levels for file in sorted((level / model.folder).glob(model.pattern))]
     return Chain(tuple(f for f in (global_file, *rules) if f.is_file()))
 
 
-CHAINS: dict[str, Callable[[Path, Path], Chain]] = {"codex": codex_chain, "windsurf": windsurf_chain}
-
-
 def chain_of(host: str | None, path: Path, home: Path) -> Chain:
-    """What ``host`` loads with ``path`` (just the file, for a host without a chain of its own)."""
-    found = CHAINS.get(host or "")
-    return found(path, home) if found is not None else Chain((path,))
+    """What ``host`` loads with ``path``, read from its load model (just the file, for a host without one)."""
+    found = registry.HOSTS.get(host or "")
+    model = None if found is None else found.load
+    if isinstance(model, PerDirectory):
+        return per_directory_chain(model, path, home)
+    if isinstance(model, RulesFolders):
+        return rules_folders_chain(model, path, home)
+    return Chain((path,))
 
 
 def check_target(target: ResolvedTarget, host: str | None, home: Path,

@@ -27,17 +27,17 @@ from ..fs.locations import state_dir
 from ..fs.lock import file_lock, lock_path
 from ..fs.read import read_regular_bytes, real_path
 from ..fs.write import PRIVATE_FILE, atomic_write_bytes, atomic_write_text
+from ..hosts.claude_code import HOOK  # the hook's shape, as Claude Code's module declares it
 
-EVENT = "SessionStart"
-# startup and resume start a session, clear and compact start its context anew (code.claude.com/docs/en/hooks)
-MATCHER = "startup|resume|clear|compact"
-SUBCOMMAND = "inject --format claude-code"
+EVENT = HOOK.event
+MATCHER = HOOK.matcher
+SUBCOMMAND = f"inject --format {HOOK.format}"
 LOCK_TIMEOUT_S = 30.0
 
 
 def settings_file(*, user: bool, project: Path | None, home: Path) -> Path:
     """Claude Code's settings.json: the user's (``~/.claude``) or the project's (``DIR/.claude``)."""
-    return (home if user else (project or Path.cwd()).resolve()) / ".claude" / "settings.json"
+    return (home if user else (project or Path.cwd()).resolve()) / HOOK.settings_dir / HOOK.settings_name
 
 
 def hook_command() -> str:

@@ -14,13 +14,14 @@ from ..config.schema import Settings
 from ..errors import NoProfile
 from ..fs.locations import hermes_home_override
 from ..fs.projects import project_of
+from ..hosts import registry
 from ..inject.views import Reader
 from .tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, openai_schema
 
 PROJECT_RECHECK_MS = 5000  # a checkout's remote rarely changes; a session's project is fixed at its first snapshot
 MAX_DIRECTORIES = 256  # working directories whose project is remembered
 _PROJECTS: dict[str, tuple[str, Throttle]] = {}  # races between threads cost at most one extra look
-HERMES = "hermes"  # the agent a `host` scope names for Hermes (pipeline.scopes.HOSTS)
+HERMES = registry.HERMES  # the agent a `host` scope names for Hermes (pipeline.hosts)
 # Filled in by the surface, never by the model: a user reaches only their own persona.
 BOUND = frozenset({"profile", "session", "session_id"})
 
@@ -177,7 +178,7 @@ class BoundTools:
     """The persona tools for one Hermes session: schemas without the bound parameters, calls that fill them."""
 
     def __init__(self, settings: Settings, *, legacy_names: bool, writes: bool, project: str | None = None) -> None:
-        self._tools: dict[str, Tool] = PersonaTools(lambda: settings, host=lambda: "hermes", agent="hermes",
+        self._tools: dict[str, Tool] = PersonaTools(lambda: settings, host=lambda: HERMES, agent=HERMES,
                                                     project=lambda: project).catalog(legacy=legacy_names)
         self._writes = writes
         self.profile = settings.store.profile

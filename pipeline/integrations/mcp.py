@@ -25,6 +25,7 @@ from ..config.schema import Settings
 from ..errors import PersonaError
 from ..fs.locations import package_version
 from ..fs.projects import project_of
+from ..hosts import registry
 from .mcp_resources import MIME_TYPE, URI_TEMPLATE, PersonaTexts, Watcher, parse_uri
 from .tools import CALLER, PersonaTools, Tool, error_json
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # the SDK is an optional extra, imported only when the server
 
 SERVER_NAME = "persona-tier"
 ROOTS_TIMEOUT_S = 2.0  # a client that never answers roots/list costs a read this long
-MCP_AGENT = "mcp"  # the agent a `host` scope names over MCP (pipeline.scopes.HOSTS)
+MCP_AGENT = registry.MCP  # the agent a `host` scope names over MCP (pipeline.hosts)
 # The project of the calling client's first root, for the tool call running now (None: the client has no roots).
 SHOWS_SCOPES = frozenset({"persona_list", "persona_review"})  # tools that show only the session's scopes
 ROOT_PROJECT: ContextVar[str | None] = ContextVar("persona_root_project", default=None)
@@ -262,9 +263,9 @@ def _client_name(context: Any) -> str:
     """The MCP client's own name (its ``initialize`` clientInfo), as a fact's writer says ``tool:NAME``."""
     try:
         info = context.request_context.session.client_params.client_info
-        return str(info.name) or "mcp"
+        return str(info.name) or MCP_AGENT
     except AttributeError:  # no context, or a client that sent no info
-        return "mcp"
+        return MCP_AGENT
 
 
 def serve(settings: Callable[[], Settings]) -> None:

@@ -34,6 +34,7 @@ from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
 from ..config.urls import store_target
 from ..errors import InputError, PersonaError
+from ..hosts import registry
 from ..inject.prompt import appendix
 from ..inject.render_due import RenderBeforeRead
 from ..inject.source import Source, open_source
@@ -42,7 +43,7 @@ from ..warn_once import ProblemLog
 
 log = logging.getLogger(__name__)
 
-MCP_AGENT = "mcp"  # the agent whose facts every MCP read shows beside the target's (pipeline.scopes.HOSTS)
+MCP_AGENT = registry.MCP  # the agent whose facts every MCP read shows beside the target's (pipeline.hosts)
 SCHEME = "persona://"
 URI_TEMPLATE = SCHEME + "{profile}/{target}"
 MIME_TYPE = "text/markdown"  # the appendix is a markdown header over the block

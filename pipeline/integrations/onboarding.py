@@ -26,6 +26,7 @@ from ..config.urls import describe_database, store_target
 from ..errors import PersonaError
 from ..fs.locations import default_database, hermes_home
 from ..fs.write import same_file
+from ..hosts import registry
 from ..interchange.formats import import_source
 from ..interchange.importing import ImportReport
 from ..render.model import TargetReport
@@ -35,9 +36,11 @@ from ..stages.runner import run_pipeline
 from ..store import PersonaStore
 from ..text import counted
 
-USER_PRESETS = ("claude-code", "codex", "gemini")  # the hosts with a file of the user's own under the home
+# The hosts init offers (each declares offered_by_init): a file of the user's own under the home, which init looks
+# for. The other hosts with a user-level file are added by `persona targets add HOST --user` only, as before.
+USER_PRESETS = registry.offered_by_init()
 # A user-level file a host loads instead of its usual one while it exists (Codex: AGENTS.override.md).
-OVERRIDES = {"codex": "AGENTS.override.md"}
+OVERRIDES = {host.name: host.user_override for host in registry.HOSTS.values() if host.user_override}
 HERMES_FILES = (("memories/USER.md", "Hermes USER.md"), ("memories/MEMORY.md", "Hermes MEMORY.md"))
 
 

@@ -26,6 +26,7 @@ from ..config.schema import Settings
 from ..config.targets import resolve_target
 from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER
 from ..errors import InputError
+from ..hosts import registry
 from ..inject.injector import PersonaInjector
 from ..render.tokens import get_counter
 from ..schedule.triggers import status_data
@@ -108,7 +109,7 @@ class PersonaTools:
     serve: what a tool writes is stamped ``tool:HOST`` by this code, never by the model."""
 
     def __init__(self, settings: Callable[[], Settings], *, host: Callable[[], str] | None = None,
-                 agent: str = "mcp", project: Callable[[], str | None] | None = None) -> None:
+                 agent: str = registry.MCP, project: Callable[[], str | None] | None = None) -> None:
         self.settings = settings
         self.host = host or CALLER.get
         self.agent = agent  # the host a `host` scope names (pipeline.scopes.HOSTS)

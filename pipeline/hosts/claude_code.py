@@ -1,0 +1,34 @@
+"""Claude Code: CLAUDE.md (or its rules folder), the user's ~/.claude/CLAUDE.md, and the SessionStart hook."""
+
+from __future__ import annotations
+
+from .model import Hook, Host, Limit, Preset
+
+NAME = "claude-code"
+DISPLAY = "Claude Code"
+RULES = "claude-code-rules"  # `targets add claude-code --rules`
+
+# Claude Code saves a hook's output over 10,000 characters to a file and shows the model a 2 KB preview
+# (code.claude.com/docs/en/hooks, "Hook output"; anthropics/claude-code#94358): additionalContext stays under it.
+HOOK_LIMIT = Limit(10_000, "chars", source="code.claude.com/docs/en/hooks, Hook output")
+# The SessionStart entry in settings.json (the user's ~/.claude or the project's DIR/.claude).
+HOOK = Hook(format=NAME, settings_dir=".claude", settings_name="settings.json", event="SessionStart",
+            # startup and resume start a session, clear and compact start its context anew
+            # (code.claude.com/docs/en/hooks)
+            matcher="startup|resume|clear|compact", project_dir_env="CLAUDE_PROJECT_DIR", limits=(HOOK_LIMIT,))
+
+HOST = Host(
+    name=NAME, display=DISPLAY,
+    presets={
+        # Claude Code loads CLAUDE.md whole into every session and names no hard limit; it warns about large
+        # memory files, so the persona stays a small share of it.
+        NAME: Preset(DISPLAY, "CLAUDE.md", ".claude/CLAUDE.md", 2000),
+        # Claude Code's own rules folder (code.claude.com/docs/en/memory, "rules"): a rule without `paths:` front
+        # matter loads in every session, and the file is ours alone, so CLAUDE.md stays the user's.
+        RULES: Preset(DISPLAY, ".claude/rules/persona.md", ".claude/rules/persona.md", 2000, output="file",
+                      host_name=NAME),
+    },
+    rules_variant=RULES,
+    hook=HOOK,
+    offered_by_init=True,
+)

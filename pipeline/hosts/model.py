@@ -1,0 +1,108 @@
+"""What a host is, as data: its scope name, its presets and their files, what it loads, its limits and hook.
+
+Each host module under ``pipeline/hosts/`` declares one :class:`Host`; the registry lists them. Nothing here
+reads a file: the readers (``config/host_loads.py`` for the load model, ``config/presets.py`` for the presets,
+``integrations/claude_hooks.py`` for a hook) turn the data into behaviour. So this floor imports nothing of ours,
+and every other floor may read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Unit = Literal["tokens", "chars", "bytes"]
+LimitScope = Literal["file", "chain"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One documented limit of a host, in its own unit; config turns it into a target's ``HostLimit``."""
+
+    amount: int
+    unit: Unit
+    scope: LimitScope = "file"  # chain: every file the host loads with ours, together
+    source: str = ""  # where the host documents it (or where it was measured)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The limit as a target's settings hold it (``targets.NAME.limits``)."""
+        return {"amount": self.amount, "unit": self.unit, "scope": self.scope}
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """The target one of a host's instruction files needs (``persona targets add NAME``)."""
+
+    host: str  # the host's display name
+    project_file: str  # relative to the project directory
+    user_file: str | None  # under the home directory (None: the host has no per-user file)
+    budget: int
+    template: str = "persona.md.j2"
+    output: str = "region"  # file: the whole file is ours (a rules file, Cursor's .mdc)
+    limits: tuple[Limit, ...] = ()  # the host's documented limits, in its own unit
+    region_at: str = "end"  # start: the host cuts from the end (Codex), so our region goes where it reads first
+    front_matter: tuple[tuple[str, Any], ...] = ()  # a rules file's YAML front matter, as the host documents it
+    user_output: str | None = None  # the user's file's output, when it differs (Windsurf's global_rules.md)
+    host_name: str | None = None  # the host's scope name, when the preset's name is not it (copilot-path)
+
+    def target(self, name: str, path: Path, project: Path | None) -> dict[str, Any]:
+        """The target's settings for preset ``name``, as written into the user's config: a project's file also
+        names its project, so it shows that project's facts (and only the scopes its host does not load
+        elsewhere: see ``targets.NAME.scopes``)."""
+        output = self.user_output if project is None and self.user_output else self.output
+        return {"output": output, "path": str(path), "template": self.template, "budget": self.budget,
+                "host": self.host_name or name, **({"project": str(project)} if project is not None else {}),
+                **({"limits": [lim.as_dict() for lim in self.limits]} if self.limits else {}),
+                **({"region_at": self.region_at} if output == "region" and self.region_at != "end" else {}),
+                **({"front_matter": dict(self.front_matter)} if output == "file" and self.front_matter else {})}
+
+
+@dataclass(frozen=True, slots=True)
+class PerDirectory:
+    """A host that reads one file per directory, from the git root down (Codex's AGENTS.md chain), and a
+    global one in its home folder, outside the chain's limit."""
+
+    names: tuple[str, ...]  # per directory, the first non-empty one
+    home_dir: str  # the host's folder under the home, holding the global file (same names)
+    home_env: str | None = None  # an environment variable that moves that folder
+
+
+@dataclass(frozen=True, slots=True)
+class RulesFolders:
+    """A host that reads a global rules file first, then every rules folder from the git root down to the
+    workspace (Windsurf), all counted together."""
+
+    global_file: str  # under the home
+    folder: str  # in each directory, relative to it
+    pattern: str = "*.md"
+
+
+LoadModel = PerDirectory | RulesFolders
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """A host's session-start hook: its settings file, the entry's shape, what it prints and its limits."""
+
+    format: str  # `persona inject --format NAME` prints the hook's output
+    settings_dir: str  # under the home (the user's) or the project (the project's)
+    settings_name: str
+    event: str
+    matcher: str
+    project_dir_env: str  # where the host tells its hook the project's directory
+    limits: tuple[Limit, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """One agent persona-tier writes for or serves: everything the rest of the package knows about it."""
+
+    name: str  # its scope name (``host:NAME``), and its main preset's
+    display: str
+    presets: dict[str, Preset] = field(default_factory=dict)  # preset name -> preset, the main one first
+    rules_variant: str | None = None  # the preset `targets add NAME --rules` means
+    load: LoadModel | None = None  # None: the host loads just the target's file
+    hook: Hook | None = None
+    offered_by_init: bool = False  # `persona init` adds its user-level preset when the host's folder exists
+    user_override: str | None = None  # a user-level file the host loads instead of its usual one while it exists
