@@ -156,6 +156,17 @@ def test_every_link_in_the_readme_reaches_a_file_and_heading():
             assert anchor in {slugify(heading.replace("`", ""), "-") for heading in headings}, f"{path}#{anchor}"
 
 
+def test_where_a_new_feature_goes_names_only_files_that_exist():
+    """docs/architecture.md's map of where a feature goes, and CONTRIBUTING.md, stay true as files move."""
+    section = text(DOCS / "architecture.md").partition("## Where a new feature goes")[2]
+    assert section, "docs/architecture.md has no 'Where a new feature goes' section"
+    named = set(re.findall(r"`((?:pipeline|tests)/[\w/.]+)`", section))
+    assert named
+    assert sorted(path for path in named if "NAME" not in path and not (REPO / path).exists()) == []
+    contributing = text(REPO / "CONTRIBUTING.md")
+    assert "docs/architecture.md" in contributing and "make test" in contributing
+
+
 def test_the_site_builds_with_no_broken_link_or_missing_page(tmp_path):
     built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
                            cwd=REPO, capture_output=True, text=True, timeout=120)
