@@ -204,8 +204,11 @@ def every_fate(tmp_path):
     with PersonaStore(db) as store:
         kept = store.add("Answers tersely.", topic="style", tier="permanent", confidence=1.0).fact
         store.add("answers TERSELY", topic="style2")  # a near-duplicate, weaker
+        # Falling confidences rank rule 2 last whatever second each row is written in (equal scores would tie-break
+        # on recency, so a slow machine crossing a second between the rows reordered them).
         for index in range(3):
-            store.add(f"Git rule {index}: never rewrite history that others pulled.", topic="git")
+            store.add(f"Git rule {index}: never rewrite history that others pulled.", topic="git",
+                      confidence=0.7 - index / 100)
         store.add("A long rule about documentation " + "that goes on and on " * 12, topic="docs", tier="working",
                   confidence=0.1)
         gone = store.add("Uses tabs.", topic="style", confidence=0.5).fact
