@@ -112,7 +112,7 @@ def list_facts(
         typer.echo("no persona facts")
         return
     rows = [[str(f.id), shown(f.tier), shown(f.topic, 40), str(f.reinforcement_count),
-             f"{f.confidence or DEFAULT_CONFIDENCE:.2f}",
+             f"{DEFAULT_CONFIDENCE if f.confidence is None else f.confidence:.2f}",
              shown(scope_text(f.scope), WRITER_WIDTH), shown(f.writer or "", WRITER_WIDTH),
              shown(f.content, CONTENT_WIDTH)] for f in facts]
     typer.echo(table(["ID", "TIER", "TOPIC", "REINF", "CONF", "SCOPE", "WRITER", "CONTENT"], rows))

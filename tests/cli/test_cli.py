@@ -325,3 +325,10 @@ def _records(stderr: str) -> list[str]:
         elif records:
             records[-1] += "\n" + line
     return records
+
+
+def test_list_shows_a_zero_confidence_as_zero(db):
+    """0.0 is a confidence, not a missing one: only NULL falls back to the default."""
+    assert persona("add", "Maybe likes green.", "--topic", "colour", "--confidence", "0", db=db).exit_code == 0
+    row = persona("list", db=db).stdout.splitlines()[1]
+    assert " 0.00 " in row and " 0.70 " not in row
