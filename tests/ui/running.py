@@ -40,13 +40,18 @@ class Running:
         return int(urlsplit(self.url).port or 0)
 
     @property
+    def authority(self) -> str:
+        """The host and port the printed address names: what a browser sends as Host."""
+        return urlsplit(self.url).netloc
+
+    @property
     def token(self) -> str:
         return urlsplit(self.url).query.removeprefix("token=")
 
     def request(self, method: str, path: str, *, host: str | None = None, cookie: str | None = None,
                 headers: dict[str, str] | None = None, body: str | None = None) -> Answer:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=STARTUP_S)
-        sent = {"Host": host or f"127.0.0.1:{self.port}", **({"Cookie": cookie} if cookie else {}), **(headers or {})}
+        sent = {"Host": host or self.authority, **({"Cookie": cookie} if cookie else {}), **(headers or {})}
         if body is not None:
             sent["Content-Type"] = "application/x-www-form-urlencoded"
         conn.request(method, path, body=body, headers=sent)
