@@ -103,7 +103,9 @@ async def _answer(request: Request, call_next: RequestResponseEndpoint) -> Respo
 
 def _refusal(request: Request, keys: Keys) -> Response | None:
     if not keys.host_allowed(request.headers.get("host")):
-        return PlainTextResponse("refused: this page answers only to 127.0.0.1 or localhost", status_code=421)
+        # The name is not repeated: a page that reached us by DNS rebinding must not learn it.
+        return PlainTextResponse("refused: this page answers only at the address `persona ui` printed",
+                                 status_code=421)
     if not (keys.is_token(request.query_params.get(TOKEN_PARAM)) or keys.is_token(request.cookies.get(keys.cookie))):
         return PlainTextResponse("refused: open the address `persona ui` printed (it holds this run's key)",
                                  status_code=403)

@@ -77,7 +77,7 @@ class Running:
         return match.group(1)
 
     def post(self, path: str, cookie: str, form: dict[str, Any], *, origin: str | None = "same") -> Answer:
-        headers = {"Origin": f"http://127.0.0.1:{self.port}"} if origin == "same" else \
+        headers = {"Origin": f"http://{self.authority}"} if origin == "same" else \
             ({"Origin": origin} if origin else {})
         return self.request("POST", path, cookie=cookie, headers=headers, body=urlencode(form))
 
@@ -129,7 +129,7 @@ def _address(process: subprocess.Popen[bytes], out: Path, err: Path) -> str:
 
     deadline = time.monotonic() + STARTUP_S
     while time.monotonic() < deadline:
-        match = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", out.read_text())
+        match = re.search(r"http://[a-z0-9-]+\.localhost:\d+/\?token=[\w-]+", out.read_text())
         if match:
             return match.group(0)
         if process.poll() is not None:
