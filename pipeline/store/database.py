@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal, Self
 
 from ..clock import Clock, to_db, utc_now
-from ..config.schema import Settings, SupersedeSettings
+from ..config.schema import Settings, StoreSettings, SupersedeSettings
 from ..config.urls import store_target
 from ..errors import StoreError, StoreUnavailable
 from ..warn_once import ProblemLog
@@ -50,6 +50,7 @@ class Database:
         clock: Clock = utc_now,
         reinforce_step: float = 0.0,
         max_fact_chars: int = 2000,
+        max_import_facts: int | None = None,
         create_directory: bool = False,
         readonly: bool = False,
         statement_timeout_ms: int = 0,
@@ -67,6 +68,8 @@ class Database:
         self.dialect = self.backend.dialect
         self.reinforce_step = reinforce_step
         self.max_fact_chars = max_fact_chars
+        self.max_import_facts = (StoreSettings.model_fields["max_import_facts"].default if max_import_facts is None
+                                 else max_import_facts)  # the one default is the setting's
         self.profile = profile
         self.memory_scope = memory_scope
         self.writer = writer  # who this store's writes are stamped with: cli, api, tool:HOST (see store/births.py)
@@ -117,6 +120,7 @@ class Database:
             clock=clock,
             reinforce_step=settings.retention.reinforce_step if settings.retention.enabled else 0.0,
             max_fact_chars=settings.store.max_fact_chars,
+            max_import_facts=settings.store.max_import_facts,
             # Mnemosyne's own layout under the Hermes home is ours to create; a path the user typed is not.
             create_directory=settings.is_default("store.path") and not readonly,
             readonly=readonly,
