@@ -96,6 +96,12 @@ class StoreSettings(Section):
         2000, ge=1, le=1_000_000,
         description="Longest fact accepted by add, promote and import; persona facts are short rules."
     )
+    max_import_facts: int = Field(
+        50_000, ge=1, le=10_000_000,
+        description="Most facts one import takes (persona import, init, adopt, the Python API): a source holding "
+        "more is refused with its count before anything is written. A persona is dozens of facts, a memory export "
+        "thousands; raise it for a larger one.",
+    )
     keep_runs: int = Field(
         100, ge=0, le=1_000_000,
         description="Run records (persona_runs) kept per profile; older ones are deleted at each render. "

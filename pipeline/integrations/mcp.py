@@ -13,10 +13,7 @@ import json
 import warnings
 from collections.abc import Callable
 from contextvars import ContextVar
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
-from urllib.parse import urlparse
-from urllib.request import url2pathname
 
 import anyio
 import anyio.to_thread
@@ -27,6 +24,7 @@ from ..fs.locations import package_version
 from ..fs.projects import project_of
 from ..hosts import registry
 from .mcp_resources import MIME_TYPE, URI_TEMPLATE, PersonaTexts, Watcher, parse_uri
+from .mcp_roots import root_directory
 from .tools import CALLER, PersonaTools, Tool, error_json
 
 if TYPE_CHECKING:  # the SDK is an optional extra, imported only when the server starts
@@ -244,19 +242,16 @@ async def session_root_project(session: Any) -> str | None:
 
 
 def root_project(listed: Any) -> str | None:
-    """The project of the first ``file://`` root the client listed (its workspace), or None."""
+    """The project of the first ``file://`` root the client listed (its workspace), or None; a directory whose
+    project cannot be read (a path the system refuses) is no project."""
     for root in getattr(listed, "roots", None) or ():
-        directory = _root_directory(str(root.uri))
+        directory = root_directory(str(root.uri))
         if directory is not None:
-            return project_of(directory).identity
+            try:
+                return project_of(directory).identity
+            except (OSError, ValueError):
+                return None
     return None
-
-
-def _root_directory(uri: str) -> Path | None:
-    parsed = urlparse(uri)
-    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-        return None
-    return Path(url2pathname(parsed.path))
 
 
 def _client_name(context: Any) -> str:

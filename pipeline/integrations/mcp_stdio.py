@@ -22,6 +22,8 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.to_thread
 
+from .mcp_roots import void_malformed_roots
+
 # A tool call is a few kilobytes; a bound keeps one endless line from filling the server's memory.
 MAX_FRAME_BYTES = 1 << 20
 PARSE_ERROR = -32700
@@ -57,6 +59,8 @@ def check_frame(line: bytes) -> tuple[str | None, str | None]:
     if not isinstance(message, dict):
         return None, error_reply(INVALID_REQUEST, "Invalid Request: a frame must be one JSON object "
                                                   "(MCP has no batches)")
+    if void_malformed_roots(message):  # a root the SDK would choke on means no project known, not a broken call
+        text = json.dumps(message, ensure_ascii=False)
     return _check_message(text, message)
 
 

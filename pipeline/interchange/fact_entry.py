@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..defaults import DEFAULT_CONFIDENCE
-from ..errors import InputError
+from ..errors import FactsFileError, InputError
 from ..store import MAX_TOPIC_CHARS, check_text, content_key, scope_in_file
 from ..tiers import Tier
 
@@ -98,6 +98,16 @@ class Parsed:
             self.bad.append(found)
         else:
             (self.notes if note else self.facts).append(found)
+
+    def check_count(self, name: str, cap: int | None, *, count: int | None = None) -> None:
+        """Refuse source ``name`` when it holds more facts than an import takes (``cap``: store.max_import_facts;
+        None, no cap), before anything is written: its entries read so far, or the ``count`` a parser found before
+        it built any."""
+        found = len(self.facts) + len(self.bad) if count is None else count
+        if cap is not None and found > cap:
+            raise FactsFileError(f"{name} holds {found:,} facts; an import takes at most {cap:,} "
+                                 "(store.max_import_facts): nothing was imported; split the source, or raise the "
+                                 "setting")
 
 
 def offer(where: str, fields: dict[str, Any]) -> Offered | Refusal:

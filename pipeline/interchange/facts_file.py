@@ -148,5 +148,6 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
                  skip_bad: bool = False, dry_run: bool = False) -> ImportReport:
     """Bring the store in line with a facts file, in one transaction (:func:`~.importing.import_entries`)."""
     parsed = _parse_checked(_read(path), path)
+    parsed.check_count(str(path), store.max_import_facts)
     return import_entries(store, parsed, origin=str(Path(path).expanduser().absolute()), prune=prune, force=force,
                           skip_bad=skip_bad, dry_run=dry_run)

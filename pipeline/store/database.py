@@ -52,6 +52,7 @@ class Database:
         clock: Clock = utc_now,
         reinforce_step: float = 0.0,
         max_fact_chars: int = STORE_DEFAULTS.max_fact_chars,
+        max_import_facts: int = STORE_DEFAULTS.max_import_facts,
         create_directory: bool = False,
         readonly: bool = False,
         statement_timeout_ms: int = 0,
@@ -69,6 +70,7 @@ class Database:
         self.dialect = self.backend.dialect
         self.reinforce_step = reinforce_step
         self.max_fact_chars = max_fact_chars
+        self.max_import_facts = max_import_facts
         self.profile = profile
         self.memory_scope = memory_scope
         self.writer = writer  # who this store's writes are stamped with: cli, api, tool:HOST (see store/births.py)
@@ -119,6 +121,7 @@ class Database:
             clock=clock,
             reinforce_step=settings.retention.reinforce_step if settings.retention.enabled else 0.0,
             max_fact_chars=settings.store.max_fact_chars,
+            max_import_facts=settings.store.max_import_facts,
             # Mnemosyne's own layout under the Hermes home is ours to create; a path the user typed is not.
             create_directory=settings.is_default("store.path") and not readonly,
             readonly=readonly,

@@ -22,6 +22,7 @@ from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id
 from .forgotten import digests, secret
 
 MAX_PER_WRITE = 3  # the strongest matches a write reports; more would be noise nobody reads
+IMPORT_BATCH = 500  # the added facts of an import read back per statement (a bound on memory, not a tuning)
 ACCEPTED, DISMISSED = "accepted", "dismissed"
 FACT_NAMES = [name.strip() for name in FACT_COLUMNS.split(",")]
 PROPOSAL_SQL = (
@@ -56,15 +57,30 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
 def propose_after_import(store: Database, conn: Connection, added: Sequence[int], listed: set[int]
                          ) -> list[Proposal]:
     """The facts an import added may update the profile's others, but never one the same file lists: the file
-    says that one is current too. One read for the whole import."""
+    says that one is current too. The others are read once; the added facts a batch at a time, so an import of
+    many facts never holds them all again here (and a first import, with no others, reads none of them)."""
     if store.supersede_detect == "off" or not added:
         return []
+    olds = _current(store, conn, leaving=listed)
+    if not olds:
+        return []
+    made = []
+    for start in range(0, len(added), IMPORT_BATCH):
+        batch = added[start:start + IMPORT_BATCH]
+        found = {fact.id: fact for fact in _current(store, conn, batch)}
+        made += [proposal for fact_id in batch if fact_id in found
+                 for proposal in propose(store, conn, found[fact_id], olds)]
+    return made
+
+
+def _current(store: PersonaStore, conn: Connection, ids: Sequence[int] | None = None, *,
+             leaving: set[int] | frozenset[int] = frozenset()) -> list[Fact]:
+    """The profile's facts a reader may see (all, or those of ``ids``), by id, but those of ``leaving`` (skipped
+    before a fact is made of their row)."""
+    among = "" if ids is None else f"AND p.id IN ({', '.join('?' * len(ids))}) "
     rows = conn.execute(f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE session_id = ? "
-                        f"AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile,)).fetchall()
-    facts = {int(row["id"]): Fact(**dict(row)) for row in rows}
-    olds = [fact for fact_id, fact in facts.items() if fact_id not in listed]
-    return [proposal for fact_id in added if fact_id in facts
-            for proposal in propose(store, conn, facts[fact_id], olds)]
+                        f"AND ({store.row_problem()}) IS NULL {among}ORDER BY id", (store.profile, *(ids or ())))
+    return [Fact(**dict(row)) for row in rows if row["id"] not in leaving]
 
 
 def open_proposals(store: Database) -> list[Proposal]:

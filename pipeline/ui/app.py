@@ -38,7 +38,7 @@ HERE = Path(__file__).parent
 STATIC = {"ui.css": "text/css", "ui.js": "text/javascript"}
 WRITER = "ui"  # who the page's writes are stamped with, beside cli and tool:HOST
 MAX_NOTES = 64  # notes waiting to be shown after a redirect; the oldest go first
-MAX_FORM_BYTES = 1 << 20
+MAX_FORM_BYTES = 1 << 20  # a form of the page is a few kilobytes; a body past this is refused, not read
 
 
 @dataclass
@@ -104,7 +104,9 @@ async def _answer(request: Request, call_next: RequestResponseEndpoint) -> Respo
 
 def _refusal(request: Request, keys: Keys) -> Response | None:
     if not keys.host_allowed(request.headers.get("host")):
-        return PlainTextResponse("refused: this page answers only to 127.0.0.1 or localhost", status_code=421)
+        # The name is not repeated: a page that reached us by DNS rebinding must not learn it.
+        return PlainTextResponse("refused: this page answers only at the address `persona ui` printed",
+                                 status_code=421)
     if not (keys.is_token(request.query_params.get(TOKEN_PARAM)) or keys.is_token(request.cookies.get(keys.cookie))):
         return PlainTextResponse("refused: open the address `persona ui` printed (it holds this run's key)",
                                  status_code=403)
@@ -191,8 +193,10 @@ def _forget_confirm(ui: Ui, settings: Settings, request: Request) -> dict[str, A
 def _action(ui: Ui) -> Callable[[Request], Awaitable[Response]]:
     async def act(request: Request) -> Response:
         action = ACTIONS.get(request.path_params["action"])
-        body = await request.body()
-        form: Form = dict(parse_qsl(body[:MAX_FORM_BYTES].decode("utf-8", "replace"), keep_blank_values=True))
+        form = await _form(request)
+        if form is None:
+            return PlainTextResponse(f"refused: a form of this page is at most {MAX_FORM_BYTES >> 20} MiB",
+                                     status_code=413)
         if not ui.keys.is_csrf(form.get(CSRF_FIELD)):
             return PlainTextResponse("refused: this form is not from this page (missing or wrong CSRF token)",
                                      status_code=403)
@@ -205,6 +209,20 @@ def _action(ui: Ui) -> Callable[[Request], Awaitable[Response]]:
             key = ui.note("error", f"error: {error}")
         return RedirectResponse(_back(form.get("next", "/"), key), status_code=303)
     return act
+
+
+async def _form(request: Request) -> Form | None:
+    """The posted form, or None when its body is larger than :data:`MAX_FORM_BYTES`: a Content-Length over it is
+    refused before a byte is read, and a chunked body is read only up to it, so no request makes us hold more."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_FORM_BYTES:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            return None
+    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
 
 
 def _run(ui: Ui, settings: Settings, action: Callable[..., str], form: Form) -> str:

@@ -29,7 +29,7 @@ def shoot(out: Path) -> list[Path]:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
                 page = browser.new_page(viewport={"width": 1200, "height": 820})
                 page.goto(running.url)
-                written = [_shot(page, f"http://127.0.0.1:{running.port}", name, out) for name in PAGES]
+                written = [_shot(page, f"http://{running.authority}", name, out) for name in PAGES]
                 browser.close()
         finally:
             running.stop()

@@ -106,3 +106,47 @@ def test_input_past_the_bound_and_bytes_that_are_not_utf8_are_one_clear_error(tm
     latin.write_bytes("Café\n".encode("latin-1"))
     bad = runner.invoke(app, ["--db", str(tmp_path / "m.db"), "import", "--from", "lines", str(latin)])
     assert bad.exit_code == 1 and f"{latin}: not UTF-8 text (invalid continuation byte at byte 3)" in bad.stderr
+
+
+SIX = [f"Prefers variant {n} of the build flags." for n in range(1, 7)]
+CAPPED_SOURCES = {  # six entries in each format
+    "mem0": ("memories.json", json.dumps({"results": [{"id": f"m{n}", "memory": text} for n, text in enumerate(SIX)]})),
+    "lines": ("pasted.txt", "".join(f"- {text}\n" for text in SIX)),
+    "facts": ("facts.yaml", "".join(f"- {{topic: build, content: {text}}}\n" for text in SIX)),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(CAPPED_SOURCES))
+def test_a_source_holding_more_facts_than_the_cap_is_refused_with_the_figure_and_writes_nothing(tmp_path, fmt):
+    name, text = CAPPED_SOURCES[fmt]
+    source = write(tmp_path / name, text)
+    database = ["--db", str(tmp_path / "m.db")]
+    for dry_run in ([], ["--dry-run"]):
+        refused = runner.invoke(app, [*database, "--set", "store.max_import_facts=5", "import", "--from", fmt,
+                                      str(source), *dry_run])
+        assert refused.exit_code == 1
+        assert refused.stderr.strip() == (f"error: {source} holds 6 facts; an import takes at most 5 "
+                                          "(store.max_import_facts): nothing was imported; split the source, or "
+                                          "raise the setting")
+    assert json.loads(runner.invoke(app, [*database, "list", "--json"]).stdout) in ([], {"personas": []})
+    taken = runner.invoke(app, [*database, "--set", "store.max_import_facts=6", "import", "--from", fmt, str(source)])
+    assert taken.exit_code == 0 and taken.stdout.startswith(f"{source}: 6 added"), taken.output
+
+
+def test_the_python_api_keeps_the_cap_too(tmp_path):
+    from pipeline import FactsFileError, import_facts, import_source
+
+    source = write(tmp_path / "facts.yaml", CAPPED_SOURCES["facts"][1])
+    with PersonaStore(tmp_path / "m.db", max_import_facts=5) as store:
+        for imported in (lambda: import_facts(store, source), lambda: import_source(store, source)):
+            with pytest.raises(FactsFileError, match=r"holds 6 facts; an import takes at most 5"):
+                imported()
+        assert store.list() == []
+
+
+def test_by_default_a_mem0_export_past_fifty_thousand_memories_is_refused_unread(tmp_path):
+    memories = [{"id": f"m{n}", "memory": f"Prefers variant {n}."} for n in range(50_001)]
+    source = write(tmp_path / "memories.json", json.dumps({"results": memories}))
+    refused = runner.invoke(app, ["--db", str(tmp_path / "m.db"), "import", "--from", "mem0", str(source)])
+    assert refused.exit_code == 1
+    assert f"{source} holds 50,001 facts; an import takes at most 50,000 (store.max_import_facts)" in refused.stderr

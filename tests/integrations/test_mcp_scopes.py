@@ -114,3 +114,45 @@ async def test_persona_list_shows_the_roots_project_and_no_other(workdir, mode):
         assert await listed(client) == {"Answers tersely.", "Uses pnpm in the shop.", "Over MCP, cites file paths."}
     async with Client(server(workdir), mode=mode) as client:
         assert await listed(client) == {"Answers tersely.", "Over MCP, cites file paths."}
+
+
+def answering(*uris: str):
+    """A client whose roots/list answers these URIs as they are, past the SDK's own checks (as a client built on
+    another SDK, or none, can)."""
+    async def listed(context) -> types.ListRootsResult:
+        return types.ListRootsResult.model_construct(roots=[types.Root.model_construct(uri=uri, name="root")
+                                                            for uri in uris])
+
+    return listed
+
+
+MALFORMED_ROOTS = {
+    "not a file URI": ("http://evil/",),
+    "a NUL in the path": ("file:///tmp/a%00b",),
+    "a path that is not UTF-8": ("file:///%ff%fe",),
+    "a good root beside a bad one": ("__shop__", "http://evil/"),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the client's serializer notices the URIs it was not given
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("case", sorted(MALFORMED_ROOTS))
+async def test_malformed_roots_mean_no_project_and_every_tool_still_answers(workdir, mode, case):  # noqa: F811
+    shop = repository(workdir / "shop", "git@github.com:acme/shop.git")
+    seed_scopes(workdir, shop, repository(workdir / "blog", "https://github.com/acme/blog"))
+    uris = [shop.as_uri() if uri == "__shop__" else uri for uri in MALFORMED_ROOTS[case]]
+    async with Client(server(workdir), list_roots_callback=answering(*uris), mode=mode) as client:
+        for _ in range(2):  # and the session goes on
+            listed = await client.call_tool("persona_list", {})
+            assert not listed.is_error, listed.content
+            assert {fact["content"] for fact in listed.structured_content["personas"]} == {
+                "Answers tersely.", "Over MCP, cites file paths."}  # no project known: global and mcp
+        plain = await client.call_tool("persona_add", {"content": "Cites line numbers.", "topic": "style"})
+        assert not plain.is_error and plain.structured_content["fact"]["scope"] is None
+        refused = await client.call_tool("persona_add", {"content": "Uses bun.", "topic": "tools",
+                                                         "scope": "project"})
+        assert refused.is_error
+        assert "scope project needs the session's working directory" in json.loads(refused.content[0].text)["error"]
+        review = await client.call_tool("persona_review", {})
+        assert not review.is_error, review.content
+        assert "Uses bun." not in json.dumps((await client.call_tool("persona_list", {})).structured_content)

@@ -153,6 +153,17 @@ def test_an_import_never_proposes_between_facts_it_lists(database, tmp_path):
     assert [p.old.content for p in import_facts(other, both).proposals] == []  # npm is listed: it is current
 
 
+def test_a_large_import_proposes_for_a_fact_far_past_the_first_batch_it_reads_back(database, tmp_path):
+    from pipeline import import_source
+
+    mine = database.store(profile="alice")
+    old = mine.add(NPM, topic="tools").fact
+    many = "".join(f"- Prefers variant {n} of the build flags.\n" for n in range(1_200)) + f"- {PNPM}\n"
+    report = import_source(mine, write(tmp_path / "many.txt", many), "lines", topic="tools")
+    assert len(report.added) == 1_201
+    assert [(p.old.id, p.new.content) for p in report.proposals] == [(old.id, PNPM)]
+
+
 def test_the_add_tool_answers_with_what_it_may_update(database, tmp_path):
     mine, other = database.store(profile="alice"), database.store(profile="bob")
     old = mine.add(NPM, topic="tools").fact

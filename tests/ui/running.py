@@ -40,13 +40,18 @@ class Running:
         return int(urlsplit(self.url).port or 0)
 
     @property
+    def authority(self) -> str:
+        """The host and port the printed address names: what a browser sends as Host."""
+        return urlsplit(self.url).netloc
+
+    @property
     def token(self) -> str:
         return urlsplit(self.url).query.removeprefix("token=")
 
     def request(self, method: str, path: str, *, host: str | None = None, cookie: str | None = None,
                 headers: dict[str, str] | None = None, body: str | None = None) -> Answer:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=STARTUP_S)
-        sent = {"Host": host or f"127.0.0.1:{self.port}", **({"Cookie": cookie} if cookie else {}), **(headers or {})}
+        sent = {"Host": host or self.authority, **({"Cookie": cookie} if cookie else {}), **(headers or {})}
         if body is not None:
             sent["Content-Type"] = "application/x-www-form-urlencoded"
         conn.request(method, path, body=body, headers=sent)
@@ -72,7 +77,7 @@ class Running:
         return match.group(1)
 
     def post(self, path: str, cookie: str, form: dict[str, Any], *, origin: str | None = "same") -> Answer:
-        headers = {"Origin": f"http://127.0.0.1:{self.port}"} if origin == "same" else \
+        headers = {"Origin": f"http://{self.authority}"} if origin == "same" else \
             ({"Origin": origin} if origin else {})
         return self.request("POST", path, cookie=cookie, headers=headers, body=urlencode(form))
 
@@ -124,7 +129,7 @@ def _address(process: subprocess.Popen[bytes], out: Path, err: Path) -> str:
 
     deadline = time.monotonic() + STARTUP_S
     while time.monotonic() < deadline:
-        match = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", out.read_text())
+        match = re.search(r"http://[a-z0-9-]+\.localhost:\d+/\?token=[\w-]+", out.read_text())
         if match:
             return match.group(0)
         if process.poll() is not None:

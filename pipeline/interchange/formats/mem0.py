@@ -26,7 +26,11 @@ LISTS = ("results", "memories")  # get_all's key; the platform export's
 def mem0(source: Source) -> Parsed:
     """Each memory, by its position (``memory #N``, with its id)."""
     parsed = Parsed()
-    for index, memory in enumerate(_memories(source)):
+    memories = _memories(source)
+    parsed.check_count(source.name, source.max_facts, count=len(memories))  # before a single entry is built
+    memories.reverse()  # taken from the end, so each memory's object is freed as its entry is made
+    for index in range(len(memories)):
+        memory = memories.pop()
         where = f"memory #{index + 1}" + (f" (id {memory['id']})" if isinstance(memory, dict)
                                            and isinstance(memory.get("id"), str | int) else "")
         if not isinstance(memory, dict) or not isinstance(memory.get("memory"), str):

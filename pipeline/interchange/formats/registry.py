@@ -25,6 +25,7 @@ class Source:
     text: str
     name: str
     topic: str = DEFAULT_TOPIC
+    max_facts: int | None = None  # store.max_import_facts: a parser that can count its entries early refuses then
 
     @property
     def file_name(self) -> str:

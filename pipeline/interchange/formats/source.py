@@ -18,15 +18,17 @@ STDIN_NAME = "<stdin>"
 
 
 def read_source(path: Path | str, fmt: str = "facts", *, topic: str | None = None,
-                accept_notes: bool = False) -> tuple[str, Parsed]:
+                accept_notes: bool = False, max_facts: int | None = None) -> tuple[str, Parsed]:
     """The source's name (an absolute path, or ``<stdin>`` for ``-``) and what format ``fmt`` reads in it.
 
     Repeats of a fact within the source are dropped (a facts file refuses them instead); with ``accept_notes``,
-    notes offered for review (Hermes' ``MEMORY.md``) are taken in as facts.
+    notes offered for review (Hermes' ``MEMORY.md``) are taken in as facts. A source holding more than
+    ``max_facts`` entries is a FactsFileError with its count.
     """
     parser = get_format(fmt)
     name = STDIN_NAME if str(path) == STDIN else str(Path(path).expanduser().absolute())
-    parsed = parser.parse(Source(_text(path, name), name, topic or DEFAULT_TOPIC))
+    parsed = parser.parse(Source(_text(path, name), name, topic or DEFAULT_TOPIC, max_facts))
+    parsed.check_count(name, max_facts)
     if accept_notes:
         parsed = replace(parsed, facts=[*parsed.facts, *parsed.notes], notes=[])
     return name, replace(parsed, facts=_first_of_each(parsed.facts, by_text=not parser.declarative))
@@ -39,7 +41,7 @@ def import_source(store: PersonaStore, path: Path | str, fmt: str = "facts", *, 
     :func:`~..importing.import_entries`); ``path`` may be ``-`` for standard input. ``scope`` (stored form:
     ``project:ID``, ``host:NAME``) is given to every entry that names none itself: a project's instruction file
     holds that project's rules."""
-    origin, parsed = read_source(path, fmt, topic=topic, accept_notes=accept_notes)
+    origin, parsed = read_source(path, fmt, topic=topic, accept_notes=accept_notes, max_facts=store.max_import_facts)
     if scope is not None:
         parsed.facts = [item if item.fact.scope is not None else
                         replace(item, fact=item.fact.model_copy(update={"scope": scope})) for item in parsed.facts]
