@@ -73,7 +73,7 @@ def propose_after_import(store: Database, conn: Connection, added: Sequence[int]
     return made
 
 
-def _current(store: PersonaStore, conn: Connection, ids: Sequence[int] | None = None, *,
+def _current(store: Database, conn: Connection, ids: Sequence[int] | None = None, *,
              leaving: set[int] | frozenset[int] = frozenset()) -> list[Fact]:
     """The profile's facts a reader may see (all, or those of ``ids``), by id, but those of ``leaving`` (skipped
     before a fact is made of their row)."""
