@@ -16,7 +16,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -24,10 +23,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..errors import EditConflict, EditError, PersonaError
-from ..fs.locations import profile_slug
 from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, shown, state
-from .forget_cmds import warn_unfinished
+from .forget_cmds import say_edit_files, warn_unfinished
 
 if TYPE_CHECKING:
     from ..config.schema import Settings
@@ -104,8 +102,9 @@ class EditFile:
 
     @classmethod
     def create(cls, profile: str, text: str) -> EditFile:
-        directory = Path(tempfile.mkdtemp(prefix="persona-edit-"))  # 0700, ours alone
-        made = cls(directory / f"persona-{profile_slug(profile)}.yaml", text)
+        from ..fs.edit_files import new_edit_file
+
+        made = cls(new_edit_file(profile), text)  # in a directory of its own, 0700
         made.show(text)
         return made
 
@@ -237,8 +236,9 @@ def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditF
     if result.applied is not None and result.applied.erased:
         from ..schedule.forget import settle
 
-        rendered, held, users = settle(settings, store, result.applied.erased)
-        result.forgotten = {"rendered": rendered, "still_holding": held, "in_users_text": users}
+        rendered, held, users, edit_files = settle(settings, store, result.applied.erased, editing=file.path)
+        result.forgotten = {"rendered": rendered, "still_holding": held, "in_users_text": users,
+                            "edit_files": edit_files}
         warn_unfinished(held, scrubbed=all(erasure.scrubbed for _, erasure in result.applied.erased),
                         in_users_text=users)
     if as_json:
@@ -255,6 +255,7 @@ def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditF
     if result.forgotten:
         typer.echo(f"{counted(len(result.forgotten['rendered']), 'target')} rendered again without the forgotten "
                    "text: it leaves every session's persona at the next request")
+        say_edit_files(result.forgotten["edit_files"])
 
 
 # -- what the plan and the outcome say --------------------------------------------------------------------

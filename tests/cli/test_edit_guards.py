@@ -5,6 +5,7 @@ CLI and as real processes on a pseudo-terminal."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -167,3 +168,52 @@ def test_removing_more_than_half_on_a_terminal_asks_first(world, answer):
         assert code == 1 and "nothing was applied" in output and facts(world) == sorted(FACTS)
     else:
         assert code == 0 and "applied in one transaction" in output and len(facts(world)) == 1
+
+
+def forget(world: dict[str, Path], content: str, *args: str, profile: str = "alice"):
+    with PersonaStore(world["db"], profile=profile) as store:
+        fact_id = next(fact.id for fact in store.list() if fact.content == content)
+    return runner.invoke(app, [*base(world), "forget", str(fact_id), "-p", profile, *args])
+
+
+def test_a_forget_removes_the_kept_edit_files_that_hold_the_text_and_says_so(world):
+    for profile in ("alice", "bob"):  # both edits fail, and each profile's file is kept
+        assert edit(world, "fails", profile=profile).exit_code == 1
+    alice, bob = (next(path for path in kept(world) if path.name == f"persona-{name}.yaml") for name in ("alice",
+                                                                                                         "bob"))
+    bobs = bob.read_bytes()
+    done = forget(world, "Lives in Berlin")
+
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines()[-1] == (f"removed 1 kept `persona edit` file that held the text: {alice}")
+    assert not alice.exists() and not alice.parent.exists()
+    assert bob.read_bytes() == bobs  # the same text in another profile's kept file: not this forget's
+    again = forget(world, "Answers tersely.", "--json")
+    assert again.exit_code == 0 and json.loads(again.stdout)["edit_files"] == []
+    erased = runner.invoke(app, [*base(world), "profile", "erase", "bob", "--yes"])
+    assert erased.exit_code == 0, erased.output
+    assert f"removed 1 kept `persona edit` file that held the text: {bob}" in erased.stdout and not kept(world)
+
+
+def test_a_kept_edit_file_holding_the_text_in_another_spelling_goes_and_one_without_it_stays(world):
+    assert edit(world, "fails").exit_code == 1
+    path = kept(world)[0]
+    other = path.parent.parent / "persona-edit-other" / path.name
+    other.parent.mkdir(mode=0o700)
+    other.write_text("facts:\n- topic: general\n  content: Uses npm for JavaScript\n    projects\n")  # folded
+    write(path.parent.parent / "persona-edit-third" / path.name, "facts:\n- topic: drinks\n  content: Tea.\n")
+    done = forget(world, "Uses npm for JavaScript projects")
+
+    assert done.exit_code == 0, done.output
+    assert "removed 2 kept `persona edit` files that held the text: " in done.stdout
+    assert [p.parent.name for p in kept(world)] == ["persona-edit-third"]
+
+
+def test_persona_edit_forget_removes_the_other_kept_edit_files_holding_what_it_forgot(world):
+    assert edit(world, "fails").exit_code == 1
+    [older] = kept(world)
+    done = edit(world, "removes one", "--forget")
+
+    assert done.exit_code == 0, done.output
+    assert f"removed 1 kept `persona edit` file that held the text: {older}" in done.stdout
+    assert not kept(world)
