@@ -22,6 +22,12 @@ if TYPE_CHECKING:  # a Literal cannot be computed for the type checker: a host n
 else:  # at run time it is the registry's names, so pydantic and typer still refuse any other by name
     HostName = Literal[NAMES]
 MAX_PROJECT_CHARS = 4096
+GLOBAL = "global"  # how a global scope (stored as nothing) is spelled in JSON, tables and files
+
+
+def spelled(scope: str | None) -> str:
+    """A scope as JSON gives it: ``global``, ``project:github.com/x/y``, ``host:cursor``."""
+    return GLOBAL if scope is None else scope
 
 
 def project_scope(identity: str) -> str:
@@ -45,7 +51,7 @@ def value_of(scope: str | None) -> str:
 
 def shown(scope: str | None) -> str:
     """How a scope reads in messages and tables: ``global``, ``project github.com/x/y``, ``host cursor``."""
-    return "global" if scope is None else f"{kind_of(scope)} {value_of(scope)}"
+    return GLOBAL if scope is None else f"{kind_of(scope)} {value_of(scope)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ import os
 import shlex
 import shutil
 import subprocess
-import tempfile
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -23,10 +23,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..errors import EditConflict, EditError, PersonaError
-from ..fs.locations import profile_slug
 from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, shown, state
-from .forget_cmds import warn_unfinished
+from .forget_cmds import say_edit_files, warn_unfinished
 
 if TYPE_CHECKING:
     from ..config.schema import Settings
@@ -48,6 +47,7 @@ class Options:
     forget: bool
     force: bool
     dry_run: bool
+    yes: bool = False
 
 
 def edit(
@@ -59,6 +59,9 @@ def edit(
         "--force", help="Take in text that was forgotten (persona forget) or demoted.")] = False,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Show what the saved file would change and apply nothing (the file is kept).")] = False,
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Apply an edit that removes more than half the profile's facts without asking (else it is "
+                      "asked on a terminal, and refused without one).")] = False,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -70,7 +73,7 @@ def edit(
 
     cli = state(ctx)
     settings = cli.settings()
-    options = Options(forget, force, dry_run)
+    options = Options(forget, force, dry_run, yes)
     with PersonaStore.from_settings(settings, profile=profile, writer=EDIT_WRITER) as store:
         base = read_base(store)
         with EditFile.create(store.profile, edit_text(base, store.label, forget=forget)) as file:
@@ -95,11 +98,13 @@ class EditFile:
     original: str
     shown: str = ""
     kept: bool = False
+    dropped: bool = False  # an aborted edit that holds nothing to keep
 
     @classmethod
     def create(cls, profile: str, text: str) -> EditFile:
-        directory = Path(tempfile.mkdtemp(prefix="persona-edit-"))  # 0700, ours alone
-        made = cls(directory / f"persona-{profile_slug(profile)}.yaml", text)
+        from ..fs.edit_files import new_edit_file
+
+        made = cls(new_edit_file(profile), text)  # in a directory of its own, 0700
         made.show(text)
         return made
 
@@ -107,7 +112,8 @@ class EditFile:
         return self
 
     def __exit__(self, kind: object, *exc: object) -> None:
-        if kind is not None and not self.kept:  # a failure no message named the file in (a lost server, Ctrl-C)
+        # A failure no message named the file in (a lost server, Ctrl-C).
+        if kind is not None and not (self.kept or self.dropped):
             with contextlib.suppress(PersonaError):
                 if self.keep_note(self.read()):
                     typer.echo(f"persona edit: nothing was applied; your edit is kept in {self.path}", err=True)
@@ -145,7 +151,7 @@ class EditFile:
 
     def keep_note(self, saved: str) -> str:
         """Keep the file when it holds anything the user typed; the words that say where it is."""
-        if saved == self.original:
+        if saved == self.original or not saved.strip():
             return ""
         if saved != self.shown:
             self.show(saved)
@@ -176,11 +182,13 @@ def _edit(store: PersonaStore, base: EditBase, file: EditFile, editor: list[str]
                 return Result()
             raise EditError(f"nothing was applied: the editor closed with the problems unfixed{file.keep_note(saved)}")
         try:
+            _abort_if_emptied(saved, file)
             plan = plan_edit(store, base, parse_edit(saved), forget=options.forget, force=options.force)
             if plan.empty or options.dry_run:
                 return Result(plan, outcome="nothing to change" if plan.empty else "dry run")
             if not quiet:
                 typer.echo(describe(plan))
+            _confirm_removals(plan, options.yes, file, saved)
             return Result(plan, apply_edit(store, plan, force=options.force), "applied")
         except EditConflict as error:
             raise EditConflict(f"{error}{file.keep_note(saved)} (run `persona edit` again and carry it "
@@ -195,14 +203,42 @@ def _edit(store: PersonaStore, base: EditBase, file: EditFile, editor: list[str]
                     f"{file.keep_note(file.read())}")
 
 
+def _abort_if_emptied(saved: str, file: EditFile) -> None:
+    """An emptied file is an abort, never "remove every fact" (EditError); a file that still holds something
+    (entries under another key) is kept, an empty one is not."""
+    from ..store.edit_file import EMPTY, abort_reason
+
+    reason = abort_reason(saved)
+    if reason is None:
+        return
+    file.dropped = reason == EMPTY
+    note = "" if file.dropped else file.keep_note(saved)
+    raise EditError(f"aborted: {reason}; nothing was applied{note} (as git takes an empty commit message)")
+
+
+def _confirm_removals(plan: Plan, yes: bool, file: EditFile, saved: str) -> None:
+    """An edit that removes more than half the profile's facts is asked about on a terminal and refused without
+    one (EditError), unless ``yes``."""
+    removed, total = plan.counts()["removed"], len(plan.base.facts)
+    if yes or removed * 2 <= total:
+        return
+    what = f"this edit removes {removed} of the profile's {total} facts, more than half"
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise EditError(f"{what}; nothing was applied{file.keep_note(saved)} (there is no terminal to confirm it on: "
+                        "pass --yes to apply it)")
+    if not typer.confirm(f"{what} ({'FORGOTTEN FOR REAL' if plan.forget else 'demoted'}): apply it?", err=True):
+        raise EditError(f"{what}; you said no, so nothing was applied{file.keep_note(saved)}")
+
+
 def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditFile, as_json: bool) -> None:
     """Say how the edit ended; after forgets, render the profile's files again and say what could not be."""
     note = file.keep_note(file.read()) if result.outcome == "dry run" else ""
     if result.applied is not None and result.applied.erased:
         from ..schedule.forget import settle
 
-        rendered, held, users = settle(settings, store, result.applied.erased)
-        result.forgotten = {"rendered": rendered, "still_holding": held, "in_users_text": users}
+        rendered, held, users, edit_files = settle(settings, store, result.applied.erased, editing=file.path)
+        result.forgotten = {"rendered": rendered, "still_holding": held, "in_users_text": users,
+                            "edit_files": edit_files}
         warn_unfinished(held, scrubbed=all(erasure.scrubbed for _, erasure in result.applied.erased),
                         in_users_text=users)
     if as_json:
@@ -219,6 +255,7 @@ def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditF
     if result.forgotten:
         typer.echo(f"{counted(len(result.forgotten['rendered']), 'target')} rendered again without the forgotten "
                    "text: it leaves every session's persona at the next request")
+        say_edit_files(result.forgotten["edit_files"])
 
 
 # -- what the plan and the outcome say --------------------------------------------------------------------

@@ -48,6 +48,7 @@ def forget(
         typer.echo(f"forgot {named}: {', '.join(version.label for version in erased.versions)}; "
                    f"{counted(erased.snapshots, 'session snapshot')} and {counted(erased.blocks, 'stored block')} "
                    f"removed; {counted(len(done.rendered), 'target')} rendered again")
+        say_edit_files(done.edit_files)
     warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text)
 
 
@@ -85,7 +86,15 @@ def erase(
         typer.echo(f"erased profile {profile!r}: {counted(len(erased.facts), 'fact')}, "
                    f"{counted(erased.tombstones, 'tombstone')}, {counted(erased.snapshots, 'snapshot')}, "
                    f"{counted(erased.runs, 'run record')}")
+        say_edit_files(done.edit_files)
     warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text)
+
+
+def say_edit_files(paths: Sequence[str]) -> None:
+    """The kept `persona edit` files a forget removed because they held the text, in one line."""
+    if paths:
+        typer.echo(f"removed {counted(len(paths), 'kept `persona edit` file')} that held the text: "
+                   f"{', '.join(paths)}")
 
 
 def warn_unfinished(still_holding: list[str], *, scrubbed: bool, in_users_text: Sequence[str] = ()) -> None:

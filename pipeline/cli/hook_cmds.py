@@ -59,12 +59,10 @@ def remove(host: HostArgument, user: UserOption = False, project: ProjectOption 
     typer.echo(f"{path}: removed the persona hook" if take_out(path) else f"{path}: holds no persona hook")
 
 
-def installed_in(host: str, home: Path, project: Path) -> list[Path]:
-    """The settings files (the user's, the project's) where ``host``'s hook runs persona."""
-    from ..integrations.claude_hooks import installed_in as found
+def hook_files(host: str, home: Path, project: Path) -> list[Path]:
+    """The settings files (the user's, the project's) where ``host``'s hook may run persona."""
     from ..integrations.claude_hooks import settings_file
 
     if host not in HOSTS:
         return []
-    return found([settings_file(user=True, project=None, home=home),
-                  settings_file(user=False, project=project, home=home)])
+    return [settings_file(user=True, project=None, home=home), settings_file(user=False, project=project, home=home)]

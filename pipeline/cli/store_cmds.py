@@ -41,7 +41,10 @@ def register(app: typer.Typer) -> None:
 
 
 def _describe(fact: Fact) -> str:
-    return f"#{fact.id} ({shown(fact.tier)}, topic {shown(fact.topic, 60)})"
+    """``#12 (long_term, topic tools)``, and a scoped fact's scope: the project identity a directory was taken
+    for is said where it was chosen."""
+    scoped = f", {shown(scope_text(fact.scope), 200)}" if fact.scope is not None else ""
+    return f"#{fact.id} ({shown(fact.tier)}, topic {shown(fact.topic, 60)}{scoped})"
 
 
 def _report_promotion(result: Promotion, as_json: bool, what: str) -> None:

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import ConfigError, PersonaError, StoreError
+from ..errors import ConfigError, InputError, PersonaError, StoreError
 from ..hosts import registry
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
 
 if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
     from ..config.host_loads import Check
     from ..config.schema import Settings
+    from ..config.sections import HostLimit
     from ..config.targets import ResolvedTarget
 
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
@@ -223,20 +224,33 @@ def _check(settings: Settings, name: str, profile: str | None) -> Check:
 
 
 def hook_checks(cli: CliState, profile: str | None) -> list[Check]:
-    """The Claude Code hook's text against its character limit, where the hook is installed."""
-    from ..config.host_loads import check_text
+    """The Claude Code hook's text against its character limit, where the hook is installed; a settings file that
+    cannot be read is said as such (status goes on)."""
     from ..config.presets import HOOK_LIMITS
-    from ..inject.views import Reader
-    from .hook_cmds import installed_in
-    from .render_cmds import persona_appendix
+    from .hook_cmds import hook_files
 
     checks = []
     for host, limits in HOOK_LIMITS.items():
-        for settings_file in installed_in(host, Path.home(), Path.cwd()):
-            text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, Path.cwd()),
-                                    hook=True)
-            checks.append(check_text(f"{host} hook", settings_file, text, limits))
+        for settings_file in hook_files(host, Path.home(), Path.cwd()):
+            found = _hook_check(cli, profile, host, limits, settings_file)
+            checks += [found] if found is not None else []
     return checks
+
+
+def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[HostLimit, ...],
+                settings_file: Path) -> Check | None:
+    from ..config.host_loads import Check, check_text
+    from ..inject.views import Reader
+    from ..integrations.claude_hooks import runs_ours
+    from .render_cmds import persona_appendix
+
+    try:
+        if not runs_ours(settings_file):
+            return None
+    except InputError as error:
+        return Check(f"{host} hook", settings_file, (), (), f"cannot check: {error}", cut=False)
+    text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, Path.cwd()), hook=True)
+    return check_text(f"{host} hook", settings_file, text, limits)
 
 
 def check_line(check: Check) -> str:

@@ -5,17 +5,23 @@ two clones of one repository share their facts, wherever they sit. One
 without a remote is its root directory (the git top level); a directory that
 is not in a repository is itself. Nothing here runs git: the top level is
 found by walking up to ``.git`` (a directory, or a worktree's file pointing at
-one), and the remote is read from the repository's ``config``.
+one), and the remote is read from the repository's ``config`` as git reads it
+(:mod:`.git_config`: by ``git config`` itself when it is on PATH). A config is
+read once per state (its size, times and inode): a host looking up its
+directory's project per request runs git only when the file changed.
 """
 
 from __future__ import annotations
 
-import configparser
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .git_config import remote_urls
+
 MAX_CONFIG_BYTES = 1_000_000  # a git config larger than this is not read (the project is then its directory)
+MAX_CONFIGS = 256  # remotes remembered, by config file and state; a process that sees more starts over
+_REMOTES: dict[tuple[str, int, int, int, int], str | None] = {}  # a race between threads costs one extra read
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,18 +73,26 @@ def remote_url(top: Path) -> str | None:
     """The ``origin`` remote's URL (else the first remote's), from the repository's config; None when it has none."""
     config = _git_dir(top) / "config"
     common = _git_dir(top) / "commondir"  # a linked worktree keeps its remotes in the main repository's config
-    if common.is_file():
-        config = (_git_dir(top) / common.read_text(encoding="utf-8").strip()).resolve() / "config"
     try:
-        if config.stat().st_size > MAX_CONFIG_BYTES:
-            return None
-        parser = configparser.ConfigParser(strict=False, interpolation=None)
-        parser.read_string(config.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, configparser.Error):
+        if common.is_file():
+            config = (_git_dir(top) / common.read_text(encoding="utf-8").strip()).resolve() / "config"
+        info = config.stat()
+    except OSError:
         return None
-    remotes = {re.sub(r'^remote\s+"(.*)"$', r"\1", section): parser[section].get("url")
-               for section in parser.sections() if section.startswith("remote ")}
-    url = remotes.get("origin") or next((value for value in remotes.values() if value), None)
+    if info.st_size > MAX_CONFIG_BYTES:
+        return None
+    state = (str(config), info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+    if state not in _REMOTES:
+        if len(_REMOTES) >= MAX_CONFIGS:
+            _REMOTES.clear()
+        _REMOTES[state] = _chosen(remote_urls(config) or [])
+    return _REMOTES[state]
+
+
+def _chosen(remotes: list[tuple[str, str]]) -> str | None:
+    """``origin``'s first URL (as ``git remote get-url`` gives it), else the first remote's."""
+    url = next((url for name, url in remotes if name == "origin" and url.strip()), None) or \
+        next((url for _, url in remotes if url.strip()), None)
     return url.strip() if url else None
 
 

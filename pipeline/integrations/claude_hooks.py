@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..fs import json_spans
+from ..fs import bounded_json, json_spans
 from ..fs.json_spans import Node
 from ..fs.locations import state_dir
 from ..fs.lock import file_lock, lock_path
@@ -54,9 +54,11 @@ def entry(command: str) -> dict[str, Any]:
     return {"matcher": MATCHER, "hooks": [{"type": "command", "command": command}]}
 
 
-def installed_in(paths: list[Path]) -> list[Path]:
-    """Those of ``paths`` whose SessionStart hooks run ours."""
-    return [path for path in paths if _ours_in(_loaded(path))]
+def runs_ours(path: Path) -> bool:
+    """Whether ``path``'s SessionStart hooks run ours (False when it is missing); an InputError naming the file
+    when it cannot be read, as install and remove refuse it."""
+    data = _read(path)
+    return data is not None and _ours_in(bounded_json.loads(_text(path, data)))
 
 
 def install(path: Path, command: str) -> bool:
@@ -65,7 +67,7 @@ def install(path: Path, command: str) -> bool:
     with file_lock(lock_path(path), LOCK_TIMEOUT_S):
         data = _read(path)
         text = _text(path, data) if data is not None else "{}\n"
-        if _ours_in(json.loads(text)):
+        if _ours_in(bounded_json.loads(text)):
             return False
         new = _with_hook(text, entry(command), path).encode("utf-8")
         _keep(path, data, new)
@@ -82,7 +84,7 @@ def remove(path: Path) -> bool:
         if data is not None and kept is not None and kept["written"] == _digest(data):
             _restore(path, kept)
             return True
-        if data is None or not _ours_in(json.loads(_text(path, data))):
+        if data is None or not _ours_in(bounded_json.loads(_text(path, data))):
             return False
         atomic_write_bytes(path, _without_hook(_text(path, data)).encode("utf-8"), mode=_mode(path))
         _forget(path)
@@ -103,23 +105,18 @@ def _text(path: Path, data: bytes) -> str:
     written then)."""
     try:
         text = data.decode("utf-8")
-        value = json.loads(text)
+        value = bounded_json.loads(text)
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text; fix it, then run this again (nothing was changed)") from None
+    except bounded_json.JsonTooDeep as error:
+        raise InputError(f"{path}, line {error.lineno} column {error.colno}: {error.msg}; fix it, then run this "
+                         "again (nothing was changed)") from None
     except json.JSONDecodeError as error:
         raise InputError(f"{path}, line {error.lineno} column {error.colno}: not valid JSON ({error.msg}); fix it, "
                          "then run this again (nothing was changed)") from None
     if not isinstance(value, dict):
         raise InputError(f"{path} holds a JSON {type(value).__name__}, not an object; nothing was changed")
     return text
-
-
-def _loaded(path: Path) -> dict[str, Any]:
-    with suppress(InputError):
-        data = _read(path)
-        if data is not None:
-            return dict(json.loads(_text(path, data)))
-    return {}
 
 
 def _hooks(settings: dict[str, Any]) -> list[Any]:
@@ -164,7 +161,7 @@ def _without_hook(text: str) -> str:
     assert hooks is not None
     event = hooks.member(EVENT)
     assert event is not None
-    ours = next(item for item in event.items if _is_ours(json.loads(text[item.start:item.end])))
+    ours = next(item for item in event.items if _is_ours(bounded_json.loads(text[item.start:item.end])))
     parent, child = _outermost_alone(root, hooks, event, ours)
     return json_spans.remove(text, parent, child)
 
@@ -197,7 +194,7 @@ def _keep(path: Path, before: bytes | None, written: bytes) -> None:
 
 def _kept(path: Path) -> dict[str, Any] | None:
     try:
-        return dict(json.loads(_record(path).read_text(encoding="utf-8")))
+        return dict(bounded_json.loads(_record(path).read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return None
 

@@ -26,6 +26,7 @@ from ..config.load import load_settings
 from ..config.targets import resolve_target
 from ..config.urls import describe_database
 from ..errors import ConfigError, PersonaError
+from ..fs import bounded_json
 from ..fs.locations import hermes_home as default_hermes_home
 from ..fs.locations import hermes_home_override, package_root
 from ..fs.read import real_path
@@ -200,7 +201,7 @@ def _read_state(target: Path) -> dict[str, Any]:
     state_file, legacy = target / STATE_FILE, target / LEGACY_STATE_FILE
     try:
         if state_file.is_file():
-            loaded = json.loads(state_file.read_text(encoding="utf-8"))
+            loaded = bounded_json.loads(state_file.read_text(encoding="utf-8"))
             return loaded if isinstance(loaded, dict) else {}
         if legacy.is_file():  # an install by an earlier version: provider mode, activated
             return {"mode": "provider", "previous_provider": legacy.read_text(encoding="utf-8").strip() or None}

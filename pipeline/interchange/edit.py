@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ..errors import EditConflict, InputError
+from ..scopes import spelled
 from ..store import (
     FORGOTTEN,
     Connection,
@@ -82,6 +83,9 @@ class Wanted:
                    keep("confidence", entry.confidence, entry.confidence),
                    keep("reinforcement_count", entry.reinforcement_count, 0), reason, key, entry.scope)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "scope": spelled(self.scope)}
+
     @property
     def text(self) -> tuple[str, str, str | None]:
         """What makes it this fact rather than another: its topic, text and scope."""
@@ -108,8 +112,8 @@ class Step:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "line": self.line, "id": None if self.old is None else self.old.id,
-                "changed": list(self.changed), "was": None if self.was is None else asdict(self.was),
-                "now": None if self.now is None else asdict(self.now)}
+                "changed": list(self.changed), "was": None if self.was is None else self.was.to_dict(),
+                "now": None if self.now is None else self.now.to_dict()}
 
 
 @dataclass(frozen=True)

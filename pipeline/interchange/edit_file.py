@@ -51,6 +51,7 @@ GUIDE = """\
 # An entry that leaves out tier, confidence or reinforcement_count keeps the fact's own.
 # Lines starting with # are not read. Save and quit to apply it all at once; quit without saving to change nothing.
 """
+EMPTY = "the saved file is empty"  # or only comments and blank lines
 DEMOTED = "the fact is demoted (`persona edit --forget` forgets it for real)"
 FORGOTTEN = "the fact is FORGOTTEN FOR REAL (every copy of its text; this cannot be undone)"
 
@@ -149,6 +150,18 @@ def parse_edit(text: str) -> list[Edited]:
     if problems:
         raise refused(problems)
     return edited
+
+
+def abort_reason(text: str) -> str | None:
+    """Why a saved file means "abort, change nothing", as git takes an empty commit message: it is empty (or only
+    comments and blank lines), or it holds no ``facts:`` (what an editor that crashed, a full disk or a write of an
+    unloaded buffer leaves); None for an edit. Bad YAML is an edit, with a problem to fix."""
+    document = _load(text)
+    if document is None:
+        return EMPTY
+    if isinstance(document, CommentedMap) and "facts" not in document:
+        return "the saved file holds no `facts:`"
+    return None
 
 
 def _load(text: str) -> Any:

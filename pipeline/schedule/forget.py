@@ -7,13 +7,15 @@ profile's lock), so no file, region or stored block keeps it. Last, each file
 the profile's renders wrote since the fact's birth is read back and any that
 still holds its text (one this render could not write, an earlier target's)
 is named: a check of the outcome, never the way the erasure finds what to
-remove.
+remove. The kept `persona edit` files of the profile that hold the text go too
+(:mod:`pipeline.fs.edit_files`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,12 +23,15 @@ from typing import Any
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, region_id, resolve_target
 from ..errors import PersonaError
+from ..fs.edit_files import remove_holding
 from ..fs.read import read_file
 from ..fs.regions import own_region
+from ..fs.yaml import check_yaml
 from ..render import prepared
 from ..render.sanitize import inline, xml
 from ..store import PersonaStore
 from ..store.erasure import Erasure, erase_profile, forget_fact
+from ..store.forgotten import fold
 from ..store.runs import paths_written_since, trim_runs
 from .tick import tick
 
@@ -42,10 +47,11 @@ class Forgotten:
     rendered: list[str] = field(default_factory=list)
     still_holding: list[str] = field(default_factory=list)
     in_users_text: list[str] = field(default_factory=list)  # of those, files holding it only in the user's own lines
+    edit_files: list[str] = field(default_factory=list)  # kept `persona edit` files that held it, removed
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.erasure.to_dict(), "rendered": self.rendered, "still_holding": self.still_holding,
-                "in_users_text": self.in_users_text, "takes_effect": TAKES_EFFECT}
+                "in_users_text": self.in_users_text, "edit_files": self.edit_files, "takes_effect": TAKES_EFFECT}
 
 
 def text_forms(text: str) -> set[str]:
@@ -63,15 +69,49 @@ def forget(settings: Settings, store: PersonaStore, persona_id: int | None = Non
     return Forgotten(erasure, *settle(settings, store, [(text, erasure)]))
 
 
-def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Erasure]]
-           ) -> tuple[list[str], list[str], list[str]]:
+def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Erasure]], *,
+           editing: Path | None = None) -> tuple[list[str], list[str], list[str], list[str]]:
     """After erasures committed (each the text named and what went): render every target of the profile again,
-    once; returns the targets rendered, the files that still hold any of the texts, and those of them that hold it
-    only in the user's own lines (outside our region: an import took it from there)."""
+    once, and remove the profile's kept edit files that hold any of the texts (but ``editing``, the running
+    edit's own); returns the targets rendered, the files that still hold any of the texts, those of them that hold
+    it only in the user's own lines (outside our region: an import took it from there), and the edit files
+    removed."""
     rendered = _rerender(settings, store)
     since = min((erasure.since for _, erasure in erased), default=0)
     needles = set().union(*(text_forms(text) for text, _ in erased))
-    return rendered, *_holding(settings, store, needles, paths_written_since(store, since))
+    held, users = _holding(settings, store, needles, paths_written_since(store, since))
+    edit_files = remove_holding(store.profile, holding_any([text for text, _ in erased]), spare=editing)
+    return rendered, held, users, [str(path) for path in edit_files]
+
+
+def holding_any(texts: list[str]) -> Callable[[str], bool]:
+    """A test of a kept edit file's text: does it hold any of ``texts``, folded as forgotten text is (in the raw
+    text, so a plain scalar folded over lines is found, or in any string its YAML holds, quoted or escaped)?"""
+    needles = [needle for needle in map(fold, texts) if needle]
+
+    def holds(text: str) -> bool:
+        return any(needle in fold(candidate) for candidate in (text, *_strings(text)) for needle in needles)
+    return holds
+
+
+def _strings(text: str) -> Iterator[str]:
+    """Every string in a YAML text (keys and values), or none when it does not parse."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        check_yaml(text)
+        stack = [YAML(typ="safe").load(text)]
+    except (YAMLError, ValueError):
+        return
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            stack += [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            stack += value
 
 
 def erase(settings: Settings, store: PersonaStore) -> Forgotten:
@@ -83,6 +123,7 @@ def erase(settings: Settings, store: PersonaStore) -> Forgotten:
     done.erasure.runs += trim_runs(store)
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
     done.still_holding, done.in_users_text = _holding(settings, store, needles, [])
+    done.edit_files = [str(path) for path in remove_holding(store.profile, lambda text: True)]
     return done
 
 

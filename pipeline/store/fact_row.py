@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..scopes import spelled
 
 MAX_ID = 2**63 - 1  # SQLite's INTEGER, PostgreSQL's bigint
 FACT_COLUMNS = (
@@ -38,7 +39,7 @@ class Fact:
     scope: str | None = None  # None: global; project:ID or host:NAME (pipeline/scopes.py)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "scope": spelled(self.scope)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,13 +9,13 @@ for the few fragments in :mod:`.dialect`.
 from __future__ import annotations
 
 import builtins
-import json
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER, DEFAULT_TOPIC
 from ..errors import InputError, NotFoundError
+from ..fs import bounded_json
 from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
 from . import proposals, supersede
@@ -355,7 +355,7 @@ def metadata_topic(metadata_json: str | None) -> str | None:
     if not metadata_json:
         return None
     try:
-        metadata = json.loads(metadata_json)
+        metadata = bounded_json.loads(metadata_json)  # another tool's column: any depth it likes
     except (ValueError, TypeError):
         return None
     topic = metadata.get("topic") if isinstance(metadata, dict) else None

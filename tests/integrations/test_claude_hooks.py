@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 
+from ..conftest import cli, failed_cleanly
+
 runner = CliRunner()
 PERSONA = Path(sys.executable).parent / "persona"
 SETTINGS = {
@@ -123,3 +125,41 @@ def test_install_as_a_real_process_writes_the_persona_executables_absolute_path(
     subprocess.run([str(PERSONA), "hooks", "remove", "claude-code", "--project", str(project)], env=env,
                    check=True, capture_output=True, timeout=60)
     assert path.read_bytes() == SETTINGS["one line"]
+
+
+DEEP = "{" + '"a": {' * 5000 + "}" * 5001 + "\n"  # valid JSON, 5,001 objects deep
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["hooks", "install", "claude-code"], ["hooks", "remove", "claude-code"]])
+def test_a_deeply_nested_settings_file_is_refused_in_one_line_and_left_untouched(tmp_path, command):
+    path = tmp_path / "home" / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(DEEP)
+    line = failed_cleanly(cli(tmp_path, *command))
+    assert line.startswith(f"error: {path}, line 1 column ") and "nested more than 64 levels deep" in line, line
+    assert path.read_text() == DEEP
+
+
+@pytest.mark.slow
+def test_status_and_targets_check_say_a_deeply_nested_settings_file_is_unreadable_and_go_on(tmp_path):
+    path = tmp_path / "home" / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(DEEP)
+    db = ["--db", str(tmp_path / "m.db")]
+    assert cli(tmp_path, *db, "add", "Answers tersely.", "--topic", "style").returncode == 0
+    for command in (["status"], ["targets", "check"]):
+        done = cli(tmp_path, *db, *command)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        said = [line for line in done.stdout.splitlines() if str(path) in line]
+        assert len(said) == 1 and "claude-code hook: cannot check: " in said[0], done.stdout
+        assert "nested more than 64 levels deep" in said[0]
+    assert "facts: " in cli(tmp_path, *db, "status").stdout  # the rest of status is there
+
+
+@pytest.mark.slow
+def test_a_deeply_nested_mem0_export_is_refused_in_one_line(tmp_path):
+    export = tmp_path / "mem0.json"
+    export.write_text("[" * 5000 + "]" * 5000)
+    line = failed_cleanly(cli(tmp_path, "--db", str(tmp_path / "m.db"), "import", "--from", "mem0", str(export)))
+    assert str(export.name) in line and "nested more than 64 levels deep" in line, line

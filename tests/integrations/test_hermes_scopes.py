@@ -55,7 +55,7 @@ def in_gateway(monkeypatch: pytest.MonkeyPatch, user: str) -> None:
 def test_a_session_shows_its_own_projects_facts_and_the_hermes_ones_and_no_other_projects(
         plugin, projects, monkeypatch):
     monkeypatch.setenv("TERMINAL_CWD", str(projects["shop"]))
-    assert add(plugin, "Answers tersely.")["fact"]["scope"] is None
+    assert add(plugin, "Answers tersely.")["fact"]["scope"] == "global"
     assert add(plugin, "Uses pnpm, never npm.", scope="project")["fact"]["scope"] == "project:github.com/acme/shop"
     assert add(plugin, "Asks before running a shell command.", scope="host")["fact"]["scope"] == "host:hermes"
     shop = system_of(send(plugin, chat(USER), session_id="in-shop"))
@@ -92,7 +92,7 @@ def test_a_replace_keeps_the_scope_unless_it_is_given_another(plugin, projects, 
     assert kept["fact"]["scope"] == "project:github.com/acme/shop"
     moved = json.loads(replace({"persona_id": kept["persona_id"], "content": "Uses bun everywhere.",
                                 "scope": "global"}, session_id="w"))
-    assert moved["fact"]["scope"] is None
+    assert moved["fact"]["scope"] == "global"
     bad = json.loads(replace({"persona_id": moved["persona_id"], "content": "x", "scope": "planet"}, session_id="w"))
     assert bad["status"] == "error" and "scope" in bad["error"]
 

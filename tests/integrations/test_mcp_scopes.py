@@ -50,7 +50,7 @@ async def test_a_project_scope_is_the_clients_first_roots_project(workdir, mode)
                                                        "scope": "project"})
         assert added.structured_content["fact"]["scope"] == "project:github.com/acme/blog"
         plain = await client.call_tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
-        assert plain.structured_content["fact"]["scope"] is None  # no scope: global, and no roots asked
+        assert plain.structured_content["fact"]["scope"] == "global"  # no scope: global, and no roots asked
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -241,3 +241,23 @@ def test_moving_a_project_onto_one_that_holds_the_same_key_is_refused_and_change
     assert moved.exit_code == 1 and "both projects hold a fact with key package_manager" in moved.output
     assert "nothing was moved" in moved.output and "UNIQUE" not in moved.output
     assert cli(world, "list", "--json").stdout == before
+
+
+def test_a_global_fact_is_spelled_global_in_the_table_the_json_and_the_tools(world):
+    """One spelling for the scope of a fact that is true everywhere: `global`, as the facts file and the page say
+    it, never JSON's null."""
+    from pipeline import load_settings
+    from pipeline.integrations.tools import PersonaTools
+
+    assert cli(world, "add", TERSE, "--topic", "style").exit_code == 0
+    assert cli(world, "add", PNPM, "--topic", "tools", "--project", str(world["a"])).exit_code == 0
+    row = next(line for line in cli(world, "list").stdout.splitlines() if TERSE in line)
+    assert re.search(r"\bglobal\b", row), row
+    listed = {fact["content"]: fact["scope"] for fact in json.loads(cli(world, "list", "--json").stdout)}
+    assert listed == {TERSE: "global", PNPM: "project:github.com/me/a"}
+    added = json.loads(cli(world, "add", "Prefers tea.", "--topic", "drinks", "--json").stdout)
+    assert added["fact"]["scope"] == "global"
+    settings = load_settings(overrides={"store.path": str(world["config"].parent / "m.db")})
+    tools = PersonaTools(lambda: settings).catalog(legacy=False)
+    assert {fact["content"]: fact["scope"] for fact in tools["persona_list"]()["personas"]} == {
+        TERSE: "global", "Prefers tea.": "global"}  # the project's fact is not this session's

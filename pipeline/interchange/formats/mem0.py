@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from ...errors import FactsFileError
+from ...fs import bounded_json
 from ..fact_entry import Parsed, Refusal, offer
 from .registry import Source, import_format
 
@@ -43,7 +44,9 @@ def mem0(source: Source) -> Parsed:
 
 def _memories(source: Source) -> list[Any]:
     try:
-        document = json.loads(source.text)
+        document = bounded_json.loads(source.text)
+    except bounded_json.JsonTooDeep as error:
+        raise FactsFileError(f"{source.name}:{error.lineno}:{error.colno}: {error.msg}") from None
     except json.JSONDecodeError as error:
         raise FactsFileError(f"{source.name}:{error.lineno}:{error.colno}: not JSON ({error.msg})") from None
     if isinstance(document, dict):
