@@ -15,14 +15,18 @@ import hashlib
 import os
 from pathlib import Path
 
+from filelock import Timeout
+
 from ..clock import Clock, utc_now
 from ..errors import FileSystemError
+from ..fs.lock import file_lock, lock_path
 from ..fs.read import describe, read_regular_bytes
 from ..fs.write import atomic_write_bytes
 from ..store import PersonaStore
 from ..store.runs import rendered_here
 
 MAX_OURS_BYTES = 64 * 1024 * 1024  # far past any render's budget: a bigger file was never one of ours
+LOCK_WAIT_S = 30.0  # how long a render waits for another render of the same file (write's lock_timeout_s)
 
 
 class NotOurs(FileSystemError):
@@ -43,6 +47,19 @@ def foreign(store: PersonaStore, path: Path) -> bytes | None:
     if not data or rendered_here(store, path, hashlib.sha256(data).hexdigest()):
         return None
     return data
+
+
+def foreign_settled(store: PersonaStore, path: Path, timeout_s: float = LOCK_WAIT_S) -> bytes | None:
+    """:func:`foreign`, asked again under the file's render lock when the bytes look foreign: a render of ours
+    replaces the file a moment before it commits the run that records those bytes, so a look in between (another
+    process's render, outside the lock) saw our own bytes as someone else's. Ours, the usual answer, takes no lock."""
+    if foreign(store, path) is None:
+        return None
+    try:
+        with file_lock(lock_path(path), timeout_s):
+            return foreign(store, path)
+    except Timeout:
+        raise FileSystemError(f"persona file {path} is locked by another render (waited {timeout_s} s)") from None
 
 
 def refusal(path: Path, target: str) -> NotOurs:

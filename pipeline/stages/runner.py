@@ -28,7 +28,7 @@ from ..scopes import shown as scope_text
 from ..store import PersonaStore
 from .context import StageContext
 from .fingerprint import config_hash
-from .ownership import foreign, refusal
+from .ownership import foreign_settled, refusal
 from .registry import StageOptions, StageSpec, get_stage
 
 
@@ -116,7 +116,7 @@ def run_pipeline(
     if not dry_run:
         for target in chosen:
             check_writable(settings, target, profile=store.profile)
-            if target.output == "file" and not overwrite and foreign(store, target.path) is not None:
+            if target.output == "file" and not overwrite and foreign_settled(store, target.path) is not None:
                 raise refusal(target.path, target.name)
     ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run,
                        explain=explain, overwrite=overwrite)

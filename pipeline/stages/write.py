@@ -15,7 +15,7 @@ from ..fs.write import atomic_write_text, ensure_private_dir, remove_stale_temps
 from ..render.model import CappedRender, TargetReport
 from ..store.blocks import StoredBlock, put_block, read_block
 from .context import StageContext
-from .ownership import foreign, keep_copy, refusal
+from .ownership import LOCK_WAIT_S, foreign, keep_copy, refusal
 from .registry import StageOptions, stage
 from .run_report import dry_run, overtaken, record, report
 from .write_region import write_region_target
@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 
 
 class WriteOptions(StageOptions):
-    lock_timeout_s: float = Field(30.0, gt=0, description="How long to wait for another render of the same file.")
+    lock_timeout_s: float = Field(LOCK_WAIT_S, gt=0,
+                                  description="How long to wait for another render of the same file.")
 
 
 def read_current(path: Path) -> str | None:

@@ -5,12 +5,14 @@ byte, until the user takes it over or overwrites it on purpose."""
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
 from typer.testing import CliRunner
 
 from pipeline import PersonaInjector, PersonaStore, StageError, run_pipeline, tick
 from pipeline.cli import app
+from pipeline.fs.lock import file_lock, lock_path
 
 from ..conftest import digest, local_settings, write
 
@@ -115,3 +117,28 @@ def test_another_profiles_render_and_a_pruned_log_still_prove_a_file_ours(tmp_pa
             store.add(fact, topic="general")
             run_pipeline(settings, store=store)
     assert "Uses uv." in (tmp_path / "persona.md").read_text() and "Uses uv." in (tmp_path / "b.md").read_text()
+
+
+def test_a_render_decides_whose_file_it_is_under_the_render_lock(tmp_path):
+    """Another render of ours replaces the file a moment before it commits the run that proves those bytes ours;
+    a render that looked in between refused our own file as someone else's. Foreign-looking bytes are looked at
+    again under the render lock, which that render holds until its run is committed."""
+    persona = write(tmp_path / "persona.md", HANDWRITTEN)
+    settings = local_settings(tmp_path, persona="persona.md")
+    outcome: list[object] = []
+
+    def render() -> None:
+        with PersonaStore.from_settings(settings) as store:
+            try:
+                outcome.append(run_pipeline(settings, store=store))
+            except StageError as error:
+                outcome.append(error)
+
+    with file_lock(lock_path(persona), 5):  # the other render, between its swap and its commit
+        racing = threading.Thread(target=render)
+        racing.start()
+        racing.join(0.5)  # before the fix it gave up here, without waiting for the lock
+        persona.unlink()  # by the time the lock is free the file is no longer a stranger's
+    racing.join(30)
+    assert len(outcome) == 1 and not isinstance(outcome[0], StageError), outcome
+    assert persona.exists()
