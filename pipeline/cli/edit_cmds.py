@@ -206,7 +206,7 @@ def _edit(store: PersonaStore, base: EditBase, file: EditFile, editor: list[str]
 def _abort_if_emptied(saved: str, file: EditFile) -> None:
     """An emptied file is an abort, never "remove every fact" (EditError); a file that still holds something
     (entries under another key) is kept, an empty one is not."""
-    from ..store.edit_file import EMPTY, abort_reason
+    from ..interchange.edit_file import EMPTY, abort_reason
 
     reason = abort_reason(saved)
     if reason is None:
