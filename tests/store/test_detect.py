@@ -44,11 +44,11 @@ def test_no_rule_supersedes_by_itself_while_none_shows_0_99_on_the_held_out_corp
     ("Is allergic to peanuts", "Is no longer allergic to penicillin"),  # many values
     ("Uses vim for Python", "Now uses vim for Rust"),  # another purpose
     ("Speaks French", "Speaks Italian too"),  # also / too / as well
-    ("Lives in Munich", "Now lives in Munich, Germany"),  # the same value reworded
+    ("Lives in Munich", "Now lives in Munich, Germany"),  # the same value reworded: a merge, not an update
     ("I dislike crowded beaches", "Now, I dislike spicy food"),  # PrefEval's kind of write
 ])
-def test_the_issues_hard_negatives_are_not_proposed(old, new):
-    assert not judge(old, new).proposes
+def test_the_issues_hard_negatives_are_not_proposed_as_updates(old, new):
+    assert not judge(old, new).update
 
 
 @pytest.mark.parametrize(("old", "new"), [
