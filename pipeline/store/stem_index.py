@@ -1,0 +1,97 @@
+"""The proposal check's candidates, from an index of content stems: a write is judged against the facts of its topic
+that share a stem with it (at most :data:`PER_STEM` per stem) and the topic's :data:`RECENT` latest facts, so its
+cost does not grow with the topic's size (issue 38: a promote judged every fact of its topic, 325 there).
+
+Table ``persona_stems`` holds, per profile, one row per (topic and stem, fact); a row keyed by the topic alone
+lists every fact of the topic. The write path indexes what it writes; rows other tools add to ``memoria_persona``
+are indexed lazily, at the next check: ``persona_stemmed.upto`` is the highest fact id the index has read (ids only
+grow). A fact that leaves the persona keeps its rows until it is forgotten (candidates are read back from
+``memoria_persona``, so a stale row names nothing), and forgetting removes them with the fact: stems are pieces of
+its text. A fact another tool rewrites in place keeps the stems of its first text until it is written again.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .backend import Connection
+from .births import BIRTH_JOIN
+from .fact_row import FACT_COLUMNS, Fact
+
+if TYPE_CHECKING:
+    from .facts import PersonaStore
+
+PER_STEM = 24  # the latest facts of the topic one stem brings: a common stem ("answers") does not bring them all
+RECENT = 8  # the topic's latest facts, judged even without a stem in common ("I've been on Helix for a month now")
+CHUNK = 300  # index rows per INSERT: 900 parameters, under every SQLite build's limit
+SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or word holds
+
+
+def candidates(store: PersonaStore, conn: Connection, new: Fact) -> list[Fact]:
+    """The current facts ``new`` is judged against: of its topic, sharing a stem or among the latest."""
+    catch_up(store, conn)
+    topic, ids = _topic_key(new.topic), set[int]()
+    for key in keys(new.topic, new.content):
+        ids.update(int(row[0]) for row in conn.execute(
+            "SELECT persona_id FROM persona_stems WHERE profile = ? AND stem = ? AND persona_id != ? "
+            "ORDER BY persona_id DESC LIMIT ?", (store.profile, key, new.id, RECENT if key == topic else PER_STEM)))
+    return _facts(store, conn, sorted(ids))
+
+
+def catch_up(store: PersonaStore, conn: Connection) -> None:
+    """Index the profile's facts written since the index last read (by any tool; on the first check, all)."""
+    row = conn.execute("SELECT upto FROM persona_stemmed WHERE profile = ?", (store.profile,)).fetchone()
+    upto = -1 if row is None else int(row[0])
+    rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE session_id = ? AND id > ? ORDER BY id",
+                        (store.profile, upto)).fetchall()
+    if not rows:
+        return
+    index(store, conn, ((int(r[0]), r[1], r[2]) for r in rows if isinstance(r[1], str) and isinstance(r[2], str)))
+    conn.execute("INSERT INTO persona_stemmed (profile, upto) VALUES (?, ?) ON CONFLICT (profile) DO UPDATE SET "
+                 "upto = excluded.upto", (store.profile, max(int(r[0]) for r in rows)))
+
+
+def index(store: PersonaStore, conn: Connection, facts: Iterable[tuple[int, str, str]]) -> None:
+    """Add the rows of ``facts`` (id, topic, content) to the index."""
+    rows = [(store.profile, key, fact_id) for fact_id, topic, content in facts for key in keys(topic, content)]
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start:start + CHUNK]
+        conn.execute("INSERT INTO persona_stems (profile, stem, persona_id) VALUES "
+                     + ", ".join("(?, ?, ?)" for _ in chunk) + " ON CONFLICT DO NOTHING",
+                     [value for row in chunk for value in row])
+
+
+def keys(topic: str, content: str) -> list[str]:
+    """The index keys of a fact: its topic, and its topic with each content stem."""
+    from .stems import content_stems  # PyStemmer loads on the write path only
+
+    key = _topic_key(topic)
+    return [key, *sorted(key + SEPARATOR + stem for stem in content_stems(content))]
+
+
+def forget(store: PersonaStore, conn: Connection, ids: Iterable[int]) -> None:
+    """Remove the rows of the facts ``ids`` (forget; caller's transaction): stems are pieces of their text."""
+    for fact_id in ids:
+        conn.execute("DELETE FROM persona_stems WHERE profile = ? AND persona_id = ?", (store.profile, fact_id))
+
+
+def forget_profile(store: PersonaStore, conn: Connection) -> None:
+    """Remove the profile's whole index (profile erase; caller's transaction)."""
+    conn.execute("DELETE FROM persona_stems WHERE profile = ?", (store.profile,))
+    conn.execute("DELETE FROM persona_stemmed WHERE profile = ?", (store.profile,))
+
+
+def _facts(store: PersonaStore, conn: Connection, ids: list[int]) -> list[Fact]:
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    rows: list[Any] = conn.execute(
+        f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE session_id = ? AND id IN "
+        f"({marks}) AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile, *ids)).fetchall()
+    return [Fact(**dict(row)) for row in rows]
+
+
+def _topic_key(topic: str) -> str:
+    return unicodedata.normalize("NFKC", topic).casefold()
