@@ -227,6 +227,12 @@ class SupersedeSettings(Section):
         "review`, where it is accepted (a replace) or dismissed; nothing is superseded on detection alone. off: no "
         "detection. The old values auto and flag mean propose, with a warning.",
     )
+    related: int = Field(
+        8, ge=0, le=100,
+        description="How many facts of the same topic and scope a write's answer lists as related (`persona add "
+        "--json`, the tools persona_add and persona_promote), with their ids and text, so the writer's model can "
+        "replace one the new fact changes or merge one it repeats. 0: none.",
+    )
 
     @field_validator("detect", mode="before")
     @classmethod

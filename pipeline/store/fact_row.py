@@ -69,6 +69,7 @@ class Promotion:
     fact: Fact
     created: bool
     proposals: tuple[Proposal, ...] = ()  # supersede.detect: propose; the writer decides
+    related: tuple[Fact, ...] = ()  # the topic and scope's other facts, up to supersede.related: the neighbourhood
 
     @property
     def flagged(self) -> tuple[int, ...]:

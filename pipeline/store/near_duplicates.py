@@ -3,7 +3,8 @@ and allergic to nuts"). A write proposes to merge them, keeping the fuller one (
 shorter by the fuller, with lineage and undo); the writer decides, as for an update.
 
 Two facts are near-duplicates when every content stem (:mod:`.stems`) of one is in the other's, or is alike one of
-them past :data:`SIMILAR` (rapidfuzz: "tradeoff" / "trade-off", a typo), and neither negates what the other says.
+them past :data:`SIMILAR` (rapidfuzz: "tradeoff" / "trade-off", a typo), and the newer names no change; that neither
+negates what the other says is the caller's test (:mod:`.supersede_rules`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from functools import cache
 
 from .stems import content_stems, language
-from .supersede_words import NEGATIONS, STRONG_SIGNALS
+from .supersede_words import STRONG_SIGNALS
 
 SIMILAR = 88  # rapidfuzz's ratio of two stems, 0-100: past this, one word in two spellings ("npm" / "pnpm": 86)
 
@@ -21,7 +22,7 @@ def near_duplicate(one: str, other: str) -> bool:
     """Whether the two (case-folded) texts say the same thing, one perhaps with more detail."""
     lang = language(one + " " + other)
     mine, theirs = content_stems(one, lang), content_stems(other, lang)
-    if not mine or not theirs or _negated(one) != _negated(other) or _strong(other):
+    if not mine or not theirs or _strong(other):
         return False  # "moved to 10am": a change, however many words it keeps
     shorter, fuller = sorted((mine, theirs), key=len)
     return all(stem in fuller or _similar(stem, fuller) for stem in shorter)
@@ -41,10 +42,6 @@ def _similar(stem: str, others: frozenset[str]) -> bool:
 
 def _strong(text: str) -> bool:
     return _phrases(STRONG_SIGNALS).search(text) is not None
-
-
-def _negated(text: str) -> bool:
-    return _phrases(NEGATIONS).search(text) is not None
 
 
 @cache

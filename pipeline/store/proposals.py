@@ -67,6 +67,17 @@ def _merged(old: Fact, new: Fact) -> tuple[Fact, Fact]:
     return (new, old) if fuller(old.content, new.content) else (old, new)
 
 
+def check_write(store: PersonaStore, conn: Connection, new: Fact) -> tuple[tuple[Proposal, ...], tuple[Fact, ...]]:
+    """A write's proposals, and its related facts: its topic and scope's others, those it may update or merge with
+    first, then the latest, up to ``supersede.related``. One read of candidates (the stem index's) for both."""
+    candidates = stem_index.candidates(store, conn, new)
+    made = propose(store, conn, new, candidates)
+    partners = {fact.id for proposal in made for fact in (proposal.old, proposal.new)}
+    mine = [fact for fact in candidates if fact.topic == new.topic and fact.scope == new.scope]
+    mine.sort(key=lambda fact: (fact.id not in partners, -fact.id))
+    return made, tuple(mine[:store.supersede_related])
+
+
 def propose_after_import(store: PersonaStore, conn: Connection, added: Sequence[int], listed: set[int]
                          ) -> list[Proposal]:
     """The facts an import added may update the profile's others, but never one the same file lists: the file

@@ -134,7 +134,7 @@ def _judge(old: Text, new: Text) -> Verdict:
         return NO
     if _covers(new.words, old.words) and _ends(old, new):
         return Verdict(True, shared, "stopped")  # every old word is still there, and the new fact ends it
-    if near_duplicate(old.folded, new.folded):
+    if near_duplicate(old.folded, new.folded) and not _ends(new, old):  # "Does not use Docker" / "Uses Docker"
         return Verdict(True, shared, "near_duplicate", MERGE)  # reworded or refined: keep the fuller
     if _covers(new.words, old.words) or _multi_valued(old, new):
         return NO

@@ -161,7 +161,8 @@ def test_the_add_tool_answers_with_what_it_may_update(database, tmp_path):
     tools = PersonaTools(lambda: settings).catalog(legacy=False)
     answer = tools["persona_add"](content=PNPM, topic="tools", profile="alice")
     [proposal] = mine.proposals()
-    assert answer["may_update"] == [{"proposal": proposal.id, "persona_id": old.id, "topic": "tools", "content": NPM}]
+    assert answer["may_update"] == [{"proposal": proposal.id, "kind": "update", "persona_id": old.id, "topic": "tools",
+                                     "content": NPM, "fuller": None}]
     assert f"#{old.id}: {NPM}" in answer["next"] and "persona_replace" in answer["next"]
     assert "may_update" not in tools["persona_add"](content="Answers tersely", topic="style", profile="alice")
     assert "may_update" in (tools["persona_add"].__doc__ or "") and contents(other) == [
