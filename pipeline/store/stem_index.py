@@ -13,6 +13,7 @@ its text. A fact another tool rewrites in place keeps the stems of its first tex
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from .facts import PersonaStore
 
 PER_STEM = 24  # the latest facts of the topic one stem brings: a common stem ("answers") does not bring them all
+MAX_CANDIDATES = 12  # judged per write, those with most stems in common first
 RECENT = 8  # the topic's latest facts, judged even without a stem in common ("I've been on Helix for a month now")
 CHUNK = 300  # index rows per INSERT: 900 parameters, under every SQLite build's limit
 SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or word holds
@@ -32,20 +34,24 @@ SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or w
 def candidates(store: PersonaStore, conn: Connection, new: Fact) -> list[Fact]:
     """The current facts ``new`` is judged against: of its topic, sharing a stem or among the latest."""
     catch_up(store, conn)
-    topic, ids = _topic_key(new.topic), set[int]()
+    topic, shared = _topic_key(new.topic), Counter[int]()
     for key in keys(new.topic, new.content):
-        ids.update(int(row[0]) for row in conn.execute(
+        shared.update(int(row[0]) for row in conn.execute(
             "SELECT persona_id FROM persona_stems WHERE profile = ? AND stem = ? AND persona_id != ? "
             "ORDER BY persona_id DESC LIMIT ?", (store.profile, key, new.id, RECENT if key == topic else PER_STEM)))
-    return _facts(store, conn, sorted(ids))
+    # The most stems in common first, then the latest: judging costs more than reading.
+    best = sorted(shared, key=lambda fact_id: (-shared[fact_id], -fact_id))[:MAX_CANDIDATES]
+    return _facts(store, conn, sorted(best))
 
 
 def catch_up(store: PersonaStore, conn: Connection) -> None:
     """Index the profile's facts written since the index last read (by any tool; on the first check, all)."""
     row = conn.execute("SELECT upto FROM persona_stemmed WHERE profile = ?", (store.profile,)).fetchone()
     upto = -1 if row is None else int(row[0])
-    rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE session_id = ? AND id > ? ORDER BY id",
-                        (store.profile, upto)).fetchall()
+    # By id only (`session_id || ''` keeps SQLite off the (session_id, tier) index, which would read the whole
+    # profile): a read of the rows written since, whoever wrote them.
+    rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE id > ? AND session_id || '' = ? "
+                        "ORDER BY id", (upto, store.profile)).fetchall()
     if not rows:
         return
     index(store, conn, ((int(r[0]), r[1], r[2]) for r in rows if isinstance(r[1], str) and isinstance(r[2], str)))
@@ -88,8 +94,8 @@ def _facts(store: PersonaStore, conn: Connection, ids: list[int]) -> list[Fact]:
         return []
     marks = ", ".join("?" for _ in ids)
     rows: list[Any] = conn.execute(
-        f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE session_id = ? AND id IN "
-        f"({marks}) AND ({store.row_problem()}) IS NULL ORDER BY id", (store.profile, *ids)).fetchall()
+        f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE id IN ({marks}) AND "
+        f"session_id || '' = ? AND ({store.row_problem()}) IS NULL ORDER BY id", (*ids, store.profile)).fetchall()
     return [Fact(**dict(row)) for row in rows]
 
 
