@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .stems import content_stems, language
+from .stems import content_stems, pair_language
 from .supersede_words import STRONG_SIGNALS
 
 SIMILAR = 88  # rapidfuzz's ratio of two stems, 0-100: past this, one word in two spellings ("npm" / "pnpm": 86)
@@ -20,7 +20,7 @@ SIMILAR = 88  # rapidfuzz's ratio of two stems, 0-100: past this, one word in tw
 
 def near_duplicate(one: str, other: str) -> bool:
     """Whether the two (case-folded) texts say the same thing, one perhaps with more detail."""
-    lang = language(one + " " + other)
+    lang = pair_language(one, other)
     mine, theirs = content_stems(one, lang), content_stems(other, lang)
     if not mine or not theirs or _strong(other):
         return False  # "moved to 10am": a change, however many words it keeps
@@ -30,7 +30,7 @@ def near_duplicate(one: str, other: str) -> bool:
 
 def fuller(one: str, other: str) -> bool:
     """Whether ``one`` says more than ``other``: more content stems, then more characters."""
-    lang = language(one + " " + other)
+    lang = pair_language(one, other)
     return (len(content_stems(one, lang)), len(one)) > (len(content_stems(other, lang)), len(other))
 
 

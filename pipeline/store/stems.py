@@ -32,15 +32,26 @@ WORD = re.compile(r"[\w@+#.'’-]+")
 LIGHT = word_set("use prefer like want need have get go do make usa usar utilis nutz bevorzug préfèr prefier")
 
 
-@cache
 def language(text: str) -> str:
     """The Snowball language ``text`` reads as (English when nothing tells)."""
+    return _evidence(text)[0]
+
+
+def pair_language(old: str, new: str) -> str:
+    """The language two facts of a pair are read in: the one with more evidence of its own (each read once)."""
+    mine, theirs = _evidence(old), _evidence(new)
+    return max(theirs, mine, key=lambda found: found[1])[0]
+
+
+@cache
+def _evidence(text: str) -> tuple[str, int]:
+    """(the language with most marker words and letters in ``text``, how many): English and 0 when none."""
     folded = text.casefold()
     words = set(_tokens(folded))
     scores = {lang: len(words & markers) + 2 * sum(letter in folded for letter in LETTERS.get(lang, ""))
               for lang, markers in MARKERS.items()}
     best = max(scores.values())
-    return next(lang for lang, score in scores.items() if score == best)
+    return next(lang for lang, score in scores.items() if score == best), best
 
 
 def content_stems(text: str, lang: str | None = None) -> frozenset[str]:

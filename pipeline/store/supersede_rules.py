@@ -33,7 +33,7 @@ from difflib import SequenceMatcher
 from functools import cache
 
 from .near_duplicates import near_duplicate
-from .stems import content_stems, head, language, meaningful
+from .stems import content_stems, head, meaningful, pair_language
 from .supersede_words import (
     ADDITIVE_SIGNALS,
     ARTICLES,
@@ -162,6 +162,7 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(word for word in (token.strip(".:-,;!?'’") for token in re.findall(r"[\w+#.:'’-]+", text)) if word)
 
 
+@cache
 def _relations(text: Text) -> frozenset[str]:
     return frozenset(token for token in text.tokens if token in RELATIONS)
 
@@ -233,6 +234,7 @@ def _covers(new: tuple[str, ...], old: tuple[str, ...]) -> bool:
     return bool(old) and all(any(_alike(word, other) for other in parts) for word in old)
 
 
+@cache
 def _alike(one: str, other: str) -> bool:
     """One word inflected two ways: "raucht" / "rauchen", "fume" / "fumer", "smoke" / "smoking"."""
     common = len(_common_prefix(one, other))
@@ -295,10 +297,10 @@ def _signalled(old: Text, new: Text) -> Verdict:
     """The new fact signals a change and both speak of the same thing: after a change word, the old predicate
     kept with another value ("Fährt einen Diesel" / "Fährt inzwischen elektrisch"); after a strong one (a move, a
     switch, an end, a dated new state), the same topic is enough ("I've been on Helix for a month now")."""
-    strong = _news(old, new, STRONG_SIGNALS) or any(re.search(dated, new.folded) for dated in DATED)
+    strong = _news(old, new, STRONG_SIGNALS) or _dated(new.folded)
     if not (strong or _news(old, new, CHANGE_SIGNALS)) or _other_purposes(old, new):
         return NO
-    lang = language(old.folded + " " + new.folded)
+    lang = pair_language(old.folded, new.folded)
     mine, theirs = meaningful(content_stems(old.folded, lang)), meaningful(content_stems(new.folded, lang))
     kept = head(old.folded, lang) in theirs and bool(mine - theirs) and bool(theirs - mine)
     return Verdict(True, len(mine & theirs), "signal") if strong or kept else NO
@@ -306,8 +308,17 @@ def _signalled(old: Text, new: Text) -> Verdict:
 
 def _news(old: Text, new: Text, phrases: tuple[str, ...]) -> bool:
     """Whether the new fact says one of ``phrases`` the old one does not: "now" in both says nothing of either."""
-    said = {" ".join(found.split()) for found in _pattern(phrases, gapped=True).findall(old.folded)}
-    return any(" ".join(found.split()) not in said for found in _pattern(phrases, gapped=True).findall(new.folded))
+    return bool(_said(new.folded, phrases) - _said(old.folded, phrases))
+
+
+@cache
+def _said(text: str, phrases: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(" ".join(found.split()) for found in _pattern(phrases, gapped=True).findall(text))
+
+
+@cache
+def _dated(text: str) -> bool:
+    return any(re.search(dated, text) for dated in DATED)
 
 
 def _other_purposes(old: Text, new: Text) -> bool:
