@@ -3,15 +3,17 @@ that share a stem with it (at most :data:`PER_STEM` per stem) and the topic's :d
 cost does not grow with the topic's size (issue 38: a promote judged every fact of its topic, 325 there).
 
 Table ``persona_stems`` holds, per profile, one row per (topic and stem, fact); a row keyed by the topic alone
-lists every fact of the topic. The write path indexes what it writes; rows other tools add to ``memoria_persona``
+lists every fact of the topic. Keys are keyed hashes (this database's secret, :mod:`.forgotten`), never text: a
+stem is a piece of a fact. The write path indexes what it writes; rows other tools add to ``memoria_persona``
 are indexed lazily, at the next check: ``persona_stemmed.upto`` is the highest fact id the index has read (ids only
 grow). A fact that leaves the persona keeps its rows until it is forgotten (candidates are read back from
-``memoria_persona``, so a stale row names nothing), and forgetting removes them with the fact: stems are pieces of
-its text. A fact another tool rewrites in place keeps the stems of its first text until it is written again.
+``memoria_persona``, so a stale row names nothing), and forgetting removes them with the fact. A fact another tool
+rewrites in place keeps the stems of its first text until it is written again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
@@ -34,8 +36,9 @@ SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or w
 def candidates(store: PersonaStore, conn: Connection, new: Fact) -> list[Fact]:
     """The current facts ``new`` is judged against: of its topic, sharing a stem or among the latest."""
     catch_up(store, conn)
-    topic, shared = _topic_key(new.topic), Counter[int]()
-    for key in keys(new.topic, new.content):
+    secret = _secret(store, conn)
+    topic, shared = _hashed(secret, _topic_key(new.topic)), Counter[int]()
+    for key in keys(secret, new.topic, new.content):
         shared.update(int(row[0]) for row in conn.execute(
             "SELECT persona_id FROM persona_stems WHERE profile = ? AND stem = ? AND persona_id != ? "
             "ORDER BY persona_id DESC LIMIT ?", (store.profile, key, new.id, RECENT if key == topic else PER_STEM)))
@@ -61,7 +64,8 @@ def catch_up(store: PersonaStore, conn: Connection) -> None:
 
 def index(store: PersonaStore, conn: Connection, facts: Iterable[tuple[int, str, str]]) -> None:
     """Add the rows of ``facts`` (id, topic, content) to the index."""
-    rows = [(store.profile, key, fact_id) for fact_id, topic, content in facts for key in keys(topic, content)]
+    secret = _secret(store, conn)
+    rows = [(store.profile, key, fact_id) for fact_id, topic, content in facts for key in keys(secret, topic, content)]
     for start in range(0, len(rows), CHUNK):
         chunk = rows[start:start + CHUNK]
         conn.execute("INSERT INTO persona_stems (profile, stem, persona_id) VALUES "
@@ -69,12 +73,12 @@ def index(store: PersonaStore, conn: Connection, facts: Iterable[tuple[int, str,
                      [value for row in chunk for value in row])
 
 
-def keys(topic: str, content: str) -> list[str]:
-    """The index keys of a fact: its topic, and its topic with each content stem."""
+def keys(secret: bytes, topic: str, content: str) -> list[str]:
+    """The index keys of a fact: (the keyed hashes of) its topic, and its topic with each content stem."""
     from .stems import content_stems  # PyStemmer loads on the write path only
 
     key = _topic_key(topic)
-    return [key, *sorted(key + SEPARATOR + stem for stem in content_stems(content))]
+    return [_hashed(secret, key), *sorted(_hashed(secret, key + SEPARATOR + stem) for stem in content_stems(content))]
 
 
 def forget(store: PersonaStore, conn: Connection, ids: Iterable[int]) -> None:
@@ -97,6 +101,17 @@ def _facts(store: PersonaStore, conn: Connection, ids: list[int]) -> list[Fact]:
         f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE id IN ({marks}) AND "
         f"session_id || '' = ? AND ({store.row_problem()}) IS NULL ORDER BY id", (*ids, store.profile)).fetchall()
     return [Fact(**dict(row)) for row in rows]
+
+
+def _secret(store: PersonaStore, conn: Connection) -> bytes:
+    from .forgotten import secret
+
+    return secret(store, conn)[:64]  # blake2b's longest key
+
+
+def _hashed(secret: bytes, raw: str) -> str:
+    """A key's keyed hash: 96 bits, short enough to index, long enough that two keys never meet."""
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), key=secret, digest_size=12).hexdigest()
 
 
 def _topic_key(topic: str) -> str:

@@ -20,9 +20,15 @@ and one of these does:
 - the two texts describe the same frame and differ in one slot: at most one old word (two, after "switched to")
   replaced by at most two new ones, the verb kept, and the slot not what the value is for ("vim for Python" /
   "vim for Rust" is another purpose, not a change).
+- the new fact signals a change the old one does not (issue 38): after a change word, the old predicate kept
+  with another value; after a strong signal (a move, a switch, an end, a correction, a dated new state: "for a
+  month now"), the same topic is enough ("Edits in Sublime Text" / "I've been on Helix for a month now").
+
+Two facts that say the same thing, one with more (every content stem of one in the other's: "Is a vegetarian" /
+"Is a vegetarian and allergic to nuts"), are a *merge* (:mod:`.near_duplicates`), not an update.
 
 The figures, on a train part these rules were written against and a held-out part frozen before, are printed by
-``make bench`` (tests/data/supersede_train.yaml, supersede_heldout.yaml, supersede_noise.yaml).
+``make bench`` (tests/data/supersede_train.yaml, supersede_heldout.yaml, supersede_spoken.yaml, supersede_noise.yaml).
 """
 
 from __future__ import annotations
