@@ -37,6 +37,7 @@ from pipeline import (
 from pipeline.inject import capped as block
 from pipeline.render.section_cap import split_sections
 
+from . import promote_scale
 from .__main__ import SIZES, populate, populate_memories, settings_in
 from .corpus import corpus
 from .processes import print_table as print_processes
@@ -105,6 +106,7 @@ def main() -> None:
         rows = (render_rows(ours, theirs, floors) + inject_rows(ours, theirs, job) + trigger_rows(ours, theirs)
                 + promote_rows(ours, theirs, floors))
         theirs.close()
+        floors += promote_scale.rows()  # promote beside one FULL commit of the same row, 1,000 and 100,000 facts
         print_table(rows)
         print_floors(floors)
         print_fidelity(work)

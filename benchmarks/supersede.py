@@ -90,6 +90,26 @@ def figures(part: str, rule: Rule = proposes) -> Figures:
                    sum(said and truth for said, truth in judged))
 
 
+def rates(part: str) -> str:
+    """Issue 38's goals: recall of update proposals on real changes, and false proposals (an update, or a merge
+    of two facts that do not say the same) among pairs that are both true; merges found among near-duplicates."""
+    found = pairs(part)
+    changes = [pair for pair in found if pair["label"] == "change"]
+    keeps = [pair for pair in found if pair["label"] == "keep"]
+    merges = [pair for pair in found if pair["label"] == "merge"]
+    said = sum(judge(pair["old"], pair["new"]).update for pair in changes)
+    wrong = sum(_false(pair) for pair in keeps)
+    merged = sum(judge(pair["old"], pair["new"]).merge for pair in merges)
+    shown = f"recall {said / len(changes):.3f} ({said}/{len(changes)}), false {wrong / len(keeps):.3f} " \
+            f"({wrong}/{len(keeps)})"
+    return shown + (f", merges {merged}/{len(merges)}" if merges else "")
+
+
+def _false(pair: dict[str, Any]) -> bool:
+    verdict = judge(pair["old"], pair["new"])
+    return verdict.update or (verdict.merge and pair["kind"] not in ("same_value", "refinement"))
+
+
 def noise_rate() -> tuple[int, int]:
     """(writes, proposals) over the noise set, every topic under every prefix of its language."""
     noise = YAML(typ="safe").load((DATA / "supersede_noise.yaml").read_text("utf-8"))
@@ -125,6 +145,8 @@ def rows() -> list[tuple[str, str, str]]:
         auto = figures(part, explicit)
         found.append((f"supersede explicit rule, {part}", f"{sized.pairs} pairs",
                       f"{auto}; {auto.wrong} hard negatives"))
+    for part in ("train", "heldout", "spoken"):
+        found.append((f"supersede update proposals, {part}", f"{len(pairs(part))} pairs", rates(part)))
     writes, said = noise_rate()
     found.append(("supersede proposals per 1,000 unrelated writes", f"{writes} writes, 6 languages",
                   f"{1000 * said / writes:.0f} ({said} proposals)"))

@@ -11,6 +11,8 @@ import typer
 
 from .common import JsonOption, ProfileOption, emit_json, shown, state, table
 
+MERGE = "merge"  # a proposal's kind (store/supersede_rules.py): the two say the same, ``new`` is the fuller
+
 if TYPE_CHECKING:
     from ..store import Proposal
 
@@ -25,7 +27,11 @@ def register(app: typer.Typer) -> None:
 
 
 def may_update(proposal: Proposal) -> str:
-    """The line a write prints for each fact it may update: which, and how to settle it."""
+    """The line a write prints for each fact it may update or repeat: which, and how to settle it."""
+    if proposal.kind == MERGE:
+        return (f"may merge: #{proposal.old.id} {shown(proposal.old.content, CONTENT_WIDTH)} is said by the fuller "
+                f"#{proposal.new.id}; to keep only #{proposal.new.id}: persona review accept {proposal.id}; to keep "
+                f"both: persona review dismiss {proposal.id}")
     return (f"may update #{proposal.old.id}: {shown(proposal.old.content, CONTENT_WIDTH)}; to replace it: "
             f"persona review accept {proposal.id} (or persona replace {proposal.old.id} …); to keep both: "
             f"persona review dismiss {proposal.id}")
@@ -34,7 +40,8 @@ def may_update(proposal: Proposal) -> str:
 def proposal_line(proposal: dict[str, Any]) -> str:
     """One open proposal (as :meth:`Proposal.to_dict` gives it), as `status` and `explain` list them."""
     old, new = proposal["old"], proposal["new"]
-    return (f"proposal {proposal['id']}: #{new['id']} {shown(new['content'], CONTENT_WIDTH)} may update "
+    verb = "may merge (keeping itself)" if proposal.get("kind") == MERGE else "may update"
+    return (f"proposal {proposal['id']}: #{new['id']} {shown(new['content'], CONTENT_WIDTH)} {verb} "
             f"#{old['id']} {shown(old['content'], CONTENT_WIDTH)}")
 
 
@@ -56,11 +63,13 @@ def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: J
     if not found:
         typer.echo("no open proposals")
         return
-    rows = [[str(p.id), f"#{p.old.id} {shown(p.old.content, CONTENT_WIDTH)}",
+    rows = [[str(p.id), p.kind, f"#{p.old.id} {shown(p.old.content, CONTENT_WIDTH)}",
              f"#{p.new.id} {shown(p.new.content, CONTENT_WIDTH)}", shown(p.old.topic, 24)] for p in found]
-    typer.echo(table(["ID", "OLDER FACT", "MAY BE UPDATED BY", "TOPIC"], rows))
-    typer.echo("\n`persona review accept ID` replaces the older fact (undo: `persona undo-replace`); "
-               "`persona review dismiss ID` keeps both, and the pair is not proposed again.")
+    typer.echo(table(["ID", "KIND", "OLDER FACT (UPDATE) / SHORTER (MERGE)", "MAY BE UPDATED BY / FULLER", "TOPIC"],
+                     rows))
+    typer.echo("\n`persona review accept ID` replaces the older fact, or for a merge keeps only the fuller one "
+               "(undo: `persona undo-replace`); `persona review dismiss ID` keeps both, and the pair is not proposed "
+               "again.")
 
 
 @review_app.command("accept")

@@ -50,7 +50,9 @@ def _describe(fact: Fact) -> str:
 def _report_promotion(result: Promotion, as_json: bool, what: str) -> None:
     if as_json:
         emit_json({"created": result.created, "fact": result.fact.to_dict(),
-                   "proposals": [proposal.to_dict() for proposal in result.proposals]})
+                   "proposals": [proposal.to_dict() for proposal in result.proposals],
+                   "related": [{"id": fact.id, "topic": fact.topic, "content": fact.content}
+                               for fact in result.related]})
         return
     if result.created:
         typer.echo(f"{what} as {_describe(result.fact)}")

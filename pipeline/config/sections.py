@@ -228,10 +228,17 @@ class SupersedeSettings(Section):
     detect: Literal["propose", "off"] = Field(
         "propose",
         description="A fact written (add, import, the tools) beside older ones of its topic that it may update "
-        "(\"now\", \"no longer\", \"switched to\", a new value in the same frame... in English, German, French, "
-        "Spanish, Italian, Portuguese): propose reports each with its id and text and keeps it for `persona "
-        "review`, where it is accepted (a replace) or dismissed; nothing is superseded on detection alone. off: no "
-        "detection. The old values auto and flag mean propose, with a warning.",
+        "(\"now\", \"no longer\", \"switched to\", a correction, a new value in the same frame... in English, "
+        "German, French, Spanish, Italian, Portuguese), or that says what one of them says with more (a merge, "
+        "keeping the fuller): propose reports each with its id and text and keeps it for `persona review`, where "
+        "it is accepted (a replace) or dismissed; nothing is superseded on detection alone. off: no detection. "
+        "The old values auto and flag mean propose, with a warning.",
+    )
+    related: int = Field(
+        8, ge=0, le=100,
+        description="How many facts of the same topic and scope a write's answer lists as related (`persona add "
+        "--json`, the tools persona_add and persona_promote), with their ids and text, so the writer's model can "
+        "replace one the new fact changes or merge one it repeats. 0: none.",
     )
 
     @field_validator("detect", mode="before")

@@ -32,7 +32,7 @@ from ..render.tokens import get_counter
 from ..schedule.triggers import status_data
 from ..scopes import host_scope, project_scope
 from ..stages.runner import run_pipeline
-from ..store import PersonaStore, Proposal
+from ..store import Fact, PersonaStore, Proposal
 from ..store.supersede import SAME_SCOPE
 from ..tiers import Tier
 from .tool_calls import Tool, call, call_json, error_json, openai_schema
@@ -91,17 +91,22 @@ def changed(**fields: Any) -> dict[str, Any]:
 
 
 def may_update(proposals: tuple[Proposal, ...]) -> dict[str, Any]:
-    """What a write's answer says about the older facts it may update: each, and how to settle it. The model
-    reads it and decides; the store supersedes nothing by itself."""
+    """What a write's answer says about the older facts it may update or merge with: each, and how to settle it.
+    The model reads it and decides; the store supersedes nothing by itself."""
     if not proposals:
         return {}
-    found = [{"proposal": p.id, "persona_id": p.old.id, "topic": p.old.topic, "content": p.old.content}
-             for p in proposals]
+    found = [{"proposal": p.id, "kind": p.kind, "persona_id": p.old.id, "topic": p.old.topic,
+              "content": p.old.content, "fuller": p.new.id if p.kind == "merge" else None} for p in proposals]
     named = "; ".join(f"#{p.old.id}: {p.old.content}" for p in proposals)
     return {"may_update": found, "next": (
-        f"This fact may update {named}. If it replaces one, call persona_replace (persona_id and this fact's "
-        "content) or persona_review (action accept, its proposal); if both stay true, persona_review (action "
-        "dismiss), so the pair is not proposed again.")}
+        f"This fact may update or repeat {named}. If it replaces one, or one says the same (kind merge: accepting "
+        "keeps the fuller), call persona_review (action accept, its proposal) or persona_replace; if both stay "
+        "true, persona_review (action dismiss), so the pair is not proposed again.")}
+
+
+def related(facts: tuple[Fact, ...]) -> dict[str, Any]:
+    """The write's neighbourhood: the facts of its topic and scope (supersede.related of them), ids and text."""
+    return {"related": [{"persona_id": fact.id, "content": fact.content} for fact in facts]} if facts else {}
 
 
 class PersonaTools:
@@ -174,12 +179,15 @@ class PersonaTools:
             force: Annotated[bool, Field(description="Promote even if the memory was demoted before.")] = False,
             profile: Profile = None, session: Session = None,
         ) -> dict[str, Any]:
-            """Promote a memory into the user's persona (durable behavioural facts). Idempotent."""
+            """Promote a memory into the user's persona (durable behavioural facts). Idempotent. The answer's related
+            lists the facts of the same topic: if the promoted fact changes one, persona_replace it; if it repeats
+            one, merge them (persona_review accept the merge proposal, or persona_replace the shorter with the
+            fuller text)."""
             with self.store(profile, session) as store:
                 result = store.promote(memory_id, tier=tier, reason=reason, force=force)
             fact = result.fact
             return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                           fact=fact.to_dict(), **may_update(result.proposals))
+                           fact=fact.to_dict(), **may_update(result.proposals), **related(result.related))
 
         return persona_promote
 
@@ -235,16 +243,18 @@ class PersonaTools:
             """Use for a new durable fact about the user (a lasting preference, rule or circumstance, not a passing
             task detail). The same topic and text twice gives one fact. When the user corrects or changes a fact
             the persona already holds, use persona_replace instead, so the old one does not stay beside it. If the
-            answer lists facts this one may update (may_update), judge each: persona_replace when it changed,
-            persona_review dismiss when both stay true. Give scope project for a rule about this repository only,
-            host for one about this agent only; leave it out for what is true of the user everywhere."""
+            answer lists facts this one may update or merge with (may_update), judge each: persona_replace or
+            persona_review accept when it changed or repeats, persona_review dismiss when both stay true. Its
+            related lists the topic's other facts: replace one this fact changes, merge one it repeats. Give scope
+            project for a rule about this repository only, host for one about this agent only; leave it out for
+            what is true of the user everywhere."""
             where = self.scope(scope)
             with self.store(profile, session) as store:
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
                                    force=force, scope=where)
             fact = result.fact
             return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                           fact=fact.to_dict(), **may_update(result.proposals))
+                           fact=fact.to_dict(), **may_update(result.proposals), **related(result.related))
 
         return persona_add
 
@@ -356,8 +366,8 @@ def _forget_tool(tools: PersonaTools) -> Tool:
 def _review_tool(tools: PersonaTools) -> Tool:
     def persona_review(
         action: Annotated[Literal["list", "accept", "dismiss"], Field(
-            description="list the open proposals; accept one (its newer fact replaces the older); dismiss one "
-                        "(both stay).")] = "list",
+            description="list the open proposals (kind update or merge); accept one (an update: its newer fact "
+                        "replaces the older; a merge: the fuller is kept); dismiss one (both stay).")] = "list",
         proposal: Annotated[int | None, BeforeValidator(_not_a_bool), Field(
             description="accept, dismiss: the proposal's id, from may_update or the list.", ge=1, lt=2**63)] = None,
         profile: Profile = None, session: Session = None,

@@ -59,6 +59,7 @@ class Database:
         memory_scope: Literal["all", "profile"] = STORE_DEFAULTS.memory_scope,
         lock_lease_ms: int = STORE_DEFAULTS.lock_lease_ms,
         supersede_detect: Literal["propose", "off", "auto", "flag"] | None = None,
+        supersede_related: int | None = None,
         session: str | None = None,
         writer: str = "api",
     ) -> None:
@@ -77,6 +78,8 @@ class Database:
         # The one default, and the old names' warning, are the settings' own.
         self.supersede_detect = SupersedeSettings.model_validate(
             {"detect": supersede_detect} if supersede_detect else {}).detect
+        self.supersede_related = SupersedeSettings.model_validate(
+            {} if supersede_related is None else {"related": supersede_related}).related
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
         self.readonly = readonly
@@ -129,6 +132,7 @@ class Database:
             memory_scope=settings.store.memory_scope,
             lock_lease_ms=settings.store.lock_lease_ms,
             supersede_detect=settings.supersede.detect,
+            supersede_related=settings.supersede.related,
             writer=writer,
         )
 

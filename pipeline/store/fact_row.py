@@ -44,16 +44,18 @@ class Fact:
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
-    """A fact a write may update, kept for review: ``new`` may replace ``old`` (both of one profile and topic)."""
+    """A fact a write may update or merge with, kept for review: ``new`` may replace ``old`` (both of one profile
+    and topic; for a merge, ``new`` is the fuller of the two, whichever was written first)."""
 
     id: int
     old: Fact
     new: Fact
     rule: str  # the detector's rule that proposed it (supersede_rules); "flag" for a pair flag mode made
     proposed_at: str
+    kind: str = "update"  # update: new replaces old; merge: both say the same, new is the fuller one, kept
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "rule": self.rule, "proposed_at": self.proposed_at,
+        return {"id": self.id, "kind": self.kind, "rule": self.rule, "proposed_at": self.proposed_at,
                 "old": _brief(self.old), "new": _brief(self.new)}
 
 
@@ -68,6 +70,7 @@ class Promotion:
     fact: Fact
     created: bool
     proposals: tuple[Proposal, ...] = ()  # supersede.detect: propose; the writer decides
+    related: tuple[Fact, ...] = ()  # the topic and scope's other facts, up to supersede.related: the neighbourhood
 
     @property
     def flagged(self) -> tuple[int, ...]:

@@ -174,8 +174,8 @@ class PersonaStore(Database):
             topic = metadata_topic(metadata) or self._linked_topic(conn, memory_id)
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=DEFAULT_CONFIDENCE,
                                    source=memory_id, reason=reason, force=force, writer=f"promote:{memory_id}")
-            found = proposals.propose(self, conn, fact)
-        return Promotion(fact, created=True, proposals=found)
+            found, related = proposals.check_write(self, conn, fact)
+        return Promotion(fact, created=True, proposals=found, related=related)
 
     def add(
         self,
@@ -213,8 +213,8 @@ class PersonaStore(Database):
                 raise InputError("that fact was demoted; pass --force to add it again")
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=confidence, source=key,
                                    reason=reason, force=force, scope=scope)
-            found = proposals.propose(self, conn, fact)
-        return Promotion(fact, created=True, proposals=found)
+            found, related = proposals.check_write(self, conn, fact)
+        return Promotion(fact, created=True, proposals=found, related=related)
 
     def demote(self, persona_id: int, *, reason: str | None = None) -> Fact:
         """Remove a fact, leaving a tombstone in ``memoria_preferences``, atomically."""

@@ -1,8 +1,11 @@
-"""Proposals: the older facts a write may update (``supersede.detect: propose``), kept until the writer decides.
+"""Proposals: the older facts a write may update or merge with (``supersede.detect: propose``), kept until the writer
+decides.
 
 Table ``persona_proposals``: one row per (profile, old fact, new fact) the detector (:mod:`.supersede_rules`)
-proposed, with its rule and, once there is one, the decision: ``accepted`` (the new fact superseded the old
-one, with lineage and undo, :func:`.supersede.accept`) or ``dismissed`` (both stay; the row then keeps keyed
+proposed, with its rule, its kind (``update``: the new fact replaces the old; ``merge``: the two say the same
+thing, and ``new`` is the fuller, which may be the older fact) and, once there is one, the decision: ``accepted``
+(the new fact superseded the old one, with lineage and undo, :func:`.supersede.accept`) or ``dismissed`` (both
+stay; the row then keeps keyed
 hashes of the two texts, :mod:`.forgotten`'s key, so the same pair is never proposed again, even when its facts
 are added anew).
 A proposal is *open* while undecided and both its facts are in the persona: one about a fact that was replaced,
@@ -15,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import InputError, NotFoundError
+from . import stem_index
 from .backend import Connection
 from .births import BIRTH_JOIN
 from .database import Database
@@ -26,7 +30,7 @@ IMPORT_BATCH = 500  # the added facts of an import read back per statement (a bo
 ACCEPTED, DISMISSED = "accepted", "dismissed"
 FACT_NAMES = [name.strip() for name in FACT_COLUMNS.split(",")]
 PROPOSAL_SQL = (
-    "SELECT p.id, p.rule, p.proposed_at, p.decision, "
+    "SELECT p.id, p.rule, p.proposed_at, p.decision, p.kind, "
     + ", ".join(f"o.{name} AS o_{name}" for name in FACT_NAMES) + ", "
     + ", ".join(f"n.{name} AS n_{name}" for name in FACT_NAMES)
     + " FROM persona_proposals p JOIN memoria_persona o ON o.id = p.old_id AND o.session_id = p.session_id "
@@ -36,22 +40,41 @@ PROPOSAL_SQL = (
 
 def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] | None = None
             ) -> tuple[Proposal, ...]:
-    """After ``new`` was written: the older facts of its topic it may update, kept as open proposals, strongest
-    first (caller's transaction). ``olds``: the candidates (default: the topic's other current facts)."""
+    """After ``new`` was written: the older facts of its topic it may update or merge with, kept as open proposals,
+    strongest first (caller's transaction). ``olds``: the candidates (default: those the stem index gives)."""
     if store.supersede_detect == "off":
         return ()
     from .supersede_rules import judge  # the rules load with the first write, not with every store
 
-    candidates = _topic_facts(store, conn, new) if olds is None else olds
+    candidates = stem_index.candidates(store, conn, new) if olds is None else olds
     # Within one scope only: a project's "uses pnpm" updates nothing global, it holds beside it (keys do the same).
     judged = sorted(((verdict, old) for old in candidates if old.id != new.id and old.topic == new.topic
                      and old.scope == new.scope and (verdict := judge(old.content, new.content)).proposes),
                     key=lambda pair: (-pair[0].strength, pair[1].id))
     made: list[Proposal] = []
     for verdict, old in judged:
-        if len(made) < MAX_PER_WRITE and not _dismissed(store, conn, old, new):
-            made.append(_keep(store, conn, old, new, verdict.rule))
+        shorter, fuller = _merged(old, new) if verdict.merge else (old, new)
+        if len(made) < MAX_PER_WRITE and not _dismissed(store, conn, shorter, fuller):
+            made.append(_keep(store, conn, shorter, fuller, verdict.rule, verdict.kind))
     return tuple(made)
+
+
+def _merged(old: Fact, new: Fact) -> tuple[Fact, Fact]:
+    """(the one a merge lets go, the fuller one it keeps), whichever was written first."""
+    from .near_duplicates import fuller
+
+    return (new, old) if fuller(old.content, new.content) else (old, new)
+
+
+def check_write(store: Database, conn: Connection, new: Fact) -> tuple[tuple[Proposal, ...], tuple[Fact, ...]]:
+    """A write's proposals, and its related facts: its topic and scope's others, those it may update or merge with
+    first, then the latest, up to ``supersede.related``. One read of candidates (the stem index's) for both."""
+    candidates = stem_index.candidates(store, conn, new)
+    made = propose(store, conn, new, candidates)
+    partners = {fact.id for proposal in made for fact in (proposal.old, proposal.new)}
+    mine = [fact for fact in candidates if fact.topic == new.topic and fact.scope == new.scope]
+    mine.sort(key=lambda fact: (fact.id not in partners, -fact.id))
+    return made, tuple(mine[:store.supersede_related])
 
 
 def propose_after_import(store: Database, conn: Connection, added: Sequence[int], listed: set[int]
@@ -61,6 +84,7 @@ def propose_after_import(store: Database, conn: Connection, added: Sequence[int]
     many facts never holds them all again here (and a first import, with no others, reads none of them)."""
     if store.supersede_detect == "off" or not added:
         return []
+    stem_index.catch_up(store, conn)  # the import's facts, indexed once here rather than at the next write
     olds = _current(store, conn, leaving=listed)
     if not olds:
         return []
@@ -108,24 +132,20 @@ def reopen(store: Database, conn: Connection, old_ids: Iterable[int], new_id: in
 
 def forget(store: Database, conn: Connection, ids: Iterable[int], texts: Iterable[str]) -> None:
     """Remove every proposal about the facts ``ids`` or the texts ``texts`` (forget; caller's transaction)."""
+    ids = list(ids)
     for fact_id in ids:
         conn.execute("DELETE FROM persona_proposals WHERE session_id = ? AND (old_id = ? OR new_id = ?)",
                      (store.profile, fact_id, fact_id))
+    stem_index.forget(store, conn, ids)
     for digest in digests(secret(store, conn), texts=texts):
         conn.execute("DELETE FROM persona_proposals WHERE session_id = ? AND (old_digest = ? OR new_digest = ?)",
                      (store.profile, digest, digest))
 
 
 def forget_profile(store: Database, conn: Connection) -> None:
-    """Remove every proposal of the profile (profile erase; caller's transaction)."""
+    """Remove every proposal of the profile, and its stem index (profile erase; caller's transaction)."""
     conn.execute("DELETE FROM persona_proposals WHERE session_id = ?", (store.profile,))
-
-
-def _topic_facts(store: Database, conn: Connection, new: Fact) -> list[Fact]:
-    rows = conn.execute(f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE session_id = ? "
-                        f"AND topic = ? AND id != ? AND ({store.row_problem()}) IS NULL ORDER BY id",
-                        (store.profile, new.topic, new.id))
-    return [Fact(**dict(row)) for row in rows]
+    stem_index.forget_profile(store, conn)
 
 
 def _digests(store: Database, conn: Connection, old: Fact, new: Fact) -> tuple[str, str]:
@@ -139,13 +159,13 @@ def _dismissed(store: Database, conn: Connection, old: Fact, new: Fact) -> bool:
     return row is not None
 
 
-def _keep(store: Database, conn: Connection, old: Fact, new: Fact, rule: str) -> Proposal:
-    conn.execute("INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at) VALUES (?, ?, ?, ?, ?) "
-                 "ON CONFLICT (session_id, old_id, new_id) DO NOTHING", (store.profile, old.id, new.id, rule,
-                                                                          store.now()))
-    row = conn.execute("SELECT id, rule, proposed_at FROM persona_proposals WHERE session_id = ? AND old_id = ? "
+def _keep(store: Database, conn: Connection, old: Fact, new: Fact, rule: str, kind: str) -> Proposal:
+    conn.execute("INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at, kind) VALUES "
+                 "(?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, old_id, new_id) DO NOTHING",
+                 (store.profile, old.id, new.id, rule, store.now(), kind))
+    row = conn.execute("SELECT id, rule, proposed_at, kind FROM persona_proposals WHERE session_id = ? AND old_id = ? "
                        "AND new_id = ?", (store.profile, old.id, new.id)).fetchone()
-    return Proposal(int(row[0]), old, new, str(row[1]), str(row[2]))
+    return Proposal(int(row[0]), old, new, str(row[1]), str(row[2]), str(row[3]))
 
 
 def open_proposal(store: Database, conn: Connection, proposal_id: int) -> Proposal:
@@ -173,4 +193,4 @@ def decide(store: Database, conn: Connection, proposal: Proposal, decision: str,
 def _proposal(row: Any) -> Proposal:
     old = Fact(**{name: row[f"o_{name}"] for name in FACT_NAMES})
     new = Fact(**{name: row[f"n_{name}"] for name in FACT_NAMES})
-    return Proposal(int(row["id"]), old, new, str(row["rule"]), str(row["proposed_at"]))
+    return Proposal(int(row["id"]), old, new, str(row["rule"]), str(row["proposed_at"]), str(row["kind"]))

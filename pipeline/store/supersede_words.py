@@ -107,3 +107,49 @@ STOPWORDS = word_set(
 LEADING = word_set("i ich je yo io eu is am ist bin est suis es soy è sono é sou was war était era")
 COPULAS = word_set("is am are ist bin sind est suis sont es soy son è sono é sou")
 ARTICLES = word_set("the a an der die das den dem le la les l el los las il lo gli o os as")
+
+# Change signals strong enough to propose on their own, the topic being the same ("I've been on Helix for a month
+# now" updates "Edits in Sublime Text" without a word in common): a move, a switch, an end, a correction.
+STRONG_SIGNALS = (
+    # English
+    "switched", "switched to", "moved to", "moved", "relocated", "no longer", "not anymore", "anymore", "any more",
+    "from now on", "instead", "instead of", "correction", "update", "pushed to", "got pushed", "pushed back",
+    "slipped", "slipped to", "postponed", "rescheduled", "quit", "stopped", "gave up", "passed away", "just started",
+    "started a new", "new job", "changed", "changed to", "went with", "cancelled", "canceled", "sold", "replaced",
+    "since the", "ever since", "upgraded to", "downgraded to", "joined", "left", "don't anymore", "promoted",
+    "got married", "married now", "divorced",
+    # German
+    "umgezogen", "gezogen", "umgestiegen", "gewechselt", "nicht mehr", "kein mehr", "stattdessen", "korrektur",
+    "ab sofort", "aufgehört", "verlassen", "angefangen", "verlegt", "verschoben", "geändert", "neuerdings",
+    # French
+    "déménagé", "suis passé à", "suis passée à", "passé à", "est passé", "est passée", "ne plus", "au lieu de",
+    "désormais", "dorénavant", "mise à jour", "déplacé", "déplacée", "a quitté", "quitté", "arrêté",
+    "à partir de maintenant", "repoussé", "reporté", "changé",
+    # Spanish
+    "me mudé", "se mudó", "mudé", "me pasé a", "pasé a", "pasó a", "pasó al", "cambió", "cambio", "cambié", "ya no",
+    "en lugar de", "en vez de", "corrección", "actualización", "a partir de ahora", "dejé", "dejé de", "dejó de",
+    # Italian
+    "mi sono trasferito", "mi sono trasferita", "trasferito", "trasferita", "sono passato a", "sono passata a",
+    "non più", "invece", "invece di", "spostato", "spostata", "smesso", "ho smesso", "da ora in poi", "correzione",
+    "rinviato", "cambiato",
+    # Portuguese
+    "mudei-me", "mudei", "mudou-se", "troquei", "passei a", "passei para", "passou para", "já não", "não mais",
+    "em vez de", "deixei de", "deixou de", "parou de", "parei de", "correção", "a partir de agora",
+)
+# Time phrases that date a new state: "for a month now", "seit einem Jahr", "depuis mon accident", "since March".
+MONTHS = sorted(word_set(
+          "january february march april may june july august september october november december spring summer "
+          "autumn fall winter januar februar märz juni juli oktober dezember frühling sommer herbst janvier février "
+          "mars avril mai juin juillet août septembre octobre novembre décembre printemps été hiver enero febrero "
+          "marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre primavera verano invierno "
+          "gennaio febbraio aprile maggio giugno luglio settembre ottobre dicembre estate inverno janeiro fevereiro "
+          "março maio junho julho setembro outubro novembro dezembro verão"))
+DATED = (
+    r"\bfor (?:a|an|one|two|three|a few|several|\d+) (?:days?|weeks?|months?|years?) now\b",
+    r"\b(?:since|seit|depuis|desde|da|dal|dalla|desde o|desde a) (?:the |el |le |il |o |a |einem |einer |un |una |"
+    r"um |uma |mon |ma |mi |meu |minha )?(?:" + "|".join(MONTHS) + r"|tag|woche|monat|jahr|jour|semaine|mois|an|"
+    r"año|mes|semana|anno|mese|settimana|ano|accident|unfall|accidente|incidente|acidente|reorg)\b",
+    r"\b(?:hace poco|hace (?:un|una|\d+) \w+|vor (?:einem|einer|\w+) (?:tag|woche|monat|jahr|monaten|jahren|wochen)|"
+    r"il y a (?:un|une|\d+) \w+|fa\b|há (?:um|uma|\d+) \w+|last (?:week|month|year|spring|summer|autumn|fall|winter)|"
+    r"el (?:mes|año) pasado|no ano passado|l'an dernier|letztes jahr|im (?:sommer|winter|frühling|herbst))\b",
+)

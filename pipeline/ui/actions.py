@@ -13,7 +13,7 @@ from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER
 from ..errors import InputError
 from ..schedule.forget import forget as forget_everywhere
 from ..scopes import HOSTS, host_scope
-from ..store import PersonaStore, check_id
+from ..store import PersonaStore, Proposal, check_id
 from ..text import counted
 
 Form = Mapping[str, str]
@@ -52,8 +52,14 @@ def add(settings: Settings, store: PersonaStore, form: Form) -> str:
                      confidence=_confidence(form), reason=optional(form, "reason"), scope=_scope(form))
     said = f"added #{done.fact.id}" if done.created else f"already in the persona as #{done.fact.id}"
     if done.proposals:
-        said += f"; it may update {', '.join(f'#{p.old.id}' for p in done.proposals)} (see Proposals)"
+        said += f"; {', '.join(_proposed(p) for p in done.proposals)} (see Proposals)"
     return said
+
+
+def _proposed(proposal: Proposal) -> str:
+    if proposal.kind == "merge":
+        return f"#{proposal.old.id} and #{proposal.new.id} may say the same (merge)"
+    return f"it may update #{proposal.old.id}"
 
 
 def replace(settings: Settings, store: PersonaStore, form: Form) -> str:

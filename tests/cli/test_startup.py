@@ -79,8 +79,16 @@ def rendered_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_status_and_inject_load_no_tokenizer_yaml_lock_library_or_render_pipeline(rendered_home, command):
     loaded = loaded_by(rendered_home, *command)
     assert "pipeline.config.schema" in loaded  # they do read the settings
-    heavy = {"toktok", "ruamel.yaml", "filelock", "jinja2", "asyncio", "pipeline.stages.registry"}
+    heavy = {"toktok", "ruamel.yaml", "filelock", "jinja2", "asyncio", "pipeline.stages.registry", "Stemmer",
+             "rapidfuzz", "pipeline.store.supersede_rules"}
     assert not loaded & heavy
+
+
+def test_the_proposal_checks_libraries_load_on_the_write_path(rendered_home):
+    """PyStemmer and rapidfuzz are the detector's (issue 38): a write loads them (rapidfuzz only when a pair needs
+    it), a read (above) does not."""
+    loaded = loaded_by(rendered_home, "add", "Answers tersely; no summary of what was just said.", "--topic", "style")
+    assert {"Stemmer", "pipeline.store.supersede_rules", "pipeline.store.near_duplicates"} <= loaded
 
 
 @pytest.mark.parametrize("raw", ["true", "false", "0", "-0", "7", "-12", "123456789012345678", "007", "+1", "1_000",

@@ -44,11 +44,11 @@ def test_no_rule_supersedes_by_itself_while_none_shows_0_99_on_the_held_out_corp
     ("Is allergic to peanuts", "Is no longer allergic to penicillin"),  # many values
     ("Uses vim for Python", "Now uses vim for Rust"),  # another purpose
     ("Speaks French", "Speaks Italian too"),  # also / too / as well
-    ("Lives in Munich", "Now lives in Munich, Germany"),  # the same value reworded
+    ("Lives in Munich", "Now lives in Munich, Germany"),  # the same value reworded: a merge, not an update
     ("I dislike crowded beaches", "Now, I dislike spicy food"),  # PrefEval's kind of write
 ])
-def test_the_issues_hard_negatives_are_not_proposed(old, new):
-    assert not judge(old, new).proposes
+def test_the_issues_hard_negatives_are_not_proposed_as_updates(old, new):
+    assert not judge(old, new).update
 
 
 @pytest.mark.parametrize(("old", "new"), [
@@ -172,7 +172,8 @@ def test_the_add_tool_answers_with_what_it_may_update(database, tmp_path):
     tools = PersonaTools(lambda: settings).catalog(legacy=False)
     answer = tools["persona_add"](content=PNPM, topic="tools", profile="alice")
     [proposal] = mine.proposals()
-    assert answer["may_update"] == [{"proposal": proposal.id, "persona_id": old.id, "topic": "tools", "content": NPM}]
+    assert answer["may_update"] == [{"proposal": proposal.id, "kind": "update", "persona_id": old.id, "topic": "tools",
+                                     "content": NPM, "fuller": None}]
     assert f"#{old.id}: {NPM}" in answer["next"] and "persona_replace" in answer["next"]
     assert "may_update" not in tools["persona_add"](content="Answers tersely", topic="style", profile="alice")
     assert "may_update" in (tools["persona_add"].__doc__ or "") and contents(other) == [

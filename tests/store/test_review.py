@@ -163,6 +163,8 @@ def test_open_flags_of_the_previous_schema_become_open_proposals(database):
     migrations = (postgres if database.is_postgres else sqlite).MIGRATIONS
     version = next(index for index, group in enumerate(migrations) if "persona_proposals" in group[0])
     database.execute("DROP TABLE persona_proposals")
+    for table in ("persona_stems", "persona_stemmed"):  # a later migration's
+        database.execute(f"DROP TABLE {table}")
     database.execute("CREATE TABLE persona_flags (session_id TEXT NOT NULL, old_id BIGINT NOT NULL, new_id BIGINT "
                      "NOT NULL, flagged_at TEXT NOT NULL, PRIMARY KEY (session_id, old_id, new_id))")
     database.execute("INSERT INTO persona_flags VALUES ('alice', ?, ?, '2026-11-30 10:00:00')",
@@ -175,3 +177,28 @@ def test_open_flags_of_the_previous_schema_become_open_proposals(database):
     [carried] = database.store(profile="alice").proposals()
     assert (carried.old.id, carried.new.id, carried.rule) == (proposal.old.id, proposal.new.id, "flag")
     assert other.proposals() == []  # the flags were alice's only
+
+
+def test_the_migration_to_merge_proposals_keeps_open_proposals_as_updates_and_mnemosynes_table(database):
+    """A database of the schema before merges (both backends): its proposals stay open, of kind update; the
+    stem index is new; memoria_persona keeps exactly its columns."""
+    from pipeline.store.postgres import schema as postgres
+    from pipeline.store.sqlite import schema as sqlite
+
+    mine, _ = proposed(database)
+    [proposal] = mine.proposals()
+    before = database.rows("memoria_persona")
+    database.execute("ALTER TABLE persona_proposals DROP COLUMN kind")
+    for table in ("persona_stems", "persona_stemmed"):
+        database.execute(f"DROP TABLE {table}")
+    database.execute("UPDATE persona_schema SET version = ?",
+                     (len((postgres if database.is_postgres else sqlite).MIGRATIONS) - 1,))
+    if database.is_postgres:  # a new process: this one checked the schema when it opened its pool
+        from pipeline.store.postgres.pools import close_pool
+
+        close_pool(str(database.target))
+    store = database.store(profile="alice")
+    [carried] = store.proposals()
+    assert (carried.id, carried.kind, carried.to_dict()["kind"]) == (proposal.id, "update", "update")
+    assert store.add("Is a vegetarian and allergic to nuts", topic="food").created  # the new index works
+    assert database.rows("memoria_persona")[:len(before)] == before  # the same rows, the same columns

@@ -146,6 +146,23 @@ def test_edit_demote_undo_and_history_go_through_the_store(ui, db_settings):
                      cookie).body.count("demoted") >= 1, "the CLI's refusal of a demoted fact"
 
 
+def test_the_proposals_page_shows_a_merge_beside_an_update_with_its_kind_and_accepts_it(ui, db_settings):
+    cookie = ui.login()
+    csrf = ui.csrf(cookie)
+    fuller = "Answers tersely; no summary of what was just said."
+    added = ui.follow(ui.post("/do/add", cookie, {"content": fuller, "topic": "style", "csrf": csrf}), cookie)
+    assert "#2 and #3 may say the same (merge)" in added.body
+    with PersonaStore.from_settings(load_settings(overrides=db_settings)) as store:
+        store.add("Uses npm for JavaScript projects", topic="js")
+        store.add("Uses pnpm for JavaScript projects", topic="js")
+        merge, update = store.proposals()
+    page = ui.get("/proposals", cookie).body
+    assert '<td class="kind">merge</td>' in page and '<td class="kind">update</td>' in page
+    accepted = ui.follow(ui.post("/do/accept", cookie, {"proposal": str(merge.id), "csrf": csrf}), cookie)
+    assert f"#{merge.new.id} supersedes #{merge.old.id}" in accepted.body and update.kind == "update"
+    assert "Answers tersely." not in _contents(db_settings) and fuller in _contents(db_settings)
+
+
 def test_the_change_poll_moves_with_a_change_made_elsewhere(ui, db_settings):
     cookie = ui.login()
     before = ui.get("/changes", cookie).body

@@ -16,6 +16,7 @@ import psycopg.errors
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS
+from ..stem_tables import merges_and_stems
 from .triggers import NOW_TEXT, TRIGGERS
 
 MNEMOSYNE_TABLES = (
@@ -250,6 +251,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "SELECT session_id, old_id, new_id, 'flag', flagged_at FROM persona_flags ORDER BY flagged_at, old_id, new_id",
         "DROP TABLE persona_flags",
     ),
+    merges_and_stems("BIGINT"),  # merge proposals and the proposal check's stem index (store/stem_tables.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -13,6 +13,7 @@ import sqlite3
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS, TRIGGER_PREFIX
+from ..stem_tables import merges_and_stems
 from .triggers import TRIGGERS
 
 MNEMOSYNE_TABLES = (
@@ -309,6 +310,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "SELECT session_id, old_id, new_id, 'flag', flagged_at FROM persona_flags ORDER BY flagged_at, old_id, new_id",
         "DROP TABLE persona_flags",
     ),
+    merges_and_stems("INTEGER"),  # merge proposals and the proposal check's stem index (store/stem_tables.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -317,11 +319,8 @@ _CREATE_TABLE = re.compile(r"^\s*CREATE TABLE (IF NOT EXISTS )?(\w+)", re.IGNORE
 
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create missing tables and apply pending migrations, in one transaction.
-
-    Compatibility is checked first, so a database that cannot work is
-    refused with nothing changed.
-    """
+    """Create missing tables and apply pending migrations, in one transaction; compatibility is checked first,
+    so a database that cannot work is refused with nothing changed."""
     version = _version(conn)
     if version == SCHEMA_VERSION:
         _restore_triggers(conn)

@@ -1,0 +1,118 @@
+"""The proposal check's candidates, from an index of content stems: a write is judged against the facts of its topic
+that share a stem with it (at most :data:`PER_STEM` per stem) and the topic's :data:`RECENT` latest facts, so its
+cost does not grow with the topic's size (issue 38: a promote judged every fact of its topic, 325 there).
+
+Table ``persona_stems`` holds, per profile, one row per (topic and stem, fact); a row keyed by the topic alone
+lists every fact of the topic. Keys are keyed hashes (this database's secret, :mod:`.forgotten`), never text: a
+stem is a piece of a fact. The write path indexes what it writes; rows other tools add to ``memoria_persona``
+are indexed lazily, at the next check: ``persona_stemmed.upto`` is the highest fact id the index has read (ids only
+grow). A fact that leaves the persona keeps its rows until it is forgotten (candidates are read back from
+``memoria_persona``, so a stale row names nothing), and forgetting removes them with the fact. A fact another tool
+rewrites in place keeps the stems of its first text until it is written again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .backend import Connection
+from .births import BIRTH_JOIN
+from .fact_row import FACT_COLUMNS, Fact
+
+if TYPE_CHECKING:
+    from .database import Database
+
+PER_STEM = 24  # the latest facts of the topic one stem brings: a common stem ("answers") does not bring them all
+MAX_CANDIDATES = 12  # judged per write, those with most stems in common first
+RECENT = 8  # the topic's latest facts, judged even without a stem in common ("I've been on Helix for a month now")
+CHUNK = 300  # index rows per INSERT: 900 parameters, under every SQLite build's limit
+SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or word holds
+
+
+def candidates(store: Database, conn: Connection, new: Fact) -> list[Fact]:
+    """The current facts ``new`` is judged against: of its topic, sharing a stem or among the latest."""
+    catch_up(store, conn)
+    secret = _secret(store, conn)
+    topic, shared = _hashed(secret, _topic_key(new.topic)), Counter[int]()
+    for key in keys(secret, new.topic, new.content):
+        shared.update(int(row[0]) for row in conn.execute(
+            "SELECT persona_id FROM persona_stems WHERE profile = ? AND stem = ? AND persona_id != ? "
+            "ORDER BY persona_id DESC LIMIT ?", (store.profile, key, new.id, RECENT if key == topic else PER_STEM)))
+    # The most stems in common first, then the latest: judging costs more than reading.
+    best = sorted(shared, key=lambda fact_id: (-shared[fact_id], -fact_id))[:MAX_CANDIDATES]
+    return _facts(store, conn, sorted(best))
+
+
+def catch_up(store: Database, conn: Connection) -> None:
+    """Index the profile's facts written since the index last read (by any tool; on the first check, all)."""
+    row = conn.execute("SELECT upto FROM persona_stemmed WHERE profile = ?", (store.profile,)).fetchone()
+    upto = -1 if row is None else int(row[0])
+    # By id only (`session_id || ''` keeps SQLite off the (session_id, tier) index, which would read the whole
+    # profile): a read of the rows written since, whoever wrote them.
+    rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE id > ? AND session_id || '' = ? "
+                        "ORDER BY id", (upto, store.profile)).fetchall()
+    if not rows:
+        return
+    index(store, conn, ((int(r[0]), r[1], r[2]) for r in rows if isinstance(r[1], str) and isinstance(r[2], str)))
+    conn.execute("INSERT INTO persona_stemmed (profile, upto) VALUES (?, ?) ON CONFLICT (profile) DO UPDATE SET "
+                 "upto = excluded.upto", (store.profile, max(int(r[0]) for r in rows)))
+
+
+def index(store: Database, conn: Connection, facts: Iterable[tuple[int, str, str]]) -> None:
+    """Add the rows of ``facts`` (id, topic, content) to the index."""
+    secret = _secret(store, conn)
+    rows = [(store.profile, key, fact_id) for fact_id, topic, content in facts for key in keys(secret, topic, content)]
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start:start + CHUNK]
+        conn.execute("INSERT INTO persona_stems (profile, stem, persona_id) VALUES "
+                     + ", ".join("(?, ?, ?)" for _ in chunk) + " ON CONFLICT DO NOTHING",
+                     [value for row in chunk for value in row])
+
+
+def keys(secret: bytes, topic: str, content: str) -> list[str]:
+    """The index keys of a fact: (the keyed hashes of) its topic, and its topic with each content stem."""
+    from .stems import content_stems  # PyStemmer loads on the write path only
+
+    key = _topic_key(topic)
+    return [_hashed(secret, key), *sorted(_hashed(secret, key + SEPARATOR + stem) for stem in content_stems(content))]
+
+
+def forget(store: Database, conn: Connection, ids: Iterable[int]) -> None:
+    """Remove the rows of the facts ``ids`` (forget; caller's transaction): stems are pieces of their text."""
+    for fact_id in ids:
+        conn.execute("DELETE FROM persona_stems WHERE profile = ? AND persona_id = ?", (store.profile, fact_id))
+
+
+def forget_profile(store: Database, conn: Connection) -> None:
+    """Remove the profile's whole index (profile erase; caller's transaction)."""
+    conn.execute("DELETE FROM persona_stems WHERE profile = ?", (store.profile,))
+    conn.execute("DELETE FROM persona_stemmed WHERE profile = ?", (store.profile,))
+
+
+def _facts(store: Database, conn: Connection, ids: list[int]) -> list[Fact]:
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    rows: list[Any] = conn.execute(
+        f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE id IN ({marks}) AND "
+        f"session_id || '' = ? AND ({store.row_problem()}) IS NULL ORDER BY id", (*ids, store.profile)).fetchall()
+    return [Fact(**dict(row)) for row in rows]
+
+
+def _secret(store: Database, conn: Connection) -> bytes:
+    from .forgotten import secret
+
+    return secret(store, conn)[:64]  # blake2b's longest key
+
+
+def _hashed(secret: bytes, raw: str) -> str:
+    """A key's keyed hash: 96 bits, short enough to index, long enough that two keys never meet."""
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), key=secret, digest_size=12).hexdigest()
+
+
+def _topic_key(topic: str) -> str:
+    return unicodedata.normalize("NFKC", topic).casefold()

@@ -1,0 +1,105 @@
+"""A fact's content stems: the words that say what it is about, each reduced by the Snowball stemmer of its
+language (PyStemmer), so "lives" / "live", "wohnt" / "wohnen", "réponses" / "réponse" meet.
+
+Read on the write path only (the proposal check and the stem index, :mod:`.stem_index`): PyStemmer loads with the
+first write, never with a reader such as ``persona inject``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+from typing import TYPE_CHECKING
+
+from .supersede_words import ADDITIVE_SIGNALS, CHANGE_SIGNALS, STOPWORDS, STRONG_SIGNALS, word_set
+
+if TYPE_CHECKING:
+    from Stemmer import Stemmer
+
+# Words (and letters) that tell the six languages apart; a text is read in the language with most of them.
+MARKERS = {
+    "english": word_set("the a an is are of and with my i it's i've i'm been now just uses prefers"),
+    "german": word_set("der die das ist und mit für bei nach im ein eine nicht auch ich bin hat jetzt"),
+    "french": word_set("le les est et avec pour chez au du des une je ne pas plus j ai suis"),
+    "spanish": word_set("el los las es y con para del al una yo ya me mi ahora las"),
+    "italian": word_set("il lo gli è con per della una io non mi sono alle ora"),
+    "portuguese": word_set("o os é com do da no na um uma eu não agora em"),
+}
+LETTERS = {"german": "äöüß", "french": "êëîôûœç", "spanish": "ñ¿¡", "italian": "ìò", "portuguese": "ãõ"}
+WORD = re.compile(r"[\w@+#.'’-]+")
+# The light verbs nearly every fact starts with: they say nothing about which fact it is.
+LIGHT = word_set("use prefer like want need have get go do make usa usar utilis nutz bevorzug préfèr prefier")
+
+
+def language(text: str) -> str:
+    """The Snowball language ``text`` reads as (English when nothing tells)."""
+    return _evidence(text)[0]
+
+
+def pair_language(old: str, new: str) -> str:
+    """The language two facts of a pair are read in: the one with more evidence of its own (each read once)."""
+    mine, theirs = _evidence(old), _evidence(new)
+    return max(theirs, mine, key=lambda found: found[1])[0]
+
+
+@cache
+def _evidence(text: str) -> tuple[str, int]:
+    """(the language with most marker words and letters in ``text``, how many): English and 0 when none."""
+    folded = text.casefold()
+    words = set(_tokens(folded))
+    scores = {lang: len(words & markers) + 2 * sum(letter in folded for letter in LETTERS.get(lang, ""))
+              for lang, markers in MARKERS.items()}
+    best = max(scores.values())
+    return next(lang for lang, score in scores.items() if score == best), best
+
+
+def content_stems(text: str, lang: str | None = None) -> frozenset[str]:
+    """The stems of the words that carry the fact's meaning: no filler, no change or addition signal."""
+    return frozenset(ordered_stems(text, lang))
+
+
+@cache
+def ordered_stems(text: str, lang: str | None = None) -> tuple[str, ...]:
+    """:func:`content_stems` in the order the text says them."""
+    folded = _folded(text)
+    plain = _signal_pattern().sub(" ", folded)
+    words = [word for word in _tokens(plain) if word not in STOPWORDS and (len(word) > 1 or word.isdigit())]
+    return tuple(_stemmer(lang or language(text)).stemWords(words))
+
+
+def meaningful(stems: frozenset[str]) -> frozenset[str]:
+    """The stems that name something: light verbs ("uses", "prefers") aside."""
+    return frozenset(stem for stem in stems if not light(stem))
+
+
+def light(stem: str) -> bool:
+    return stem in LIGHT or any(stem.startswith(verb) for verb in LIGHT if len(verb) > 3)
+
+
+def head(text: str, lang: str | None = None) -> str:
+    """The first stem that names something: the predicate ("live" in "Lives in Berlin"), or "" for none."""
+    return next((stem for stem in ordered_stems(text, lang) if not light(stem)), "")
+
+
+def _folded(text: str) -> str:
+    """Case-folded, compatibility-normalised, French elision undone ("j'ai" is "j ai")."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return re.sub(r"(?<!\w)([nljdmsct]|qu)['’]", r"\1 ", folded)
+
+
+def _tokens(text: str) -> list[str]:
+    return [word for word in (token.strip(".:-,;!?'’") for token in WORD.findall(text)) if word]
+
+
+@cache
+def _signal_pattern() -> re.Pattern[str]:
+    phrases = sorted({*CHANGE_SIGNALS, *STRONG_SIGNALS, *ADDITIVE_SIGNALS}, key=len, reverse=True)
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases) + r")(?!\w)")
+
+
+@cache
+def _stemmer(lang: str) -> Stemmer:
+    import Stemmer  # the write path's own dependency: loaded with the first stem, not with the store
+
+    return Stemmer.Stemmer(lang)
