@@ -149,6 +149,13 @@ class PersonaTools:
         return PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly,
                                           writer=f"tool:{self.host()}")
 
+    def rendered(self, store: PersonaStore) -> dict[str, Any]:
+        """After a write committed: the targets it left behind, rendered once (a running session's snapshot
+        stays until its compaction); what could not be rendered is a warning in the answer, never an error."""
+        from ..schedule.after_write import render_after_write
+
+        return render_after_write(self.settings(), store).to_dict()
+
     def all(self) -> list[Tool]:
         """Every tool under its canonical name, in the order they are advertised."""
         return [
@@ -175,9 +182,10 @@ class PersonaTools:
             """Promote a memory into the user's persona (durable behavioural facts). Idempotent."""
             with self.store(profile, session) as store:
                 result = store.promote(memory_id, tier=tier, reason=reason, force=force)
+                rendered = self.rendered(store)
             fact = result.fact
             return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                           fact=fact.to_dict(), **may_update(result.proposals))
+                           fact=fact.to_dict(), **may_update(result.proposals), **rendered)
 
         return persona_promote
 
@@ -189,7 +197,8 @@ class PersonaTools:
             persona_replace; to erase it entirely, persona_forget."""
             with self.store(profile, session) as store:
                 fact = store.demote(persona_id, reason=reason)
-            return changed(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict())
+                rendered = self.rendered(store)
+            return changed(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict(), **rendered)
 
         return persona_demote
 
@@ -214,8 +223,9 @@ class PersonaTools:
             reinforcement, raises its confidence and resets its decay clock. Not for a changed fact: persona_replace."""
             with self.store(profile, session) as store:
                 fact = store.reinforce(persona_id)
+                rendered = self.rendered(store)
             return changed(persona_id=fact.id, reinforced=True, reinforcement_count=fact.reinforcement_count,
-                           fact=fact.to_dict())
+                           fact=fact.to_dict(), **rendered)
 
         return persona_reinforce
 
@@ -240,9 +250,10 @@ class PersonaTools:
             with self.store(profile, session) as store:
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
                                    force=force, scope=where)
+                rendered = self.rendered(store)
             fact = result.fact
             return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                           fact=fact.to_dict(), **may_update(result.proposals))
+                           fact=fact.to_dict(), **may_update(result.proposals), **rendered)
 
         return persona_add
 
@@ -327,8 +338,9 @@ class PersonaTools:
             with self.store(profile, session) as store:
                 target = persona_id if persona_id is not None else self.by_text(store, str(old_text))
                 result = store.replace(target, content, reason=reason, force=force, scope=where)
+                rendered = self.rendered(store)
             return changed(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
-                           old=result.old.to_dict())
+                           old=result.old.to_dict(), **rendered)
 
         return persona_replace
 
@@ -372,10 +384,12 @@ def _review_tool(tools: PersonaTools) -> Tool:
                          if tools.visible(scopes.get(item.old.id)) and tools.visible(scopes.get(item.new.id))]
             return ok(count=len(found), proposals=[item.to_dict() for item in found])
         with tools.store(profile, session) as store:
-            done = store.accept(proposal) if action == "accept" else store.dismiss(proposal)
-        if action == "dismiss":
-            return ok(proposal=done.id, dismissed=True, kept=[done.old.id, done.new.id])
+            if action == "dismiss":
+                done = store.dismiss(proposal)
+                return ok(proposal=done.id, dismissed=True, kept=[done.old.id, done.new.id])
+            done = store.accept(proposal)
+            rendered = tools.rendered(store)
         return changed(proposal=done.id, persona_id=done.new.id, superseded=done.old.id, fact=done.new.to_dict(),
-                       old=done.old.to_dict())
+                       old=done.old.to_dict(), **rendered)
 
     return persona_review
