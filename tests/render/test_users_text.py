@@ -75,7 +75,8 @@ def test_after_adopting_a_claude_md_its_items_are_not_repeated_in_our_region_and
 
 
 def test_the_same_text_in_another_case_spacing_form_or_final_punctuation_is_held_but_a_longer_line_is_not(tmp_path):
-    claude = write(tmp_path / "CLAUDE.md", "## Tools\n\n- USES   ｕｖ, never pip!\n- Prefer small commits, always rebased\n")
+    claude = write(tmp_path / "CLAUDE.md",
+                   "## Tools\n\n- USES   ｕｖ, never pip!\n- Prefer small commits, always rebased\n")
     config = configured(tmp_path)
     persona(config, "add", "uses uv, never pip.", "--topic", "tools")
     persona(config, "add", "Prefer small commits", "--topic", "git")
