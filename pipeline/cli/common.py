@@ -18,6 +18,7 @@ from ..scopes import HOSTS, HostName
 
 if TYPE_CHECKING:  # the settings and the store are imported by the commands that use them, not by --help
     from ..config.schema import Settings
+    from ..schedule.after_write import WriteRender
     from ..store import PersonaStore
 
 ProfileOption = Annotated[
@@ -83,6 +84,21 @@ class CliState:
         from ..store import PersonaStore
 
         return PersonaStore.from_settings(self.settings(), profile=profile, readonly=readonly, writer="cli")
+
+    def render_written(self, store: PersonaStore) -> WriteRender:
+        """After a write committed: every target it left behind, rendered once (see schedule/after_write.py)."""
+        from ..schedule.after_write import render_after_write
+
+        return render_after_write(self.settings(), store)
+
+
+def say_rendered(done: WriteRender, *, as_json: bool = False) -> None:
+    """The one line a write says about its render (JSON carries it instead), and each target it could not
+    render, on stderr: the write stands, so the exit status stays 0."""
+    if not as_json:
+        typer.echo(done.line())
+    for warning in done.warnings:
+        typer.echo(f"warning: {warning}; the change is saved, and the next render tries again", err=True)
 
 
 def state(ctx: typer.Context) -> CliState:

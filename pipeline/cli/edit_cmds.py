@@ -24,13 +24,14 @@ import typer
 
 from ..errors import EditConflict, EditError, PersonaError
 from ..text import counted
-from .common import JsonOption, ProfileOption, emit_json, shown, state
+from .common import JsonOption, ProfileOption, emit_json, say_rendered, shown, state
 from .forget_cmds import say_edit_files, warn_unfinished
 
 if TYPE_CHECKING:
     from ..config.schema import Settings
     from ..interchange.edit import Applied, Plan, Step
     from ..interchange.edit_file import EditBase
+    from ..schedule.after_write import WriteRender
     from ..store import PersonaStore
 
 DEFAULT_EDITOR = "vi"
@@ -167,6 +168,7 @@ class Result:
     applied: Applied | None = None
     outcome: str = "unchanged"
     forgotten: dict[str, Any] = field(default_factory=dict)
+    rendered: WriteRender | None = None  # the render after an edit that forgot nothing (a forget renders its own)
 
 
 def _edit(store: PersonaStore, base: EditBase, file: EditFile, editor: list[str], options: Options, *,
@@ -231,7 +233,8 @@ def _confirm_removals(plan: Plan, yes: bool, file: EditFile, saved: str) -> None
 
 
 def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditFile, as_json: bool) -> None:
-    """Say how the edit ended; after forgets, render the profile's files again and say what could not be."""
+    """Say how the edit ended, once the profile's files are rendered after it (after forgets, by the forget's own
+    render), and what could not be rendered."""
     note = file.keep_note(file.read()) if result.outcome == "dry run" else ""
     if result.applied is not None and result.applied.erased:
         from ..schedule.forget import settle
@@ -241,11 +244,22 @@ def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditF
                             "edit_files": edit_files}
         warn_unfinished(held, scrubbed=all(erasure.scrubbed for _, erasure in result.applied.erased),
                         in_users_text=users)
+    elif result.applied is not None:
+        from ..schedule.after_write import render_after_write
+
+        result.rendered = render_after_write(settings, store)
     if as_json:
         emit_json({"outcome": result.outcome, "plan": None if result.plan is None else result.plan.to_dict(),
                    "applied": None if result.applied is None else result.applied.to_dict(), **result.forgotten,
+                   **(result.rendered.to_dict() if result.rendered is not None else {}),
                    **({"kept": str(file.path)} if file.kept else {})})
-        return
+    else:
+        _say(result, note)
+    if result.rendered is not None:
+        say_rendered(result.rendered, as_json=as_json)
+
+
+def _say(result: Result, note: str) -> None:
     if result.outcome == "dry run" and result.plan is not None:
         typer.echo(describe(result.plan))
     typer.echo({"unchanged": "no change: the editor closed with the file as it was; nothing was applied",

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..tiers import TIERS
-from .common import JsonOption, ProfileOption, emit_json, shown, state, table
+from .common import JsonOption, ProfileOption, emit_json, say_rendered, shown, state, table
 
 CONTENT_WIDTH = 72
 
@@ -32,12 +32,15 @@ def replace(
     as_json: JsonOption = False,
 ) -> None:
     """Correct a fact: the new one supersedes it, in one transaction (`persona undo-replace` takes it back)."""
-    with state(ctx).store(profile) as store:
+    cli = state(ctx)
+    with cli.store(profile) as store:
         result = store.replace(persona_id, content, topic=topic, tier=tier, reason=reason, force=force)
+        rendered = cli.render_written(store)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json({**result.to_dict(), **rendered.to_dict()})
     else:
         typer.echo(f"#{result.new.id} supersedes #{result.old.id} (topic {shown(result.new.topic, 60)})")
+    say_rendered(rendered, as_json=as_json)
 
 
 def undo_replace(
@@ -47,16 +50,19 @@ def undo_replace(
     as_json: JsonOption = False,
 ) -> None:
     """Undo a supersession: the old fact comes back under its own id and the replacement is removed."""
-    with state(ctx).store(profile) as store:
+    cli = state(ctx)
+    with cli.store(profile) as store:
         result = store.undo_replace(persona_id)
+        rendered = cli.render_written(store)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json({**result.to_dict(), **rendered.to_dict()})
     else:
         restored = ", ".join(f"#{fact.id}" for fact in result.restored)
         if result.removed is not None:
             typer.echo(f"restored {restored}; removed #{result.removed.id}")
         elif result.kept is not None:  # an accepted proposal: the newer fact was a fact before, and stays
             typer.echo(f"restored {restored}; #{result.kept.id} stays (the proposal is open again)")
+    say_rendered(rendered, as_json=as_json)
 
 
 def history(

@@ -9,7 +9,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..text import counted
-from .common import HostOption, JsonOption, ProfileOption, ProjectOption, emit_json, scope_of, shown, state, table
+from .common import (
+    HostOption,
+    JsonOption,
+    ProfileOption,
+    ProjectOption,
+    emit_json,
+    say_rendered,
+    scope_of,
+    shown,
+    state,
+    table,
+)
 from .review_cmds import may_update
 
 if TYPE_CHECKING:
@@ -58,13 +69,17 @@ def import_file(
     from ..interchange.formats import import_source
 
     scope = scope_of(project, host) if project is not None or host is not None else None
-    with state(ctx).store(profile, readonly=dry_run) as store:
+    cli = state(ctx)
+    with cli.store(profile, readonly=dry_run) as store:
         report = import_source(store, path, fmt, topic=topic, prune=prune, force=force, skip_bad=skip_bad,
                                dry_run=dry_run, accept_notes=accept_notes, scope=scope)
+        rendered = None if dry_run else cli.render_written(store)  # one render for the whole file
     if as_json:
-        emit_json(report.to_dict())
-        return
-    typer.echo(report_text(report))
+        emit_json({**report.to_dict(), **(rendered.to_dict() if rendered is not None else {})})
+    else:
+        typer.echo(report_text(report))
+    if rendered is not None:
+        say_rendered(rendered, as_json=as_json)
 
 
 def report_text(report: ImportReport, *, notes: bool = True) -> str:
@@ -129,11 +144,14 @@ def adopt(
     cli = state(ctx)
     with cli.store(profile, readonly=dry_run) as store:
         adoption = adopt_file(cli.settings(), store, path, fmt=fmt, topic=topic, skip_bad=skip_bad, dry_run=dry_run)
+        rendered = None if dry_run else cli.render_written(store)  # the profile's other targets
     if as_json:
-        emit_json(_adoption_dict(adoption))
-        return
-    typer.echo(report_text(adoption.imported))
-    typer.echo(_taken_over(adoption))
+        emit_json({**_adoption_dict(adoption), **({"others": rendered.to_dict()} if rendered is not None else {})})
+    else:
+        typer.echo(report_text(adoption.imported))
+        typer.echo(_taken_over(adoption))
+    if rendered is not None:
+        say_rendered(rendered, as_json=as_json)
 
 
 def _taken_over(adoption: Adoption) -> str:

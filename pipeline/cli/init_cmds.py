@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..text import counted
-from .common import ProfileOption, shown, state
+from .common import ProfileOption, say_rendered, shown, state
 from .import_cmds import CONTENT_WIDTH, SkipBadOption, report_text
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ def init(
     Gemini CLI's user files, Mnemosyne's database), show what would be imported and which host presets added, and
     do it on confirmation."""
     from ..integrations.onboarding import carry_out, plan_init, preview
+    from ..schedule.after_write import render_after_write
 
     cli = state(ctx)
     settings = cli.settings()
@@ -48,7 +49,9 @@ def init(
     with cli.store(profile) as store:
         done = carry_out(settings, store, plan, add_target=lambda target: _add_target(ctx, target, file),
                          reload=cli.fresh_settings, skip_bad=skip_bad, accept_notes=accept_notes)
+        rendered = render_after_write(cli.fresh_settings(), store)  # every target, the ones just added with them
     typer.echo(_done_text(plan, done))
+    say_rendered(rendered)
     if any(outcome.error for outcome in done):
         raise typer.Exit(1)
 

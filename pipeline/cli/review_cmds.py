@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .common import JsonOption, ProfileOption, emit_json, shown, state, table
+from .common import JsonOption, ProfileOption, emit_json, say_rendered, shown, state, table
 
 MERGE = "merge"  # a proposal's kind (store/supersede_rules.py): the two say the same, ``new`` is the fuller
 
@@ -76,13 +76,16 @@ def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: J
 def accept(ctx: typer.Context, proposal: ProposalArg, profile: ProfileOption = None,
            as_json: JsonOption = False) -> None:
     """Accept a proposal: its newer fact supersedes the older one, with lineage (`persona undo-replace` undoes it)."""
-    with state(ctx).store(profile) as store:
+    cli = state(ctx)
+    with cli.store(profile) as store:
         done = store.accept(proposal)
+        rendered = cli.render_written(store)
     if as_json:
-        emit_json(done.to_dict())
+        emit_json({**done.to_dict(), **rendered.to_dict()})
     else:
         typer.echo(f"#{done.new.id} supersedes #{done.old.id} (proposal {done.id}; undo: persona undo-replace "
                    f"{done.new.id})")
+    say_rendered(rendered, as_json=as_json)
 
 
 @review_app.command("dismiss")

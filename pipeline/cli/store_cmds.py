@@ -13,6 +13,7 @@ from ..text import counted
 from ..tiers import TIERS
 
 if TYPE_CHECKING:
+    from ..schedule.after_write import WriteRender
     from ..store import Fact, Promotion
 from .common import (
     HostOption,
@@ -20,6 +21,7 @@ from .common import (
     ProfileOption,
     ProjectOption,
     emit_json,
+    say_rendered,
     scope_of,
     shown,
     state,
@@ -47,19 +49,18 @@ def _describe(fact: Fact) -> str:
     return f"#{fact.id} ({shown(fact.tier)}, topic {shown(fact.topic, 60)}{scoped})"
 
 
-def _report_promotion(result: Promotion, as_json: bool, what: str) -> None:
+def _report_promotion(result: Promotion, rendered: WriteRender, as_json: bool, what: str) -> None:
     if as_json:
         emit_json({"created": result.created, "fact": result.fact.to_dict(),
                    "proposals": [proposal.to_dict() for proposal in result.proposals],
                    "related": [{"id": fact.id, "topic": fact.topic, "content": fact.content}
-                               for fact in result.related]})
-        return
-    if result.created:
-        typer.echo(f"{what} as {_describe(result.fact)}")
+                               for fact in result.related], **rendered.to_dict()})
     else:
-        typer.echo(f"already in the persona as {_describe(result.fact)}")
-    for proposal in result.proposals:
-        typer.echo(may_update(proposal))
+        typer.echo(f"{what} as {_describe(result.fact)}" if result.created
+                   else f"already in the persona as {_describe(result.fact)}")
+        for proposal in result.proposals:
+            typer.echo(may_update(proposal))
+    say_rendered(rendered, as_json=as_json)
 
 
 def promote(
@@ -72,9 +73,11 @@ def promote(
     as_json: JsonOption = False,
 ) -> None:
     """Promote a memory into the persona."""
-    with state(ctx).store(profile) as store:
+    cli = state(ctx)
+    with cli.store(profile) as store:
         result = store.promote(memory_id, tier=tier, reason=reason, force=force)
-    _report_promotion(result, as_json, f"promoted memory {memory_id}")
+        rendered = cli.render_written(store)
+    _report_promotion(result, rendered, as_json, f"promoted memory {memory_id}")
 
 
 def demote(
@@ -85,12 +88,15 @@ def demote(
     as_json: JsonOption = False,
 ) -> None:
     """Remove a fact, leaving a tombstone so it is not proposed again."""
-    with state(ctx).store(profile) as store:
+    cli = state(ctx)
+    with cli.store(profile) as store:
         fact = store.demote(persona_id, reason=reason)
+        rendered = cli.render_written(store)
     if as_json:
-        emit_json({"demoted": fact.to_dict()})
+        emit_json({"demoted": fact.to_dict(), **rendered.to_dict()})
     else:
         typer.echo(f"demoted {_describe(fact)}; tombstone left in memoria_preferences")
+    say_rendered(rendered, as_json=as_json)
 
 
 def list_facts(
@@ -130,12 +136,15 @@ def reinforce(
     as_json: JsonOption = False,
 ) -> None:
     """Count one more reinforcement of a fact."""
-    with state(ctx).store(profile) as store:
+    cli = state(ctx)
+    with cli.store(profile) as store:
         fact = store.reinforce(persona_id)
+        rendered = cli.render_written(store)
     if as_json:
-        emit_json(fact.to_dict())
+        emit_json({**fact.to_dict(), **rendered.to_dict()})
     else:
         typer.echo(f"reinforced {_describe(fact)}: {counted(fact.reinforcement_count, 'time')}")
+    say_rendered(rendered, as_json=as_json)
 
 
 def add(
@@ -153,8 +162,10 @@ def add(
 ) -> None:
     """Add a fact directly: for the user everywhere, or only in a project (--project) or for one agent (--host)."""
     scope = scope_of(project, host)
-    with state(ctx).store(profile) as store:
+    cli = state(ctx)
+    with cli.store(profile) as store:
         result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason, force=force,
                            scope=scope)
-    _report_promotion(result, as_json, "added")
+        rendered = cli.render_written(store)
+    _report_promotion(result, rendered, as_json, "added")
 

@@ -32,9 +32,10 @@ from ..render.tokens import get_counter
 from ..schedule.triggers import status_data
 from ..scopes import host_scope, project_scope
 from ..stages.runner import run_pipeline
-from ..store import Fact, PersonaStore, Proposal
+from ..store import PersonaStore
 from ..store.supersede import SAME_SCOPE
 from ..tiers import Tier
+from .tool_answers import changed, may_update, ok, related
 from .tool_calls import Tool, call, call_json, error_json, openai_schema
 
 __all__ = ["CALLER", "ERASING_TOOLS", "WRITE_TOOLS", "PersonaTools", "Tool", "call", "call_json", "error_json",
@@ -76,39 +77,6 @@ WRITE_TOOLS = frozenset({
 
 
 ERASING_TOOLS = frozenset({"persona_forget"})  # their change reaches the very next request
-# When a change reaches the prompt: a session keeps its persona until its next compaction (the prompt
-# cache), and a new session starts with the store as it is. A forget is the one exception (privacy first).
-TAKES_EFFECT = "from the next compaction in this session, and at the start of every new session"
-
-
-def ok(**fields: Any) -> dict[str, Any]:
-    return {"status": "ok", **fields}
-
-
-def changed(**fields: Any) -> dict[str, Any]:
-    """A write's answer: it says when the change takes effect, so the model can tell the user."""
-    return ok(**fields, takes_effect=TAKES_EFFECT)
-
-
-def may_update(proposals: tuple[Proposal, ...]) -> dict[str, Any]:
-    """What a write's answer says about the older facts it may update or merge with: each, and how to settle it.
-    The model reads it and decides; the store supersedes nothing by itself."""
-    if not proposals:
-        return {}
-    found = [{"proposal": p.id, "kind": p.kind, "persona_id": p.old.id, "topic": p.old.topic,
-              "content": p.old.content, "fuller": p.new.id if p.kind == "merge" else None} for p in proposals]
-    named = "; ".join(f"#{p.old.id}: {p.old.content}" for p in proposals)
-    return {"may_update": found, "next": (
-        f"This fact may update or repeat {named}. If it replaces one, or one says the same (kind merge: accepting "
-        "keeps the fuller), call persona_review (action accept, its proposal) or persona_replace; if both stay "
-        "true, persona_review (action dismiss), so the pair is not proposed again.")}
-
-
-def related(facts: tuple[Fact, ...]) -> dict[str, Any]:
-    """The write's neighbourhood: the facts of its topic and scope (supersede.related of them), ids and text."""
-    return {"related": [{"persona_id": fact.id, "content": fact.content} for fact in facts]} if facts else {}
-
-
 class PersonaTools:
     """The tools, bound to a way of loading settings (read on every call, so edits are seen) and to the host they
     serve: what a tool writes is stamped ``tool:HOST`` by this code, never by the model."""
@@ -156,6 +124,13 @@ class PersonaTools:
         return PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly,
                                           writer=f"tool:{self.host()}")
 
+    def rendered(self, store: PersonaStore) -> dict[str, Any]:
+        """After a write committed: the targets it left behind, rendered once (a running session's snapshot
+        stays until its compaction); what could not be rendered is a warning in the answer, never an error."""
+        from ..schedule.after_write import render_after_write
+
+        return render_after_write(self.settings(), store).to_dict()
+
     def all(self) -> list[Tool]:
         """Every tool under its canonical name, in the order they are advertised."""
         return [
@@ -185,9 +160,10 @@ class PersonaTools:
             fuller text)."""
             with self.store(profile, session) as store:
                 result = store.promote(memory_id, tier=tier, reason=reason, force=force)
+                rendered = self.rendered(store)
             fact = result.fact
             return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                           fact=fact.to_dict(), **may_update(result.proposals), **related(result.related))
+                           fact=fact.to_dict(), **may_update(result.proposals), **related(result.related), **rendered)
 
         return persona_promote
 
@@ -199,7 +175,8 @@ class PersonaTools:
             persona_replace; to erase it entirely, persona_forget."""
             with self.store(profile, session) as store:
                 fact = store.demote(persona_id, reason=reason)
-            return changed(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict())
+                rendered = self.rendered(store)
+            return changed(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict(), **rendered)
 
         return persona_demote
 
@@ -224,8 +201,9 @@ class PersonaTools:
             reinforcement, raises its confidence and resets its decay clock. Not for a changed fact: persona_replace."""
             with self.store(profile, session) as store:
                 fact = store.reinforce(persona_id)
+                rendered = self.rendered(store)
             return changed(persona_id=fact.id, reinforced=True, reinforcement_count=fact.reinforcement_count,
-                           fact=fact.to_dict())
+                           fact=fact.to_dict(), **rendered)
 
         return persona_reinforce
 
@@ -252,9 +230,10 @@ class PersonaTools:
             with self.store(profile, session) as store:
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
                                    force=force, scope=where)
+                rendered = self.rendered(store)
             fact = result.fact
             return changed(persona_id=fact.id, tier=fact.tier, topic=fact.topic, created=result.created,
-                           fact=fact.to_dict(), **may_update(result.proposals), **related(result.related))
+                           fact=fact.to_dict(), **may_update(result.proposals), **related(result.related), **rendered)
 
         return persona_add
 
@@ -339,8 +318,9 @@ class PersonaTools:
             with self.store(profile, session) as store:
                 target = persona_id if persona_id is not None else self.by_text(store, str(old_text))
                 result = store.replace(target, content, reason=reason, force=force, scope=where)
+                rendered = self.rendered(store)
             return changed(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
-                           old=result.old.to_dict())
+                           old=result.old.to_dict(), **rendered)
 
         return persona_replace
 
@@ -384,10 +364,12 @@ def _review_tool(tools: PersonaTools) -> Tool:
                          if tools.visible(scopes.get(item.old.id)) and tools.visible(scopes.get(item.new.id))]
             return ok(count=len(found), proposals=[item.to_dict() for item in found])
         with tools.store(profile, session) as store:
-            done = store.accept(proposal) if action == "accept" else store.dismiss(proposal)
-        if action == "dismiss":
-            return ok(proposal=done.id, dismissed=True, kept=[done.old.id, done.new.id])
+            if action == "dismiss":
+                done = store.dismiss(proposal)
+                return ok(proposal=done.id, dismissed=True, kept=[done.old.id, done.new.id])
+            done = store.accept(proposal)
+            rendered = tools.rendered(store)
         return changed(proposal=done.id, persona_id=done.new.id, superseded=done.old.id, fact=done.new.to_dict(),
-                       old=done.old.to_dict())
+                       old=done.old.to_dict(), **rendered)
 
     return persona_review

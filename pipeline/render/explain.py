@@ -2,6 +2,7 @@
 
 Each fact has one fate: ``kept``, ``duplicate of #id``, ``over
 max_items_per_section``, ``fitted out (budget)``, ``section dropped``,
+``already in your own text`` (a region's file holds it outside our region),
 ``demoted (tombstone)`` or ``candidate below min_importance``.
 """
 
@@ -19,8 +20,9 @@ from .tokens import TokenCounter
 KEPT = "kept"
 FITTED_OUT = "fitted out (budget)"
 SECTION_DROPPED = "section dropped"
-FATE_ORDER = (KEPT, FITTED_OUT, SECTION_DROPPED, "over max_items_per_section", "duplicate of", "out of scope",
-              "candidate below min_importance", "superseded by", "demoted (tombstone)")
+ALREADY_YOURS = "already in your own text"  # a region's fact the user's own lines in its file hold (users_text)
+FATE_ORDER = (KEPT, FITTED_OUT, SECTION_DROPPED, "over max_items_per_section", "duplicate of", ALREADY_YOURS,
+              "out of scope", "candidate below min_importance", "superseded by", "demoted (tombstone)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 An action takes the settings, the profile's store and the submitted form, and returns the line the page shows
 (never the fact's text: a note outlives the fact it names). A refusal is the same typed error the CLI prints.
+Every write leaves the profile's targets rendered, as the CLI's do, and its line says so.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable, Mapping
 from ..config.schema import Settings
 from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER
 from ..errors import InputError
+from ..schedule.after_write import render_after_write
 from ..schedule.forget import forget as forget_everywhere
 from ..scopes import HOSTS, host_scope
 from ..store import PersonaStore, Proposal, check_id
@@ -47,13 +49,20 @@ def _confidence(form: Form) -> float:
         raise InputError(f"confidence {text!r} is not a number from 0 to 1") from None
 
 
+def rendered(settings: Settings, store: PersonaStore) -> str:
+    """After a write committed: the targets it left behind rendered once, said in the note (a target that could
+    not be rendered is named there: the change stands)."""
+    done = render_after_write(settings, store)
+    return "; ".join([done.line(), *(f"warning: {warning}" for warning in done.warnings)])
+
+
 def add(settings: Settings, store: PersonaStore, form: Form) -> str:
     done = store.add(form.get("content", ""), topic=form.get("topic", ""), tier=form.get("tier") or DEFAULT_TIER,
                      confidence=_confidence(form), reason=optional(form, "reason"), scope=_scope(form))
     said = f"added #{done.fact.id}" if done.created else f"already in the persona as #{done.fact.id}"
     if done.proposals:
         said += f"; {', '.join(_proposed(p) for p in done.proposals)} (see Proposals)"
-    return said
+    return f"{said}; {rendered(settings, store)}"
 
 
 def _proposed(proposal: Proposal) -> str:
@@ -65,12 +74,12 @@ def _proposed(proposal: Proposal) -> str:
 def replace(settings: Settings, store: PersonaStore, form: Form) -> str:
     done = store.replace(number(form, "id"), form.get("content", ""), topic=optional(form, "topic"),
                          tier=optional(form, "tier"), reason=optional(form, "reason"))
-    return f"#{done.new.id} supersedes #{done.old.id} (undo it from its history)"
+    return f"#{done.new.id} supersedes #{done.old.id} (undo it from its history); {rendered(settings, store)}"
 
 
 def demote(settings: Settings, store: PersonaStore, form: Form) -> str:
     fact = store.demote(number(form, "id"), reason=optional(form, "reason"))
-    return f"demoted #{fact.id}; a tombstone keeps it from coming back"
+    return f"demoted #{fact.id}; a tombstone keeps it from coming back; {rendered(settings, store)}"
 
 
 def forget(settings: Settings, store: PersonaStore, form: Form) -> str:
@@ -89,13 +98,15 @@ def undo_replace(settings: Settings, store: PersonaStore, form: Form) -> str:
     done = store.undo_replace(number(form, "id"))
     restored = ", ".join(f"#{fact.id}" for fact in done.restored)
     if done.removed is not None:
-        return f"restored {restored}; removed #{done.removed.id}"
-    return f"restored {restored}" + (f"; #{done.kept.id} stays" if done.kept is not None else "")
+        said = f"restored {restored}; removed #{done.removed.id}"
+    else:
+        said = f"restored {restored}" + (f"; #{done.kept.id} stays" if done.kept is not None else "")
+    return f"{said}; {rendered(settings, store)}"
 
 
 def accept(settings: Settings, store: PersonaStore, form: Form) -> str:
     done = store.accept(number(form, "proposal"))
-    return f"#{done.new.id} supersedes #{done.old.id} (proposal {done.id})"
+    return f"#{done.new.id} supersedes #{done.old.id} (proposal {done.id}); {rendered(settings, store)}"
 
 
 def dismiss(settings: Settings, store: PersonaStore, form: Form) -> str:

@@ -162,9 +162,9 @@ def test_codexs_override_file_is_the_one_imported_and_written_while_it_exists(tm
 
 
 def test_forgetting_a_fact_init_imported_names_the_users_own_lines_truly(tmp_path):
-    """init imports the bullets of ~/.claude/CLAUDE.md and renders them into the file's region too; forgetting
-    one takes it out of the region, and the warning says the text is still in the user's own lines (which
-    persona-tier never edits), once, not that a render failed."""
+    """init imports the bullets of ~/.claude/CLAUDE.md, and the file's region does not repeat them (issue 38, 8);
+    forgetting one says the text is still in the user's own lines (which persona-tier never edits), once, not that
+    a render failed."""
     home = Path(os.environ["HOME"])
     populate(home)
     assert runner.invoke(app, ["init", "--yes"]).exit_code == 0
@@ -173,10 +173,10 @@ def test_forgetting_a_fact_init_imported_names_the_users_own_lines_truly(tmp_pat
         fact = next(f for f in store.list() if f.writer and f.writer.endswith(str(claude))
                     and f.content in claude.read_text().split("<!-- persona-tier:begin")[0])
     before = claude.read_text()
-    assert before.count(fact.content) == 2  # the user's line and the region's
+    assert before.count(fact.content) == 1  # the user's line only: the region never repeats it
     done = runner.invoke(app, ["forget", str(fact.id)])
     assert done.exit_code == 0, done.stderr
-    assert claude.read_text().count(fact.content) == 1  # the region's copy went; the user's line stays theirs
+    assert claude.read_text() == before  # the user's line stays theirs
     assert done.stderr.count(str(claude)) == 1
     assert f"warning: {claude} still holds the text in your own lines, outside persona-tier's region" in done.stderr
     assert "this render could not write it" not in done.stderr

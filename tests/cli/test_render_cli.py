@@ -9,6 +9,7 @@ import subprocess
 
 from typer.testing import CliRunner
 
+from pipeline import PersonaStore
 from pipeline.cli import app
 
 from ..conftest import REPO, write
@@ -20,8 +21,14 @@ def persona(tmp_path, *args):
     return runner.invoke(app, ["--db", str(tmp_path / "m.db"), "--set", f"injection.file={tmp_path / 'p.md'}", *args])
 
 
+def seed(tmp_path, content: str, topic: str) -> None:
+    """A fact written through the store's API, which renders nothing (`persona add` renders at once)."""
+    with PersonaStore(tmp_path / "m.db") as store:
+        store.add(content, topic=topic)
+
+
 def test_render_writes_and_reports(tmp_path):
-    persona(tmp_path, "add", "Answers tersely.", "--topic", "style")
+    seed(tmp_path, "Answers tersely.", "style")
     result = persona(tmp_path, "render")
     assert result.exit_code == 0, result.stderr
     assert result.stdout == f"markdown: 1 fact, 1 section kept, 0 dropped, 8/1500 tokens -> {tmp_path / 'p.md'} " \
@@ -31,7 +38,7 @@ def test_render_writes_and_reports(tmp_path):
 
 
 def test_render_json(tmp_path):
-    persona(tmp_path, "add", "x", "--topic", "t")
+    seed(tmp_path, "x", "t")
     data = json.loads(persona(tmp_path, "render", "--json").stdout)
     assert data[0] | {"sha256": None} == {
         "target": "markdown", "path": str(tmp_path / "p.md"), "facts_extracted": 1, "sections_kept": 1,
@@ -40,7 +47,7 @@ def test_render_json(tmp_path):
 
 
 def test_dry_run_and_stdout_write_nothing(tmp_path):
-    persona(tmp_path, "add", "x", "--topic", "t")
+    seed(tmp_path, "x", "t")
     dry = persona(tmp_path, "render", "--dry-run")
     assert dry.stdout.endswith("(would change)\n") and not (tmp_path / "p.md").exists()
     shown = persona(tmp_path, "render", "--stdout")
@@ -49,9 +56,8 @@ def test_dry_run_and_stdout_write_nothing(tmp_path):
 
 
 def test_diff_shows_the_change(tmp_path):
-    persona(tmp_path, "add", "x", "--topic", "t")
-    persona(tmp_path, "render")
-    persona(tmp_path, "add", "y", "--topic", "t")
+    persona(tmp_path, "add", "x", "--topic", "t")  # rendered at once
+    seed(tmp_path, "y", "t")
     diff = persona(tmp_path, "render", "--diff", "--dry-run").stdout
     assert "+- y\n" in diff and "(on disk)" in diff
 
@@ -66,12 +72,13 @@ def test_make_renders_demo_config_renders_every_target(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "var" / "demo").mkdir(parents=True)
     args = ["-c", "config/demo.yaml"]
-    assert runner.invoke(app, [*args, "import", "config/facts.example.yaml"]).exit_code == 0
+    imported = runner.invoke(app, [*args, "import", "config/facts.example.yaml"])
+    assert imported.exit_code == 0 and imported.stdout.splitlines()[-1] == "rendered 4 targets"
     result = runner.invoke(app, [*args, "render", "--json"])
     reports = {r["target"]: r for r in json.loads(result.stdout)}
     assert set(reports) == {"markdown", "xml", "text", "json"}
     for report in reports.values():
-        assert report["written"] and report["sections_dropped"] == 0
+        assert not report["changed"] and report["sections_dropped"] == 0, "the import rendered them already"
         assert (tmp_path / report["path"]).exists()
     injected = runner.invoke(app, [*args, "inject"]).stdout
     assert injected.startswith("\n\n# L3 Persona (Active Behavioral Rules)\n## communication\n")

@@ -313,11 +313,10 @@ def test_a_new_user_gets_their_facts_on_the_first_chat_with_no_render_step(tmp_p
     hermes_home = tmp_path / "fresh-home"
     monkeypatch.setenv("HERMES_HOME", str(hermes_home))
     added = CliRunner().invoke(app, ["add", "Never force-push.", "--topic", "git"])
-    assert added.exit_code == 0, added.stderr
-    assert not (hermes_home / "memory" / "persona.md").exists()
+    assert added.exit_code == 0 and "rendered 1 target" in added.stdout, added.stderr
+    assert (hermes_home / "memory" / "persona.md").exists()  # the add rendered it where the provider reads
     made = Host(hermes_home)
     assert "- Never force-push." in made.turn()
-    assert (hermes_home / "memory" / "persona.md").exists()  # the CLI and the provider share one home
     made.exit()
 
 

@@ -125,11 +125,12 @@ async def test_promote_list_render_inject_round_trip(workdir):
         await client.call_tool("persona_add", {"content": "Answers tersely.", "topic": "style", "tier": "permanent"})
         promoted = (await client.call_tool("mnemosyne_persona_promote", {"memory_id": "m1"})).structured_content
         assert promoted["created"] and promoted["topic"] == "git" and promoted["tier"] == "long_term"
+        assert promoted["rendered"] == ["markdown"] and promoted["render_warnings"] == []  # rendered at once
         listed = (await client.call_tool("mnemosyne_persona_list", {})).structured_content
         assert listed["count"] == 2
         assert [f["content"] for f in listed["personas"]] == ["Answers tersely.", "Never force-push."]
         rendered = (await client.call_tool("persona_render", {})).structured_content
-        assert rendered["targets"][0]["written"] and rendered["targets"][0]["facts_extracted"] == 2
+        assert not rendered["targets"][0]["changed"] and rendered["targets"][0]["facts_extracted"] == 2
         preview = (await client.call_tool("persona_inject_preview", {})).structured_content
         assert preview["appendix"].startswith("\n\n# L3 Persona (Active Behavioral Rules)\n")
         assert "- Answers tersely." in preview["block"] and preview["tokens"] <= preview["budget"]

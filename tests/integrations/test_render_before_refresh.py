@@ -10,11 +10,10 @@ import json
 
 import pytest
 
-from pipeline import PersonaStore
+from pipeline import PersonaStore, resolve_target
 from pipeline.integrations.hermes_binding import hermes_settings
 from pipeline.integrations.hermes_plugin import PersonaPlugin
 from pipeline.integrations.hermes_request import SUMMARY_END
-from pipeline.integrations.tools import PersonaTools
 
 from ..support.hermes_threads import on_new_thread
 
@@ -54,7 +53,11 @@ def test_a_fact_added_mid_session_appears_after_the_next_compaction_and_in_a_new
     assert FIRST in first and BOB not in first  # rendered at session start, no file was there before
     added = tool(plugin, "persona_add", {"content": ADDED, "topic": "tools"})
     assert added["created"] is True and "next compaction" in added["takes_effect"]
-    assert system(plugin, "s1", *HEAD, {"role": "assistant", "content": "a2"}) == first  # warm: byte-identical
+    settings = hermes_settings(home)
+    assert added["rendered"] == [settings.injection.target]  # the write rendered the file once, at once...
+    assert ADDED in resolve_target(settings, settings.injection.target).path.read_text()
+    # ... and the running session keeps its snapshot: warm, byte-identical
+    assert system(plugin, "s1", *HEAD, {"role": "assistant", "content": "a2"}) == first
     compacted = system(plugin, "s1", HEAD[0], summary(1), {"role": "user", "content": "u3"})
     assert ADDED in compacted and FIRST in compacted and BOB not in compacted
     fresh = system(plugin, "s2", {"role": "user", "content": "new"})
@@ -66,7 +69,8 @@ def test_a_locked_store_never_blocks_the_prompt_and_the_last_good_text_is_served
     plugin = PersonaPlugin()
     first = system(plugin, "s1", *HEAD)
     settings = hermes_settings(home)
-    PersonaTools(lambda: settings).catalog(legacy=False)["persona_add"](content=ADDED, topic="tools")
+    with PersonaStore.from_settings(settings) as writer:  # a write that renders nothing (the Python API's)
+        writer.add(ADDED, topic="tools")
     with PersonaStore.from_settings(settings) as worker, worker.profile_lock(0) as held:  # a tick is rendering
         assert held
         compacted = system(plugin, "s1", HEAD[0], summary(1), {"role": "user", "content": "u3"})

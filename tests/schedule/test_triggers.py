@@ -248,8 +248,15 @@ def cli(tmp_path, *args):
                                     f"injection.file={tmp_path / 'persona.md'}", *args])
 
 
+def seed(tmp_path, content: str, *, tier: str = "long_term", profile: str | None = None) -> None:
+    """A fact written through the store's API, which renders nothing (`persona add` renders at once)."""
+    settings = load_settings(overrides={"store.path": str(tmp_path / "m.db")})
+    with PersonaStore.from_settings(settings, profile=profile) as store:
+        store.add(content, topic="t", tier=tier)
+
+
 def test_status_command(tmp_path):
-    cli(tmp_path, "add", "x", "--topic", "t", "--tier", "permanent")
+    seed(tmp_path, "x", tier="permanent")
     text = cli(tmp_path, "status").stdout
     assert "cold_start      on       FIRES  no persona file at" in text
     assert "last run: never" in text and "facts: permanent 1, long_term 0, working 0" in text
@@ -259,7 +266,7 @@ def test_status_command(tmp_path):
 
 
 def test_tick_command(tmp_path):
-    cli(tmp_path, "add", "x", "--topic", "t")
+    seed(tmp_path, "x")
     assert cli(tmp_path, "tick").stdout.startswith("rendered (cold_start: no persona file at")
     assert cli(tmp_path, "tick").stdout == "nothing to do: no trigger fired\n"
     data = json.loads(cli(tmp_path, "tick", "--force", "--json").stdout)
@@ -272,7 +279,7 @@ def test_tick_all_profiles_on_one_sqlite_host(tmp_path):
                                         f"injection.file={tmp_path / 'persona-{profile}.md'}", *args])
 
     for user in ("alice", "bob"):
-        assert tick_all("add", f"{user}'s rule", "--topic", "t", "--profile", user).exit_code == 0
+        seed(tmp_path, f"{user}'s rule", profile=user)
     first = tick_all("tick", "--all-profiles")
     assert first.exit_code == 0, first.output
     assert "alice: rendered" in first.stdout and "bob: rendered" in first.stdout
