@@ -148,7 +148,7 @@ async def test_malformed_roots_mean_no_project_and_every_tool_still_answers(work
             assert {fact["content"] for fact in listed.structured_content["personas"]} == {
                 "Answers tersely.", "Over MCP, cites file paths."}  # no project known: global and mcp
         plain = await client.call_tool("persona_add", {"content": "Cites line numbers.", "topic": "style"})
-        assert not plain.is_error and plain.structured_content["fact"]["scope"] is None
+        assert not plain.is_error and plain.structured_content["fact"]["scope"] == "global"
         refused = await client.call_tool("persona_add", {"content": "Uses bun.", "topic": "tools",
                                                          "scope": "project"})
         assert refused.is_error
