@@ -28,13 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FactsFileError
+from ..text import normal_form
 from . import supersede
 from .births import BIRTH_JOIN, rescope
 from .fact_entry import FactEntry, Offered, Parsed, Refusal
 from .fact_row import FACT_COLUMNS, Fact, Proposal
 from .facts import TOMBSTONE_MARK, PersonaStore
 from .forgotten import REFUSED as FORGOTTEN
-from .forgotten import ForgottenTest, admit, fold, forgotten_test
+from .forgotten import ForgottenTest, admit, forgotten_test
 from .proposals import propose_after_import
 
 __all__ = ["ImportReport", "Known", "import_entries"]
@@ -80,10 +81,10 @@ class Known:
 
     by_id: dict[int, Any]
     by_key: dict[str, Any]
-    by_text: dict[tuple[str, str, str | None], Any]  # by topic, text and scope
-    by_folded: dict[tuple[str, str | None], Any]  # by the text, case and spacing folded, and scope: any topic
+    by_text: dict[tuple[str, str, str | None], Any]  # by topic, text (both in normal form) and scope
+    by_folded: dict[tuple[str, str | None], Any]  # by the text in normal form, and scope: any topic
     tombstoned: set[str]
-    demoted: set[str]  # the demoted texts, case and spacing folded, whatever their topic
+    demoted: set[str]  # the demoted texts in normal form, whatever their topic
     superseded: set[str]
     forgotten: ForgottenTest
 
@@ -97,26 +98,27 @@ class Known:
         # Newest first, so the oldest row wins each key, as the single-fact look-up chooses. The same text in a
         # project or for one host is another fact than the global one (pipeline.scopes): each look-up has the scope.
         by_key = {row["source_memory_id"]: row for row in rows if row["source_memory_id"] is not None}
-        by_text = {(row["topic"], row["content"], row["scope"]): row for row in rows}
-        by_folded = {(fold(row["content"]), row["scope"]): row for row in rows if isinstance(row["content"], str)}
+        texts = [row for row in rows if isinstance(row["content"], str) and isinstance(row["topic"], str)]
+        by_text = {(normal_form(row["topic"]), normal_form(row["content"]), row["scope"]): row for row in texts}
+        by_folded = {(normal_form(row["content"]), row["scope"]): row for row in texts}
         tombstones = conn.execute(
             "SELECT source_memory_id, preference FROM memoria_preferences WHERE session_id = ? AND evolution = ?",
             (store.profile, TOMBSTONE_MARK)).fetchall()
         tombstoned = {row[0] for row in tombstones}
-        demoted = {fold(DEMOTED_FROM.sub("", row[1], count=1)) for row in tombstones if isinstance(row[1], str)}
+        demoted = {normal_form(DEMOTED_FROM.sub("", row[1], count=1)) for row in tombstones if isinstance(row[1], str)}
         return cls({int(row["id"]): row for row in rows}, by_key, by_text, by_folded, tombstoned, demoted,
                    supersede.superseded_keys(conn, store.profile), forgotten_test(store, conn))
 
     def was_demoted(self, entry: FactEntry, *, any_topic: bool = False) -> bool:
         """Whether the user demoted the fact ``entry`` states: by its topic and text, or (``any_topic``) its text."""
-        return entry.identity in self.tombstoned or (any_topic and fold(entry.content) in self.demoted)
+        return entry.identity in self.tombstoned or (any_topic and normal_form(entry.content) in self.demoted)
 
     def find(self, entry: FactEntry, *, any_topic: bool = False) -> Any:
         """The fact ``entry`` states: by its topic and text, or (``any_topic``) by its text alone."""
-        found = [row for row in (self.by_key.get(entry.identity),
-                                 self.by_text.get((entry.topic, entry.content, entry.scope))) if row is not None]
+        text = (normal_form(entry.topic), normal_form(entry.content), entry.scope)
+        found = [row for row in (self.by_key.get(entry.identity), self.by_text.get(text)) if row is not None]
         if not found and any_topic:
-            return self.by_folded.get((fold(entry.content), entry.scope))
+            return self.by_folded.get((text[1], entry.scope))
         return min(found, key=lambda row: row["id"]) if found else None
 
 

@@ -16,6 +16,7 @@ import psycopg.errors
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS
+from ..rekey import rekey
 from .triggers import NOW_TEXT, TRIGGERS
 
 MNEMOSYNE_TABLES = (
@@ -250,9 +251,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "SELECT session_id, old_id, new_id, 'flag', flagged_at FROM persona_flags ORDER BY flagged_at, old_id, new_id",
         "DROP TABLE persona_flags",
     ),
+    (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+REKEYED_AT = 7  # the version whose migration re-keys (in Python: SQL cannot make the normal form)
 SCHEMA_LOCK = "persona-schema"  # an advisory lock: one process migrates a deployment at a time
 # A deployment is a schema: two of them in one database must not share a NOTIFY channel or an advisory
 # lock (both are database-wide), so each name is scoped by the schema the connection's search_path picks.
@@ -311,6 +314,8 @@ def _ensure_schema(conn: Any) -> None:
         for statements in MIGRATIONS[version:]:
             for statement in statements:
                 conn.execute(statement)
+        if version < REKEYED_AT:
+            rekey(conn)
         conn.execute("INSERT INTO persona_schema (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE "
                      "SET version = excluded.version", (SCHEMA_VERSION,))
         conn.execute("COMMIT")
