@@ -14,9 +14,8 @@ from ..store import Connection, PersonaStore, metadata_topic
 from ..store.forgotten import forgotten_test
 from ..store.memories import candidates, tombstones
 from ..store.supersede import superseded_rows
-from ..text import normal_form
+from ..text import normal_form, spellings
 from ..tiers import TIERS
-from ..topics import spellings
 from ..warn_once import ProblemLog
 from .context import StageContext
 from .registry import StageOptions, stage
@@ -61,7 +60,7 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
 
 
 def one_spelling(facts: list[PersonaFact], aliases: dict[str, str]) -> list[PersonaFact]:
-    """Each fact under its topic's one spelling (pipeline/topics.py): ``Git`` and ``git`` render as one section,
+    """Each fact under its topic's one spelling (pipeline/text.py): ``Git`` and ``git`` render as one section,
     shown as first used (the oldest fact's spelling) or as ``topics.aliases`` says. Work per distinct topic, not
     per fact, when no topic has two spellings: the usual case costs one set of the topics."""
     distinct = {fact.topic for fact in facts}

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InputError, NotFoundError
+from ..text import same_topic
 from ..tiers import TIERS, sql_rank
-from ..topics import same_topic
 from ..warn_once import ProblemLog
 from . import proposals, supersede
 from .already import existing_fact
@@ -87,7 +87,7 @@ class PersonaStore(Database):
         self.warn_broken_rows()
         with self.read() as conn:
             found = [fact_with_writer(row) for row in conn.execute(sql, params)]
-        # A topic in any case and Unicode form: `Git` and `git` are one (pipeline/topics.py).
+        # A topic in any case and Unicode form: `Git` and `git` are one (pipeline/text.py).
         return found if topic is None else [fact for fact in found if same_topic(fact.topic, topic)]
 
     def render_rows(self, conn: Connection, now: str, *, scoped: bool = False) -> Cursor:

@@ -1,6 +1,6 @@
 """``persona topics``: the profile's topics with their counts, and a rename (or a merge) as replaces with lineage.
 
-A topic is one in any case and Unicode form (:mod:`pipeline.topics`). Renaming
+A topic is one in any case and Unicode form (:mod:`pipeline.text`). Renaming
 one gives each of its facts a replacement under the new name, and moves the old
 row out with its lineage (:mod:`.supersede`), so ``persona history`` shows it
 and ``persona undo-replace`` brings it back. A fact whose text the new topic
@@ -13,8 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
-from ..text import normal_form
-from ..topics import spellings
+from ..text import normal_form, spellings
 from . import supersede
 from .backend import Connection
 from .births import scope_of

@@ -19,7 +19,7 @@ from ..scopes import shown as scope_text
 from ..stages.runner import run_pipeline
 from ..store import Fact, PersonaStore, Proposal
 from ..store.supersede import Link
-from ..topics import spellings
+from ..text import spellings
 
 UNITS = {"chars": "characters"}  # how a limit's unit reads on the page
 
