@@ -32,6 +32,7 @@ class PersonaCli(LazyGroup):
         "hermes": "agent_cmds",
         "profile": "forget_cmds",
         "review": "review_cmds",
+        "topics": "topic_cmds",
         "project": "project_cmds",
         "config": "config_cmds",
         "session": "session_cmds",

@@ -36,7 +36,7 @@ SkipBadOption = Annotated[bool, typer.Option(
     "--skip-bad", help="Import the rest when some entries are refused (else nothing is imported).")]
 CONTENT_WIDTH = 72
 OUTCOMES = {"add": "added", "update": "updated", "unchanged": "already there", "left out": "left out (superseded)",
-            "refused": "refused"}
+            "refused": "refused", "forgotten": "skipped (forgotten)"}
 DRY_OUTCOMES = {"add": "would add", "update": "would update"}
 
 
@@ -86,6 +86,8 @@ def report_text(report: ImportReport, *, notes: bool = True) -> str:
     """What an import did (a summary and what needs a look), or in a dry run what it would do, entry by entry;
     then the notes it offers for review (unless ``notes`` is off: they were shown already)."""
     lines = [_plan(report) if report.dry_run else _summary(report)]
+    if report.skipped_forgotten:
+        lines.append(forgotten_line(report))
     if not report.dry_run:
         lines += [f"refused {refusal.where}: {refusal.why}" for refusal in report.refused]
         lines += [f"#{keyed['new']} supersedes #{keyed['old']} (key {shown(keyed['key'], 60)})"
@@ -97,6 +99,13 @@ def report_text(report: ImportReport, *, notes: bool = True) -> str:
                   table(["WHERE", "NOTE"], [[note["where"], shown(note["content"], CONTENT_WIDTH)]
                                             for note in report.notes])]
     return "\n".join(lines)
+
+
+def forgotten_line(report: ImportReport) -> str:
+    """One notice for every forgotten entry the source still holds: skipped, by place, never by text."""
+    where = ", ".join(report.skipped_forgotten[:5]) + (", …" if len(report.skipped_forgotten) > 5 else "")
+    return (f"{counted(len(report.skipped_forgotten), 'forgotten fact')} skipped ({where}): persona forget keeps "
+            "it out; --force takes it in again")
 
 
 def _summary(report: ImportReport) -> str:
@@ -111,7 +120,7 @@ def _plan(report: ImportReport) -> str:
     lines = [f"{report.file} ({report.format}), dry run: nothing was written"]
     decided = sorted(report.entries, key=lambda entry: list(OUTCOMES).index(entry["outcome"]))
     for outcome, group in itertools.groupby(decided, key=lambda entry: entry["outcome"]):
-        if outcome == "refused":
+        if outcome in ("refused", "forgotten"):  # their own lines; a forgotten text is never shown
             continue
         rows = [[entry["where"], "" if entry["id"] is None else f"#{entry['id']}", shown(entry["topic"], 24),
                  entry["tier"], shown(entry["content"], CONTENT_WIDTH)] for entry in group]

@@ -25,6 +25,7 @@ from .sections import (
     StoreSettings,
     SupersedeSettings,
     TargetSettings,
+    TopicSettings,
     TriggerSettings,
     UiSettings,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "SupersedeSettings",
     "TargetSettings",
     "Tier",
+    "TopicSettings",
     "TriggerSettings",
     "UiSettings",
 ]
@@ -91,6 +93,7 @@ class Settings(BaseModel):
         description="One fact replacing another: detection proposes, the writer decides (`persona review`).",
     )
     ui: UiSettings = Field(default_factory=UiSettings, description="`persona ui`: the local page.")
+    topics: TopicSettings = Field(default_factory=TopicSettings, description="Topics: one spelling each.")
     pipeline: list[StageEntry] = Field(
         default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),
         description="Stages in order; each a bare name or `name: {options}` (see docs/rendering.md, Stages).",

@@ -250,6 +250,17 @@ class SupersedeSettings(Section):
         return value
 
 
+class TopicSettings(Section):
+    aliases: dict[str, str] = Field(
+        default_factory=dict,
+        description="How a topic is shown: `{git: Git, vcs: Git}`. Topics are one topic in any case and Unicode "
+        "form (`Git` from a heading and `git` from a facts file are one section), shown in the spelling first "
+        "used unless named here; a topic named here (in any spelling) is shown, and grouped, as its value, so two "
+        "topics with one value render as one section. The stored facts keep their own spelling: `persona topics "
+        "rename` changes those.",
+    )
+
+
 class HermesSettings(Section):
     profile: Literal["fixed", "user_id", "user_or_session_key"] = Field(
         "fixed",

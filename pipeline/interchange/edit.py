@@ -337,6 +337,8 @@ def _apply_step(store: PersonaStore, conn: Connection, step: Step, done: Applied
         return old.id
     assert now is not None
     if old is None:
+        if (there := store.existing(conn, now.topic, now.content, now.scope)) is not None:
+            return there.id  # typed again in another case or spacing: already there, not a second fact
         fact = store.insert_row(conn, tier=now.tier, topic=now.topic, content=now.content, confidence=now.confidence,
                                 source=content_key(*now.text), reason=now.reason, force=force,
                                 writer=EDIT_WRITER, scope=now.scope)

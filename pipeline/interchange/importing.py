@@ -4,10 +4,11 @@ A source's parser (:mod:`.formats`) offers entries, each with its place in the
 source (:class:`~.fact_entry.Offered`). Against the profile's facts, read once
 (:class:`Known`), each entry is decided before anything is written: add it,
 update the fact it matches, leave that fact unchanged, leave it out (a fact
-that was superseded is not brought back by the source it came from), or refuse
-it (a bad entry, a text over ``store.max_fact_chars``, a demoted fact, a
-forgotten one). A dry run stops there, on a read-only store. Otherwise one
-refusal stops the whole import with nothing written, unless ``skip_bad``; then
+that was superseded is not brought back by the source it came from), refuse
+it (a bad entry, a text over ``store.max_fact_chars``, a demoted fact), or
+skip it (a forgotten fact, named by its place and never its text: it never
+comes back, and the rest is imported). A dry run stops there, on a read-only
+store. Otherwise one refusal stops the whole import with nothing written, unless ``skip_bad``; then
 the decisions are applied in one transaction, and the facts added may update
 others (proposals, :mod:`pipeline.store.proposals`).
 
@@ -34,17 +35,18 @@ from ..store import (
     PersonaStore,
     Proposal,
     admit,
-    fold,
     forgotten_test,
     origins,
     propose_after_import,
     rescope,
     supersede,
 )
+from ..text import normal_form
 from .fact_entry import FactEntry, Offered, Parsed, Refusal
 
 __all__ = ["ImportReport", "Known", "import_entries"]
 ADD, UPDATE, UNCHANGED, LEFT_OUT, REFUSED = "add", "update", "unchanged", "left out", "refused"
+SKIPPED_FORGOTTEN = "forgotten"  # a forgotten fact a source still holds: skipped, never taken in again
 DEMOTED = "that fact was demoted; pass --force to take it in again"
 DEMOTED_FROM = re.compile(r"^\[demoted from [a-z_]+\] ")  # a tombstone's text: tombstone_text(tier, content)
 
@@ -59,6 +61,7 @@ class ImportReport:
     unchanged: list[int] = field(default_factory=list)
     pruned: list[int] = field(default_factory=list)
     skipped_demoted: list[str] = field(default_factory=list)
+    skipped_forgotten: list[str] = field(default_factory=list)  # where each forgotten entry was (never its text)
     superseded: list[int] = field(default_factory=list)  # facts a newer one with the same key replaced
     keyed: list[dict[str, Any]] = field(default_factory=list)  # each of those: {"old", "new", "key"}
     proposals: list[Proposal] = field(default_factory=list)  # facts an added one may update
@@ -74,7 +77,8 @@ class ImportReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {**{k: getattr(self, k) for k in ("file", "format", "dry_run", "added", "updated", "unchanged",
-                                               "pruned", "skipped_demoted", "superseded", "keyed")},
+                                               "pruned", "skipped_demoted", "skipped_forgotten", "superseded",
+                                               "keyed")},
                 "refused": [refusal.to_dict() for refusal in self.refused], "entries": self.entries,
                 "notes": self.notes, "proposals": [proposal.to_dict() for proposal in self.proposals]}
 
@@ -86,10 +90,10 @@ class Known:
 
     by_id: dict[int, Any]
     by_key: dict[str, Any]
-    by_text: dict[tuple[str, str, str | None], Any]  # by topic, text and scope
-    by_folded: dict[tuple[str, str | None], Any]  # by the text, case and spacing folded, and scope: any topic
+    by_text: dict[tuple[str, str, str | None], Any]  # by topic, text (both in normal form) and scope
+    by_folded: dict[tuple[str, str | None], Any]  # by the text in normal form, and scope: any topic
     tombstoned: set[str]
-    demoted: set[str]  # the demoted texts, case and spacing folded, whatever their topic
+    demoted: set[str]  # the demoted texts in normal form, whatever their topic
     superseded: set[str]
     forgotten: ForgottenTest
 
@@ -99,24 +103,25 @@ class Known:
         # Newest first, so the oldest row wins each key, as the single-fact look-up chooses. The same text in a
         # project or for one host is another fact than the global one (pipeline.scopes): each look-up has the scope.
         by_key = {row["source_memory_id"]: row for row in rows if row["source_memory_id"] is not None}
-        by_text = {(row["topic"], row["content"], row["scope"]): row for row in rows}
-        by_folded = {(fold(row["content"]), row["scope"]): row for row in rows if isinstance(row["content"], str)}
+        texts = [row for row in rows if isinstance(row["content"], str) and isinstance(row["topic"], str)]
+        by_text = {(normal_form(row["topic"]), normal_form(row["content"]), row["scope"]): row for row in texts}
+        by_folded = {(normal_form(row["content"]), row["scope"]): row for row in texts}
         tombstones = origins.tombstones(conn, store.profile)
         tombstoned = {row[0] for row in tombstones}
-        demoted = {fold(DEMOTED_FROM.sub("", row[1], count=1)) for row in tombstones if isinstance(row[1], str)}
+        demoted = {normal_form(DEMOTED_FROM.sub("", row[1], count=1)) for row in tombstones if isinstance(row[1], str)}
         return cls({int(row["id"]): row for row in rows}, by_key, by_text, by_folded, tombstoned, demoted,
                    supersede.superseded_keys(conn, store.profile), forgotten_test(store, conn))
 
     def was_demoted(self, entry: FactEntry, *, any_topic: bool = False) -> bool:
         """Whether the user demoted the fact ``entry`` states: by its topic and text, or (``any_topic``) its text."""
-        return entry.identity in self.tombstoned or (any_topic and fold(entry.content) in self.demoted)
+        return entry.identity in self.tombstoned or (any_topic and normal_form(entry.content) in self.demoted)
 
     def find(self, entry: FactEntry, *, any_topic: bool = False) -> Any:
         """The fact ``entry`` states: by its topic and text, or (``any_topic``) by its text alone."""
-        found = [row for row in (self.by_key.get(entry.identity),
-                                 self.by_text.get((entry.topic, entry.content, entry.scope))) if row is not None]
+        text = (normal_form(entry.topic), normal_form(entry.content), entry.scope)
+        found = [row for row in (self.by_key.get(entry.identity), self.by_text.get(text)) if row is not None]
         if not found and any_topic:
-            return self.by_folded.get((fold(entry.content), entry.scope))
+            return self.by_folded.get((text[1], entry.scope))
         return min(found, key=lambda row: row["id"]) if found else None
 
 
@@ -146,16 +151,19 @@ def import_entries(store: PersonaStore, parsed: Parsed, *, origin: str, fmt: str
     changed tier or confidence updates it; any other source only adds what the store lacks: a fact already there
     (the same text, case and spacing aside, under any topic) stays as the user has it.
     """
-    report = ImportReport(file=origin, format=fmt, dry_run=dry_run,
-                          notes=[{"where": note.where, "content": note.fact.content} for note in parsed.notes])
+    report = ImportReport(file=origin, format=fmt, dry_run=dry_run)
     too_long = {id(item): Refusal(item.where, f"content is {len(item.fact.content)} characters; the limit is "
                                   f"{store.max_fact_chars} (store.max_fact_chars)")
                 for item in parsed.facts if len(item.fact.content) > store.max_fact_chars}
     with store.snapshot() if dry_run else store.transaction() as conn:  # decided inside the transaction that writes
         known = Known.load(store, conn)
+        # A note the store already holds, or one forgotten or demoted, is not offered again (nor shown).
+        report.notes = [{"where": note.where, "content": note.fact.content} for note in parsed.notes
+                        if decide(known, note, force, declarative=False).outcome == ADD]
         decisions = [decide(known, item, force, declarative) for item in parsed.facts if id(item) not in too_long]
         report.refused = [*parsed.bad, *too_long.values(),
                           *(Refusal(d.offered.where, d.why or "") for d in decisions if d.outcome == REFUSED)]
+        report.skipped_forgotten = [d.offered.where for d in decisions if d.outcome == SKIPPED_FORGOTTEN]
         if report.refused and not (skip_bad or dry_run):
             raise FactsFileError("; ".join(f"{origin}: {r.where}: {r.why}" for r in report.refused)
                                  + "; nothing was imported (--skip-bad imports the rest)")
@@ -180,7 +188,7 @@ def decide(known: Known, offered: Offered, force: bool, declarative: bool = True
         if (*_declared_by_id(entry, row), entry.scope) == (*_stored(row), row["scope"]):
             return Decision(offered, UNCHANGED, row, by_id=True)
         if entry.content != row["content"] and not force and known.forgotten(entry.content, None):
-            return Decision(offered, REFUSED, row, by_id=True, why=FORGOTTEN)
+            return Decision(offered, SKIPPED_FORGOTTEN, row, by_id=True, why=FORGOTTEN)  # the fact stays as it is
         return Decision(offered, UPDATE, row, by_id=True)
     row = known.find(entry, any_topic=not declarative)  # the same text from another tool is the same fact
     if row is not None:
@@ -190,7 +198,8 @@ def decide(known: Known, offered: Offered, force: bool, declarative: bool = True
     if entry.key is None and entry.id is None and entry.identity in known.superseded:
         return Decision(offered, LEFT_OUT)  # a superseded fact is not brought back by the source it came from
     if not force and known.forgotten(entry.content, entry.identity):
-        return Decision(offered, REFUSED, why=FORGOTTEN)
+        # Skipped, not refused: re-importing a file after forgetting one of its lines imports the rest.
+        return Decision(offered, SKIPPED_FORGOTTEN, why=FORGOTTEN)
     return Decision(offered, ADD)
 
 
@@ -235,6 +244,8 @@ def _apply(store: PersonaStore, conn: Any, known: Known, decision: Decision, ori
         return None
     if decision.outcome == LEFT_OUT:
         return None
+    if decision.outcome == SKIPPED_FORGOTTEN:  # an exported fact keeps its row (and is not pruned)
+        return int(decision.row["id"]) if decision.row is not None else None
     if decision.outcome == ADD:
         fact_id = _add(store, conn, known, entry, origin, writer, force)
         report.added.append(fact_id)

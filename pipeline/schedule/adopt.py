@@ -18,14 +18,14 @@ from pathlib import Path
 
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
-from ..errors import InputError
+from ..errors import FactsFileError, InputError
 from ..fs.write import same_file
 from ..interchange.formats import import_source
 from ..interchange.importing import ImportReport
 from ..render.model import TargetReport
 from ..scopes import project_scope
 from ..stages.runner import run_pipeline
-from ..store import PersonaStore
+from ..store import FORGOTTEN, PersonaStore
 
 
 @dataclass
@@ -47,6 +47,8 @@ def adopt(settings: Settings, store: PersonaStore, path: Path, *, fmt: str | Non
     targets = targets_of(settings, store.profile, path)
     chosen = fmt or default_format(targets[0])
     origin = str(path.expanduser().absolute())
+    if not (dry_run or skip_bad):
+        _refuse_forgotten(store, path, chosen, topic, origin, scope_of_file(targets[0]))
     imported = import_source(store, path, chosen, topic=topic, writer=f"adopt:{origin}", skip_bad=skip_bad,
                              dry_run=dry_run, scope=scope_of_file(targets[0]))
     adoption = Adoption(Path(origin), chosen, [target.name for target in targets], imported)
@@ -55,6 +57,16 @@ def adopt(settings: Settings, store: PersonaStore, path: Path, *, fmt: str | Non
         adoption.rendered = run_pipeline(settings, store=store, targets=adoption.targets, overwrite=True)
         adoption.copies = sorted(set(copies_of(adoption.path)) - before)
     return adoption
+
+
+def _refuse_forgotten(store: PersonaStore, path: Path, fmt: str, topic: str | None, origin: str,
+                      scope: str | None) -> None:
+    """A file that still holds forgotten text is not taken over, unlike a re-import (which skips the text): the
+    copy of its old bytes kept beside it would hold that text again. Nothing is imported."""
+    planned = import_source(store, path, fmt, topic=topic, dry_run=True, scope=scope)
+    if planned.skipped_forgotten:
+        raise FactsFileError("; ".join(f"{origin}: {where}: {FORGOTTEN}" for where in planned.skipped_forgotten)
+                             + "; nothing was imported (--skip-bad imports the rest)")
 
 
 def scope_of_file(target: ResolvedTarget) -> str | None:

@@ -15,6 +15,7 @@ from ..store import Connection, PersonaStore, metadata_topic
 from ..store.forgotten import forgotten_test
 from ..store.memories import candidates, tombstones
 from ..store.supersede import superseded_rows
+from ..text import normal_form, spellings
 from ..tiers import TIERS
 from ..warn_once import ProblemLog
 from .context import StageContext
@@ -55,7 +56,24 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
         left_out = _left_out(store, conn, now, options) if ctx.explain else ()
     if broken:
         store.warn_broken_rows()
-    return FactSet((*facts, *proposed), state.generation, state.watermark, left_out, state.scoped)
+    spelled = one_spelling([*facts, *proposed], ctx.settings.topics.aliases)
+    return FactSet(tuple(spelled), state.generation, state.watermark, left_out, state.scoped)
+
+
+def one_spelling(facts: list[PersonaFact], aliases: dict[str, str]) -> list[PersonaFact]:
+    """Each fact under its topic's one spelling (pipeline/text.py): ``Git`` and ``git`` render as one section,
+    shown as first used (the oldest fact's spelling) or as ``topics.aliases`` says. Work per distinct topic, not
+    per fact, when no topic has two spellings: the usual case costs one set of the topics."""
+    distinct = {fact.topic for fact in facts}
+    if not aliases and len({normal_form(topic) for topic in distinct}) == len(distinct):
+        return facts
+    first: dict[str, tuple[bool, str]] = {}
+    for fact in facts:  # a persona row ("p:...") was used before any candidate memory
+        when = (not fact.key.startswith("p:"), fact.key)
+        if fact.topic not in first or when < first[fact.topic]:
+            first[fact.topic] = when
+    shown = spellings(first.items(), aliases)
+    return [fact if shown[fact.topic] == fact.topic else fact._replace(topic=shown[fact.topic]) for fact in facts]
 
 
 def _not_forgotten(store: PersonaStore, conn: Connection, facts: list[PersonaFact]) -> list[PersonaFact]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..scopes import spelled
+from ..text import normal_form
 
 MAX_ID = 2**63 - 1  # SQLite's INTEGER, PostgreSQL's bigint
 FACT_COLUMNS = (
@@ -89,12 +90,17 @@ def content_key(topic: str, content: str, scope: str | None = None) -> str:
 
     ``add`` and ``import`` share it, so the same fact is one row however it
     arrived, and a demoted one stays demoted on either path; the same text in
-    two projects is two facts. (The ``import:`` prefix is historical; a global
-    fact's key is what it always was.)
+    two projects is two facts. Topic and text count in their normal form
+    (:func:`pipeline.text.normal_form`): "Uses uv." under ``Tools`` and "uses
+    uv" under ``tools`` are one fact. (The ``import:`` prefix is historical.)
     """
+    return legacy_content_key(normal_form(topic), normal_form(content), scope)
+
+
+def legacy_content_key(topic: str, content: str, scope: str | None = None) -> str:
+    """The key of the exact text, as every key was before normal forms: what a migration re-keys (store/rekey)."""
     scoped = f"\x00{scope}" if scope else ""
     return "import:" + hashlib.sha256(f"{topic}\x00{content}{scoped}".encode()).hexdigest()[:16]
-
 
 
 def check_id(persona_id: object) -> int:

@@ -16,9 +16,11 @@ from typing import Any
 from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER, DEFAULT_TOPIC
 from ..errors import InputError, NotFoundError
 from ..fs import bounded_json
+from ..text import same_topic
 from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
 from . import proposals, supersede
+from .already import existing_fact
 from .backend import Connection, Cursor
 from .births import BIRTH_JOIN, link_tombstone, stamp, writer_of
 from .database import Database
@@ -77,18 +79,17 @@ class PersonaStore(Database):
         if tier is not None:
             clauses.append("tier = ?")
             params.append(check_tier(tier))
-        if topic is not None:
-            if "\x00" in topic:  # no stored topic holds one; say so alike on both backends
-                raise InputError("topic contains a NUL byte")
-            clauses.append("topic = ?")
-            params.append(topic)
+        if topic is not None and "\x00" in topic:  # no stored topic holds one; say so alike on both backends
+            raise InputError("topic contains a NUL byte")
         sql = (
             f"SELECT {FACT_WITH_WRITER} FROM memoria_persona p {BIRTH_JOIN} WHERE {' AND '.join(clauses)} "
             f"ORDER BY {TIER_ORDER}, reinforcement_count DESC, id"
         )
         self.warn_broken_rows()
         with self.read() as conn:
-            return [fact_with_writer(row) for row in conn.execute(sql, params)]
+            found = [fact_with_writer(row) for row in conn.execute(sql, params)]
+        # A topic in any case and Unicode form: `Git` and `git` are one (pipeline/text.py).
+        return found if topic is None else [fact for fact in found if same_topic(fact.topic, topic)]
 
     def render_rows(self, conn: Connection, now: str, *, scoped: bool = False) -> Cursor:
         """Every fact of the profile as a row ready to become a render's fact (:func:`persona_sql`)."""
@@ -172,6 +173,8 @@ class PersonaStore(Database):
                 raise InputError(f"memory {memory_id} has empty content; nothing to promote")
             content = check_text(f"memory {memory_id}", content, self.max_fact_chars, setting="store.max_fact_chars")
             topic = metadata_topic(metadata) or self._linked_topic(conn, memory_id)
+            if (already := existing_fact(self, conn, topic, content, None, scan=False)) is not None:
+                return Promotion(Fact(**dict(already)), created=False)  # the same fact, added or imported
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=DEFAULT_CONFIDENCE,
                                    source=memory_id, reason=reason, force=force, writer=f"promote:{memory_id}")
             found, related = proposals.check_write(self, conn, fact)
@@ -203,10 +206,7 @@ class PersonaStore(Database):
         scope = check_scope(scope)
         key = content_key(topic, content, scope)
         with self.transaction() as conn:
-            existing = conn.execute(
-                f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({self.dialect.find_fact})",
-                {"session": self.profile, "key": key, "topic": topic, "content": content, "scope": scope or ""},
-            ).fetchone()
+            existing = existing_fact(self, conn, topic, content, scope)
             if existing is not None:
                 return Promotion(Fact(**dict(existing), scope=scope), created=False)
             if not force and self.is_tombstoned(key):
@@ -265,6 +265,11 @@ class PersonaStore(Database):
         return proposals.dismiss(self, proposal_id)
 
     # -- helpers shared with import and retention ------------------------
+
+    def existing(self, conn: Connection, topic: str, content: str, scope: str | None) -> Fact | None:
+        """The current fact that states ``topic`` and ``content`` in ``scope`` (normal forms: :mod:`.already`)."""
+        row = existing_fact(self, conn, topic, content, scope)
+        return None if row is None else Fact(**dict(row), scope=scope)
 
     def insert_row(
         self,

@@ -16,6 +16,7 @@ from dataclasses import replace as replace_field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
+from .already import existing_fact
 from .backend import Connection
 from .births import UNKNOWN, scope_of, writers
 from .database import Database
@@ -96,6 +97,7 @@ def replace(store: PersonaStore, target: int | str, content: str, *, topic: str 
         if (topic, content, scope) == (old.topic, old.content, scope_of(conn, store.profile, old.id)):
             raise InputError(f"fact #{old.id} already says that; nothing to replace")
         existing = _existing(store, conn, topic, content, scope)
+        existing = None if existing is not None and existing.id == old.id else existing  # a respelling of itself
         new = existing or store.insert_row(
             conn, tier=tier, topic=topic, content=content, confidence=old.confidence,
             source=content_key(topic, content, scope), reason=reason or old.promotion_reason, force=force,
@@ -308,9 +310,7 @@ def _current(store: Database, conn: Connection, fact_id: int) -> Fact:
 
 
 def _existing(store: Database, conn: Connection, topic: str, content: str, scope: str | None) -> Fact | None:
-    row = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE id = ({store.dialect.find_fact})",
-                       {"session": store.profile, "key": content_key(topic, content, scope), "topic": topic,
-                        "scope": scope or "", "content": content}).fetchone()
+    row = existing_fact(store, conn, topic, content, scope)
     return None if row is None else Fact(**dict(row))
 
 

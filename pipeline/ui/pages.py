@@ -19,6 +19,7 @@ from ..scopes import shown as scope_text
 from ..stages.runner import run_pipeline
 from ..store import Fact, PersonaStore, Proposal
 from ..store.supersede import Link
+from ..text import spellings
 
 UNITS = {"chars": "characters"}  # how a limit's unit reads on the page
 
@@ -32,10 +33,12 @@ class Topic:
 def facts_by_topic(store: PersonaStore, query: str = "") -> list[Topic]:
     """The profile's facts grouped by topic (topics in name order), those whose text or topic holds ``query``."""
     wanted = query.casefold().strip()
-    found = [fact for fact in store.list()
+    every = store.list()
+    shown = spellings((fact.topic, fact.id) for fact in every)  # `Git` and `git` are one topic, as renders show
+    found = [fact for fact in every
              if not wanted or wanted in fact.content.casefold() or wanted in fact.topic.casefold()]
-    found.sort(key=lambda fact: fact.topic.casefold())
-    return [Topic(name, tuple(group)) for name, group in itertools.groupby(found, key=lambda fact: fact.topic)]
+    found.sort(key=lambda fact: (shown[fact.topic].casefold(), shown[fact.topic]))
+    return [Topic(name, tuple(group)) for name, group in itertools.groupby(found, key=lambda f: shown[f.topic])]
 
 
 def scope_label(fact: Fact) -> str:

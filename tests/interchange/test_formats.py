@@ -137,19 +137,15 @@ def _kept(database) -> object:
     return hashlib.sha256(Path(database.target).read_bytes()).hexdigest()
 
 
-def test_a_forgotten_fact_is_refused_with_its_line_and_nothing_is_written_unless_the_rest_is_asked_for(store):
+def test_a_forgotten_fact_is_skipped_by_its_line_and_the_rest_is_imported(store):
     forget_fact(store, store.add("Uses uv, never pip.", topic="tooling").fact.id)
-    before = held(store)
-    with pytest.raises(FactsFileError, match=r"persona\.md: line 14: that fact was forgotten \(persona forget\); "
-                       r"pass --force to take it in again; nothing was imported \(--skip-bad imports the rest\)"):
-        import_source(store, fixture("mnemosyne-persona-md"), "persona-md")
-    assert held(store) == before
     dry = import_source(store, fixture("mnemosyne-persona-md"), "persona-md", dry_run=True)
-    refused = [entry for entry in dry.entries if entry["outcome"] == "refused"]
-    assert refused == [{"where": "line 14", "outcome": "refused", "topic": "tooling", "tier": "long_term",
-                        "content": None, "id": None, "why": refused[0]["why"]}]  # the text is not repeated
-    report = import_source(store, fixture("mnemosyne-persona-md"), "persona-md", skip_bad=True)
-    assert len(report.added) == 3 and "Uses uv, never pip." not in {fact.content for fact in store.list()}
+    skipped = [entry for entry in dry.entries if entry["outcome"] == "forgotten"]
+    assert skipped == [{"where": "line 14", "outcome": "forgotten", "topic": "tooling", "tier": "long_term",
+                        "content": None, "id": None, "why": skipped[0]["why"]}]  # the text is not repeated
+    report = import_source(store, fixture("mnemosyne-persona-md"), "persona-md")
+    assert (len(report.added), report.skipped_forgotten, report.refused) == (3, ["line 14"], [])
+    assert "Uses uv, never pip." not in {fact.content for fact in store.list()}
 
 
 def test_a_demoted_fact_too_long_text_and_bad_entries_are_each_refused_with_their_line(store, tmp_path):

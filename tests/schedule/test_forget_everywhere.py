@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import FactsFileError, ForgottenError, PersonaStore, load_settings, tick
+from pipeline import ForgottenError, PersonaStore, load_settings, tick
 from pipeline.cli import app
 from pipeline.inject.sessions import SessionSnapshots
 from pipeline.inject.views import Reader
@@ -135,9 +135,10 @@ def test_every_way_in_refuses_the_forgotten_text_unless_forced(database, tmp_pat
                            ("edited_id", f"- id: {other}\n  topic: style\n  content: '{SECRET}'\n")]:
             path = tmp_path / f"{name}.yaml"
             path.write_text(text)
-            with pytest.raises(FactsFileError, match=r"fact #1: that fact was forgotten .*nothing was imported"):
-                import_facts(alice, path)
-        assert [fact.content for fact in alice.list()] == [KEPT]  # no refused import wrote anything
+            report = import_facts(alice, path)  # skipped by its place, the rest imported
+            assert report.skipped_forgotten == ["fact #1"] and report.refused == [], name
+            assert SECRET not in json.dumps(report.to_dict(), default=str), name
+        assert sorted(fact.content for fact in alice.list()) == sorted([KEPT, "Fresh."])  # the secret stays out
 
         tools = PersonaTools(lambda: settings).catalog(legacy=False)
         bound = {"profile": "alice", "session": None}

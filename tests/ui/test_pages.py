@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline import PersonaStore
 from pipeline.config.presets import PRESETS
-from pipeline.ui.pages import Bar, agent_views
+from pipeline.ui.pages import Bar, agent_views, facts_by_topic
 
 from ..conftest import local_settings
 
@@ -41,3 +41,14 @@ def test_each_target_shows_its_exact_text_tokens_first_and_what_it_left_out(tmp_
     assert {fact.fate for fact in codex.left_out} >= {"section dropped"}
     assert "Fact number" in codex.text and not (tmp_path / "AGENTS.md").exists(), "nothing is written"
     assert markdown.left_out == () and markdown.kept == 6
+
+
+def test_the_facts_page_shows_one_topic_per_spelling_as_first_used(tmp_path):
+    settings = local_settings(tmp_path)
+    with PersonaStore.from_settings(settings) as store:
+        store.add("Rebases, never merges.", topic="Git")
+        store.add("Answers tersely.", topic="style")
+        store.add("Signs every commit.", topic="git")
+        topics = facts_by_topic(store)
+    assert [(topic.name, [fact.content for fact in topic.facts]) for topic in topics] == [
+        ("Git", ["Rebases, never merges.", "Signs every commit."]), ("style", ["Answers tersely."])]

@@ -68,7 +68,13 @@ def _joined(parts: list[str]) -> str:
     """An item and the items nested in it, as one line: "Testing: use pytest; run make test"."""
     text = parts[0]
     for part in parts[1:]:
-        text += (" " if text.endswith(":") else "; ") + part
+        # "…design questions." then "short ones otherwise" reads "…design questions; short ones otherwise", never
+        # ".;" (an ellipsis stays: it is the user's).
+        if text.endswith(":"):
+            text += " " + part
+        else:
+            text = (text[:-1] if text.endswith((";", ",")) or (text.endswith(".") and not text.endswith(".."))
+                    else text) + "; " + part
     return text
 
 

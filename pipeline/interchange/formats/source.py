@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ...errors import FactsFileError
 from ...fs.read import describe, read_file
-from ...store import PersonaStore, fold
+from ...store import PersonaStore
+from ...text import normal_form
 from ..fact_entry import MAX_IMPORT_BYTES, Offered, Parsed
 from ..importing import ImportReport, import_entries
 from .registry import DEFAULT_TOPIC, Source, get_format
@@ -72,11 +73,11 @@ def _text(path: Path | str, name: str) -> str:
 
 def _first_of_each(offered: list[Offered], *, by_text: bool) -> list[Offered]:
     """Each fact once: a bullet a file repeats is one fact, not an error (``by_text``: the same text, case and
-    spacing aside, under any heading, as the import matches the store's facts)."""
+    spacing, Unicode form and final punctuation aside, under any heading, as the import matches the store's facts)."""
     seen: set[str] = set()
     kept = []
     for item in offered:
-        identity = fold(item.fact.content) if by_text else item.fact.identity if item.fact.id is None \
+        identity = normal_form(item.fact.content) if by_text else item.fact.identity if item.fact.id is None \
             else f"id:{item.fact.id}"
         if identity not in seen:
             seen.add(identity)

@@ -16,6 +16,7 @@ import psycopg.errors
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS
+from ..rekey import rekey
 from ..stem_tables import merges_and_stems
 from .triggers import NOW_TEXT, TRIGGERS
 
@@ -252,9 +253,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TABLE persona_flags",
     ),
     merges_and_stems("BIGINT"),  # merge proposals and the proposal check's stem index (store/stem_tables.py)
+    (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+REKEYED_AT = 8  # the version whose migration re-keys (in Python: SQL cannot make the normal form)
 SCHEMA_LOCK = "persona-schema"  # an advisory lock: one process migrates a deployment at a time
 # A deployment is a schema: two of them in one database must not share a NOTIFY channel or an advisory
 # lock (both are database-wide), so each name is scoped by the schema the connection's search_path picks.
@@ -313,6 +316,8 @@ def _ensure_schema(conn: Any) -> None:
         for statements in MIGRATIONS[version:]:
             for statement in statements:
                 conn.execute(statement)
+        if version < REKEYED_AT:
+            rekey(conn)
         conn.execute("INSERT INTO persona_schema (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE "
                      "SET version = excluded.version", (SCHEMA_VERSION,))
         conn.execute("COMMIT")

@@ -13,6 +13,7 @@ import sqlite3
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS, TRIGGER_PREFIX
+from ..rekey import rekey
 from ..stem_tables import merges_and_stems
 from .triggers import TRIGGERS
 
@@ -232,21 +233,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # Forget for real (store/forgotten.py): what remains of a forgotten fact is a keyed hash of its text
         # and source, under a secret of this database's own, so the same memory is never proposed again
         # while the text itself is gone. Each profile counts its erasures, the cheap check hosts make.
-        """CREATE TABLE persona_secret (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            secret TEXT NOT NULL
-        )""",
+        "CREATE TABLE persona_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret TEXT NOT NULL)",
         """CREATE TABLE persona_forgotten (
             profile TEXT NOT NULL,
             digest TEXT NOT NULL,
             forgotten_at TEXT NOT NULL,
             PRIMARY KEY (profile, digest)
         )""",
-        """CREATE TABLE persona_erasures (
-            profile TEXT PRIMARY KEY,
-            erased INTEGER NOT NULL DEFAULT 0
-        )""",
-    ),    (
+        "CREATE TABLE persona_erasures (profile TEXT PRIMARY KEY, erased INTEGER NOT NULL DEFAULT 0)",
+    ),
+    (
         # When a session last used its snapshot (recorded, refreshed at a compaction, inherited), so
         # store.keep_snapshot_days can prune the rows of sessions long gone and never a live one's.
         "ALTER TABLE persona_snapshots ADD COLUMN used_at TEXT",
@@ -311,9 +307,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TABLE persona_flags",
     ),
     merges_and_stems("INTEGER"),  # merge proposals and the proposal check's stem index (store/stem_tables.py)
+    (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+REKEYED_AT = 16  # the version whose migration re-keys (in Python: SQL cannot make the normal form)
 
 _CREATE_TABLE = re.compile(r"^\s*CREATE TABLE (IF NOT EXISTS )?(\w+)", re.IGNORECASE)
 
@@ -336,6 +334,8 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
         for statements in MIGRATIONS[version:]:
             for statement in statements:
                 conn.execute(statement)
+        if version < REKEYED_AT:
+            rekey(conn)
         conn.execute("INSERT OR REPLACE INTO persona_schema (id, version) VALUES (1, ?)", (SCHEMA_VERSION,))
         conn.execute("COMMIT")
     except BaseException:
