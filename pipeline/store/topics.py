@@ -21,6 +21,7 @@ from .fact_row import FACT_COLUMNS, Fact, content_key
 from .validation import MAX_TOPIC_CHARS, check_text
 
 if TYPE_CHECKING:
+    from .database import Database
     from .facts import PersonaStore
 
 
@@ -76,14 +77,14 @@ def rename(store: PersonaStore, old: str, new: str) -> Renamed:
     return Renamed(old, target, tuple((was, now) for was, now, _ in moved), sum(merged for *_, merged in moved))
 
 
-def _of_topic(store: PersonaStore, conn: Connection, topic: str) -> list[Fact]:
+def _of_topic(store: Database, conn: Connection, topic: str) -> list[Fact]:
     wanted = normal_form(topic)
     rows = conn.execute(f"SELECT {FACT_COLUMNS} FROM memoria_persona WHERE session_id = ? ORDER BY id",
                         (store.profile,)).fetchall()
     return [Fact(**dict(row)) for row in rows if isinstance(row["topic"], str) and normal_form(row["topic"]) == wanted]
 
 
-def _spelled(store: PersonaStore, conn: Connection, topic: str) -> str:
+def _spelled(store: Database, conn: Connection, topic: str) -> str:
     """The spelling an existing topic's oldest fact has, or ``topic`` itself for a new one."""
     there = _of_topic(store, conn, topic)
     return there[0].topic if there else topic
