@@ -29,7 +29,7 @@ from .births import delete_births, earliest_birth, tombstone_of
 from .blocks import delete_blocks_since
 from .database import Database
 from .fact_row import check_id
-from .forgotten import count_erasure, digests, fold, record, secret
+from .forgotten import count_erasure, fold, forgotten_digests, record, secret
 from .memories import delete_tombstones, every_tombstone
 from .proposals import forget_profile
 from .runs import delete_profile_runs
@@ -226,7 +226,8 @@ def _drop_rendered_since(store: Database, conn: Connection, done: Erasure) -> No
 
 def _remember(store: Database, conn: Connection, items: list[tuple[str, str | None]]) -> None:
     key = secret(store, conn)
-    record(store, conn, digests(key, texts=[text for text, _ in items], memory_ids=[memory for _, memory in items]))
+    record(store, conn, forgotten_digests(key, texts=[text for text, _ in items],
+                                         memory_ids=[memory for _, memory in items]))
 
 
 def _touched(store: Database) -> list[str]:

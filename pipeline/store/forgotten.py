@@ -1,8 +1,11 @@
 """Forgotten facts: ``persona_forgotten`` (keyed hashes), ``persona_secret`` (their key), ``persona_erasures``.
 
-What remains of a forgotten fact is an HMAC-SHA256 of its text (case and
-spacing folded) and of its source memory id, keyed by a random secret of this
-database's own. The text itself is gone; the hash is enough to refuse the same
+What remains of a forgotten fact is an HMAC-SHA256 of its text, in two forms,
+and of its source memory id, keyed by a random secret of this database's own.
+The text's forms: folded (case and spacing, what earlier releases kept, so their
+hashes stay valid) and its normal form (:func:`pipeline.text.normal_form`: also
+Unicode form, invisible characters, dashes and final punctuation), so no
+re-spelling of a forgotten fact comes back in. The text itself is gone; the hash is enough to refuse the same
 memory when it is proposed, promoted or added again. The key stays in the same
 database, so the hashes are worthless outside it (a list of them cannot be
 checked against guesses elsewhere); whoever holds the database can still test
@@ -20,6 +23,7 @@ import secrets
 from collections.abc import Callable, Iterable
 
 from ..errors import ForgottenError
+from ..text import normal_form
 from .backend import Connection
 from .database import Database
 
@@ -48,6 +52,15 @@ def digests(key: bytes, *, texts: Iterable[str] = (), memory_ids: Iterable[str |
     made = [f"text\x00{fold(text)}" for text in texts]
     made += [f"memory\x00{memory_id}" for memory_id in memory_ids if memory_id]
     return [hmac.new(key, item.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest() for item in made]
+
+
+def forgotten_digests(key: bytes, *, texts: Iterable[str] = (), memory_ids: Iterable[str | None] = ()) -> list[str]:
+    """What a forgotten fact leaves, and what a text is tested by: :func:`digests`, and each text's normal form. A
+    forget before the normal form left only the folded one: a test of both finds those too."""
+    texts = list(texts)
+    normal = [hmac.new(key, f"normal\x00{normal_form(text)}".encode("utf-8", "surrogatepass"), hashlib.sha256)
+              .hexdigest() for text in texts]
+    return digests(key, texts=texts, memory_ids=memory_ids) + normal
 
 
 def record(store: Database, conn: Connection, found: list[str]) -> None:
@@ -79,7 +92,8 @@ def forgotten_test(store: Database, conn: Connection) -> ForgottenTest:
     key = secret(store, conn)
 
     def test(text: str | None, memory_id: str | None) -> bool:
-        return bool(known.intersection(digests(key, texts=[text] if text else [], memory_ids=[memory_id])))
+        return bool(known.intersection(forgotten_digests(key, texts=[text] if text else [],
+                                                             memory_ids=[memory_id])))
 
     return test
 
@@ -103,6 +117,6 @@ def is_forgotten(store: Database, conn: Connection, *, text: str | None = None, 
 
 def unforget(store: Database, conn: Connection, *, text: str | None = None, memory_id: str | None = None) -> None:
     """Drop the hashes of a text and memory: the user added it again on purpose (``--force``)."""
-    found = digests(secret(store, conn), texts=[text] if text else [], memory_ids=[memory_id])
+    found = forgotten_digests(secret(store, conn), texts=[text] if text else [], memory_ids=[memory_id])
     for digest in found:
         conn.execute("DELETE FROM persona_forgotten WHERE profile = ? AND digest = ?", (store.profile, digest))
