@@ -154,4 +154,4 @@ def test_a_chat_started_in_a_project_carries_its_facts_and_the_hermes_ones_and_n
     after = persona(result["prompts"]["after_add_compress"])
     assert ADDED in after and HERE in after and ELSEWHERE not in after
     assert result["notes"]["scopes"][ELSEWHERE] == "project:github.com/acme/blog"
-    assert result["notes"]["scopes"][HERMES_ONLY] == "host:hermes" and result["notes"]["scopes"][KEPT] is None
+    assert result["notes"]["scopes"][HERMES_ONLY] == "host:hermes" and result["notes"]["scopes"][KEPT] == "global"
