@@ -117,7 +117,7 @@ def test_add_project_prints_the_identity_it_chose(tmp_path):
     done = runner.invoke(app, ["--db", str(tmp_path / "m.db"), "add", "Deploys on Fridays.", "--topic", "deploy",
                                "--project", str(top)])
     assert done.exit_code == 0, done.output
-    assert done.stdout == "added as #1 (long_term, topic deploy, project github.com/acme/secret)\n"
+    assert done.stdout.splitlines()[0] == "added as #1 (long_term, topic deploy, project github.com/acme/secret)"
 
 
 def test_git_runs_once_per_state_of_the_config_not_per_look(tmp_path, monkeypatch):
