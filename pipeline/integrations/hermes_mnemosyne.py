@@ -84,14 +84,17 @@ def replace_copy(system: str, text: str, block: str, *, of_our_file: bool) -> st
 
 
 def _copy_end(system: str, at: int, text: str, of_our_file: bool) -> int | None:
+    # A copy of our own file is all of it, up to Hermes' timestamp: never only the part that matches today's
+    # persona, since a copy read before a forget starts with the shorter persona and goes on with the forgotten
+    # section.
+    if of_our_file:
+        stop = system.find(TIMESTAMP, at)
+        return stop if stop >= 0 else len(system)
     cap = _token_cap()
     for candidate in dict.fromkeys((mnemosyne_cap(text, cap).rstrip(), text.rstrip())):
         if candidate and system.startswith(candidate, at) and _ends_block(system, at + len(candidate)):
             return at + len(candidate)
-    if not of_our_file:
-        return None
-    stop = system.find(TIMESTAMP, at)
-    return stop if stop >= 0 else len(system)
+    return None
 
 
 def _ends_block(system: str, at: int) -> bool:

@@ -180,3 +180,25 @@ def test_a_copy_cut_by_mnemosyne_word_cap_is_recognised_by_its_text(home, monkey
     assert sent.count(HEADER) == 1 and "truncated" not in sent and FACT in sent and OLD in sent and BOB not in sent
     assert sent.index(HEADER) < sent.index(STAMP)
     plugin.close()
+
+
+def test_a_forget_of_the_last_section_takes_it_out_of_mnemosyne_copy_too(home, monkeypatch):
+    """A copy read before the forget starts with the persona the forget leaves (the same sections, less the last):
+    all of the copy is replaced, never only the part that matches, or the forgotten section stayed after it."""
+    from mnemosyne.integrations.hermes_persona_prompt import HermesPersonaPromptMixin
+
+    monkeypatch.setattr(HermesPersonaPromptMixin, "PERSONA_ENABLED", True)
+    monkeypatch.setattr(HermesPersonaPromptMixin, "PERSONA_FILE", home / "memory" / "persona.md")
+    secret = "The user's therapist is Dr. Ortiz."
+    with PersonaStore.from_settings(hermes_settings(home)) as store:
+        secret_id = store.add(secret, topic="zz health", tier="working", confidence=0.1).fact.id
+    copy = persona_file(home)
+    assert copy.index(FACT) < copy.index(secret)  # the forgotten section is the copy's last
+    plugin = PersonaPlugin()
+    assert secret in send(plugin, shaped(hermes_system(copy), "chat_completions"), "chat_completions")
+    forgot = json.loads(on_new_thread(lambda: plugin._handler("persona_forget")({"persona_id": secret_id},
+                                                                              session_id="s1")))
+    assert forgot["status"] == "ok"
+    sent = send(plugin, shaped(hermes_system(copy), "chat_completions"), "chat_completions")
+    assert secret not in sent and FACT in sent and sent.count(FACT) == 1 and STAMP in sent
+    plugin.close()
