@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "AnotherProfilesFile",
     "ConfigError",
     "EditConflict",
     "EditError",
@@ -102,6 +103,11 @@ class FileSystemError(StageError):
 class InputError(PersonaError):
     """An argument to an operation is invalid: a bad id, tier, confidence or topic, empty content, a tool call's
     arguments, an unknown host, or a path persona-tier refuses to write (another target's file, the settings)."""
+
+
+class AnotherProfilesFile(InputError):
+    """A target's one file (no ``{profile}`` in its path) belongs to store.profile, and was asked of another
+    profile: one user's facts never reach another user's file."""
 
 
 class ForgottenError(InputError):

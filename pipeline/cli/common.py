@@ -98,7 +98,7 @@ def say_rendered(done: WriteRender, *, as_json: bool = False) -> None:
     if not as_json:
         typer.echo(done.line())
     for warning in done.warnings:
-        typer.echo(f"warning: {warning}; the change is saved, and the next render tries again", err=True)
+        typer.echo(f"warning: {warning}; the change is saved", err=True)
 
 
 def state(ctx: typer.Context) -> CliState:

@@ -239,11 +239,12 @@ def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditF
     if result.applied is not None and result.applied.erased:
         from ..schedule.forget import settle
 
-        rendered, held, users, edit_files = settle(settings, store, result.applied.erased, editing=file.path)
-        result.forgotten = {"rendered": rendered, "still_holding": held, "in_users_text": users,
-                            "edit_files": edit_files}
-        warn_unfinished(held, scrubbed=all(erasure.scrubbed for _, erasure in result.applied.erased),
-                        in_users_text=users)
+        done = settle(settings, store, result.applied.erased, editing=file.path)
+        result.forgotten = {"rendered": done.rendered, "still_holding": done.still_holding,
+                            "in_users_text": done.in_users_text, "edit_files": done.edit_files,
+                            "render_warnings": done.render_warnings}
+        warn_unfinished(done.still_holding, scrubbed=all(erasure.scrubbed for _, erasure in result.applied.erased),
+                        in_users_text=done.in_users_text, render_warnings=done.render_warnings)
     elif result.applied is not None:
         from ..schedule.after_write import render_after_write
 

@@ -49,7 +49,8 @@ def forget(
                    f"{counted(erased.snapshots, 'session snapshot')} and {counted(erased.blocks, 'stored block')} "
                    f"removed; {counted(len(done.rendered), 'target')} rendered again")
         say_edit_files(done.edit_files)
-    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text)
+    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text,
+                    render_warnings=done.render_warnings)
 
 
 def scrub(ctx: typer.Context, profile: ProfileOption = None) -> None:
@@ -87,7 +88,8 @@ def erase(
                    f"{counted(erased.tombstones, 'tombstone')}, {counted(erased.snapshots, 'snapshot')}, "
                    f"{counted(erased.runs, 'run record')}")
         say_edit_files(done.edit_files)
-    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text)
+    warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text,
+                    render_warnings=done.render_warnings)
 
 
 def say_edit_files(paths: Sequence[str]) -> None:
@@ -97,8 +99,11 @@ def say_edit_files(paths: Sequence[str]) -> None:
                    f"{', '.join(paths)}")
 
 
-def warn_unfinished(still_holding: list[str], *, scrubbed: bool, in_users_text: Sequence[str] = ()) -> None:
+def warn_unfinished(still_holding: list[str], *, scrubbed: bool, in_users_text: Sequence[str] = (),
+                    render_warnings: Sequence[str] = ()) -> None:
     """What an erasure could not finish, each with what to do."""
+    for warning in render_warnings:
+        typer.echo(f"warning: {warning}", err=True)
     for path in still_holding:
         if path in in_users_text:
             typer.echo(f"warning: {path} still holds the text in your own lines, outside persona-tier's region "

@@ -13,7 +13,7 @@ from ..errors import InputError, PersonaError
 from ..text import counted
 
 if TYPE_CHECKING:
-    from ..schedule.tick import TickResult
+    from ..schedule.tick import ProfileTick, TickResult
 from .common import CliState, JsonOption, ProfileOption, emit_json, shown, state, table
 from .review_cmds import proposal_line
 
@@ -67,9 +67,16 @@ def _say(result: TickResult, keep_days: int) -> str:
         lines.append(f"rendered ({result.reason})")
         lines += [f"  {r.target}: {r.tokens}/{r.budget} tokens -> {r.path} ({'written' if r.written else 'unchanged'})"
                   for r in result.reports]
+    elif result.skipped:
+        lines.append(f"nothing rendered ({result.reason}): this profile has no file in any target (see the warning)")
     else:
         lines.append("nothing to do: no trigger fired")
     return "\n".join(lines)
+
+
+def _warn_skipped(result: TickResult) -> None:
+    for warning in result.skipped:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def tick_command(
@@ -92,6 +99,7 @@ def tick_command(
     with cli.store(profile) as store:
         result = tick(cli.settings(), store=store, force=force)
     emit_json(result.to_dict()) if as_json else typer.echo(_say(result, cli.settings().store.keep_snapshot_days))
+    _warn_skipped(result)
 
 
 def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
@@ -107,8 +115,17 @@ def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:
         counts = {outcome: sum(t.outcome == outcome for t in ticks)
                   for outcome in ("rendered", "nothing to do", "up to date", "busy", "failed")}
         typer.echo(f"{counted(len(ticks), 'profile')}: " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
+        _warn_skipped_all(ticks)
     if any(t.outcome == "failed" for t in ticks):
         raise typer.Exit(1)
+
+
+def _warn_skipped_all(ticks: list[ProfileTick]) -> None:
+    """One warning for the profiles a sweep found with no file in a target, not one per profile."""
+    first = [t.result.skipped[0] for t in ticks if t.result is not None and t.result.skipped]
+    if first:
+        typer.echo(f"warning: {counted(len(first), 'profile')} not rendered into every target; the first: {first[0]}",
+                   err=True)
 
 
 def watch(
@@ -148,6 +165,7 @@ def _watch_once(cli: CliState, profile: str | None) -> None:
         return
     if result.rendered or result.retention or result.pruned_snapshots:
         typer.echo(_say(result, settings.store.keep_snapshot_days))
+    _warn_skipped(result)
 
 
 def retention(

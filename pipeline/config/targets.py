@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..errors import ConfigError, FileSystemError, InputError, StageError
+from ..errors import AnotherProfilesFile, ConfigError, FileSystemError, InputError, StageError
 from ..fs.locations import default_persona_file, profile_slug
 from ..fs.projects import identity_of
 from ..fs.read import regular_file_kind
@@ -124,6 +124,40 @@ def raw_path(settings: Settings, name: str) -> str:
     return str(settings.targets[name].path or settings.injection.file or default_persona_file())
 
 
+@dataclass(frozen=True, slots=True)
+class OwnersOnly:
+    """A target whose one file belongs to store.profile, met while rendering for another profile: that profile's
+    renders go on without it, and say so with what to set."""
+
+    name: str
+    path: str  # as configured, before any {profile}
+    key: str  # the setting that names it
+    owner: str
+    profile: str
+
+    def warning(self) -> str:
+        return (f"target {self.name!r} was not rendered for profile {self.profile!r}: it writes {self.path}, which "
+                f"belongs to profile {self.owner!r} (store.profile); put {{profile}} in {self.key} to give each "
+                "profile its own file")
+
+
+def owners_only(settings: Settings, name: str, profile: str) -> OwnersOnly | None:
+    """Why ``profile`` has no file in target ``name`` (a fixed path of another profile's), or None when it has."""
+    target, owner = settings.targets[name], settings.store.profile
+    raw = raw_path(settings, name)
+    if target.output == "store" or "{profile}" in raw or profile == owner:
+        return None
+    return OwnersOnly(name, raw, f"targets.{name}.path" if target.path else "injection.file", owner, profile)
+
+
+def profile_targets(settings: Settings, profile: str) -> tuple[list[ResolvedTarget], list[OwnersOnly]]:
+    """The targets ``profile`` renders, resolved, and those it has no file in (rendered for store.profile only).
+    Every other bad target raises, as :func:`resolve_target` does."""
+    skipped = [found for name in settings.targets if (found := owners_only(settings, name, profile)) is not None]
+    names = {found.name for found in skipped}
+    return [resolve_target(settings, name, profile=profile) for name in settings.targets if name not in names], skipped
+
+
 def resolve_target(settings: Settings, name: str, *, profile: str | None = None) -> ResolvedTarget:
     """A target with its fallbacks (path, budget, note) filled in, for ``profile`` (default store.profile).
 
@@ -134,14 +168,12 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
     if name not in settings.targets:
         raise StageError(f"unknown target {name!r}; known targets: {', '.join(sorted(settings.targets))}")
     target = settings.targets[name]
-    owner = settings.store.profile
-    profile = owner if profile is None else profile
+    profile = settings.store.profile if profile is None else profile
     raw = raw_path(settings, name)
-    if target.output != "store" and "{profile}" not in raw and profile != owner:
-        key = f"targets.{name}.path" if target.path else "injection.file"
-        raise InputError(
-            f"target {name!r} writes {raw}, which belongs to profile {owner!r} (store.profile); to use it for "
-            f"profile {profile!r}, put {{profile}} in {key} or set store.profile"
+    if (theirs := owners_only(settings, name, profile)) is not None:
+        raise AnotherProfilesFile(
+            f"target {name!r} writes {raw}, which belongs to profile {theirs.owner!r} (store.profile); to use it for "
+            f"profile {profile!r}, put {{profile}} in {theirs.key} or set store.profile"
         )
     # A store target's "path" only names its block (in run records); nothing is written there.
     path = (Path(f"store:{profile_slug(profile)}") / name if target.output == "store"

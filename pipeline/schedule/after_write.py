@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config.schema import Settings
-from ..config.targets import ResolvedTarget, resolve_target
+from ..config.targets import ResolvedTarget, profile_targets
 from ..errors import PersonaError
 from ..stages.fingerprint import config_hash
 from ..stages.runner import run_pipeline
@@ -55,32 +55,24 @@ def render_after_write(settings: Settings, store: PersonaStore, *,
     """Render, in one run under the profile's lock, every target of the store's profile that the store's
     generation or the settings left behind; what could not be rendered is a warning, and nothing is raised."""
     try:
-        due = due_targets(settings, store)
+        due, skipped = due_targets(settings, store)
         if not due:
-            return WriteRender()
+            return _failed(store, skipped)
         with store.profile_lock(wait_s) as held:
             if not held:
                 return WriteRender(warnings=[_busy(store, wait_s)])
-            return _render(settings, store, due)
+            done = _render(settings, store, due)
+            return _failed(store, skipped + done.warnings, done.rendered) if skipped else done
     except PersonaError as error:  # the store could not be read again, the lock not taken: the write stands
-        return _failed(store, [f"no target was rendered: {error}"])
+        return _failed(store, [f"no target was rendered: {error} (the next render tries again)"])
 
 
-def due_targets(settings: Settings, store: PersonaStore) -> list[ResolvedTarget]:
+def due_targets(settings: Settings, store: PersonaStore) -> tuple[list[ResolvedTarget], list[str]]:
     """The profile's targets whose newest render is not of the store's generation and these settings, or whose
-    file is gone."""
+    file is gone; and a warning for each target the profile has no file in (a fixed file of store.profile's)."""
     now = (store.generation(), config_hash(settings))
-    return [target for target in _targets(settings, store.profile) if not _current(store, target, now)]
-
-
-def _targets(settings: Settings, profile: str) -> list[ResolvedTarget]:
-    found = []
-    for name in settings.targets:
-        try:
-            found.append(resolve_target(settings, name, profile=profile))
-        except PersonaError:  # a shared file target this profile has no file in
-            continue
-    return found
+    targets, skipped = profile_targets(settings, store.profile)
+    return [target for target in targets if not _current(store, target, now)], [found.warning() for found in skipped]
 
 
 def _current(store: PersonaStore, target: ResolvedTarget, now: tuple[int, str]) -> bool:
@@ -104,7 +96,8 @@ def _render(settings: Settings, store: PersonaStore, due: list[ResolvedTarget]) 
             run_pipeline(settings, store=store, resolved=[target], reason=REASON)
             done.rendered.append(target.name)
         except PersonaError as error:
-            done.warnings.append(f"target {target.name!r} ({target.path}) was not rendered: {error}")
+            done.warnings.append(f"target {target.name!r} ({target.path}) was not rendered: {error} (the next "
+                                 "render tries again)")
     return _failed(store, done.warnings, done.rendered)
 
 

@@ -48,10 +48,25 @@ class Forgotten:
     still_holding: list[str] = field(default_factory=list)
     in_users_text: list[str] = field(default_factory=list)  # of those, files holding it only in the user's own lines
     edit_files: list[str] = field(default_factory=list)  # kept `persona edit` files that held it, removed
+    render_warnings: list[str] = field(default_factory=list)  # targets not rendered again, each with why
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.erasure.to_dict(), "rendered": self.rendered, "still_holding": self.still_holding,
-                "in_users_text": self.in_users_text, "edit_files": self.edit_files, "takes_effect": TAKES_EFFECT}
+                "in_users_text": self.in_users_text, "edit_files": self.edit_files,
+                "render_warnings": self.render_warnings, "takes_effect": TAKES_EFFECT}
+
+
+@dataclass
+class Settled:
+    """What follows erasures: the targets rendered again (and a warning for each that was not), the files that
+    still hold any of the texts, those of them holding it only in the user's own lines, and the kept edit files
+    removed."""
+
+    rendered: list[str]
+    still_holding: list[str]
+    in_users_text: list[str]
+    edit_files: list[str]
+    render_warnings: list[str]
 
 
 def text_forms(text: str) -> set[str]:
@@ -66,22 +81,22 @@ def forget(settings: Settings, store: PersonaStore, persona_id: int | None = Non
     """Forget a fact of the store's profile everywhere: the version named (a current, superseded or demoted fact's
     id, or a tombstone's), every version sharing its text, and their chains. NotFoundError for an id it lacks."""
     text, erasure = forget_fact(store, persona_id, tombstone_id=tombstone_id)
-    return Forgotten(erasure, *settle(settings, store, [(text, erasure)]))
+    done = settle(settings, store, [(text, erasure)])
+    return Forgotten(erasure, done.rendered, done.still_holding, done.in_users_text, done.edit_files,
+                     done.render_warnings)
 
 
 def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Erasure]], *,
-           editing: Path | None = None) -> tuple[list[str], list[str], list[str], list[str]]:
+           editing: Path | None = None) -> Settled:
     """After erasures committed (each the text named and what went): render every target of the profile again,
     once, and remove the profile's kept edit files that hold any of the texts (but ``editing``, the running
-    edit's own); returns the targets rendered, the files that still hold any of the texts, those of them that hold
-    it only in the user's own lines (outside our region: an import took it from there), and the edit files
-    removed."""
-    rendered = _rerender(settings, store)
+    edit's own). A target it cannot render is a warning: the erasure stands, and says so."""
+    rendered, warnings = _rerender(settings, store)
     since = min((erasure.since for _, erasure in erased), default=0)
     needles = set().union(*(text_forms(text) for text, _ in erased))
     held, users = _holding(settings, store, needles, paths_written_since(store, since))
     edit_files = remove_holding(store.profile, holding_any([text for text, _ in erased]), spare=editing)
-    return rendered, held, users, [str(path) for path in edit_files]
+    return Settled(rendered, held, users, [str(path) for path in edit_files], warnings)
 
 
 def holding_any(texts: list[str]) -> Callable[[str], bool]:
@@ -119,7 +134,7 @@ def erase(settings: Settings, store: PersonaStore) -> Forgotten:
     records of the renders before go too."""
     facts = store.list()
     done = Forgotten(erase_profile(store))
-    done.rendered = _rerender(settings, store)
+    done.rendered, done.render_warnings = _rerender(settings, store)
     done.erasure.runs += trim_runs(store)
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
     done.still_holding, done.in_users_text = _holding(settings, store, needles, [])
@@ -127,11 +142,16 @@ def erase(settings: Settings, store: PersonaStore) -> Forgotten:
     return done
 
 
-def _rerender(settings: Settings, store: PersonaStore) -> list[str]:
-    """Render every target of the profile again; the targets rendered."""
+def _rerender(settings: Settings, store: PersonaStore) -> tuple[list[str], list[str]]:
+    """Render every target of the profile again; the targets rendered, and a warning for each that was not (one
+    the profile has no file in, or a render that failed: the erasure has committed either way)."""
     prepared.drop((store.label, store.profile))  # this process's memo of the profile's fact texts
-    result = tick(settings, store=store, force=True)
-    return [report.target for report in result.reports]
+    try:
+        result = tick(settings, store=store, force=True)
+    except PersonaError as error:
+        log.info("profile %s: the erasure is done, but its targets were not rendered again: %s", store.profile, error)
+        return [], [f"no target was rendered again: {error}"]
+    return [report.target for report in result.reports], result.skipped
 
 
 def _holding(settings: Settings, store: PersonaStore, needles: set[str], written: list[Path]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..clock import Clock, to_db, utc_now
 from ..config.schema import Settings
-from ..config.targets import resolve_target
+from ..config.targets import profile_targets
 from ..errors import PersonaError, StoreError, StoreUnavailable
 from ..stages.fingerprint import config_hash
 from ..store import PersonaStore
@@ -45,6 +45,7 @@ class TickResult:
     retention: list[RetentionAction] = field(default_factory=list)
     reports: list[TargetReport] = field(default_factory=list)
     pruned_snapshots: int = 0  # session snapshots older than store.keep_snapshot_days, deleted by this tick
+    skipped: list[str] = field(default_factory=list)  # a warning per target the profile has no file in
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +55,7 @@ class TickResult:
             "retention": [a.to_dict() for a in self.retention],
             "reports": [r.to_dict() for r in self.reports],
             "pruned_snapshots": self.pruned_snapshots,
+            "skipped": self.skipped,
         }
 
 
@@ -100,7 +102,7 @@ def _rendered_as_is(settings: Settings, store: PersonaStore, last: LastRun) -> b
     """Whether the last render stands: same store generation, same settings, and every target still present."""
     if last.generation != store.generation() or last.config_hash != config_hash(settings):
         return False
-    targets = [resolve_target(settings, name, profile=store.profile) for name in settings.targets]
+    targets, _ = profile_targets(settings, store.profile)
     in_store = [target.name for target in targets if target.in_store]
     files_there = all(target.path.exists() for target in targets if not target.in_store)
     return files_there and set(in_store) <= set(existing_blocks(store, in_store))
@@ -116,8 +118,13 @@ def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickRe
     reason = "; ".join(f"{state.name}: {state.reason}" for state in fired)
     from ..stages.runner import run_pipeline
 
-    reports = run_pipeline(settings, store=store, reason=reason)
-    return TickResult(True, reason, states, evicted, reports, pruned)
+    # A profile other than store.profile renders the targets it has a file in; a fixed file is the owner's alone.
+    targets, skipped = profile_targets(settings, store.profile)
+    warnings = [found.warning() for found in skipped]
+    if warnings:
+        log.info("profile %s: %s", store.profile, "; ".join(warnings))
+    reports = run_pipeline(settings, store=store, reason=reason, resolved=targets) if targets else []
+    return TickResult(bool(reports), reason, states, evicted, reports, pruned, warnings)
 
 
 def prune_idle_snapshots(store: PersonaStore, keep_days: int) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..clock import from_db
 from ..config.schema import Settings
-from ..config.targets import ResolvedTarget, region_id, resolve_target
+from ..config.targets import ResolvedTarget, profile_targets, region_id
 from ..errors import PersonaError
 from ..fs.read import describe, probe_regular
 from ..fs.region_file import current_region, region_path
@@ -46,7 +46,7 @@ def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) ->
     rules = settings.triggers
     last = last_run(store)
     now = store.clock()
-    targets = [resolve_target(settings, name, profile=store.profile) for name in settings.targets]
+    targets, _ = profile_targets(settings, store.profile)  # a fixed file of another profile's is not this one's
     paths = [target.path for target in targets if not target.in_store]
     in_store = [target.name for target in targets if target.in_store]
     regions = [target for target in targets if target.output == "region"]

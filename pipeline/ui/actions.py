@@ -87,6 +87,7 @@ def forget(settings: Settings, store: PersonaStore, form: Form) -> str:
     done = forget_everywhere(settings, store, persona_id)
     said = (f"forgot #{persona_id}: {', '.join(version.label for version in done.erasure.versions)}; "
             f"{counted(len(done.rendered), 'target')} rendered again")
+    said += "".join(f"; warning: {warning}" for warning in done.render_warnings)
     if done.still_holding:
         said += "; still holding it (edit or delete by hand): " + ", ".join(done.still_holding)
     if not done.erasure.scrubbed:

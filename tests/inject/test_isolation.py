@@ -103,10 +103,13 @@ def test_another_profile_needs_its_own_path(tmp_path, seeded):
     assert runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", "render"]).exit_code == 0
     before = persona.read_text()
     runner.invoke(app, ["--db", str(seeded), "add", "Bob's secret rule.", "--topic", "bob", "--profile", "bob"])
-    for args in (["render", "--profile", "bob"], ["tick", "--force", "--profile", "bob"]):
-        result = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", *args])
-        assert result.exit_code == 1 and "belongs to profile 'default'" in result.stderr
-        assert "{profile}" in result.stderr
+    asked = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", "render", "-p", "bob"])
+    assert asked.exit_code == 1 and "belongs to profile 'default'" in asked.stderr and "{profile}" in asked.stderr
+    # A tick renders what the profile has a file in, and warns about the rest with what to set: never exit 1.
+    ticked = runner.invoke(app, ["--db", str(seeded), "--set", f"injection.file={persona}", "tick", "--force",
+                                 "--profile", "bob"])
+    assert ticked.exit_code == 0 and "not rendered for profile 'bob'" in ticked.stderr
+    assert "put {profile} in injection.file" in ticked.stderr
     overrides = {"store.path": str(seeded), "injection.file": str(persona)}
     tools = PersonaTools(lambda: load_settings(overrides=overrides))
     with pytest.raises(InputError, match="belongs to profile 'default'"):
