@@ -95,6 +95,18 @@ class Hook:
 
 
 @dataclass(frozen=True, slots=True)
+class PromptSection:
+    """A host that takes a plugin's own section of its system prompt, capped in the host's unit: the section's
+    id, the heading the host frames it under (``heading`` + id, not counted against ``limit``), and what all
+    plugins' sections share, headings included."""
+
+    id: str
+    heading: str
+    limit: Limit
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class Host:
     """One agent persona-tier writes for or serves: everything the rest of the package knows about it."""
 
@@ -106,3 +118,4 @@ class Host:
     hook: Hook | None = None
     offered_by_init: bool = False  # `persona init` adds its user-level preset when the host's folder exists
     user_override: str | None = None  # a user-level file the host loads instead of its usual one while it exists
+    section: PromptSection | None = None  # a plugin prompt section the host renders (Hermes 0.22 and later)
