@@ -11,7 +11,7 @@ DISPLAY = "Hermes Agent"
 # when its text (stripped, the host's heading not counted) is over max_chars, at most 4,000; every plugin's
 # sections share 8,000 characters, headings and frames included.
 SECTION = PromptSection(
-    id="persona-tier", heading="## Plugin Context: ", total=8_000,
+    id="persona-tier", frame="## Plugin Context: {id}\n<!-- hermes-plugin-section-chars:{chars} -->\n\n", total=8_000,
     limit=Limit(4_000, "chars", source="Hermes 0.22 hermes_cli/plugins.py, register_system_prompt_section"))
 
 HOST = Host(name=NAME, display=DISPLAY, section=SECTION)

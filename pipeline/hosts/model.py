@@ -97,13 +97,17 @@ class Hook:
 @dataclass(frozen=True, slots=True)
 class PromptSection:
     """A host that takes a plugin's own section of its system prompt, capped in the host's unit: the section's
-    id, the heading the host frames it under (``heading`` + id, not counted against ``limit``), and what all
-    plugins' sections share, headings included."""
+    id, the frame the host puts before its text (``frame`` with ``{id}`` and ``{chars}``; not counted against
+    ``limit``), and how much all plugins' sections share, frames included."""
 
     id: str
-    heading: str
+    frame: str
     limit: Limit
     total: int
+
+    def framed(self, text: str) -> str:
+        """``text`` as the host frames it."""
+        return self.frame.format(id=self.id, chars=len(text)) + text
 
 
 @dataclass(frozen=True, slots=True)

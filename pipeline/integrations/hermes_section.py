@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..config.presets import host_limits
+from ..config.presets import SECTION_LIMITS
 from ..errors import NoProfile
 from ..hosts import registry
 from ..inject.capped import within_limits
@@ -39,7 +39,7 @@ __all__ = ["SECTION", "PersonaSection", "section_text", "without_copy"]
 
 log = logging.getLogger(__name__)
 SECTION = registry.sections()[HERMES]
-LIMITS = host_limits((SECTION.limit,))
+LIMITS = SECTION_LIMITS[HERMES]
 MAX_REMEMBERED = 4096  # last good texts kept in memory, by session and by persona
 SECTIONS_START = "<!-- hermes-plugin-sections:start -->"  # where Hermes' frame of the plugin sections begins
 
@@ -55,12 +55,12 @@ def without_copy(system: str, text: str, of_our_file: bool) -> str | None:
 
 def section_text(profile: Profile, text: str) -> str:
     """What the host shows under its heading for ``text``: our header and the persona, cut at section boundaries
-    to the host's limit (the host strips the text, so the count is of the stripped text)."""
+    to the host's limit, as ``persona targets check`` measures it (the host strips the text)."""
     if not text.strip():
         return ""
     snapshots = profile.snapshots
-    header = appendix(snapshots.settings.injection.header, "\0")[:-1].lstrip()
-    body = within_limits(text.strip(), snapshots.target, snapshots.settings.cap.counter, LIMITS, header)
+    header = appendix(snapshots.settings.injection.header, "\0")[:-1]  # what the appendix adds around any text
+    body = within_limits(text, snapshots.target, snapshots.settings.cap.counter, LIMITS, header)
     return (header + body).strip() if body.strip() else ""
 
 

@@ -194,3 +194,28 @@ def test_a_failing_call_returns_the_last_good_text_and_says_why(plugged, hermes_
         assert host.render(session_id="s-new") == good  # a new session of the same persona
     assert "could not read the persona" in caplog.text and "kept the last good text" in caplog.text
     assert "Answers tersely." not in caplog.text  # fact text never logged above debug
+
+
+def test_targets_check_and_status_report_the_sections_budget_as_the_plugin_cuts_it(plugged, hermes_home):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    runner = CliRunner()
+    host = plugged()
+    for topic in range(40):
+        host.tool("persona_add", {"content": f"Rule {topic}: " + "keep this habit in mind. " * 5,
+                                  "topic": f"topic{topic:02d}"})
+    before = runner.invoke(app, ["targets", "check", "--json"])
+    assert "hermes section" not in before.output  # not installed: nothing to check
+    assert runner.invoke(app, ["hermes", "install", "--activate"]).exit_code == 0
+    checked = runner.invoke(app, ["targets", "check", "--json"])
+    assert checked.exit_code == 0, checked.output
+    section = next(c for c in json.loads(checked.output) if c["target"] == "hermes section")
+    shown = host.render()
+    assert section["outcome"] == "kept" and section["cut"] is False
+    assert section["measures"][0] == f"{len(shown):,} of 4,000 characters"
+    framed = len(f"## Plugin Context: persona-tier\n<!-- hermes-plugin-section-chars:{len(shown)} -->\n\n") + len(shown)
+    assert section["measures"][1].startswith(f"{framed:,} of the 8,000 characters")
+    status = runner.invoke(app, ["status"])
+    assert f"hermes section: kept ({hermes_home / 'plugins' / 'persona'}; {len(shown):,} of 4,000" in status.output
