@@ -89,6 +89,7 @@ class PersonaSection:
         return True
 
     def __call__(self, info: Mapping[str, Any] | None = None) -> str:
+        """The section for the session ``info`` names (Hermes' read-only mapping); "" for nothing to show."""
         session_id = str((info or {}).get("session_id") or "")
         who = self._caller(info or {})
         try:
@@ -102,13 +103,14 @@ class PersonaSection:
             return self._last_good(None, None, error)
         key = SessionKey(*profile.persona, session_id)
         try:
-            text = profile.snapshots.current()
-        except FileNotFoundError:  # no file and no facts: nothing to show yet
-            text = ""
+            try:
+                text = profile.snapshots.current()
+            except FileNotFoundError:  # no file and no facts: nothing to show yet
+                text = ""
+            self._record(profile, session_id, text)
+            shown = section_text(profile, text)
         except Exception as error:  # OSError, PersonaError, or anything else: never an empty persona by accident
             return self._last_good(key, profile.persona, error)
-        self._record(profile, session_id, text)
-        shown = section_text(profile, text)
         with self._lock:
             self._last.put(key, (shown, text))
             self._last.put(profile.persona, (shown, text))
