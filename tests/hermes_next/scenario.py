@@ -20,7 +20,7 @@ from pathlib import Path
 from tests.hermes_host.driver import Record, finish, grow, persona
 from tests.hermes_host.fact_life import child_answer, child_tools, fact_id, repository, respond
 from tests.hermes_host.fake_llm import FakeLLM
-from tests.hermes_host.harness import CLISession, Home, make_home
+from tests.hermes_host.harness import CLISession, Home, hermes_cmd, make_home
 
 KEPT = "Never force-push; ask first."
 SECRET = "The user's therapist is Dr. Ortiz."
@@ -29,6 +29,7 @@ ELSEWHERE = "Deploys the blog with hugo."  # another project's: never in this se
 HERMES_ONLY = "In Hermes, answers in one paragraph."
 LATER = "Uses uv, never pip."  # added from another shell while the chat runs
 BOB = "Bob plays the cello."  # another profile's
+RESUMED = "Prefers small pull requests."  # added between a chat and its resume
 HEADER = "# L3 Persona (Active Behavioral Rules)"
 
 
@@ -66,6 +67,17 @@ def seeded(server: FakeLLM, root: Path, *, mnemosyne_persona: bool = False) -> t
     return home, record
 
 
+def resume(home: Home, record: Record, session_id: str) -> str:
+    """`hermes chat --resume ID -q ... --oneshot`, the real console script: the system prompt it sent."""
+    before = len(record.server.chat_requests())
+    done = hermes_cmd(home, "chat", "--resume", session_id, "-q", "a resumed turn", "--oneshot", timeout=300)
+    requests = record.server.chat_requests()[before:]
+    if not requests:
+        raise RuntimeError(f"the resumed chat sent nothing:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    record.prompt("resumed")
+    return done.stdout[-500:]
+
+
 def compress(session: CLISession, record: Record, label: str) -> None:
     grow(session, 3, f"before {label}")
     session.compress()
@@ -98,9 +110,12 @@ def section(server: FakeLLM, root: Path, *, mnemosyne_persona: bool = False) -> 
         record.note("child_add", child_answer(record, before))
         record.note("child_tools", child_tools(server.chat_requests()[before:]))
         record.note("facts", [fact["content"] for fact in json.loads(persona(home, "list", "--json"))])
+        resumed = str(session.agent.session_id)
     finally:
         session.close()
     finish(record, session)
+    persona(home, "add", RESUMED, "--topic", "tools")  # after the chat, before it is resumed
+    record.note("resume", resume(home, record, resumed))
     record.note("section_logs", [r.msg for r in session.logs.records if "persona-tier" in r.msg])
     record.note("uninstall", persona(home, "hermes", "uninstall"))
     record.note("after_uninstall", tree(home.home))

@@ -18,7 +18,7 @@ import pytest
 
 from tests.hermes_host.test_real_hermes import REPO, isolated
 
-from .scenario import BOB, ELSEWHERE, HERE, HERMES_ONLY, KEPT, LATER, SECRET
+from .scenario import BOB, ELSEWHERE, HERE, HERMES_ONLY, KEPT, LATER, RESUMED, SECRET
 
 HEADER = "# L3 Persona (Active Behavioral Rules)"
 HEADING = "## Plugin Context: persona-tier\n"
@@ -99,6 +99,14 @@ def test_a_forget_leaves_at_the_next_compaction(run, mode):
     assert SECRET in section(prompts["after_forget"])  # the frozen bytes, until the host rebuilds
     assert SECRET not in prompts["after_forget_compress"] and KEPT in section(prompts["after_forget_compress"])
     assert SECRET not in result["notes"]["facts"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_resumed_session_keeps_its_frozen_bytes(run, mode):
+    """`hermes chat --resume`: the host reads the section back from the stored prompt; a fact added meanwhile
+    waits for the next compaction."""
+    prompts = run(mode)["prompts"]
+    assert prompts["resumed"] == prompts["after_forget_compress"] and RESUMED not in prompts["resumed"]
 
 
 def test_a_subagent_gets_no_write_tools(run):
