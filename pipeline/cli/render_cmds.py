@@ -226,12 +226,15 @@ def persona_appendix(cli: CliState, *, profile: str | None, session_id: str | No
 
 
 def hook_block(block: str, injector: PersonaInjector, counter: str) -> str:
-    """``block`` cut at section boundaries until its appendix fits the hook host's limits."""
-    from ..config.presets import HOOK_LIMITS
+    """``block`` cut at section boundaries until its appendix fits the hook host's limits (or, for a host that
+    takes a plugin prompt section instead, the section's)."""
+    from ..config.presets import HOOK_LIMITS, SECTION_LIMITS
     from ..inject.capped import within_limits
 
     header = injector.appendix("\0")[:-1]  # what the appendix adds around any block
-    return within_limits(block, injector.target, counter, HOOK_LIMITS.get(injector.reader.host or "", ()), header)
+    host = injector.reader.host or ""
+    return within_limits(block, injector.target, counter, HOOK_LIMITS.get(host) or SECTION_LIMITS.get(host, ()),
+                         header)
 
 
 def _reader(format_: str, host: str | None, project: str | None) -> Reader:

@@ -205,11 +205,12 @@ def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption
 
 
 def target_checks(cli: CliState, profile: str | None) -> list[Check]:
-    """Every file target's check, then each installed hook's (see :mod:`pipeline.config.host_loads`)."""
+    """Every file target's check, then each installed hook's and plugin prompt section's (see
+    :mod:`pipeline.config.host_loads`)."""
     settings = cli.settings()
     checks = [_check(settings, name, profile) for name, target in settings.targets.items()
               if target.output != "store"]
-    return checks + hook_checks(cli, profile)
+    return checks + hook_checks(cli, profile) + section_checks(cli, profile)
 
 
 def _check(settings: Settings, name: str, profile: str | None) -> Check:
@@ -251,6 +252,24 @@ def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[Hos
         return Check(f"{host} hook", settings_file, (), (), f"cannot check: {error}", cut=False)
     text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, Path.cwd()), hook=True)
     return check_text(f"{host} hook", settings_file, text, limits)
+
+
+def section_checks(cli: CliState, profile: str | None) -> list[Check]:
+    """Hermes' plugin prompt section (Hermes 0.22 and later renders it), where the plugin is installed in Hermes'
+    home: the text the section gives a session started here, as the plugin cuts it."""
+    from ..config.host_loads import check_section
+    from ..fs.locations import hermes_home
+    from ..inject.views import Reader
+    from ..integrations.hermes_install import plugin_dir
+    from .render_cmds import persona_appendix
+
+    where = plugin_dir(hermes_home())
+    section = registry.sections().get(registry.HERMES)
+    if section is None or not (where / "__init__.py").is_file():
+        return []
+    text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(registry.HERMES, Path.cwd()),
+                            hook=True).strip()
+    return [check_section(f"{registry.HERMES} section", where, text, section)]
 
 
 def check_line(check: Check) -> str:

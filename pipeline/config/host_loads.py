@@ -17,7 +17,7 @@ from ..fs.read import read_file
 from ..fs.region_file import MAX_REGION_FILE_BYTES
 from ..fs.regions import RegionId, own_region
 from ..hosts import registry
-from ..hosts.model import PerDirectory, RulesFolders
+from ..hosts.model import PerDirectory, PromptSection, RulesFolders
 from .sections import HostLimit, LimitUnit
 from .targets import ResolvedTarget, region_id
 
@@ -144,6 +144,18 @@ def check_text(name: str, where: Path, text: str, limits: Sequence[HostLimit]) -
             if size > limit.amount]
     return Check(name, where, (), tuple(f"{size:,} of {_what(limit)}" for limit, size in sizes),
                  over[0] if over else "kept", cut=bool(over))
+
+
+def check_section(name: str, where: Path, text: str, section: PromptSection) -> Check:
+    """A host's plugin prompt section: our text against the section's limit (the host's frame not counted), and
+    framed as the host frames it against what every plugin's sections share."""
+    size, framed = len(text), len(section.framed(text))
+    limit = section.limit
+    over = size > limit.amount
+    measures = (f"{size:,} of {_what(HostLimit.model_validate(limit.as_dict()))}",
+                f"{framed:,} of the {section.total:,} characters all plugins' sections share, with the host's heading")
+    return Check(name, where, (), measures, f"over by {size - limit.amount:,} characters: shorten it" if over
+                 else "kept", cut=over)
 
 
 def _our_span(target: ResolvedTarget, data: bytes) -> tuple[int, int] | None:

@@ -12,7 +12,8 @@ from ..hosts import registry
 from ..hosts.model import Limit, Preset
 from .sections import HostLimit
 
-__all__ = ["HOOK_LIMITS", "PRESETS", "RULES_VARIANTS", "Preset", "host_limits", "preset_path", "project_dir"]
+__all__ = ["HOOK_LIMITS", "PRESETS", "RULES_VARIANTS", "SECTION_LIMITS", "Preset", "host_limits", "preset_path",
+           "project_dir"]
 
 
 def host_limits(limits: tuple[Limit, ...]) -> tuple[HostLimit, ...]:
@@ -23,6 +24,9 @@ def host_limits(limits: tuple[Limit, ...]) -> tuple[HostLimit, ...]:
 PRESETS: dict[str, Preset] = registry.presets()
 HOOK_LIMITS: dict[str, tuple[HostLimit, ...]] = {host: host_limits(limits)
                                                   for host, limits in registry.hook_limits().items()}
+# A host's plugin prompt section (Hermes 0.22 and later): the limit on our text, the host's frame not counted.
+SECTION_LIMITS: dict[str, tuple[HostLimit, ...]] = {host: host_limits((section.limit,))
+                                                     for host, section in registry.sections().items()}
 RULES_VARIANTS: dict[str, str] = registry.rules_variants()  # `targets add claude-code --rules`
 
 

@@ -95,6 +95,22 @@ class Hook:
 
 
 @dataclass(frozen=True, slots=True)
+class PromptSection:
+    """A host that takes a plugin's own section of its system prompt, capped in the host's unit: the section's
+    id, the frame the host puts before its text (``frame`` with ``{id}`` and ``{chars}``; not counted against
+    ``limit``), and how much all plugins' sections share, frames included."""
+
+    id: str
+    frame: str
+    limit: Limit
+    total: int
+
+    def framed(self, text: str) -> str:
+        """``text`` as the host frames it."""
+        return self.frame.format(id=self.id, chars=len(text)) + text
+
+
+@dataclass(frozen=True, slots=True)
 class Host:
     """One agent persona-tier writes for or serves: everything the rest of the package knows about it."""
 
@@ -106,3 +122,4 @@ class Host:
     hook: Hook | None = None
     offered_by_init: bool = False  # `persona init` adds its user-level preset when the host's folder exists
     user_override: str | None = None  # a user-level file the host loads instead of its usual one while it exists
+    section: PromptSection | None = None  # a plugin prompt section the host renders (Hermes 0.22 and later)

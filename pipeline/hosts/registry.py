@@ -7,7 +7,7 @@ The order is the order users see them in (``--host``'s choices, an unknown host'
 from __future__ import annotations
 
 from . import claude_code, cline, codex, continue_, copilot, cursor, gemini, hermes, kiro, mcp, windsurf
-from .model import Hook, Host, Limit, Preset
+from .model import Hook, Host, Limit, Preset, PromptSection
 
 HOSTS: dict[str, Host] = {host.name: host for host in (
     hermes.HOST, claude_code.HOST, codex.HOST, gemini.HOST, copilot.HOST, cursor.HOST, windsurf.HOST, cline.HOST,
@@ -41,6 +41,11 @@ def hooks() -> dict[str, Hook]:
 def hook_limits() -> dict[str, tuple[Limit, ...]]:
     """Host name -> its hook's limits on the text the hook prints."""
     return {name: hook.limits for name, hook in hooks().items()}
+
+
+def sections() -> dict[str, PromptSection]:
+    """Host name -> the plugin prompt section it renders, for the hosts that have one."""
+    return {host.name: host.section for host in HOSTS.values() if host.section is not None}
 
 
 def offered_by_init() -> tuple[str, ...]:

@@ -13,6 +13,11 @@ same bytes, so the prompt cache survives. When Mnemosyne injects the same
 file itself, its copy is replaced in place (:mod:`.hermes_mnemosyne`). The Hermes home is looked up per
 request (Hermes can serve several profiles in one process), and with
 ``hermes.profile: user_id`` so is the user.
+
+Where Hermes renders plugin prompt sections (0.22 and later), the persona is
+that section instead (:mod:`.hermes_section`) and the middleware adds no
+block of its own; with a per-user profile the section stays empty and the
+middleware delivers, as here.
 """
 
 from __future__ import annotations
@@ -38,17 +43,19 @@ from .hermes_binding import (
     hermes_settings,
     no_settings,
 )
-from .hermes_mnemosyne import with_persona_once
+from .hermes_mnemosyne import injected_file, same_file, with_persona_once
 from .hermes_request import (
     UnknownShape,
     compaction_marker,
     conversation_fingerprint,
     is_continuation,
+    map_system_text,
     message_digests,
     summary_is_last,
     with_system_text,
     without_tools,
 )
+from .hermes_section import PersonaSection, without_copy
 from .hermes_state import (
     Caller,
     ErasureCheck,
@@ -81,9 +88,11 @@ class PersonaPlugin:
         self.state = PluginState()
         self._problems = ProblemLog(log)
         self._shapes = ProblemLog(log)  # never "recovered": one warning per request shape we leave alone
+        self.section = PersonaSection(self._profile, self._record_section)
 
     def register(self, ctx: Any) -> None:
-        """Hermes' entry point: the prompt middleware and the nine persona tools."""
+        """Hermes' entry point: the prompt section where the host has one, the middleware and the persona tools."""
+        self.section.register(ctx)
         ctx.register_middleware("llm_request", self.on_llm_request)
         for name, tool in PersonaTools(no_settings).catalog(legacy=False).items():
             schema = openai_schema(tool, name=name, hidden=BOUND)
@@ -105,6 +114,9 @@ class PersonaPlugin:
             offered = self._offered(request, session_id)
             with_system_text(offered, "", api_mode)  # a shape we cannot change is left alone, before any I/O
             profile = self._profile()
+            if self.section.active and profile.snapshots.settings.hermes.profile == "fixed":
+                final = self._beside_section(offered, profile, session_id, api_mode)
+                return None if final is request else {"request": final}
             text = self.persona(profile, session_id, offered)
             block = appendix(profile.snapshots.settings.injection.header, text)
             # Mnemosyne injects the injected target's file: its copy is of ours whatever view this session reads.
@@ -121,6 +133,26 @@ class PersonaPlugin:
             self._problems.warn(f"persona plugin: could not add the persona: {type(error).__name__}: {error}")
             log.debug("persona plugin traceback", exc_info=True)
             return None
+
+    def _beside_section(self, request: dict[str, Any], profile: Profile, session_id: str,
+                        api_mode: str | None) -> dict[str, Any]:
+        """The host's section carries the persona: no block of ours, and a copy Mnemosyne injects of our file
+        taken out (the same bytes every request, so the prompt cache holds)."""
+        raw = self.section.last(SessionKey(*profile.persona, session_id)) or ""
+        of_ours = same_file(profile.snapshots.base.path, injected_file())
+        changed = map_system_text(request, lambda system: without_copy(system, raw, of_ours), api_mode)
+        return changed if changed is not None else request
+
+    def _record_section(self, profile: Profile, session_id: str, text: str) -> None:
+        """Record what the section gave the session at the host's boundary (its snapshot, as everywhere)."""
+        stored_id = snapshot_id(profile.home, session_id)
+        try:
+            if profile.snapshots.get(stored_id) is None:
+                profile.snapshots.pin(stored_id, text)
+            else:
+                profile.snapshots.commit(stored_id, text)
+        except PersonaError as error:  # the host froze the text anyway; the record waits for the next boundary
+            log.debug("persona section: could not record session %s's persona: %s", session_id, error)
 
     def _offered(self, request: dict[str, Any], session_id: str) -> dict[str, Any]:
         """The request a subagent or the background review sends offers none of the persona's write tools: they
@@ -239,7 +271,7 @@ class PersonaPlugin:
             return seen
         return Seen(seen.boundary, seen.text)
 
-    def _profile(self) -> Profile:
+    def _profile(self, who: Caller | None = None) -> Profile:
         """Snapshots and tools for the Hermes home and user of this request (NoProfile: none for them).
 
         Settings are loaded and the store opened under that home and user's
@@ -247,8 +279,10 @@ class PersonaPlugin:
         the least recently used one is closed, so a gateway serving thousands
         of users holds a bounded number of files.
         """
-        identity = gateway_identity()
-        who = Caller(current_home(), identity.user_id, identity.session_key, hermes_reader(identity).project or "")
+        if who is None:
+            identity = gateway_identity()
+            who = Caller(current_home(), identity.user_id, identity.session_key,
+                         hermes_reader(identity).project or "")
         with self.state.lock:
             found = self.state.profiles.get(who)
         if found is not None:

@@ -1,0 +1,221 @@
+"""Hermes 0.22 and later: the persona as the host's own plugin prompt section (`persona-tier`).
+
+The host here is a stand-in for Hermes' PluginContext with the 0.22 API (register_system_prompt_section beside
+register_middleware and register_tool); it calls the section with the read-only mapping Hermes passes
+(session_id, model, provider, platform, profile_name, cwd) and keeps nothing else. `make test-hermes-next`
+drives the real agent.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.integrations.hermes_plugin import PersonaPlugin
+from pipeline.integrations.hermes_section import SECTION
+
+from .test_hermes_plugin import USER, chat, system_of
+from .test_hermes_scopes import in_gateway, repository
+
+HEADER = "# L3 Persona (Active Behavioral Rules)"
+
+
+class Host:
+    """What a plugin's register(ctx) sees of Hermes: with ``sections``, the 0.22 API; without, 0.19's."""
+
+    def __init__(self, *, sections: bool) -> None:
+        self.sections: dict[str, tuple[Callable[[Any], str], int]] = {}
+        self.middleware: list[Callable[..., Any]] = []
+        self.tools: dict[str, Callable[..., str]] = {}
+        if sections:
+            self.register_system_prompt_section = self._register_section
+
+    def _register_section(self, id: str, content: Callable[[Any], str], *, position: str = "after_memory",
+                          max_chars: int = 4000) -> None:
+        if id in self.sections or not 0 < max_chars <= 4000 or position != "after_memory":
+            raise ValueError(f"refused section {id}")
+        self.sections[id] = (content, max_chars)
+
+    def register_middleware(self, kind: str, callback: Callable[..., Any]) -> None:
+        assert kind == "llm_request"
+        self.middleware.append(callback)
+
+    def register_tool(self, *, name: str, handler: Callable[..., str], **_: Any) -> None:
+        self.tools[name] = handler
+
+    def render(self, session_id: str = "s1", cwd: Path | str = "", profile_name: str = "default") -> str:
+        """What Hermes frames under `## Plugin Context: persona-tier`, or None where it would skip it."""
+        content, max_chars = self.sections[SECTION.id]
+        info = types.MappingProxyType({"session_id": session_id, "model": "m", "provider": "custom",
+                                       "platform": "cli", "profile_name": profile_name, "cwd": str(cwd)})
+        text = content(info).strip()
+        assert len(text) <= max_chars  # the host would skip it whole
+        return text
+
+    def send(self, request: dict, session_id: str = "s1") -> dict:
+        sent = copy.deepcopy(request)
+        answer = self.middleware[0](request=sent, session_id=session_id, api_mode="chat_completions")
+        return answer["request"] if answer else request
+
+    def tool(self, name: str, args: dict, session_id: str = "writer") -> dict:
+        return json.loads(self.tools[name](args, session_id=session_id))
+
+
+@pytest.fixture
+def plugged(hermes_home: Path) -> Callable[..., Host]:
+    made: list[PersonaPlugin] = []
+
+    def plug(*, sections: bool = True) -> Host:
+        plugin, host = PersonaPlugin(), Host(sections=sections)
+        plugin.register(host)
+        made.append(plugin)
+        return host
+
+    yield plug
+    for plugin in made:
+        plugin.close()
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> dict[str, Path]:
+    return {"shop": repository(tmp_path / "shop", "git@github.com:acme/shop.git"),
+            "blog": repository(tmp_path / "blog", "https://github.com/acme/blog")}
+
+
+def test_where_the_host_has_sections_the_persona_is_one_section_and_the_middleware_adds_no_block(plugged):
+    host = plugged()
+    assert list(host.sections) == ["persona-tier"] and host.sections["persona-tier"][1] == 4000
+    host.tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
+    text = host.render()
+    assert text == f"{HEADER}\n## style\n\n- Answers tersely."
+    request = chat(USER)
+    assert host.send(request) == request  # the section is the only delivery: no second copy
+
+
+def test_on_hermes_0_19_there_is_no_section_and_the_middleware_delivers(plugged):
+    host = plugged(sections=False)
+    host.tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
+    assert host.sections == {}
+    assert system_of(host.send(chat(USER))).endswith(f"\n\n{HEADER}\n## style\n\n- Answers tersely.\n")
+
+
+def test_a_host_that_refuses_the_section_gets_the_middleware_instead(plugged, caplog):
+    taken = Host(sections=True)
+    taken.sections[SECTION.id] = (lambda info: "another plugin's", 100)
+    plugin = PersonaPlugin()
+    with caplog.at_level(logging.WARNING):
+        plugin.register(taken)
+    taken.tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
+    assert "Answers tersely." in system_of(taken.send(chat(USER)))
+    assert "middleware delivers the persona instead" in caplog.text
+    plugin.close()
+
+
+def test_each_call_is_a_boundary_same_bytes_when_unchanged_the_new_fact_and_no_forgotten_one(plugged):
+    """Hermes calls the section once per session and again only at its own boundaries (a compaction, /new):
+    an unchanged store gives the same bytes; a change or a forget shows at the next call."""
+    host = plugged()
+    host.tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
+    secret = host.tool("persona_add", {"content": "The user's therapist is Dr. Ortiz.", "topic": "health"})
+    first = host.render()
+    assert host.render() == first  # an unchanged compaction
+    host.tool("persona_add", {"content": "Uses uv, never pip.", "topic": "tools"})
+    after_add = host.render()
+    assert "Uses uv, never pip." in after_add and after_add != first
+    assert host.tool("persona_forget", {"persona_id": secret["fact"]["id"]})["forgotten"] is True
+    after_forget = host.render()
+    assert "Dr. Ortiz" not in after_forget and "Answers tersely." in after_forget
+    assert host.render(session_id="s2") == after_forget  # a new session: the same persona
+
+
+def test_the_section_is_cut_to_the_hosts_4000_characters_at_section_boundaries(plugged):
+    host = plugged()
+    for topic in range(40):
+        host.tool("persona_add", {"content": f"Rule {topic}: " + "keep this habit in mind. " * 5,
+                                  "topic": f"topic{topic:02d}"})
+    text = host.render()
+    assert 3000 < len(text) <= 4000 and text.startswith(HEADER + "\n")
+    body = text[len(HEADER) + 1:]
+    for block in body.split("\n\n## ")[1:]:  # every section it keeps is whole: its heading and its fact
+        assert block.startswith("topic") and "keep this habit in mind. " * 4 in block, block
+
+
+def test_two_projects_by_the_sessions_working_directory(plugged, projects, monkeypatch):
+    host = plugged()
+    host.tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
+    for name, fact in (("shop", "Runs the shop's tests with vitest."), ("blog", "Deploys the blog with hugo.")):
+        monkeypatch.setenv("TERMINAL_CWD", str(projects[name]))
+        assert host.tool("persona_add", {"content": fact, "topic": "work", "scope": "project"})["status"] == "ok"
+    monkeypatch.delenv("TERMINAL_CWD")
+    shop = host.render(session_id="a", cwd=projects["shop"])
+    blog = host.render(session_id="b", cwd=projects["blog"])
+    assert "vitest" in shop and "hugo" not in shop and "Answers tersely." in shop
+    assert "hugo" in blog and "vitest" not in blog and "Answers tersely." in blog
+
+
+def test_per_user_profiles_leave_the_section_empty_and_the_middleware_serves_each_user_only_theirs(
+        plugged, hermes_home, monkeypatch):
+    (hermes_home / "mnemosyne").mkdir()
+    (hermes_home / "mnemosyne" / "persona.yaml").write_text("hermes:\n  profile: user_id\n")
+    host = plugged()
+    facts = {"alice": "Alice is diabetic.", "bob": "Bob plays the cello."}
+    for name, fact in facts.items():
+        in_gateway(monkeypatch, name)
+        assert host.tool("persona_add", {"content": fact, "topic": "care"}, session_id=f"T-{name}")["status"] == "ok"
+        assert host.render(session_id=f"T-{name}") == ""  # never told the user: nobody's persona
+    for name, other in (("alice", "bob"), ("bob", "alice")):
+        in_gateway(monkeypatch, name)
+        sent = system_of(host.send(chat(USER), session_id=f"T-{name}"))
+        assert facts[name] in sent and facts[other] not in sent and sent.count(HEADER) == 1
+
+
+def test_a_failing_call_returns_the_last_good_text_and_says_why(plugged, hermes_home, caplog):
+    host = plugged()
+    host.tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
+    good = host.render()
+    database = hermes_home / "mnemosyne" / "data" / "mnemosyne.db"
+    size = database.stat().st_size
+    with database.open("r+b") as broken:  # the database is garbage now, under the open connection too
+        broken.write(b"not a database " * (size // 15 + 1))
+    for leftover in database.parent.glob("mnemosyne.db-*"):
+        leftover.write_bytes(b"garbage")
+    persona_file = hermes_home / "memory" / "persona.md"
+    persona_file.unlink()
+    persona_file.mkdir()  # nor can the file be read
+    with caplog.at_level(logging.WARNING):
+        assert host.render() == good  # the same session, at its next compaction
+        assert host.render(session_id="s-new") == good  # a new session of the same persona
+    assert "could not read the persona" in caplog.text and "kept the last good text" in caplog.text
+    assert "Answers tersely." not in caplog.text  # fact text never logged above debug
+
+
+def test_targets_check_and_status_report_the_sections_budget_as_the_plugin_cuts_it(plugged, hermes_home):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    runner = CliRunner()
+    host = plugged()
+    for topic in range(40):
+        host.tool("persona_add", {"content": f"Rule {topic}: " + "keep this habit in mind. " * 5,
+                                  "topic": f"topic{topic:02d}"})
+    before = runner.invoke(app, ["targets", "check", "--json"])
+    assert "hermes section" not in before.output  # not installed: nothing to check
+    assert runner.invoke(app, ["hermes", "install", "--activate"]).exit_code == 0
+    checked = runner.invoke(app, ["targets", "check", "--json"])
+    assert checked.exit_code == 0, checked.output
+    section = next(c for c in json.loads(checked.output) if c["target"] == "hermes section")
+    shown = host.render()
+    assert section["outcome"] == "kept" and section["cut"] is False
+    assert section["measures"][0] == f"{len(shown):,} of 4,000 characters"
+    framed = len(f"## Plugin Context: persona-tier\n<!-- hermes-plugin-section-chars:{len(shown)} -->\n\n") + len(shown)
+    assert section["measures"][1].startswith(f"{framed:,} of the 8,000 characters")
+    status = runner.invoke(app, ["status"])
+    assert f"hermes section: kept ({hermes_home / 'plugins' / 'persona'}; {len(shown):,} of 4,000" in status.output
