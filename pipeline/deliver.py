@@ -178,10 +178,7 @@ def _private_folder(folder: str) -> None:
     if os.path.isdir(folder):
         return
     _private_folder(os.path.dirname(folder))
-    try:
-        os.mkdir(folder, 0o700)
-    except FileExistsError:
-        pass
+    os.makedirs(folder, 0o700, exist_ok=True)  # its parent is there now: only this folder is made, 0700
 
 
 def _write_private(path: str, data: bytes) -> None:
