@@ -347,3 +347,22 @@ def test_the_recorded_inputs_are_the_files_the_settings_and_the_project_come_fro
     assert {str(world.home / "mnemosyne" / name) for name in ("persona.yaml", "persona.local.yaml")} <= set(paths)
     assert str(world.projects["a"] / "src" / ".git") in paths and str(world.projects["a"] / ".git" / "config") in paths
     assert str(world.home / "memory" / "persona-alice.md") in paths
+
+
+def test_erasing_a_profile_erases_its_snapshots_and_no_other(world: World):
+    for profile in ("alice", "bob"):
+        _settled(world, *HOOK, "--profile", profile)
+    assert world.run("profile", "erase", "bob", "--yes").code == 0
+    kept = b"".join(path.read_bytes() for path in world.db.parent.rglob("*.persona-delivered/*/*.json"))
+    assert BOB.encode() not in kept and ALICE.encode() in kept
+    assert world.run(*HOOK, "--profile", "alice").fast
+
+
+def test_a_delivery_that_warns_is_never_answered_from_a_snapshot(world: World):
+    """The fast path says nothing on stderr: a full answer that warned is given by the full path every time."""
+    persona = world.home / "memory" / "persona-alice.md"
+    persona.write_bytes(persona.read_bytes() + b"\n- caf\xe9 au lait\n")
+    runs = [world.run(*COMMANDS["inject"]) for _ in range(3)]
+    assert not any(run.fast for run in runs)
+    assert all(run.code == 0 and "not valid UTF-8" in run.stderr for run in runs), [run.stderr for run in runs]
+    assert len({run.stdout for run in runs}) == 1
