@@ -190,16 +190,18 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
         from ..errors import InputError
 
         raise InputError(f"unknown --format {format_!r}; known: {', '.join(INJECT_FORMATS)}")
+    from ..inject import delivery
+
     cli = state(ctx)
+    early = delivery.before_settings(cli.config_files)  # before the settings read them (pipeline.deliver)
     hook = format_ in HOOK_HOSTS
     if not (hook or host or cli.settings().injection.enabled):
         typer.echo("injection is disabled (injection.enabled = false); nothing would be appended", err=True)
         return
-    from ..inject import delivery
     from ..inject.views import Reader
 
     directory = _project_dir(format_, project)
-    begun = delivery.begin(cli.settings(), profile, config_files=cli.config_files, project=directory,
+    begun = delivery.begin(cli.settings(), profile, early=early, config_files=cli.config_files, project=directory,
                            session_id=session_id)
     with delivery.watching(begun):
         appended = persona_appendix(cli, profile=profile, session_id=session_id,

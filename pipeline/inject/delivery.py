@@ -52,13 +52,28 @@ class Delivery:
             log.debug("the delivery was not recorded: %s", error)
 
 
-def input_paths(settings: Settings, profile: str, *, config_files: list[Path], project: Path | None) -> list[str]:
-    """Every path a delivery of ``profile`` reads or looks for (see the module)."""
+def config_paths(config_files: list[Path]) -> list[str]:
+    """The config files searched (found or not, each with its local twin), and what finds the Hermes home and
+    Mnemosyne's bank: all known before the settings load, so their states can be taken first."""
     named = config_files or [Path(p) for p in os.environ.get("MNEMOSYNE_PERSONA_CONFIG", "").split(os.pathsep) if p]
     configs = [path.expanduser() for path in (*named, default_config_path())]
     home = hermes_home()
-    paths = [*(str(p) for path in configs for p in (path, local_twin(path))), *deliver.home_inputs(os.environ),
-             str(home / "config.yaml"), str(home / "mnemosyne" / "config.yaml")]
+    return [*(str(p) for path in configs for p in (path, local_twin(path))), *deliver.home_inputs(os.environ),
+            str(home / "config.yaml"), str(home / "mnemosyne" / "config.yaml")]
+
+
+def before_settings(config_files: list[Path]) -> dict[str, str] | None:
+    """The states of :func:`config_paths` before the settings are read (None when one cannot be read): a file
+    changed while they load then differs from the key, and the delivery is not recorded."""
+    try:
+        return deliver.states(config_paths(config_files))
+    except OSError:
+        return None
+
+
+def input_paths(settings: Settings, profile: str, *, config_files: list[Path], project: Path | None) -> list[str]:
+    """Every path a delivery of ``profile`` reads or looks for (see the module)."""
+    paths = config_paths(config_files)
     if os.environ.get("MNEMOSYNE_DATA_DIR"):
         paths.append(str(Path(os.environ["MNEMOSYNE_DATA_DIR"]).expanduser() / "config.yaml"))
     for name, target in settings.targets.items():
@@ -72,18 +87,19 @@ def input_paths(settings: Settings, profile: str, *, config_files: list[Path], p
     return list(dict.fromkeys(paths))
 
 
-def begin(settings: Settings, profile: str | None, *, config_files: list[Path], project: Path | None,
-          session_id: str | None) -> Delivery | None:
-    """The key's parts before a delivery runs; None when it cannot be recorded (a PostgreSQL store, a session's
-    pinned snapshot, a store not there yet, a key part that cannot be read)."""
+def begin(settings: Settings, profile: str | None, *, early: dict[str, str] | None, config_files: list[Path],
+          project: Path | None, session_id: str | None) -> Delivery | None:
+    """The key's parts before a delivery runs (``early``: :func:`before_settings`); None when it cannot be
+    recorded (a PostgreSQL store, a session's pinned snapshot, a store not there yet, a key part that cannot be
+    read)."""
     target = store_target(settings)
-    if session_id is not None or not isinstance(target, Path):
+    if early is None or session_id is not None or not isinstance(target, Path):
         return None
     db, who = str(target.absolute()), profile or settings.store.profile
     try:
         seen = deliver.counters(db, who)
         paths = input_paths(settings, who, config_files=config_files, project=project)
-        inputs = deliver.states(paths)
+        inputs = {**deliver.states(paths), **early}
     except (OSError, PersonaError, ValueError) as error:
         log.debug("the delivery will not be recorded: %s", error)
         return None
