@@ -366,3 +366,17 @@ def test_a_delivery_that_warns_is_never_answered_from_a_snapshot(world: World):
     assert not any(run.fast for run in runs)
     assert all(run.code == 0 and "not valid UTF-8" in run.stderr for run in runs), [run.stderr for run in runs]
     assert len({run.stdout for run in runs}) == 1
+
+
+def test_python_m_pipeline_deliver_prints_the_recorded_answer_or_exits_1(world: World):
+    env = {"PATH": os.environ["PATH"], "HOME": str(world.root / "user"), "PYTHONPATH": str(REPO)} | world.env
+
+    def alone() -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "pipeline.deliver", *HOOK], env=env, capture_output=True,
+                              timeout=60, cwd=world.root)
+
+    missed = alone()
+    assert (missed.returncode, missed.stdout, missed.stderr) == (1, b"", b"")
+    answer = _settled(world, *HOOK)
+    hit = alone()
+    assert (hit.returncode, hit.stdout) == (0, answer.stdout)
