@@ -7,7 +7,9 @@ store, and the state of every file the answer was read from or looked for (confi
 for them, the Hermes home's own, templates, target files, the project's ``.git`` and its config). The next
 call with the same request (:func:`answer`, the console script's first lines) recomputes the key with the
 standard library only, and prints the recorded text when every part matches. Any difference, doubt or error
-answers None: the full path runs, exactly as before. PostgreSQL stores are never recorded.
+answers None: the full path runs, exactly as before. PostgreSQL stores and session snapshots are never recorded.
+No clock is part of the key: the prompt path renders only on a change (``schedule.tick.render_due``), and the
+time-driven work (decay, expiry, the daily render) is ``persona tick``'s, which moves the counter or the newest run.
 
 Two files per delivery: a pointer under the Hermes home's state directory, named by the request's digest,
 holding only where the snapshot is; and the snapshot beside the store (``<db>.persona-delivered/``), one folder
