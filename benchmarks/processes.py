@@ -116,9 +116,12 @@ ROWS = (
     ("a host's first block in a new process, 1,000 facts, nothing to render", "first block 1000",
      "existing first block 1000", "≤ 150 ms"),
     ("`persona --help`", "persona --help", None, "≤ 60 ms"),
-    ("`persona inject` (`--set injection.enabled=true`)", "persona inject", None, "≤ 100 ms"),
-    ("`persona inject --format claude-code` (the SessionStart hook)", "persona inject --format claude-code", None,
-     "≤ 100 ms"),
+    # Answered by the delivery fast path (pipeline/deliver.py) once the full path has recorded the answer; #40's
+    # goal is the existing tier's first block, in the same rounds.
+    ("`persona inject` (`--set injection.enabled=true`), 1,000 facts, nothing changed", "persona inject",
+     "existing first block 1000", "≤ 1.5× existing"),
+    ("`persona inject --format claude-code` (the SessionStart hook), 1,000 facts, nothing changed",
+     "persona inject --format claude-code", "existing first block 1000", "≤ 1.5× existing"),
     ("`persona status`", "persona status", "mnemosyne stats", "≤ 150 ms"),
 )
 FLOOR = "import typer"

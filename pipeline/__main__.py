@@ -1,6 +1,20 @@
-"""``python -m pipeline`` runs the ``persona`` CLI."""
+"""The ``persona`` console script, and ``python -m pipeline``: a delivery recorded before is answered with the
+standard library alone (:mod:`pipeline.deliver`); anything else runs the CLI."""
 
-from .cli import app
+import sys
+
+from . import deliver
+
+
+def main() -> None:
+    """Run ``persona`` with ``sys.argv``."""
+    if deliver.answer(sys.argv[1:]):
+        return
+    deliver.REQUEST = None if "--debug" in sys.argv else sys.argv[1:]  # a debugging run is never an answer
+    from .cli import app
+
+    app(prog_name="persona")
+
 
 if __name__ == "__main__":
-    app(prog_name="persona")
+    main()

@@ -22,7 +22,7 @@ PACKAGE = Path(pipeline.__file__).parent
 # Lower layers first. A module may import its own folder and any folder of a lower layer;
 # folders that share a layer are siblings and may not import each other.
 LAYERS: list[set[str]] = [
-    {"errors", "clock", "tiers", "text", "warn_once", "defaults"},
+    {"errors", "clock", "tiers", "text", "warn_once", "defaults", "deliver"},
     {"fs"},
     {"hosts"},  # what each host is, as data: every floor above reads the registry
     {"scopes"},  # a host scope names a registered host
@@ -154,7 +154,8 @@ def _type_checking_names() -> set[str]:
 
 
 # One query reads every profile's tables at once to find the due ones; it lives with the schedule it serves.
-SQL_OUTSIDE_THE_STORE = {"pipeline.schedule.due"}
+# The delivery fast path reads the change counter with sqlite3 alone: importing the store is what it avoids.
+SQL_OUTSIDE_THE_STORE = {"pipeline.schedule.due", "pipeline.deliver"}
 
 
 def test_only_the_store_runs_sql() -> None:

@@ -192,9 +192,14 @@ def shown(text: Any, width: int | None = None) -> str:
 
 
 def emit_json(data: Any) -> None:
+    typer.echo(json_text(data))
+
+
+def json_text(data: Any) -> str:
+    """``data`` as every command prints JSON (without the line end)."""
     import json
 
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
 
 
 def configure_logging(debug: bool) -> None:

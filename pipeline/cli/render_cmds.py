@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
     from ..inject.views import Reader
     from ..render.explain import Explanation
     from ..render.model import TargetReport
-from .common import CliState, JsonOption, ProfileOption, emit_json, shown, state, table, warn_if_unknown
+from .common import CliState, JsonOption, ProfileOption, emit_json, json_text, shown, state, table, warn_if_unknown
 
 NAMED_SECTIONS = 5  # dropped sections named in render's summary; the rest are counted
 CONTENT_WIDTH = 60
@@ -188,18 +190,29 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
         from ..errors import InputError
 
         raise InputError(f"unknown --format {format_!r}; known: {', '.join(INJECT_FORMATS)}")
+    from ..inject import delivery
+
     cli = state(ctx)
+    early = delivery.before_settings(cli.config_files)  # before the settings read them (pipeline.deliver)
     hook = format_ in HOOK_HOSTS
     if not (hook or host or cli.settings().injection.enabled):
         typer.echo("injection is disabled (injection.enabled = false); nothing would be appended", err=True)
         return
-    text = persona_appendix(cli, profile=profile, session_id=session_id, reader=_reader(format_, host, project),
-                            hook=hook)
+    from ..inject.views import Reader
+
+    directory = _project_dir(format_, project)
+    begun = delivery.begin(cli.settings(), profile, early=early, config_files=cli.config_files, project=directory,
+                           session_id=session_id)
+    with delivery.watching(begun):
+        appended = persona_appendix(cli, profile=profile, session_id=session_id,
+                                    reader=Reader.at(_host(format_, host), directory), hook=hook)
+    text = appended
     if hook:  # the shape Claude Code reads from a SessionStart hook's stdout
         event = registry.hooks()[HOOK_HOSTS[format_]].event
-        emit_json({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
-        return
+        text = json_text({"hookSpecificOutput": {"hookEventName": event, "additionalContext": appended}}) + "\n"
     typer.echo(text, nl=False)
+    if begun is not None and appended:  # the next identical request is answered from this (pipeline.deliver)
+        begun.finish(text)  # (an empty persona may come with a warning on stderr: it is never recorded)
 
 
 def persona_appendix(cli: CliState, *, profile: str | None, session_id: str | None, reader: Reader,
@@ -237,14 +250,13 @@ def hook_block(block: str, injector: PersonaInjector, counter: str) -> str:
                          header)
 
 
-def _reader(format_: str, host: str | None, project: str | None) -> Reader:
-    """Who reads what inject prints: --host and --project, else the hook's host and project."""
-    import os
-    from pathlib import Path
+def _host(format_: str, host: str | None) -> str | None:
+    """Who reads what inject prints: --host, else the hook's host."""
+    return host or HOOK_HOSTS.get(format_)
 
-    from ..inject.views import Reader
 
+def _project_dir(format_: str, project: str | None) -> Path | None:
+    """Where it is read: --project, else the hook's project directory (its variable, else the working one)."""
     if format_ in HOOK_HOSTS:
-        host = host or HOOK_HOSTS[format_]
         project = project or os.environ.get(PROJECT_DIR_ENV[format_]) or "."
-    return Reader.at(host, None if project is None else Path(project))
+    return None if project is None else Path(project)

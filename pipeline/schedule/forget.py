@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import deliver
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, region_id, resolve_target
+from ..config.urls import store_target
 from ..errors import PersonaError
 from ..fs.edit_files import remove_holding
 from ..fs.read import read_file
@@ -92,6 +94,7 @@ def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Eras
     once, and remove the profile's kept edit files that hold any of the texts (but ``editing``, the running
     edit's own). A target it cannot render is a warning: the erasure stands, and says so."""
     rendered, warnings = _rerender(settings, store)
+    _forget_deliveries(settings, store)
     since = min((erasure.since for _, erasure in erased), default=0)
     needles = set().union(*(text_forms(text) for text, _ in erased))
     held, users = _holding(settings, store, needles, paths_written_since(store, since))
@@ -135,11 +138,19 @@ def erase(settings: Settings, store: PersonaStore) -> Forgotten:
     facts = store.list()
     done = Forgotten(erase_profile(store))
     done.rendered, done.render_warnings = _rerender(settings, store)
+    _forget_deliveries(settings, store)
     done.erasure.runs += trim_runs(store)
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
     done.still_holding, done.in_users_text = _holding(settings, store, needles, [])
     done.edit_files = [str(path) for path in remove_holding(store.profile, lambda text: True)]
     return done
+
+
+def _forget_deliveries(settings: Settings, store: PersonaStore) -> None:
+    """The profile's delivery snapshots (:mod:`pipeline.deliver`) hold its text as last delivered: they go."""
+    target = store_target(settings)
+    if isinstance(target, Path):
+        deliver.forget(str(target.absolute()), store.profile)
 
 
 def _rerender(settings: Settings, store: PersonaStore) -> tuple[list[str], list[str]]:
