@@ -87,6 +87,10 @@ class Database:
         self._conn: Connection | None = None
         self._depth = 0  # nested read()s on this store; a pooled connection goes back when it reaches 0
         self._table_names: frozenset[str] | None = None
+        self.transactions = 0  # write transactions begun on this store
+        # This database's key (store/forgotten.py), once read outside the transaction that made it: it never changes.
+        self.known_secret = b""
+        self.secret_made_in = -1  # the transaction that made the key, if this store made it
 
     @property
     def session(self) -> str:
@@ -225,6 +229,7 @@ class Database:
                 yield conn
                 return
             with self.backend.begin_write(conn, durable=durable):
+                self.transactions += 1
                 try:
                     self.backend.claim_write(conn, self.profile)
                     yield conn

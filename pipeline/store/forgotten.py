@@ -17,7 +17,6 @@ it, cheaply, to drop a pinned persona the moment a fact of it is forgotten.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from collections.abc import Callable, Iterable
@@ -38,28 +37,35 @@ def fold(text: str) -> str:
 
 
 def secret(store: Database, conn: Connection) -> bytes:
-    """This database's key, made on first use (inside the caller's transaction when it makes one)."""
+    """This database's key, made on first use (inside the caller's transaction when it makes one). A key once
+    made never changes, so the store keeps it after its first read: a write needs it several times."""
+    if store.known_secret:
+        return store.known_secret
     row = conn.execute("SELECT secret FROM persona_secret WHERE id = 1").fetchone()
     if row is None and not store.readonly:
         conn.execute("INSERT INTO persona_secret (id, secret) VALUES (1, ?) ON CONFLICT DO NOTHING",
                      (secrets.token_hex(SECRET_BYTES),))
         row = conn.execute("SELECT secret FROM persona_secret WHERE id = 1").fetchone()
-    return bytes.fromhex(str(row[0])) if row is not None else b""
+        store.secret_made_in = store.transactions
+    key = bytes.fromhex(str(row[0])) if row is not None else b""
+    if row is not None and store.secret_made_in != store.transactions:  # not one a rollback may yet undo
+        store.known_secret = key
+    return key
 
 
 def digests(key: bytes, *, texts: Iterable[str] = (), memory_ids: Iterable[str | None] = ()) -> list[str]:
     """The keyed hashes of texts and of memory ids (kept apart by a prefix, so neither stands for the other)."""
     made = [f"text\x00{fold(text)}" for text in texts]
     made += [f"memory\x00{memory_id}" for memory_id in memory_ids if memory_id]
-    return [hmac.new(key, item.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest() for item in made]
+    return [hmac.digest(key, item.encode("utf-8", "surrogatepass"), "sha256").hex() for item in made]
 
 
 def forgotten_digests(key: bytes, *, texts: Iterable[str] = (), memory_ids: Iterable[str | None] = ()) -> list[str]:
     """What a forgotten fact leaves, and what a text is tested by: :func:`digests`, and each text's normal form. A
     forget before the normal form left only the folded one: a test of both finds those too."""
     texts = list(texts)
-    normal = [hmac.new(key, f"normal\x00{normal_form(text)}".encode("utf-8", "surrogatepass"), hashlib.sha256)
-              .hexdigest() for text in texts]
+    normal = [hmac.digest(key, f"normal\x00{normal_form(text)}".encode("utf-8", "surrogatepass"), "sha256").hex()
+              for text in texts]
     return digests(key, texts=texts, memory_ids=memory_ids) + normal
 
 

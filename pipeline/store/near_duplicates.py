@@ -10,7 +10,7 @@ negates what the other says is the caller's test (:mod:`.supersede_rules`).
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from .stems import content_stems, pair_language
 from .supersede_words import STRONG_SIGNALS
@@ -40,7 +40,8 @@ def _similar(stem: str, others: frozenset[str]) -> bool:
     return process.extractOne(stem, others, scorer=fuzz.ratio, score_cutoff=SIMILAR) is not None
 
 
-def _strong(text: str) -> bool:
+@lru_cache(maxsize=1024)
+def _strong(text: str) -> bool:  # once per text: a write's is asked for each fact it is judged against
     return _phrases(STRONG_SIGNALS).search(text) is not None
 
 

@@ -15,7 +15,7 @@ demoted or forgotten is no longer open. Rows hold ids and keyed hashes, never te
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
 from . import stem_index
@@ -24,6 +24,9 @@ from .births import BIRTH_JOIN
 from .database import Database
 from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id
 from .forgotten import digests, secret
+
+if TYPE_CHECKING:
+    from .supersede_rules import Verdict
 
 MAX_PER_WRITE = 3  # the strongest matches a write reports; more would be noise nobody reads
 IMPORT_BATCH = 500  # the added facts of an import read back per statement (a bound on memory, not a tuning)
@@ -51,11 +54,14 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
     judged = sorted(((verdict, old) for old in candidates if old.id != new.id and old.topic == new.topic
                      and old.scope == new.scope and (verdict := judge(old.content, new.content)).proposes),
                     key=lambda pair: (-pair[0].strength, pair[1].id))
+    pairs = [(verdict, *(_merged(old, new) if verdict.merge else (old, new))) for verdict, old in judged]
     made: list[Proposal] = []
-    for verdict, old in judged:
-        shorter, fuller = _merged(old, new) if verdict.merge else (old, new)
-        if len(made) < MAX_PER_WRITE and not _dismissed(store, conn, shorter, fuller):
-            made.append(_keep(store, conn, shorter, fuller, verdict.rule, verdict.kind))
+    now = store.now()
+    while pairs and len(made) < MAX_PER_WRITE:  # the strongest first; a dismissed pair lets the next one in
+        batch, pairs = pairs[:MAX_PER_WRITE - len(made)], pairs[MAX_PER_WRITE - len(made):]
+        dismissed = _dismissed(store, conn, [(shorter, fuller) for _, shorter, fuller in batch])
+        made += [_keep(store, conn, shorter, fuller, verdict, now) for verdict, shorter, fuller in batch
+                 if (shorter.content, fuller.content) not in dismissed]
     return tuple(made)
 
 
@@ -153,18 +159,29 @@ def _digests(store: Database, conn: Connection, old: Fact, new: Fact) -> tuple[s
     return old_digest, new_digest
 
 
-def _dismissed(store: Database, conn: Connection, old: Fact, new: Fact) -> bool:
-    row = conn.execute("SELECT 1 FROM persona_proposals WHERE session_id = ? AND old_digest = ? AND new_digest = ? "
-                       "AND decision = ?", (store.profile, *_digests(store, conn, old, new), DISMISSED)).fetchone()
-    return row is not None
+def _dismissed(store: Database, conn: Connection, pairs: Sequence[tuple[Fact, Fact]]) -> set[tuple[str, str]]:
+    """The (old text, new text) of ``pairs`` the writer dismissed before: one read for all of them."""
+    if not pairs:
+        return set()
+    texts = sorted({fact.content for pair in pairs for fact in pair})
+    digest = dict(zip(texts, digests(secret(store, conn), texts=texts), strict=True))
+    olds, news = {digest[old.content] for old, _ in pairs}, {digest[new.content] for _, new in pairs}
+    rows = conn.execute(
+        f"SELECT old_digest, new_digest FROM persona_proposals WHERE session_id = ? AND decision = ? AND old_digest "
+        f"IN ({', '.join('?' * len(olds))}) AND new_digest IN ({', '.join('?' * len(news))})",
+        (store.profile, DISMISSED, *olds, *news)).fetchall()
+    found = {(str(row[0]), str(row[1])) for row in rows}
+    return {(old.content, new.content) for old, new in pairs if (digest[old.content], digest[new.content]) in found}
 
 
-def _keep(store: Database, conn: Connection, old: Fact, new: Fact, rule: str, kind: str) -> Proposal:
-    conn.execute("INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at, kind) VALUES "
-                 "(?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, old_id, new_id) DO NOTHING",
-                 (store.profile, old.id, new.id, rule, store.now(), kind))
-    row = conn.execute("SELECT id, rule, proposed_at, kind FROM persona_proposals WHERE session_id = ? AND old_id = ? "
-                       "AND new_id = ?", (store.profile, old.id, new.id)).fetchone()
+def _keep(store: Database, conn: Connection, old: Fact, new: Fact, verdict: Verdict, now: str) -> Proposal:
+    row = conn.execute("INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at, kind) VALUES "
+                       "(?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, old_id, new_id) DO NOTHING "
+                       "RETURNING id, rule, proposed_at, kind",
+                       (store.profile, old.id, new.id, verdict.rule, now, verdict.kind)).fetchone()
+    if row is None:  # proposed before: the first proposal stands
+        row = conn.execute("SELECT id, rule, proposed_at, kind FROM persona_proposals WHERE session_id = ? AND "
+                           "old_id = ? AND new_id = ?", (store.profile, old.id, new.id)).fetchone()
     return Proposal(int(row[0]), old, new, str(row[1]), str(row[2]), str(row[3]))
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .backend import Connection
@@ -36,25 +36,35 @@ SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or w
 def candidates(store: Database, conn: Connection, new: Fact) -> list[Fact]:
     """The current facts ``new`` is judged against: of its topic, sharing a stem or among the latest."""
     catch_up(store, conn)
-    secret = _secret(store, conn)
-    topic, shared = _hashed(secret, _topic_key(new.topic)), Counter[int]()
-    for key in keys(secret, new.topic, new.content):
-        shared.update(int(row[0]) for row in conn.execute(
-            "SELECT persona_id FROM persona_stems WHERE profile = ? AND stem = ? AND persona_id != ? "
-            "ORDER BY persona_id DESC LIMIT ?", (store.profile, key, new.id, RECENT if key == topic else PER_STEM)))
-    # The most stems in common first, then the latest: judging costs more than reading.
-    best = sorted(shared, key=lambda fact_id: (-shared[fact_id], -fact_id))[:MAX_CANDIDATES]
-    return _facts(store, conn, sorted(best))
+    found = keys(_secret(store, conn), new.topic, new.content)
+    rows: list[Any] = conn.execute(_candidate_sql(len(found), store.row_problem()), [
+        *(value for number, key in enumerate(found)
+          for value in (store.profile, key, new.id, PER_STEM if number else RECENT)),
+        MAX_CANDIDATES, store.profile]).fetchall()
+    return [Fact(**dict(row)) for row in rows]
+
+
+@cache
+def _candidate_sql(keys: int, row_problem: str) -> str:
+    """One statement for a check's candidates: each key's latest facts (the topic's first, :data:`RECENT` of
+    them; a stem's :data:`PER_STEM`), the :data:`MAX_CANDIDATES` with most keys in common (then the latest) read
+    whole. Judging costs more than reading, so the best are chosen before any row is."""
+    each = ("SELECT persona_id FROM (SELECT persona_id FROM persona_stems WHERE profile = ? AND stem = ? AND "
+            "persona_id != ? ORDER BY persona_id DESC LIMIT ?) AS k{}")
+    shared = " UNION ALL ".join(each.format(number) for number in range(keys))
+    best = (f"SELECT persona_id FROM ({shared}) AS shared GROUP BY persona_id "
+            "ORDER BY COUNT(*) DESC, persona_id DESC LIMIT ?")
+    return (f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE id IN ({best}) AND "
+            f"session_id || '' = ? AND ({row_problem}) IS NULL ORDER BY id")
 
 
 def catch_up(store: Database, conn: Connection) -> None:
     """Index the profile's facts written since the index last read (by any tool; on the first check, all)."""
-    row = conn.execute("SELECT upto FROM persona_stemmed WHERE profile = ?", (store.profile,)).fetchone()
-    upto = -1 if row is None else int(row[0])
     # By id only (`session_id || ''` keeps SQLite off the (session_id, tier) index, which would read the whole
     # profile): a read of the rows written since, whoever wrote them.
-    rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE id > ? AND session_id || '' = ? "
-                        "ORDER BY id", (upto, store.profile)).fetchall()
+    rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE id > COALESCE((SELECT upto FROM "
+                        "persona_stemmed WHERE profile = ?), -1) AND session_id || '' = ? ORDER BY id",
+                        (store.profile, store.profile)).fetchall()
     if not rows:
         return
     index(store, conn, ((int(r[0]), r[1], r[2]) for r in rows if isinstance(r[1], str) and isinstance(r[2], str)))
@@ -73,12 +83,14 @@ def index(store: Database, conn: Connection, facts: Iterable[tuple[int, str, str
                      [value for row in chunk for value in row])
 
 
-def keys(secret: bytes, topic: str, content: str) -> list[str]:
-    """The index keys of a fact: (the keyed hashes of) its topic, and its topic with each content stem."""
+@lru_cache(maxsize=1024)
+def keys(secret: bytes, topic: str, content: str) -> tuple[str, ...]:
+    """The index keys of a fact: (the keyed hashes of) its topic, and its topic with each content stem (a write
+    indexes its fact, then looks its keys up: once each)."""
     from .stems import content_stems  # PyStemmer loads on the write path only
 
     key = _topic_key(topic)
-    return [_hashed(secret, key), *sorted(_hashed(secret, key + SEPARATOR + stem) for stem in content_stems(content))]
+    return (_hashed(secret, key), *sorted(_hashed(secret, key + SEPARATOR + stem) for stem in content_stems(content)))
 
 
 def forget(store: Database, conn: Connection, ids: Iterable[int]) -> None:
@@ -91,16 +103,6 @@ def forget_profile(store: Database, conn: Connection) -> None:
     """Remove the profile's whole index (profile erase; caller's transaction)."""
     conn.execute("DELETE FROM persona_stems WHERE profile = ?", (store.profile,))
     conn.execute("DELETE FROM persona_stemmed WHERE profile = ?", (store.profile,))
-
-
-def _facts(store: Database, conn: Connection, ids: list[int]) -> list[Fact]:
-    if not ids:
-        return []
-    marks = ", ".join("?" for _ in ids)
-    rows: list[Any] = conn.execute(
-        f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE id IN ({marks}) AND "
-        f"session_id || '' = ? AND ({store.row_problem()}) IS NULL ORDER BY id", (*ids, store.profile)).fetchall()
-    return [Fact(**dict(row)) for row in rows]
 
 
 def _secret(store: Database, conn: Connection) -> bytes:

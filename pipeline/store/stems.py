@@ -27,6 +27,7 @@ MARKERS = {
     "portuguese": word_set("o os é com do da no na um uma eu não agora em"),
 }
 LETTERS = {"german": "äöüß", "french": "êëîôûœç", "spanish": "ñ¿¡", "italian": "ìò", "portuguese": "ãõ"}
+LETTER_SETS = {lang: frozenset(letters) for lang, letters in LETTERS.items()}
 WORD = re.compile(r"[\w@+#.'’-]+")
 # The light verbs nearly every fact starts with: they say nothing about which fact it is.
 LIGHT = word_set("use prefer like want need have get go do make usa usar utilis nutz bevorzug préfèr prefier")
@@ -47,8 +48,8 @@ def pair_language(old: str, new: str) -> str:
 def _evidence(text: str) -> tuple[str, int]:
     """(the language with most marker words and letters in ``text``, how many): English and 0 when none."""
     folded = text.casefold()
-    words = set(_tokens(folded))
-    scores = {lang: len(words & markers) + 2 * sum(letter in folded for letter in LETTERS.get(lang, ""))
+    words, letters = set(_tokens(folded)), set(folded)
+    scores = {lang: len(words & markers) + 2 * len(letters & LETTER_SETS.get(lang, frozenset()))
               for lang, markers in MARKERS.items()}
     best = max(scores.values())
     return next(lang for lang, score in scores.items() if score == best), best

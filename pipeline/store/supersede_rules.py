@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from functools import cache
+from functools import cache, lru_cache
 
 from .near_duplicates import near_duplicate
 from .stems import content_stems, head, meaningful, pair_language
@@ -61,6 +61,7 @@ from .supersede_words import (
     VERB_SIGNALS,
 )
 
+TEXTS_KEPT = 4096  # texts whose single-text readings stay cached (each a few words' worth)
 MAX_DIFFERENT = 2  # one slot's new value: at most two words ("Travis" -> "GitHub Actions")
 MIN_SHARED_SHARE = 0.5  # of the old fact's content words
 STOP_VERBS = ("stopped", "quit", "left", "gave up", "a quitté", "quitté", "arrêté", "dejó", "abandonó", "smesso",
@@ -118,10 +119,7 @@ class Text:
     words: tuple[str, ...]  # the content words: signals and filler taken out, a plural -s folded
     frame: tuple[str, ...]  # every word but the signals, a plural -s folded: what the frame test compares
     lead: str  # the text without signals and a leading pronoun or copula, where a subject kind is read
-
-    @property
-    def negated(self) -> bool:
-        return _has(self.folded, NEGATIONS)
+    negated: bool  # it says "not", "no longer", "nicht mehr"...: read once per text, as the rest
 
 
 def judge(old: str, new: str) -> Verdict:
@@ -138,11 +136,12 @@ def _judge(old: Text, new: Text) -> Verdict:
         return Verdict(True, shared + 2, rule)
     if _has(new.folded, ADDITIVE_SIGNALS):
         return NO
-    if _covers(new.words, old.words) and _ends(old, new):
+    covers = _covers(new.words, old.words)
+    if covers and _ends(old, new):
         return Verdict(True, shared, "stopped")  # every old word is still there, and the new fact ends it
     if near_duplicate(old.folded, new.folded) and not _ends(new, old):  # "Does not use Docker" / "Uses Docker"
         return Verdict(True, shared, "near_duplicate", MERGE)  # reworded or refined: keep the fuller
-    if _covers(new.words, old.words) or _multi_valued(old, new):
+    if covers or _multi_valued(old, new):
         return NO
     kind = _same_kind(old, new)
     if kind:
@@ -161,7 +160,8 @@ def read(text: str) -> Text:
     lead = list(frame)
     while lead and lead[0] in LEADING:
         lead.pop(0)
-    return Text(folded, tokens, tuple(word for word in frame if word not in STOPWORDS), frame, " ".join(lead))
+    return Text(folded, tokens, tuple(word for word in frame if word not in STOPWORDS), frame, " ".join(lead),
+                _has(folded, NEGATIONS))
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -207,8 +207,7 @@ def _names(text: str, leads: tuple[str, ...], values: tuple[str, ...], *, gap: i
            then: tuple[str, ...] = ()) -> bool:
     """Whether one of ``leads`` is followed, ``gap`` words at most later (an article aside), by one of ``values``
     (and then, further on, by one of ``then``)."""
-    for found in _pattern(leads).finditer(text):
-        following = _words(text[found.end():])
+    for following in _after(text, leads):
         near = [index for index, word in enumerate(following[:gap + 2]) if word not in ARTICLES][:gap + 1]
         hit = next((index for index in near if _starts(following[index], values)), None)
         if hit is not None and (not then or set(following[hit + 1:]) & set(then)):
@@ -216,18 +215,34 @@ def _names(text: str, leads: tuple[str, ...], values: tuple[str, ...], *, gap: i
     return False
 
 
+# A write's text is judged against each of its candidates: what the rules read of one text alone is read once.
+@lru_cache(maxsize=TEXTS_KEPT)
+def _after(text: str, leads: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """The words after each of ``leads`` in ``text``, one tuple per place a lead is found."""
+    return tuple(_words(text[found.end():]) for found in _pattern(leads).finditer(text))
+
+
 def _contrast(text: str, values: tuple[str, ...]) -> bool:
     """"Goes by Sasha now, not Alex": the fact closes by negating one of ``values``."""
+    negated = _closing_not(text)
+    return negated is not None and _starts(negated, values)
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _closing_not(text: str) -> str | None:
     found = re.search(r"[,;]\s*" + _pattern(NOT).pattern + r"\s+(\S+?)[.!]?\s*$", text)
-    return found is not None and _starts(found[1], values)
+    return None if found is None else found[1]
 
 
 def _named_before(text: str, values: tuple[str, ...], verbs: tuple[str, ...]) -> bool:
     """"hat Siemens verlassen": a value, at most one word, then one of ``verbs``."""
-    for found in _pattern(verbs).finditer(text):
-        if any(_starts(word, values) for word in _words(text[:found.start()])[-2:]):
-            return True
-    return False
+    return any(_starts(word, values) for before in _before(text, verbs) for word in before)
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _before(text: str, verbs: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """The two words before each of ``verbs`` in ``text``."""
+    return tuple(_words(text[:found.start()])[-2:] for found in _pattern(verbs).finditer(text))
 
 
 def _starts(word: str, values: tuple[str, ...]) -> bool:
@@ -236,8 +251,13 @@ def _starts(word: str, values: tuple[str, ...]) -> bool:
 
 def _covers(new: tuple[str, ...], old: tuple[str, ...]) -> bool:
     """Every old word has its like among the new ones (compounds split: "Köln-Ehrenfeld" holds "Köln")."""
-    parts = set(new) | {part for word in new for part in word.split("-")}
+    parts = _parts(new)
     return bool(old) and all(any(_alike(word, other) for other in parts) for word in old)
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _parts(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(words) | {part for word in words for part in word.split("-")}
 
 
 @cache
@@ -352,6 +372,7 @@ def _refines(gone: tuple[str, ...], came: tuple[str, ...]) -> bool:
     return any(new.startswith((old + "-", old + ".", old + "_")) for old in gone for new in came)
 
 
+@lru_cache(maxsize=TEXTS_KEPT)
 def _has(text: str, phrases: tuple[str, ...]) -> bool:
     return _pattern(phrases, gapped=True).search(text) is not None
 

@@ -66,6 +66,22 @@ def test_a_dismissed_pair_is_never_proposed_again_even_when_both_facts_are_added
     assert len(other.proposals()) == 1  # bob never dismissed his
 
 
+def test_a_dismissed_pair_leaves_its_place_among_a_writes_proposals_to_the_next_strongest(database):
+    """A write reports its three strongest proposals; a pair the writer dismissed is not one of them, and the
+    next one takes its place (bob, who dismissed nothing, gets the three strongest)."""
+    tools = [f"Uses {tool} for JavaScript projects" for tool in ("yarn", "bun", "deno")]
+    mine, other = proposed(database)
+    [proposal] = mine.proposals()
+    mine.dismiss(proposal.id)
+    for store in (mine, other):
+        store.demote(next(fact.id for fact in store.list() if fact.content == PNPM))
+        for content in tools:
+            store.add(content, topic="tools")
+    olds = {store.profile: {p.old.content for p in store.add(PNPM, topic="tools", force=True).proposals}
+            for store in (mine, other)}
+    assert olds == {"alice": set(tools), "bob": {NPM, *tools[:2]}}
+
+
 def test_a_proposal_about_a_fact_that_left_is_no_longer_open(database):
     mine, other = proposed(database)
     [proposal] = mine.proposals()
