@@ -120,8 +120,8 @@ def _cuts(files: list[FileReport], counted: list[bool], limits: Sequence[Limit],
             measures += [f"largest file {max((f.size for f in files), default=0):,} of {limit.amount:,} "
                          f"{_unit(unit)} a file"]
     if not measures:
-        measures.append(f"{sum(f.size for f in files):,} {_unit(unit)} in these files; {found.host.display} documents no "
-                        "limit on these files")
+        measures.append(f"{sum(f.size for f in files):,} {_unit(unit)} in these files; {found.host.display} "
+                        "documents no limit on them")
     out, warnings = [], []
     for index, file in enumerate(files):
         if index not in cuts:
@@ -156,19 +156,26 @@ def _times(count: int) -> str:
 
 def _displaced(found: LoadSet, ours: dict[Path, ResolvedTarget]) -> list[str]:
     """A user's file the host no longer loads because a file of ours stands in its place (Claude Code's AGENTS.md
-    beside our CLAUDE.md)."""
+    beside a CLAUDE.md that holds nothing but our region: one the user wrote is their choice)."""
     model = found.host.load
     if not isinstance(model, MemoryFiles):
         return []
     problems = []
     for path, _ in found.skipped:
         shadow = next((f for f in (path.parent / name for name in model.names) if f.resolve() in ours), None)
-        if shadow is not None:
+        if shadow is not None and _ours_alone(shadow, ours[shadow.resolve()]):
             problems.append(f"{found.host.display} no longer loads your {path}: {shadow} holds target "
                             f"{ours[shadow.resolve()].name!r} and the host reads {spelled_names(model)} in its "
                             f"place; add a line @{path.name} to {shadow.name}, or `persona targets remove` it and "
                             f"`persona targets add {found.host.name} --rules --project {path.parent}`")
     return problems
+
+
+def _ours_alone(path: Path, target: ResolvedTarget) -> bool:
+    """Whether ``path`` holds nothing of the user's: only our region (or the whole file is ours) and blank lines."""
+    data = read_bounded(path) or b""
+    span = our_span(target, data)
+    return span is not None and not (data[:span[0]] + data[span[1]:]).strip()
 
 
 def _unit(unit: str) -> str:
