@@ -14,36 +14,22 @@ from .common import CliState
 if TYPE_CHECKING:
     from ..config.load_report import Delivery, HostReport
     from ..config.targets import ResolvedTarget
-    from ..hosts.model import Limit
 
 
 def projects_to_check(cli: CliState, project: Path | None) -> list[Path]:
     """``project``, else every project directory a target names and the working directory."""
-    if project is not None:
-        return [project.expanduser().resolve()]
-    named = [Path(t.project).expanduser().resolve() for t in cli.settings().targets.values() if t.project]
-    return list(dict.fromkeys([*named, Path.cwd().resolve()]))
+    from ..config.load_report import project_dirs
+
+    return [project.expanduser().resolve()] if project is not None else project_dirs(cli.settings(), [Path.cwd()])
 
 
 def host_reports(cli: CliState, profile: str | None, projects: list[Path]) -> list[HostReport]:
     """Each host that a target of ours or our hook reaches, in each of ``projects`` where it loads something of
-    ours: its whole load set, measured."""
-    from ..config.load_report import host_report
-    from ..config.load_sets import load_set
+    ours: its whole load set, measured (:func:`pipeline.config.load_report.host_reports`)."""
+    from ..config.load_report import host_reports as measured
 
-    targets = _targets(cli, profile)
-    hosts = {cli.settings().targets[target.name].host for target in targets}
-    facts = _fact_texts(cli, profile)
-    reports = []
-    for host in registry.HOSTS.values():
-        for project in projects:
-            hooks = hook_deliveries(cli, profile, host.name, project)
-            if host.name not in hosts and not hooks:
-                continue
-            report = host_report(load_set(host, project, Path.home()), targets, _limits(host.name), hooks, facts)
-            if hooks or any(file.target for file in report.files):
-                reports.append(report)
-    return reports
+    return measured(cli.settings(), _targets(cli, profile), projects, _fact_texts(cli, profile),
+                    lambda host, project: hook_deliveries(cli, profile, host, project), Path.home())
 
 
 def _targets(cli: CliState, profile: str | None) -> list[ResolvedTarget]:
@@ -59,13 +45,6 @@ def _targets(cli: CliState, profile: str | None) -> list[ResolvedTarget]:
         except PersonaError:  # another profile's file: its own check line says so
             continue
     return found
-
-
-def _limits(host: str) -> tuple[Limit, ...]:
-    """The host's limits on its files: its main preset's (the others declare the same)."""
-    found = registry.HOSTS[host]
-    preset = found.presets.get(host) or next(iter(found.presets.values()), None)
-    return () if preset is None else preset.limits
 
 
 def _fact_texts(cli: CliState, profile: str | None) -> list[str]:

@@ -8,13 +8,15 @@ come from the caller (the store and the injector are floors above this one).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..hosts import registry
 from ..hosts.model import Limit, MemoryFiles, Unit
 from .host_loads import our_span, read_bounded, size_in
-from .load_sets import LoadSet, spelled_names
+from .load_sets import LoadSet, load_set, spelled_names
+from .schema import Settings
 from .targets import ResolvedTarget
 
 UNITS = {"chars": "characters"}
@@ -69,6 +71,37 @@ class HostReport:
                 "unit": self.unit, "measures": list(self.measures), "problems": list(self.problems),
                 "warnings": list(self.warnings), "outcome": "; ".join(self.problems) or "each fact once",
                 "cut": self.failed}
+
+
+def host_reports(settings: Settings, targets: Sequence[ResolvedTarget], projects: Sequence[Path],
+                 facts: Sequence[str], hooks_of: Callable[[str, Path], list[Delivery]], home: Path
+                 ) -> list[HostReport]:
+    """Each host a target of ours or our hook (``hooks_of(host, project)``) reaches, in each of ``projects`` where
+    it loads something of ours: its whole load set, measured."""
+    hosts = {settings.targets[target.name].host for target in targets}
+    reports = []
+    for host in registry.HOSTS.values():
+        for project in projects:
+            hooks = hooks_of(host.name, project)
+            if host.name not in hosts and not hooks:
+                continue
+            report = host_report(load_set(host, project, home), targets, host_limits(host.name), hooks, facts)
+            if hooks or any(file.target for file in report.files):
+                reports.append(report)
+    return reports
+
+
+def host_limits(host: str) -> tuple[Limit, ...]:
+    """The host's limits on its files: its main preset's (the others declare the same)."""
+    found = registry.HOSTS[host]
+    preset = found.presets.get(host) or next(iter(found.presets.values()), None)
+    return () if preset is None else preset.limits
+
+
+def project_dirs(settings: Settings, also: Sequence[Path] = ()) -> list[Path]:
+    """Every project directory a target names, then ``also`` (the working directory), each once."""
+    named = [Path(t.project).expanduser().resolve() for t in settings.targets.values() if t.project]
+    return list(dict.fromkeys([*named, *(path.resolve() for path in also)]))
 
 
 def host_report(found: LoadSet, targets: Sequence[ResolvedTarget], limits: Sequence[Limit],

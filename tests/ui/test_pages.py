@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
 from pipeline import PersonaStore
 from pipeline.config.presets import PRESETS
+from pipeline.fs.projects import project_of
+from pipeline.stages.runner import run_pipeline
 from pipeline.ui.pages import Bar, agent_views, facts_by_topic
 
 from ..conftest import local_settings
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "pipeline" / "ui" / "templates"
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def test_each_limit_a_preset_writes_is_a_bar_in_its_unit_measured_as_the_cap_measures(tmp_path):
@@ -52,3 +65,35 @@ def test_the_facts_page_shows_one_topic_per_spelling_as_first_used(tmp_path):
         topics = facts_by_topic(store)
     assert [(topic.name, [fact.content for fact in topic.facts]) for topic in topics] == [
         ("Git", ["Rebases, never merges.", "Signs every commit."]), ("style", ["Answers tersely."])]
+
+
+def test_what_each_agent_sees_is_the_hosts_whole_load_set_in_each_project(tmp_path, monkeypatch):
+    """#39: a project's Claude Code target is shown beside everything Claude Code loads in that project (the
+    user-level CLAUDE.md of ours with the global facts, the project's file), per project; the template shows it."""
+    home = Path.home()
+    monkeypatch.chdir(tmp_path)  # the working directory is a project too, as for `persona targets check`
+    write_text(home / ".claude" / "CLAUDE.md", "# Mine everywhere\n")
+    shop, blog = tmp_path / "shop", tmp_path / "blog"
+    targets = {"claude-code-user": PRESETS["claude-code"].target("claude-code", home / ".claude" / "CLAUDE.md", None)}
+    for project in (shop, blog):
+        write_text(project / "CLAUDE.md", f"# The {project.name}\n")
+        targets[f"claude-code-{project.name}"] = PRESETS["claude-code"].target(
+            "claude-code", project / "CLAUDE.md", project)
+    settings = local_settings(tmp_path, {f"targets.{name}": target for name, target in targets.items()})
+    with PersonaStore.from_settings(settings) as store:
+        store.add("Answers tersely.", topic="style")
+        store.add("Ships the shop on Thursdays.", topic="release", scope=f"project:{project_of(shop).identity}")
+        run_pipeline(settings, store=store)
+        views = {view.target: view for view in agent_views(settings, store)}
+    [load] = views["claude-code-shop"].loads
+    assert load.project == shop.resolve() and load.problems == ()
+    assert [(file.path, file.target) for file in load.files] == [
+        ((home / ".claude" / "CLAUDE.md").resolve(), "claude-code-user"), ((shop / "CLAUDE.md").resolve(),
+                                                                          "claude-code-shop")]
+    assert [load.project for load in views["claude-code-user"].loads] == [
+        shop.resolve(), blog.resolve(), tmp_path.resolve()]
+    page = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined).get_template(
+        "agents.html.j2").render(agents=list(views.values()), csrf="x", csrf_field="", failure=None, generation=0, next="",
+                                 note=None, poll_ms=1000, profile="default", page="agents")
+    assert f"What Claude Code loads in {shop.resolve()}: each fact once" in page
+    assert "Claude Code drops HTML comments (our region&#39;s markers)." in page
