@@ -28,7 +28,7 @@ def host_reports(cli: CliState, profile: str | None, projects: list[Path]) -> li
     ours: its whole load set, measured (:func:`pipeline.config.load_report.host_reports`)."""
     from ..config.load_report import host_reports as measured
 
-    return measured(cli.settings(), _targets(cli, profile), projects, _fact_texts(cli, profile),
+    return measured(cli.settings(), _targets(cli, profile), projects, lambda: _fact_texts(cli, profile),
                     lambda host, project: hook_deliveries(cli, profile, host, project), Path.home())
 
 

@@ -74,18 +74,27 @@ class HostReport:
 
 
 def host_reports(settings: Settings, targets: Sequence[ResolvedTarget], projects: Sequence[Path],
-                 facts: Sequence[str], hooks_of: Callable[[str, Path], list[Delivery]], home: Path
+                 facts: Callable[[], Sequence[str]], hooks_of: Callable[[str, Path], list[Delivery]], home: Path
                  ) -> list[HostReport]:
     """Each host a target of ours or our hook (``hooks_of(host, project)``) reaches, in each of ``projects`` where
-    it loads something of ours: its whole load set, measured."""
+    it loads something of ours: its whole load set, measured. ``facts()`` (the facts' texts) is read once, and
+    only where two deliveries of ours reach one host: a fact can arrive twice nowhere else, so `status` over one
+    file per host costs no read of the facts."""
     hosts = {settings.targets[target.name].host for target in targets}
+    texts: list[Sequence[str]] = []
+
+    def once() -> Sequence[str]:
+        if not texts:
+            texts.append(facts())
+        return texts[0]
+
     reports = []
     for host in registry.HOSTS.values():
         for project in projects:
             hooks = hooks_of(host.name, project)
             if host.name not in hosts and not hooks:
                 continue
-            report = host_report(load_set(host, project, home), targets, host_limits(host.name), hooks, facts)
+            report = host_report(load_set(host, project, home), targets, host_limits(host.name), hooks, once)
             if hooks or any(file.target for file in report.files):
                 reports.append(report)
     return reports
@@ -105,9 +114,9 @@ def project_dirs(settings: Settings, also: Sequence[Path] = ()) -> list[Path]:
 
 
 def host_report(found: LoadSet, targets: Sequence[ResolvedTarget], limits: Sequence[Limit],
-                hooks: Sequence[Delivery], facts: Sequence[str]) -> HostReport:
+                hooks: Sequence[Delivery], facts: Callable[[], Sequence[str]]) -> HostReport:
     """``found`` measured: ``targets`` say which bytes are ours, ``limits`` are the host's (file and chain),
-    ``hooks`` what its session-start hook gives it there, ``facts`` the texts of the profile's facts."""
+    ``hooks`` what its session-start hook gives it there, ``facts()`` the texts of the profile's facts."""
     unit: Unit = next((limit.unit for limit in limits if limit.unit != "tokens"), "chars")
     by_path = {target.path.resolve(): target for target in targets if target.output != "store"}
     files, deliveries = [], []
@@ -172,10 +181,10 @@ def _cuts(files: list[FileReport], counted: list[bool], limits: Sequence[Limit],
     return out, measures, warnings
 
 
-def _twice(deliveries: Sequence[Delivery], facts: Sequence[str]) -> list[str]:
+def _twice(deliveries: Sequence[Delivery], facts: Callable[[], Sequence[str]]) -> list[str]:
     """Each group of deliveries that hold the same facts: a fact would reach the host twice."""
     groups: dict[tuple[str, ...], int] = {}
-    for fact in facts:
+    for fact in facts() if len(deliveries) > 1 else ():
         holders = tuple(d.label for d in deliveries if fact and fact in d.text)
         if len(holders) > 1:
             groups[holders] = groups.get(holders, 0) + 1

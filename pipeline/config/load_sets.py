@@ -102,7 +102,10 @@ def spelled_names(model: MemoryFiles) -> str:
 
 
 def _markdown(folder: Path) -> list[Path]:
-    return sorted(path for path in folder.rglob("*.md") if path.is_file()) if folder.is_dir() else []
+    try:
+        return sorted(path for path in folder.rglob("*.md") if path.is_file()) if folder.is_dir() else []
+    except OSError:  # a folder we may not read: the host cannot read it either
+        return []
 
 
 def _unique(found: list[Loaded]) -> list[Loaded]:

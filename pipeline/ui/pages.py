@@ -99,8 +99,8 @@ def host_loads(settings: Settings, store: PersonaStore) -> list[HostReport]:
             targets += [resolve_target(settings, name, profile=store.profile)] if target.output != "store" else []
         except PersonaError:  # another profile's file: not this user's to show
             continue
-    facts = [inline(fact.content) for fact in store.list()]
-    return host_reports(settings, targets, project_dirs(settings, [Path.cwd()]), facts, lambda *_: [], Path.home())
+    return host_reports(settings, targets, project_dirs(settings, [Path.cwd()]),
+                        lambda: [inline(fact.content) for fact in store.list()], lambda *_: [], Path.home())
 
 
 def _view(settings: Settings, report: TargetReport, loads: list[HostReport]) -> AgentView:
