@@ -240,11 +240,13 @@ def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption
 
 
 def target_checks(cli: CliState, profile: str | None, project: Path | None = None) -> list[Check]:
-    """Every file target's check, then each installed hook's (see :mod:`pipeline.config.host_loads`), the hook's
-    as it runs in ``project`` (default: the working directory)."""
+    """Every file target's check (with ``project``, the user-level ones and that project's), then each installed
+    hook's (see :mod:`pipeline.config.host_loads`), as it runs in ``project`` (default: the working directory)."""
     settings = cli.settings()
+    where = None if project is None else project.expanduser().resolve()
     checks = [_check(settings, name, profile) for name, target in settings.targets.items()
-              if target.output != "store"]
+              if target.output != "store" and (where is None or not target.project
+                                               or Path(target.project).expanduser().resolve() == where)]
     return checks + hook_checks(cli, profile, project or Path.cwd())
 
 

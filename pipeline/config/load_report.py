@@ -144,41 +144,49 @@ def host_report(found: LoadSet, targets: Sequence[ResolvedTarget], limits: Seque
 def _cuts(files: list[FileReport], counted: list[bool], limits: Sequence[Limit], unit: Unit,
           found: LoadSet) -> tuple[list[FileReport], list[str], list[str]]:
     """Each file with what the host's limits cut of it; the measures; a warning per file whose user text is cut."""
-    measures: list[str] = []
-    cuts: dict[int, int] = {}  # file index -> units of it loaded
-    for limit in (limit for limit in limits if limit.unit == unit):
-        if limit.scope == "chain":
-            chain = [index for index, count in enumerate(counted) if count]
-            total = 0
-            for index in chain:
-                if total + files[index].size > limit.amount:
-                    cuts[index] = min(cuts.get(index, files[index].size), max(0, limit.amount - total))
-                total += files[index].size
-            measures.append(f"{total:,} of {limit.amount:,} {_unit(unit)} for the whole chain")
-        else:
-            for index, file in enumerate(files):
-                if file.size > limit.amount:
-                    cuts[index] = min(cuts.get(index, file.size), limit.amount)
-            measures += [f"largest file {max((f.size for f in files), default=0):,} of {limit.amount:,} "
-                         f"{_unit(unit)} a file"]
+    cuts, measures = _limit_cuts(files, counted, [limit for limit in limits if limit.unit == unit])
     if not measures:
         measures.append(f"{sum(f.size for f in files):,} {_unit(unit)} in these files; {found.host.display} "
                         "documents no limit on them")
-    out, warnings = [], []
-    for index, file in enumerate(files):
-        if index not in cuts:
-            out.append(file)
-            continue
-        keep = cuts[index]
-        lost = file.size - keep
-        lost_ours = max(0, file.ours_at + file.ours - max(keep, file.ours_at))
-        lost_yours = lost - lost_ours
-        text = f"cut after {keep:,} {_unit(unit)}: {lost_yours:,} of yours and {lost_ours:,} of ours not loaded"
-        out.append(FileReport(file.path, file.part, file.size, file.ours, file.target, file.ours_at, text))
-        if lost_yours > 0:
-            warnings.append(f"warning: {found.host.display} cuts your own text: {file.path} after {cuts[index]:,} "
-                            f"{_unit(unit)}; about {lost_yours:,} {_unit(unit)} of yours never reach it")
+    out = [file if index not in cuts else _cut(file, cuts[index], unit) for index, file in enumerate(files)]
+    warnings = [f"warning: {found.host.display} cuts your own text: {file.path} after {cuts[index]:,} "
+                f"{_unit(unit)}; {lost:,} {_unit(unit)} of yours never reach it"
+                for index, file in enumerate(files) if index in cuts
+                for lost in [_lost(file, cuts[index])[0]] if lost > 0]
     return out, measures, warnings
+
+
+def _limit_cuts(files: list[FileReport], counted: list[bool], limits: list[Limit]) -> tuple[dict[int, int], list[str]]:
+    """File index -> how much of it the host loads, for each file a limit cuts; each limit's measure."""
+    measures: list[str] = []
+    cuts: dict[int, int] = {}
+    for limit in limits:
+        unit = _unit(limit.unit)
+        if limit.scope == "chain":
+            total = 0
+            for index in (index for index, count in enumerate(counted) if count):
+                if total + files[index].size > limit.amount:
+                    cuts[index] = min(cuts.get(index, files[index].size), max(0, limit.amount - total))
+                total += files[index].size
+            measures.append(f"{total:,} of {limit.amount:,} {unit} for the whole chain")
+            continue
+        for index, file in enumerate(files):
+            if file.size > limit.amount:
+                cuts[index] = min(cuts.get(index, file.size), limit.amount)
+        measures.append(f"largest file {max((f.size for f in files), default=0):,} of {limit.amount:,} {unit} a file")
+    return cuts, measures
+
+
+def _lost(file: FileReport, keep: int) -> tuple[int, int]:
+    """How much of the user's text and of ours is past ``keep``: (yours, ours)."""
+    ours = max(0, file.ours_at + file.ours - max(keep, file.ours_at))
+    return file.size - keep - ours, ours
+
+
+def _cut(file: FileReport, keep: int, unit: Unit) -> FileReport:
+    yours, ours = _lost(file, keep)
+    text = f"cut after {keep:,} {_unit(unit)}: {yours:,} of yours and {ours:,} of ours not loaded"
+    return FileReport(file.path, file.part, file.size, file.ours, file.target, file.ours_at, text)
 
 
 def _twice(deliveries: Sequence[Delivery], facts: Callable[[], Sequence[str]]) -> list[str]:

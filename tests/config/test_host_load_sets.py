@@ -200,7 +200,26 @@ def test_codex_cutting_the_users_own_agents_md_is_a_warning_naming_the_file(conf
     assert loaded["size"] == size and loaded["target"] == "codex" and loaded["ours"] > 0
     assert loaded["cut"] == f"cut after 32,768 bytes: {size - 32_768:,} of yours and 0 of ours not loaded"
     assert codex["warnings"] == [f"warning: Codex cuts your own text: {long_agents.resolve()} after 32,768 bytes; "
-                                 f"about {size - 32_768:,} bytes of yours never reach it"]
+                                 f"{size - 32_768:,} bytes of yours never reach it"]
     assert codex["measures"] == [f"{size:,} of 32,768 bytes for the whole chain"]
     assert hosts(config, blog)["codex"]["warnings"] == []
     assert "warning: Codex cuts your own text" in persona(config, "status")
+
+
+def test_a_per_file_limit_cuts_each_file_and_says_whose_text_is_past_it(config, tmp_path):
+    """Copilot code review's 4,000 characters a file: the shop's long instructions put ours and some of theirs past
+    it (our region goes at the end); the blog's short file is whole."""
+    shop, blog = project(tmp_path, "shop"), project(tmp_path, "blog")
+    long_file = write(shop / ".github" / "copilot-instructions.md", "é" * 3_900 + "\n")
+    write(blog / ".github" / "copilot-instructions.md", THEIRS)
+    for where in (shop, blog):
+        persona(config, "targets", "add", "copilot", "--project", str(where))
+    facts(config, shop, blog)
+    persona(config, "render")
+    copilot = hosts(config, shop, code=1)["copilot"]
+    [loaded] = copilot["files"]  # type: ignore[misc]
+    size = len(long_file.read_text(encoding="utf-8"))
+    assert loaded["size"] == size and loaded["yours"] == size - loaded["ours"]
+    assert loaded["cut"] == f"cut after 4,000 characters: 0 of yours and {size - 4_000:,} of ours not loaded"
+    assert copilot["measures"] == [f"largest file {size:,} of 4,000 characters a file"] and copilot["warnings"] == []
+    assert hosts(config, blog)["copilot"]["files"][0]["cut"] == ""  # type: ignore[index]
