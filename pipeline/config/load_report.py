@@ -20,6 +20,7 @@ from .schema import Settings
 from .targets import ResolvedTarget
 
 UNITS = {"chars": "characters"}
+HooksOf = Callable[[str, Path], "list[Delivery]"]  # host, project -> what our hook gives that host there
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,11 @@ class Delivery:
 
     label: str  # "/home/u/.claude/CLAUDE.md (target claude-code)", "the SessionStart hook (~/.claude/...)"
     text: str
+
+
+def no_hooks(host: str, project: Path) -> list[Delivery]:
+    """Where hooks are not read (below the CLI, nothing can tell which settings file runs ours)."""
+    return []
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +80,7 @@ class HostReport:
 
 
 def host_reports(settings: Settings, targets: Sequence[ResolvedTarget], projects: Sequence[Path],
-                 facts: Callable[[], Sequence[str]], hooks_of: Callable[[str, Path], list[Delivery]], home: Path
-                 ) -> list[HostReport]:
+                 facts: Callable[[], Sequence[str]], hooks_of: HooksOf, home: Path) -> list[HostReport]:
     """Each host a target of ours or our hook (``hooks_of(host, project)``) reaches, in each of ``projects`` where
     it loads something of ours: its whole load set, measured. ``facts()`` (the facts' texts) is read once, and
     only where two deliveries of ours reach one host: a fact can arrive twice nowhere else, so `status` over one

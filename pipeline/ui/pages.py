@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.load_report import HostReport, host_reports, project_dirs
+from ..config.load_report import HooksOf, HostReport, host_reports, no_hooks, project_dirs
 from ..config.presets import PRESETS
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
@@ -82,17 +82,18 @@ class AgentView:
     loads: tuple[HostReport, ...] = ()  # per project, everything the target's host loads beside this file
 
 
-def agent_views(settings: Settings, store: PersonaStore) -> list[AgentView]:
+def agent_views(settings: Settings, store: PersonaStore, hooks_of: HooksOf = no_hooks) -> list[AgentView]:
     """Every target rendered as `persona render --dry-run` would (nothing written), with `persona explain`, and
-    the whole load set of its host in each project where the host loads its file."""
+    the whole load set of its host in each project where the host loads its file (with the session-start hook
+    ``hooks_of`` finds)."""
     reports = run_pipeline(settings, store=store, dry_run=True, explain=True)
-    loads = host_loads(settings, store)
+    loads = host_loads(settings, store, hooks_of)
     return [_view(settings, report, loads) for report in reports]
 
 
-def host_loads(settings: Settings, store: PersonaStore) -> list[HostReport]:
-    """As `persona targets check` measures them, in every project a target names and the working directory (the
-    session-start hook is the CLI's to read: `persona targets check` shows it)."""
+def host_loads(settings: Settings, store: PersonaStore, hooks_of: HooksOf = no_hooks) -> list[HostReport]:
+    """As `persona targets check` measures them, in every project a target names and the working directory; the
+    session-start hooks are what ``hooks_of`` finds (`persona ui` reads them as the CLI does)."""
     targets: list[ResolvedTarget] = []
     for name, target in settings.targets.items():
         try:
@@ -100,7 +101,7 @@ def host_loads(settings: Settings, store: PersonaStore) -> list[HostReport]:
         except PersonaError:  # another profile's file: not this user's to show
             continue
     return host_reports(settings, targets, project_dirs(settings, [Path.cwd()]),
-                        lambda: [inline(fact.content) for fact in store.list()], lambda *_: [], Path.home())
+                        lambda: [inline(fact.content) for fact in store.list()], hooks_of, Path.home())
 
 
 def _view(settings: Settings, report: TargetReport, loads: list[HostReport]) -> AgentView:

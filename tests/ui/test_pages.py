@@ -5,8 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from typer.testing import CliRunner
 
 from pipeline import PersonaStore
+from pipeline.cli import app
+from pipeline.cli.common import CliState
+from pipeline.cli.host_checks import hook_deliveries
 from pipeline.config.presets import PRESETS
 from pipeline.fs.projects import project_of
 from pipeline.stages.runner import run_pipeline
@@ -98,3 +102,29 @@ def test_what_each_agent_sees_is_the_hosts_whole_load_set_in_each_project(tmp_pa
         poll_ms=1000, profile="default", page="agents")
     assert f"What Claude Code loads in {shop.resolve()}: each fact once" in page
     assert "Claude Code drops HTML comments (our region&#39;s markers)." in page
+
+
+def test_the_page_shows_the_hook_beside_the_users_file_and_a_fact_arriving_twice(tmp_path, monkeypatch):
+    """The SessionStart hook as `persona ui` reads it (the CLI's own reader), beside the user-level CLAUDE.md of
+    ours: the page names both and says the fact would arrive twice, in the shop as in the blog."""
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["hooks", "install", "claude-code"]).exit_code == 0
+    home = Path.home()
+    shop, blog = tmp_path / "shop", tmp_path / "blog"
+    targets = {"claude-code": PRESETS["claude-code"].target("claude-code", home / ".claude" / "CLAUDE.md", None)}
+    for project in (shop, blog):
+        project.mkdir()
+        targets[f"gemini-{project.name}"] = PRESETS["gemini"].target("gemini", project / "GEMINI.md", project)
+    settings = local_settings(tmp_path, {f"targets.{name}": target for name, target in targets.items()})
+    cli = CliState(_settings=settings)
+    with PersonaStore.from_settings(settings) as store:
+        store.add("Answers tersely.", topic="style")
+        run_pipeline(settings, store=store)
+        views = agent_views(settings, store, lambda host, where: hook_deliveries(cli, None, host, where))
+    [view] = [view for view in views if view.target == "claude-code"]
+    assert [load.project for load in view.loads] == [shop.resolve(), blog.resolve(), tmp_path.resolve()]
+    settings_file = home / ".claude" / "settings.json"
+    for load in view.loads:
+        assert [hook.label for hook in load.hooks] == [f"the SessionStart hook ({settings_file})"]
+        assert load.problems == (f"1 fact would arrive twice: in {(home / '.claude' / 'CLAUDE.md').resolve()} "
+                                 f"(target claude-code) and in the SessionStart hook ({settings_file})",)
