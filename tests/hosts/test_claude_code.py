@@ -260,7 +260,7 @@ def test_the_users_file_and_the_hook_reach_claude_code_twice_until_hooks_install
     hand makes every fact arrive twice in the real request, as `targets check` said (exit 1, both named);
     `hooks install --instead-of-targets` takes the file's region out and installs the hook: each fact once."""
     user_file = write_own(home / ".claude" / "CLAUDE.md", OWN_USER)
-    persona(home, "targets", "add", "claude-code", "--user")
+    assert "claude-code" in persona(home, "init", "--yes")  # the user-level preset, for the folder it found
     add_facts(home)
     persona(home, "render")
     refused = persona_fails(home, "hooks", "install", "claude-code")
