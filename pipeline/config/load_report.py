@@ -197,8 +197,13 @@ def _cut(file: FileReport, keep: int, unit: Unit) -> FileReport:
 def _twice(deliveries: Sequence[Delivery], facts: Callable[[], Sequence[str]]) -> list[str]:
     """Each group of deliveries that hold the same facts: a fact would reach the host twice."""
     groups: dict[tuple[str, ...], int] = {}
+    lines = [{line.strip().removeprefix("- ").removeprefix("* ") for line in d.text.splitlines()}
+             for d in deliveries] if len(deliveries) > 1 else []
     for fact in facts() if len(deliveries) > 1 else ():
-        holders = tuple(d.label for d in deliveries if fact and fact in d.text)
+        # a fact is a line of its own in our templates: one fact inside a longer one is not it; a template that
+        # writes facts inline is searched as text
+        holders = tuple(d.label for d, held in zip(deliveries, lines, strict=True) if fact in held) or \
+            tuple(d.label for d in deliveries if fact and fact in d.text)
         if len(holders) > 1:
             groups[holders] = groups.get(holders, 0) + 1
     return [f"{count} fact{'s' * (count != 1)} would arrive {_times(len(holders))}: in "

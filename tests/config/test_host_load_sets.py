@@ -152,8 +152,13 @@ def test_a_fact_in_the_users_file_and_the_hook_would_arrive_twice_and_the_check_
         claude = hosts(config, where, code=1)["claude-code"]
         assert claude["problems"] == [twice] and claude["hooks"] == [f"the SessionStart hook ({settings})"]
     assert f"problem: {twice}" in persona(config, "status")
+    persona(config, "hooks", "remove", "claude-code")
+    persona(config, "targets", "add", "claude-code", "--project", str(shop))  # the shop's facts alone, beside
+    persona(config, "add", f"{GLOBAL_FACT} Always, in the shop.", "--topic", "tone", "--project", str(shop))
+    persona(config, "render")
+    assert hosts(config, shop)["claude-code"]["outcome"] == "each fact once"  # one fact inside another is not it
     persona(config, "targets", "remove", "claude-code")
-    assert hosts(config, shop)["claude-code"]["outcome"] == "each fact once"
+    assert "claude-code" not in hosts(config, blog)
 
 
 def test_hooks_install_over_a_file_that_reaches_claude_code_says_so_and_offers_the_switch(config, tmp_path):
