@@ -77,7 +77,8 @@ def _summary(report: TargetReport, dry_run: bool) -> str:
         left_out = f" ({names}{f' and {more} more' if more > 0 else ''})"
     fitted = f", {counted(report.fitted_out, 'fact')} fitted out" if report.fitted_out else ""
     return (
-        f"{report.target}: {counted(report.facts_extracted, 'fact')}, {counted(report.sections_kept, 'section')} kept, "
+        f"{report.target}: {counted(report.facts_written, 'fact')} written, {report.facts_left_out} left out, "
+        f"{counted(report.sections_kept, 'section')} kept, "
         f"{report.sections_dropped} dropped{left_out}{fitted}, {report.tokens}/{report.budget} tokens -> "
         f"{report.path} ({state_})"
     )

@@ -57,6 +57,7 @@ def add(
     preset = _preset_name(preset, rules)
     if user and project is not None:
         raise ConfigError(["give --project DIR or --user, not both"])
+    preset, beside = (preset, None) if user else _beside_users_file(preset, project_dir(project))
     cli = state(ctx)
     try:
         path = preset_path(preset, project=project, user=user, home=Path.home())
@@ -69,10 +70,30 @@ def add(
     what = "the whole file" if settings["output"] == "file" else "a region of"
     typer.echo(f"{config}: added target {name!r}, writing {what} {path} "
                f"(budget {settings['budget']} tokens); `persona render` fills it in")
+    if beside is not None:
+        typer.echo(f"{beside} stays as it is and {PRESETS[preset].host} still loads it: it reads {beside.name} only "
+                   f"where there is no {HOST_PRESETS[beside_of(preset)].project_file}, so the persona goes in "
+                   f"{PRESETS[preset].project_file}, which loads beside it")
     if settings["output"] == "file" and path.exists():
         typer.echo(f"warning: {path} already exists; a render replaces it only if it is one of persona-tier's own "
                    f"renders, else leaves it as it is: `persona adopt {path}` imports its facts and takes it over, "
                    "or give the target another path", err=True)
+
+
+def _beside_users_file(preset: str, project: Path) -> tuple[str, Path | None]:
+    """The preset to write in ``project``: the one asked for, or where its file would stop the host loading one
+    of the user's (Claude Code's AGENTS.md without a CLAUDE.md), the preset's choice beside it; and that file."""
+    from ..config.load_sets import displaced_by_ours
+
+    chosen = HOST_PRESETS[preset].beside_fallback
+    host = registry.HOSTS.get(HOST_PRESETS[preset].host_name or preset)
+    users = None if chosen is None or host is None else displaced_by_ours(host, project)
+    return (preset, None) if users is None or chosen is None else (chosen, users)
+
+
+def beside_of(preset: str) -> str:
+    """The preset whose ``beside_fallback`` is ``preset`` (the one the user asked for)."""
+    return next(name for name, found in HOST_PRESETS.items() if found.beside_fallback == preset)
 
 
 def _free_name(cli: CliState, preset: str, project: Path | None) -> str:
@@ -124,11 +145,15 @@ def remove(
     file: Annotated[Path | None, typer.Option("--file", help="Config file to edit (default: the last one).")] = None,
 ) -> None:
     """Remove a target: our region leaves its file (the user's text stays), a preset's own file is deleted."""
+    typer.echo(remove_target(state(ctx), name, profile, file))
+
+
+def remove_target(cli: CliState, name: str, profile: str | None, file: Path | None) -> str:
+    """Take target ``name`` out of the config and its text out of its file; what was done, in words."""
     from ..config.edit import set_target
     from ..config.targets import resolve_target
     from .config_cmds import _edit_target, _protected
 
-    cli = state(ctx)
     settings = cli.settings()
     if name not in settings.targets:
         raise ConfigError([f"no target {name!r}; known: {', '.join(sorted(settings.targets)) or 'none'}"])
@@ -142,7 +167,7 @@ def remove(
     owned = settings.targets[name].host is not None or target.template in OWNED_TEMPLATES
     stop = Path(settings.targets[name].project or Path.home())
     set_target(config, name, None, env_name=cli.env_name, protected=_protected(cli))
-    typer.echo(f"{config}: removed target {name!r}; {_take_out(target, cli, profile, owned=owned, stop=stop)}")
+    return f"{config}: removed target {name!r}; {_take_out(target, cli, profile, owned=owned, stop=stop)}"
 
 
 def _take_out(target: ResolvedTarget, cli: CliState, profile: str | None, *, owned: bool, stop: Path) -> str:
@@ -192,25 +217,38 @@ def _prune(directory: Path, stop: Path) -> None:
         directory = directory.parent
 
 @targets_app.command("check")
-def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
-    """What each target's host will load, and whether our bytes are in it whole; exit 1 when any would be cut."""
+def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False,
+          project: Annotated[Path | None, typer.Option(
+              "--project", metavar="DIR", help="Only this project directory (default: every project a target "
+                                               "names, and the working directory).")] = None) -> None:
+    """What each target's host will load, and whether our bytes are in it whole; then per host and project
+    everything the host loads (each file's part, whose text, its limits, what is cut). Exit 1 when any of ours
+    would be cut, a fact would arrive twice or a file of ours displaces one of the user's."""
+    from ..config.load_report import report_lines
+    from .host_checks import host_reports, projects_to_check
+
     cli = state(ctx)
-    checks = target_checks(cli, profile)
+    checks = target_checks(cli, profile, project)
+    reports = host_reports(cli, profile, projects_to_check(cli, project))
     if as_json:
-        emit_json([c.as_dict() for c in checks])
+        emit_json([*(c.as_dict() for c in checks), *(r.as_dict() for r in reports)])
     else:
-        typer.echo("\n".join(check_line(c) for c in checks) or "no targets")
-    if any(c.cut for c in checks):
+        lines = [check_line(c) for c in checks] + [line for r in reports for line in report_lines(r)]
+        typer.echo("\n".join(lines) or "no targets")
+    if any(c.cut for c in checks) or any(r.failed for r in reports):
         raise typer.Exit(1)
 
 
-def target_checks(cli: CliState, profile: str | None) -> list[Check]:
-    """Every file target's check, then each installed hook's and plugin prompt section's (see
+def target_checks(cli: CliState, profile: str | None, project: Path | None = None) -> list[Check]:
+    """Every file target's check (with ``project``, the user-level ones and that project's), then each installed
+    hook's, as it runs in ``project`` (default: the working directory), and each plugin prompt section's (see
     :mod:`pipeline.config.host_loads`)."""
     settings = cli.settings()
+    where = None if project is None else project.expanduser().resolve()
     checks = [_check(settings, name, profile) for name, target in settings.targets.items()
-              if target.output != "store"]
-    return checks + hook_checks(cli, profile) + section_checks(cli, profile)
+              if target.output != "store" and (where is None or not target.project
+                                               or Path(target.project).expanduser().resolve() == where)]
+    return checks + hook_checks(cli, profile, project or Path.cwd()) + section_checks(cli, profile)
 
 
 def _check(settings: Settings, name: str, profile: str | None) -> Check:
@@ -224,22 +262,22 @@ def _check(settings: Settings, name: str, profile: str | None) -> Check:
         return Check(name, Path(raw_path(settings, name)), (), (), f"cannot check: {error}", cut=False)
 
 
-def hook_checks(cli: CliState, profile: str | None) -> list[Check]:
+def hook_checks(cli: CliState, profile: str | None, project: Path) -> list[Check]:
     """The Claude Code hook's text against its character limit, where the hook is installed; a settings file that
     cannot be read is said as such (status goes on)."""
     from ..config.presets import HOOK_LIMITS
-    from .hook_cmds import hook_files
+    from .host_checks import hook_files
 
     checks = []
     for host, limits in HOOK_LIMITS.items():
-        for settings_file in hook_files(host, Path.home(), Path.cwd()):
-            found = _hook_check(cli, profile, host, limits, settings_file)
+        for settings_file in hook_files(host, Path.home(), project):
+            found = _hook_check(cli, profile, host, limits, settings_file, project)
             checks += [found] if found is not None else []
     return checks
 
 
 def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[HostLimit, ...],
-                settings_file: Path) -> Check | None:
+                settings_file: Path, project: Path) -> Check | None:
     from ..config.host_loads import Check, check_text
     from ..inject.views import Reader
     from ..integrations.claude_hooks import runs_ours
@@ -250,7 +288,7 @@ def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[Hos
             return None
     except InputError as error:
         return Check(f"{host} hook", settings_file, (), (), f"cannot check: {error}", cut=False)
-    text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, Path.cwd()), hook=True)
+    text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, project), hook=True)
     return check_text(f"{host} hook", settings_file, text, limits)
 
 

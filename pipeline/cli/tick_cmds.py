@@ -32,6 +32,7 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
     """Show each trigger's state and reason, the last run and fact counts per tier."""
     from ..config.urls import describe_database
     from ..schedule.triggers import status_data
+    from .host_checks import head_lines, host_reports, projects_to_check
     from .target_cmds import check_line, target_checks
 
     cli = state(ctx)
@@ -40,6 +41,8 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
     data["database"] = describe_database(cli.settings()).removeprefix("database: ")
     checks = target_checks(cli, profile)
     data["targets"] = [check.as_dict() for check in checks]
+    reports = host_reports(cli, profile, projects_to_check(cli, None))
+    data["hosts"] = [report.as_dict() for report in reports]
     if as_json:
         emit_json(data)
         return
@@ -52,6 +55,8 @@ def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
     typer.echo(f"database: {data['database']}")
     if checks:  # what each host will load of ours (`persona targets check` exits 1 when one would be cut)
         typer.echo("\ntargets:\n" + "\n".join("  " + check_line(check) for check in checks))
+    if reports:  # per host and project: each fact once, the user's files loaded whole
+        typer.echo("\nhosts:\n" + "\n".join("  " + line for line in head_lines(reports)))
     if data["proposals"]:
         typer.echo(f"\n{counted(len(data['proposals']), 'open proposal')} (`persona review` to accept or dismiss):")
         typer.echo("\n".join(proposal_line(proposal) for proposal in data["proposals"]))

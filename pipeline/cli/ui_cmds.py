@@ -31,5 +31,8 @@ def ui(
                            "checkout (make install includes it)") from None
     cli = state(ctx)
     settings = cli.settings()  # read once now, so a bad config fails here rather than on the first page
+    from .host_checks import hook_deliveries
+
     serve(cli.fresh_settings, profile=profile, port=settings.ui.port if port is None else port,
-          open_browser=settings.ui.open_browser and not no_browser, say=typer.echo)
+          open_browser=settings.ui.open_browser and not no_browser, say=typer.echo,
+          hooks_of=lambda host, project: hook_deliveries(cli, profile, host, project))

@@ -18,6 +18,7 @@ from ..fs.region_file import MAX_REGION_FILE_BYTES
 from ..fs.regions import RegionId, own_region
 from ..hosts import registry
 from ..hosts.model import PerDirectory, PromptSection, RulesFolders
+from .load_sets import first_non_empty
 from .sections import HostLimit, LimitUnit
 from .targets import ResolvedTarget, region_id
 
@@ -56,24 +57,16 @@ def per_directory_chain(model: PerDirectory, path: Path, home: Path) -> Chain:
     counts the project's files only (measured in the real Codex: tests/hosts/test_codex.py)."""
     override = os.environ.get(model.home_env) if model.home_env else None
     host_home = Path(override or home / model.home_dir).resolve()
-    found = _first_non_empty(host_home, model.names)
+    found = first_non_empty(host_home, model.names)
     path = path.resolve()
     directory = path.parent
     if directory == host_home:
         return Chain((), (path,), shadowed_by=_other(found, path))
     top = git_top_level(directory) or directory
     levels = [level for level in (directory, *directory.parents) if level.is_relative_to(top)][::-1]
-    files = tuple(f for f in (_first_non_empty(level, model.names) for level in levels) if f is not None)
-    ours = _first_non_empty(directory, model.names)
+    files = tuple(f for f in (first_non_empty(level, model.names) for level in levels) if f is not None)
+    ours = first_non_empty(directory, model.names)
     return Chain(files if ours is not None else (*files, path), (found,) if found else (), _other(ours, path))
-
-
-def _first_non_empty(directory: Path, names: tuple[str, ...]) -> Path | None:
-    for name in names:
-        candidate = directory / name
-        if candidate.is_file() and candidate.stat().st_size > 0:
-            return candidate
-    return None
 
 
 def _other(found: Path | None, path: Path) -> Path | None:
@@ -110,11 +103,11 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
     """Whether the host of ``target`` loads our bytes whole (see :class:`Check`); a file past ``max_bytes``
     (``render.max_region_file_bytes``) is not read past it."""
     path = target.path.resolve()
-    data = _read(path, max_bytes)
+    data = read_bounded(path, max_bytes)
     if data is not None and len(data) > max_bytes:
         return Check(target.name, path, (), (), f"larger than {max_bytes:,} bytes: persona-tier "
                      "neither reads nor writes it (render.max_region_file_bytes); shorten the file", cut=True)
-    span = None if data is None else _our_span(target, data)
+    span = None if data is None else our_span(target, data)
     if data is None or span is None:
         return Check(target.name, path, (), (), "not written yet: run `persona render`", cut=False)
     chain = chain_of(host, path, home)
@@ -128,10 +121,10 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
         if path not in files:
             measures.append(f"{_what(limit)}: this file does not count toward it")
             continue
-        before = sum(_size(_read(f) or b"", limit.unit) for f in files[:files.index(path)])
-        total = before + sum(_size(_read(f) or b"", limit.unit) for f in files[files.index(path):])
+        before = sum(size_in(read_bounded(f) or b"", limit.unit) for f in files[:files.index(path)])
+        total = before + sum(size_in(read_bounded(f) or b"", limit.unit) for f in files[files.index(path):])
         measures.append(f"{total:,} of {_what(limit)}")
-        start, stop = (before + _size(data[:offset], limit.unit) for offset in span)
+        start, stop = (before + size_in(data[:offset], limit.unit) for offset in span)
         if stop > limit.amount:
             cuts.append(f"cut after {max(0, limit.amount - start):,} {_unit(limit.unit)}: {SHORTEN}")
     return Check(target.name, path, loaded, tuple(measures), cuts[0] if cuts else "kept", cut=bool(cuts))
@@ -139,7 +132,7 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
 
 def check_text(name: str, where: Path, text: str, limits: Sequence[HostLimit]) -> Check:
     """A text a host reads whole or not at all (a hook's output) against the host's limits."""
-    sizes = [(limit, _size(text.encode("utf-8"), limit.unit)) for limit in limits if limit.unit != "tokens"]
+    sizes = [(limit, size_in(text.encode("utf-8"), limit.unit)) for limit in limits if limit.unit != "tokens"]
     over = [f"over by {size - limit.amount:,} {_unit(limit.unit)}: shorten it" for limit, size in sizes
             if size > limit.amount]
     return Check(name, where, (), tuple(f"{size:,} of {_what(limit)}" for limit, size in sizes),
@@ -158,7 +151,7 @@ def check_section(name: str, where: Path, text: str, section: PromptSection) -> 
                  else "kept", cut=over)
 
 
-def _our_span(target: ResolvedTarget, data: bytes) -> tuple[int, int] | None:
+def our_span(target: ResolvedTarget, data: bytes) -> tuple[int, int] | None:
     """Where our bytes lie in the file: the region, markers included, or the whole file we own."""
     if target.output != "region":
         return 0, len(data)
@@ -167,7 +160,7 @@ def _our_span(target: ResolvedTarget, data: bytes) -> tuple[int, int] | None:
     return None if span is None else (span.start, span.stop)
 
 
-def _read(path: Path, max_bytes: int = MAX_REGION_FILE_BYTES) -> bytes | None:
+def read_bounded(path: Path, max_bytes: int = MAX_REGION_FILE_BYTES) -> bytes | None:
     """The file's bytes, at most one past the region writer's bound: a file that long is past every host limit
     too, so no check needs the rest of it (and a huge file costs ``status`` no more than the bound)."""
     try:
@@ -177,7 +170,7 @@ def _read(path: Path, max_bytes: int = MAX_REGION_FILE_BYTES) -> bytes | None:
     return found.data + b"\0" if found.truncated else found.data
 
 
-def _size(data: bytes, unit: LimitUnit) -> int:
+def size_in(data: bytes, unit: LimitUnit) -> int:
     if unit == "bytes":
         return len(data)
     return len(data.decode("utf-8", errors="replace"))

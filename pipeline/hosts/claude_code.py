@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import Hook, Host, Limit, Preset
+from .model import Hook, Host, Limit, MemoryFiles, Preset
 
 NAME = "claude-code"
 DISPLAY = "Claude Code"
@@ -22,13 +22,22 @@ HOST = Host(
     presets={
         # Claude Code loads CLAUDE.md whole into every session and names no hard limit; it warns about large
         # memory files, so the persona stays a small share of it.
-        NAME: Preset(DISPLAY, "CLAUDE.md", ".claude/CLAUDE.md", 2000),
+        # In a project with AGENTS.md and no CLAUDE.md, a CLAUDE.md of ours would stop Claude Code loading AGENTS.md
+        # (it reads AGENTS.md only where no CLAUDE.md is): the rules folder loads beside it instead.
+        NAME: Preset(DISPLAY, "CLAUDE.md", ".claude/CLAUDE.md", 2000, beside_fallback=RULES),
         # Claude Code's own rules folder (code.claude.com/docs/en/memory, "rules"): a rule without `paths:` front
         # matter loads in every session, and the file is ours alone, so CLAUDE.md stays the user's.
         RULES: Preset(DISPLAY, ".claude/rules/persona.md", ".claude/rules/persona.md", 2000, output="file",
                       host_name=NAME),
     },
     rules_variant=RULES,
+    # code.claude.com/docs/en/memory, and measured in the real Claude Code 2.1.332 (tests/hosts/test_claude_code.py):
+    # CLAUDE.md and .claude/CLAUDE.md from the working directory up, AGENTS.md where a directory has no CLAUDE.md,
+    # .claude/rules/*.md beside whichever is there, ~/.claude/CLAUDE.md and ~/.claude/rules; `@path` imports up to
+    # five hops; HTML comments (our markers) taken out. No limit on these files is documented.
+    load=MemoryFiles(names=("CLAUDE.md", ".claude/CLAUDE.md"), user_files=(".claude/CLAUDE.md",),
+                     fallback=("AGENTS.md",), rules=".claude/rules", user_rules=".claude/rules", import_depth=5,
+                     drops_comments=True),
     hook=HOOK,
     offered_by_init=True,
 )

@@ -45,6 +45,9 @@ class Preset:
     front_matter: tuple[tuple[str, Any], ...] = ()  # a rules file's YAML front matter, as the host documents it
     user_output: str | None = None  # the user's file's output, when it differs (Windsurf's global_rules.md)
     host_name: str | None = None  # the host's scope name, when the preset's name is not it (copilot-path)
+    # the preset `targets add` writes instead in a project whose directory holds the host's fallback file and
+    # none of its own (Claude Code: AGENTS.md, no CLAUDE.md), so the host still loads the user's file whole
+    beside_fallback: str | None = None
 
     def target(self, name: str, path: Path, project: Path | None) -> dict[str, Any]:
         """The target's settings for preset ``name``, as written into the user's config: a project's file also
@@ -78,7 +81,23 @@ class RulesFolders:
     pattern: str = "*.md"
 
 
-LoadModel = PerDirectory | RulesFolders
+@dataclass(frozen=True, slots=True)
+class MemoryFiles:
+    """A host that loads its own file in the working directory and each parent, or where a directory has none
+    of them a fallback (Claude Code: CLAUDE.md, else AGENTS.md), the rules folder of the working directory, the
+    user's own files and rules under the home, and the files an ``@path`` line imports; all of it whole, with
+    nothing counted together."""
+
+    names: tuple[str, ...]  # per directory, every one that exists
+    user_files: tuple[str, ...]  # under the home
+    fallback: tuple[str, ...] = ()  # per directory, only where none of ``names`` exists
+    rules: str | None = None  # a folder of the working directory whose every ``*.md`` loads
+    user_rules: str | None = None  # the same folder under the home
+    import_depth: int = 0  # hops of `@path` imports followed (0: the host imports nothing)
+    drops_comments: bool = False  # the host takes HTML comments (our region markers) out of what it sends
+
+
+LoadModel = PerDirectory | RulesFolders | MemoryFiles
 
 
 @dataclass(frozen=True, slots=True)

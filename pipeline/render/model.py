@@ -64,6 +64,7 @@ class FactSet:
     memory_watermark: int  # highest working_memory rowid seen
     left_out: tuple[LeftOut, ...] = ()  # only when explaining: tombstones, candidates below the threshold
     scoped: bool = False  # some fact is a project's or a host's: targets must each filter what they show
+    out_of_scope: int = 0  # facts the target's scopes filtered out (counted in a render's "left out")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,7 @@ class RankedPersona:
     generation: int
     memory_watermark: int
     left_out: tuple[LeftOut, ...] = ()  # only when explaining: extract's, then duplicates and over the maximum
+    out_of_scope: int = 0  # the profile's facts this target's scopes do not show
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +141,16 @@ class TargetReport:
     text: str
     previous: str | None  # the file's content before the run, for --diff
     explanation: Any = None  # an Explanation, when the run was asked to explain
+    facts_written: int = 0  # the facts the text holds (`persona explain`'s "kept")
+    facts_left_out: int = 0  # the profile's other facts: out of scope, duplicates, over the maximum, fitted out
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "path": str(self.path),
             "facts_extracted": self.facts_extracted,
+            "facts_written": self.facts_written,
+            "facts_left_out": self.facts_left_out,
             "sections_kept": self.sections_kept,
             "sections_dropped": self.sections_dropped,
             "dropped_topics": list(self.dropped_topics),

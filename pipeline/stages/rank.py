@@ -116,7 +116,7 @@ def _walk(items: tuple[PersonaFact, ...], scores: list[float], ordered: list[int
     sections = tuple(RankedSection(topic, tuple(group), omitted[topic] + cut.get(topic, 0))
                      for topic, group in groups.items())
     return RankedPersona(sections, len(items), duplicates, facts.generation, facts.memory_watermark,
-                         tuple(left_out or ()))
+                         tuple(left_out or ()), facts.out_of_scope)
 
 
 def _scores(items: tuple[PersonaFact, ...], options: RankOptions, decay_half_life: float | None) -> list[float]:

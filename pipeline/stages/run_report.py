@@ -18,6 +18,7 @@ def report(capped: CappedRender, previous: str | None, *, written: bool, stale: 
     """What one target's run did, compared with ``previous`` (the text it replaced, None for none)."""
     target, ranked = capped.rendered.target, capped.rendered.ranked
     kept_topics = {section.topic for section in capped.kept}
+    held = sum(len(section.facts) for section in capped.kept)
     return TargetReport(
         target=target.name,
         path=target.path,
@@ -35,6 +36,8 @@ def report(capped: CappedRender, previous: str | None, *, written: bool, stale: 
         sha256=hashlib.sha256(capped.text.encode("utf-8")).hexdigest(),
         text=capped.text,
         previous=previous,
+        facts_written=held,
+        facts_left_out=ranked.facts_extracted + ranked.out_of_scope - held,
     )
 
 

@@ -184,11 +184,11 @@ def within(facts: FactSet, scopes: ScopeFilter, *, explain: bool = False) -> Fac
     if shadowed:
         shown = tuple(fact for fact in shown if fact.key not in shadowed)
     if not explain:
-        return replace(facts, facts=shown)
+        return replace(facts, facts=shown, out_of_scope=len(facts.facts) - len(shown))
     out = tuple(LeftOut(fact, f"out of scope ({scope_text(fact.scope)}; this target shows {scopes.describe()})")
                 for fact in facts.facts if not shows(fact.scope))
     out += tuple(LeftOut(fact, shadowed[fact.key]) for fact in facts.facts if fact.key in shadowed)
-    return replace(facts, facts=shown, left_out=facts.left_out + out)
+    return replace(facts, facts=shown, left_out=facts.left_out + out, out_of_scope=len(facts.facts) - len(shown))
 
 
 SPECIFIC = {"project": 2, "host": 1, "global": 0}  # where two shown facts hold one key, the narrower scope wins

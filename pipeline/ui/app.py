@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ..config.load_report import HooksOf, no_hooks
 from ..config.schema import Settings
 from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER
 from ..errors import NotFoundError, PersonaError
@@ -50,6 +51,7 @@ class Ui:
     keys: Keys
     notes: dict[str, tuple[str, str]] = field(default_factory=dict)
     counter: itertools.count[int] = field(default_factory=itertools.count)
+    hooks_of: HooksOf = no_hooks  # what our session-start hook gives a host in a project (`persona ui` reads it)
     templates: Environment = field(default_factory=lambda: Environment(
         loader=FileSystemLoader(HERE / "templates"), autoescape=True, undefined=StrictUndefined))
 
@@ -170,7 +172,7 @@ def _facts(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
 
 def _agents(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
     with ui.store(settings, readonly=True) as store:
-        return {"agents": pages.agent_views(settings, store)}
+        return {"agents": pages.agent_views(settings, store, ui.hooks_of)}
 
 
 def _proposals(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:

@@ -8,12 +8,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..config.load_report import HooksOf, HostReport, host_reports, no_hooks, project_dirs
 from ..config.presets import PRESETS
 from ..config.schema import Settings
+from ..config.targets import ResolvedTarget, resolve_target
+from ..errors import PersonaError
 from ..render.explain import KEPT, Explanation, FactFate
 from ..render.limits import measure
 from ..render.model import TargetReport
+from ..render.sanitize import inline
 from ..render.tokens import get_counter
 from ..scopes import shown as scope_text
 from ..stages.runner import run_pipeline
@@ -74,20 +79,39 @@ class AgentView:
     sections: tuple[tuple[str, int], ...]
     left_out: tuple[FactFate, ...]
     kept: int
+    loads: tuple[HostReport, ...] = ()  # per project, everything the target's host loads beside this file
 
 
-def agent_views(settings: Settings, store: PersonaStore) -> list[AgentView]:
-    """Every target rendered as `persona render --dry-run` would (nothing written), with `persona explain`."""
+def agent_views(settings: Settings, store: PersonaStore, hooks_of: HooksOf = no_hooks) -> list[AgentView]:
+    """Every target rendered as `persona render --dry-run` would (nothing written), with `persona explain`, and
+    the whole load set of its host in each project where the host loads its file (with the session-start hook
+    ``hooks_of`` finds)."""
     reports = run_pipeline(settings, store=store, dry_run=True, explain=True)
-    return [_view(settings, report) for report in reports]
+    loads = host_loads(settings, store, hooks_of)
+    return [_view(settings, report, loads) for report in reports]
 
 
-def _view(settings: Settings, report: TargetReport) -> AgentView:
+def host_loads(settings: Settings, store: PersonaStore, hooks_of: HooksOf = no_hooks) -> list[HostReport]:
+    """As `persona targets check` measures them, in every project a target names and the working directory; the
+    session-start hooks are what ``hooks_of`` finds (`persona ui` reads them as the CLI does)."""
+    targets: list[ResolvedTarget] = []
+    for name, target in settings.targets.items():
+        try:
+            targets += [resolve_target(settings, name, profile=store.profile)] if target.output != "store" else []
+        except PersonaError:  # another profile's file: not this user's to show
+            continue
+    return host_reports(settings, targets, project_dirs(settings, [Path.cwd()]),
+                        lambda: [inline(fact.content) for fact in store.list()], hooks_of, Path.home())
+
+
+def _view(settings: Settings, report: TargetReport, loads: list[HostReport]) -> AgentView:
     explanation: Explanation = report.explanation
     facts = explanation.facts
+    path = report.path.resolve()
     return AgentView(report.target, host_label(settings, report.target), str(report.path), report.text,
                      tuple(bars(settings, report)), explanation.sections,
-                     tuple(fact for fact in facts if fact.fate != KEPT), sum(1 for fact in facts if fact.fate == KEPT))
+                     tuple(fact for fact in facts if fact.fate != KEPT), sum(1 for fact in facts if fact.fate == KEPT),
+                     tuple(load for load in loads if any(file.path == path for file in load.files)))
 
 
 def host_label(settings: Settings, target: str) -> str:

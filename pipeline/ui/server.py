@@ -10,6 +10,7 @@ import webbrowser
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..config.load_report import HooksOf, no_hooks
 from ..config.schema import Settings
 from ..fs.write import atomic_write_text
 from .app import Ui, build_app
@@ -47,13 +48,13 @@ def launcher(url: str) -> Iterator[Path]:
 
 
 def serve(settings: Callable[[], Settings], *, profile: str | None, port: int, open_browser: bool,
-          say: Callable[[str], None]) -> None:
+          say: Callable[[str], None], hooks_of: HooksOf = no_hooks) -> None:
     """Run until Ctrl-C: ``say`` the URL (it holds the run's key), and open it unless ``open_browser`` is off."""
     import uvicorn
 
     sock = listening(port)
     keys = Keys.new(sock.getsockname()[1])
-    app = build_app(Ui(settings, profile, keys))
+    app = build_app(Ui(settings, profile, keys, hooks_of=hooks_of))
     # uvicorn's own access log would print every request's path; ours says only what the user needs.
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
     say(f"persona ui: {keys.url}\n(only this address opens it; Ctrl-C stops)")

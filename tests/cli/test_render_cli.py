@@ -31,8 +31,8 @@ def test_render_writes_and_reports(tmp_path):
     seed(tmp_path, "Answers tersely.", "style")
     result = persona(tmp_path, "render")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == f"markdown: 1 fact, 1 section kept, 0 dropped, 8/1500 tokens -> {tmp_path / 'p.md'} " \
-                            "(written)\n"
+    assert result.stdout == f"markdown: 1 fact written, 0 left out, 1 section kept, 0 dropped, 8/1500 tokens -> " \
+                            f"{tmp_path / 'p.md'} (written)\n"
     again = persona(tmp_path, "render")
     assert again.stdout.endswith("(unchanged)\n")
 
@@ -41,9 +41,37 @@ def test_render_json(tmp_path):
     seed(tmp_path, "x", "t")
     data = json.loads(persona(tmp_path, "render", "--json").stdout)
     assert data[0] | {"sha256": None} == {
-        "target": "markdown", "path": str(tmp_path / "p.md"), "facts_extracted": 1, "sections_kept": 1,
+        "target": "markdown", "path": str(tmp_path / "p.md"), "facts_extracted": 1, "facts_written": 1,
+        "facts_left_out": 0, "sections_kept": 1,
         "sections_dropped": 0, "dropped_topics": [], "fitted_out": 0, "tokens": 6, "budget": 1500, "changed": True,
         "written": True, "stale": False, "sha256": None}
+
+
+def test_render_counts_per_target_the_facts_written_and_left_out_as_explain_does(tmp_path):
+    """Two projects' targets beside the injected file, over 20 global facts in one topic and a fact for each
+    project: each target's summary says the facts its file holds (12 of a topic: max_items_per_section, and its
+    project's) and the profile's others (the other project's, over the maximum), as `persona explain` counts."""
+    shop, blog = (tmp_path / name for name in ("shop", "blog"))
+    config = tmp_path / "persona.yaml"
+    config.write_text(f"store:\n  path: {tmp_path / 'm.db'}\ninjection:\n  file: {tmp_path / 'p.md'}\n")
+    with PersonaStore(tmp_path / "m.db") as store:
+        for index in range(20):
+            store.add(f"Global habit number {index} of the user.", topic="habits")
+    for project in (shop, blog):
+        project.mkdir()
+        cli = runner.invoke(app, ["-c", str(config), "add", f"Ships {project.name} on Thursdays.", "--topic",
+                                  "release", "--project", str(project)])
+        assert cli.exit_code == 0, cli.stderr
+        runner.invoke(app, ["-c", str(config), "targets", "add", "gemini", "--project", str(project)])
+    rendered = runner.invoke(app, ["-c", str(config), "render", "--json"])
+    expected = {"markdown": (12, 10), "gemini": (13, 9), "gemini-blog": (13, 9)}
+    reports = {report["target"]: report for report in json.loads(rendered.stdout)}
+    assert {name: (r["facts_written"], r["facts_left_out"]) for name, r in reports.items()} == expected
+    for name, (written, left) in expected.items():
+        said = runner.invoke(app, ["-c", str(config), "render", "--target", name]).stdout
+        assert f"{name}: {written} fact{'s' * (written != 1)} written, {left} left out," in said
+        explained = runner.invoke(app, ["-c", str(config), "explain", "--target", name]).stdout
+        assert f"{written} fact{'s' * (written != 1)} kept, {left} left out" in explained
 
 
 def test_dry_run_and_stdout_write_nothing(tmp_path):

@@ -49,7 +49,7 @@ def test_counts_read_as_words(tmp_path):
     assert "1 time" in persona(db, "reinforce", "1", "--profile", "alice").stdout
     assert "2 times" in persona(db, "reinforce", "1", "--profile", "alice").stdout
     rendered = persona(db, "--set", f"injection.file={tmp_path / 'p-{profile}.md'}", "render", "--profile", "bob")
-    assert "1 fact, 1 section kept" in rendered.stdout and "Answers" not in rendered.stdout
+    assert "1 fact written, 0 left out, 1 section kept" in rendered.stdout and "Answers" not in rendered.stdout
 
 
 def test_list_columns_line_up_with_cjk_topics(tmp_path):

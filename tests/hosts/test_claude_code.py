@@ -8,6 +8,7 @@ SessionStart hook's additionalContext in a system turn of its own.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from .facts import (
     write_own,
 )
 from .fake_model import FakeModel, Request
-from .hosts import CLAUDE, PERSONA, ClaudeSession, Host, claude_hook, persona, run_claude
+from .hosts import CLAUDE, PERSONA, ClaudeSession, Host, base_env, claude_hook, persona, run_claude
 
 pytestmark = [pytest.mark.slow, pytest.mark.parametrize("host", [CLAUDE], ids=str, indirect=True)]
 HOOK_LIMIT = 10_000  # characters of hook output Claude Code passes on whole (anthropics/claude-code#94358)
@@ -201,3 +202,79 @@ def test_a_full_persona_stays_under_the_hook_limit_and_arrives_whole(
     request = main_request(run_claude(model, project, home, "hello"))
     assert "left out to fit" in context and len(context) <= HOOK_LIMIT, len(context)
     assert request.text.count(context.strip()) == 1
+
+
+# -- the user's AGENTS.md, and each fact once (#39) -----------------------------------------------------------
+
+
+def persona_fails(home: Path, *args: str) -> str:
+    """Our CLI as the user runs it, expected to exit 1: what it said."""
+    done = subprocess.run([str(PERSONA), *args], env=base_env(home), capture_output=True, text=True, timeout=120,
+                          cwd=home, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    return done.stdout + done.stderr
+
+
+def test_beside_the_users_agents_md_claude_code_gets_their_lines_and_the_projects_facts(
+        host: Host, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
+    """A repository with only the user's AGENTS.md: `targets add claude-code --project` writes the rules file and
+    says so, no CLAUDE.md appears, and Claude Code sends AGENTS.md whole beside every fact of its scopes, once."""
+    agents = write_own(project / "AGENTS.md", OWN_PROJECT)
+    said = persona(home, "targets", "add", "claude-code", "--project", str(project))
+    assert ".claude/rules/persona.md" in said and f"{agents} stays as it is and Claude Code still loads it" in said
+    add_facts(home)
+    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
+    persona(home, "render")
+    assert not (project / "CLAUDE.md").exists() and agents.read_text() == OWN_PROJECT
+    request = main_request(run_claude(model, project, home, "hello"))
+    assert_intact(request, OWN_PROJECT)
+    assert_scoped_facts(request, project=True)
+    assert "each fact once" in persona(home, "targets", "check", "--project", str(project))
+
+
+def test_a_claude_md_of_ours_takes_agents_md_out_of_claude_code_and_the_check_says_so(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """The load model's fallback, measured: a CLAUDE.md holding only our region, then the user's AGENTS.md beside
+    it; Claude Code sends our facts and not one line of AGENTS.md, as `targets check` said (exit 1); a line
+    @AGENTS.md in CLAUDE.md brings AGENTS.md back whole."""
+    persona(home, "targets", "add", "claude-code", "--project", str(project))
+    add_facts(home)
+    persona(home, "render")
+    agents = write_own(project / "AGENTS.md", OWN_PROJECT)
+    said = persona_fails(home, "targets", "check", "--project", str(project))
+    assert f"Claude Code no longer loads your {agents.resolve()}" in said
+    request = main_request(run_claude(model, project, home, "hello"))
+    assert_each_fact_once(request)
+    assert "Run `make check` before every commit." not in request.text
+    claude_md = project / "CLAUDE.md"
+    claude_md.write_text("@AGENTS.md\n" + claude_md.read_text())
+    assert "each fact once" in persona(home, "targets", "check", "--project", str(project))
+    request = main_request(run_claude(model, project, home, "again"))
+    assert_intact(request, OWN_PROJECT)
+    assert_each_fact_once(request)
+
+
+def test_the_users_file_and_the_hook_reach_claude_code_twice_until_hooks_install_switches(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """`persona init`'s user-level file, then the hook: `hooks install` refuses, naming the file; a hook added by
+    hand makes every fact arrive twice in the real request, as `targets check` said (exit 1, both named);
+    `hooks install --instead-of-targets` takes the file's region out and installs the hook: each fact once."""
+    user_file = write_own(home / ".claude" / "CLAUDE.md", OWN_USER)
+    assert "claude-code" in persona(home, "init", "--yes")  # the user-level preset, for the folder it found
+    add_facts(home)
+    persona(home, "render")
+    refused = persona_fails(home, "hooks", "install", "claude-code")
+    assert f"{user_file.resolve()} (target claude-code)" in refused and "--instead-of-targets" in refused
+    install_hook(home)  # by hand, as docs/hosts.md once told the user
+    said = persona_fails(home, "targets", "check", "--project", str(project))
+    assert f"{len(FACTS)} facts would arrive twice: in {user_file.resolve()} (target claude-code) and in the " \
+           "SessionStart hook" in said
+    twice = main_request(run_claude(model, project, home, "hello"))
+    assert all(twice.text.count(fact) == 2 for fact in FACTS.values())
+    persona(home, "hooks", "remove", "claude-code")
+    switched = persona(home, "hooks", "install", "claude-code", "--instead-of-targets")
+    assert "removed target 'claude-code'" in switched and "added the SessionStart hook" in switched
+    assert "each fact once" in persona(home, "targets", "check", "--project", str(project))
+    once = main_request(run_claude(model, project, home, "again"))
+    assert_each_fact_once(once)
+    assert_intact(once, OWN_USER)

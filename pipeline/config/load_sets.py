@@ -1,0 +1,205 @@
+"""Everything a host loads in one project directory, in the host's order: its user-level and project-level
+files, their fallbacks, rules folders and imports, read from the load model its module declares.
+
+This is the file list alone; :mod:`pipeline.config.load_report` measures it (whose text each file holds, the
+host's limits, what is cut, a fact arriving twice). A host without a load model loads its presets' files: the
+user's file under the home and the project's files in the project directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..fs.projects import git_top_level
+from ..hosts import registry
+from ..hosts.model import Host, MemoryFiles, PerDirectory, RulesFolders
+
+# `@path` outside code: a word of its own starting with @ (an e-mail address has a letter before its @)
+IMPORT = re.compile(r"(?<![\w`@])@((?:~/|\.{0,2}/)?[\w.\-/]+)")
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+MAX_IMPORT_READ = 1 << 20  # an imported file is scanned for imports up to this many bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """One file the host loads, and why: its part in the load set."""
+
+    path: Path
+    part: str  # "user file", "project file", "rules", "fallback (no CLAUDE.md here)", "imported by CLAUDE.md"...
+    counted: bool = True  # counts toward the host's limits for the whole chain (Codex's global file does not)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSet:
+    """What ``host`` loads working in ``project``; the user's files it leaves out beside them, and why."""
+
+    host: Host
+    project: Path
+    files: tuple[Loaded, ...]
+    skipped: tuple[tuple[Path, str], ...] = ()  # a file the host would read but for another one (AGENTS.md)
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        return tuple(loaded.path for loaded in self.files)
+
+
+def load_set(host: Host, project: Path, home: Path) -> LoadSet:
+    """What ``host`` loads in ``project`` (a directory), as its load model says."""
+    project = project.expanduser().resolve()
+    model = host.load
+    if isinstance(model, MemoryFiles):
+        return _memory_files(host, model, project, home)
+    if isinstance(model, PerDirectory):
+        return LoadSet(host, project, _per_directory(model, project, home))
+    if isinstance(model, RulesFolders):
+        return LoadSet(host, project, _rules_folders(model, project, home))
+    return LoadSet(host, project, _preset_files(host, project, home))
+
+
+def load_sets(host_name: str, projects: list[Path], home: Path) -> list[LoadSet]:
+    """``host_name``'s load set in each of ``projects`` (an unknown host loads nothing we know)."""
+    host = registry.HOSTS.get(host_name)
+    return [] if host is None else [load_set(host, project, home) for project in projects]
+
+
+def _memory_files(host: Host, model: MemoryFiles, project: Path, home: Path) -> LoadSet:
+    """Claude Code's way (and Gemini CLI's): the user's files, then each directory's from the top down to the
+    project's (its own files, else the fallback), the project's rules folder; each file followed by its imports."""
+    found: list[Loaded] = [Loaded(home / name, "user file") for name in model.user_files if (home / name).is_file()]
+    if model.user_rules:
+        found += [Loaded(path, "user rules") for path in _markdown(home / model.user_rules)]
+    skipped: list[tuple[Path, str]] = []
+    for level in (*reversed(project.parents), project):
+        own = [level / name for name in model.names if (level / name).is_file()]
+        where = "project file" if level == project else "parent directory's file"
+        found += [Loaded(path, where) for path in own]
+        fallback = next((level / name for name in model.fallback if (level / name).is_file()), None)
+        if fallback is not None and not own:
+            found.append(Loaded(fallback, f"{where}, in place of {spelled_names(model)}"))
+        elif fallback is not None:
+            skipped.append((fallback, f"{own[0].name} is there: the host reads it instead"))
+    if model.rules:
+        found += [Loaded(path, "project rules") for path in _markdown(project / model.rules)]
+    files = _with_imports(_unique(found), model.import_depth, home)
+    loaded = {f.path for f in files}
+    return LoadSet(host, project, files, tuple((path, why) for path, why in skipped if path.resolve() not in loaded))
+
+
+def displaced_by_ours(host: Host, directory: Path) -> Path | None:
+    """The user's fallback file in ``directory`` that a new file of the host's own names there would stop the host
+    loading (Claude Code's AGENTS.md, where no CLAUDE.md is yet); None when there is none."""
+    model = host.load
+    if not isinstance(model, MemoryFiles) or any((directory / name).is_file() for name in model.names):
+        return None
+    return next((directory / name for name in model.fallback if (directory / name).is_file()), None)
+
+
+def spelled_names(model: MemoryFiles) -> str:
+    return " or ".join(Path(name).name if "/" not in name else name for name in model.names)
+
+
+def _markdown(folder: Path) -> list[Path]:
+    try:
+        return sorted(path for path in folder.rglob("*.md") if path.is_file()) if folder.is_dir() else []
+    except OSError:  # a folder we may not read: the host cannot read it either
+        return []
+
+
+def _unique(found: list[Loaded]) -> list[Loaded]:
+    """Each file once, where it first loads (the home's .claude/CLAUDE.md is a parent directory's too)."""
+    seen: set[Path] = set()
+    unique = []
+    for loaded in found:
+        resolved = loaded.path.resolve()
+        if resolved not in seen:
+            seen.add(resolved)
+            unique.append(Loaded(resolved, loaded.part, loaded.counted))
+    return unique
+
+
+def _with_imports(files: list[Loaded], depth: int, home: Path) -> tuple[Loaded, ...]:
+    """``files``, each followed by what its ``@path`` lines import, up to ``depth`` hops, each file once."""
+    seen = {loaded.path for loaded in files}
+    out: list[Loaded] = []
+
+    def visit(loaded: Loaded, hops: int) -> None:
+        out.append(loaded)
+        if hops >= depth:
+            return
+        for path in imports_of(loaded.path, home):
+            if path not in seen:
+                seen.add(path)
+                visit(Loaded(path, f"imported by {loaded.path.name}"), hops + 1)
+
+    for loaded in files:
+        visit(loaded, 0)
+    return tuple(out)
+
+
+def imports_of(path: Path, home: Path) -> list[Path]:
+    """The existing files ``path``'s ``@path`` words name, outside code blocks and code spans, in order."""
+    try:
+        with path.open("rb") as handle:
+            text = handle.read(MAX_IMPORT_READ).decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    found, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        for name in IMPORT.findall(CODE_SPAN.sub("", line)):
+            target = (home / name[2:]) if name.startswith("~/") else path.parent / name
+            if target.is_file():
+                found.append(target.resolve())
+    return found
+
+
+def _per_directory(model: PerDirectory, project: Path, home: Path) -> tuple[Loaded, ...]:
+    """Codex's way: the global file (outside project_doc_max_bytes), then one file per directory from the git root
+    down to the project (the first non-empty of its names)."""
+    override = os.environ.get(model.home_env) if model.home_env else None
+    host_home = Path(override or home / model.home_dir).resolve()
+    found = [Loaded(path, "global file", counted=False) for path in [first_non_empty(host_home, model.names)]
+             if path is not None]
+    top = git_top_level(project) or project
+    levels = [level for level in (project, *project.parents) if level.is_relative_to(top)][::-1]
+    for level in levels:
+        path = first_non_empty(level, model.names)
+        if path is not None:
+            found.append(Loaded(path.resolve(), "project file" if level == project else "parent directory's file"))
+    return tuple(found)
+
+
+def first_non_empty(directory: Path, names: tuple[str, ...]) -> Path | None:
+    """The first of ``names`` in ``directory`` that is a non-empty file (Codex skips an empty one)."""
+    for name in names:
+        candidate = directory / name
+        if candidate.is_file() and candidate.stat().st_size > 0:
+            return candidate
+    return None
+
+
+def _rules_folders(model: RulesFolders, project: Path, home: Path) -> tuple[Loaded, ...]:
+    """Windsurf's way: the global rules, then the rules folder of each directory from the git root down."""
+    found = [Loaded((home / model.global_file).resolve(), "global rules")] if (home / model.global_file).is_file() \
+        else []
+    top = git_top_level(project) or project
+    levels = [level for level in (project, *project.parents) if level.is_relative_to(top)][::-1]
+    found += [Loaded(path.resolve(), "project rules") for level in levels
+              for path in sorted((level / model.folder).glob(model.pattern)) if path.is_file()]
+    return tuple(found)
+
+
+def _preset_files(host: Host, project: Path, home: Path) -> tuple[Loaded, ...]:
+    """A host without a load model: its presets' files that exist, the user's first."""
+    user = [home / p.user_file for p in host.presets.values() if p.user_file is not None]
+    mine = [project / p.project_file for p in host.presets.values()]
+    found = [Loaded(path, "user file") for path in user if path.is_file()]
+    found += [Loaded(path, "project file") for path in mine if path.is_file()]
+    return tuple(_unique(found))
