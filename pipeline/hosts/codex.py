@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from .model import Host, Limit, PerDirectory, Preset
+from .model import History, Host, Limit, PerDirectory, Preset
 
 NAME = "codex"
 DISPLAY = "Codex"
 # per directory, the first non-empty one (Codex's AGENTS.md guide)
 NAMES = ("AGENTS.override.md", "AGENTS.md")
 CHAIN_BYTES = 32 * 1024  # Codex's default project_doc_max_bytes
+
+# Session rollouts, one JSON Lines file per session by date (archived ones apart), replayed by `codex resume`;
+# the prompts typed in history.jsonl. Codex 0.171 also copies each thread into SQLite databases beside them
+# (thread_history_1.sqlite, state_5.sqlite and their write-ahead logs; seen in tests/hosts/test_histories.py),
+# which we name and never rewrite.
+HISTORY = History(".codex", files=("sessions/**/rollout-*.jsonl", "archived_sessions/**/rollout-*.jsonl",
+                                   "history.jsonl"),
+                  stores=("*.sqlite", "*.sqlite-wal"), folder_env="CODEX_HOME",
+                  store_hint="delete the session in Codex, or remove the database while Codex is not running")
 
 HOST = Host(
     name=NAME, display=DISPLAY,
@@ -27,4 +36,5 @@ HOST = Host(
     offered_by_init=True,
     # A user-level file Codex loads instead of its usual one while it exists.
     user_override=NAMES[0],
+    history=HISTORY,
 )

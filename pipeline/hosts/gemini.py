@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from .model import Host, Preset
+from .model import History, Host, Preset
 
 NAME = "gemini"
 DISPLAY = "Gemini CLI"
+
+# Per project (a folder under ~/.gemini/tmp): each session's chat as JSON Lines under chats/ (older releases: one
+# JSON file), `/chat save TAG` checkpoints (checkpoint-TAG.json), the restore checkpoints (checkpoints/*.json)
+# and the prompts typed (logs.json). Read from Gemini CLI 0.61.0's bundle and seen in the real CLI
+# (tests/hosts/test_histories.py); GEMINI_CLI_HOME stands for the home.
+HISTORY = History(".gemini", files=("tmp/*/chats/*.jsonl", "tmp/*/chats/*.json", "tmp/*/checkpoint-*.json",
+                                    "tmp/*/checkpoints/*.json", "tmp/*/logs.json"), home_env="GEMINI_CLI_HOME")
 
 HOST = Host(
     name=NAME, display=DISPLAY,
     # Gemini CLI documents no limit for GEMINI.md.
     presets={NAME: Preset(DISPLAY, "GEMINI.md", ".gemini/GEMINI.md", 2000)},
     offered_by_init=True,
+    history=HISTORY,
 )
