@@ -130,9 +130,11 @@ def say_histories(histories: HostHistories) -> None:
     """Every host history file the forget changed (or, kept, that holds the text), one a line."""
     if not histories.files:
         return
-    what = (f"{counted(len(histories.files), 'host history file')} still hold the text (--keep-host-histories): "
+    many = len(histories.files)
+    what = (f"{counted(many, 'host history file')} still {'holds' if many == 1 else 'hold'} the text "
+            "(--keep-host-histories): "
             "a resumed session there sends it again" if histories.kept
-            else f"replaced the text with [forgotten] in {counted(len(histories.files), 'host history file')}")
+            else f"replaced the text with [forgotten] in {counted(many, 'host history file')}")
     typer.echo(what + ":")
     for file in histories.files:
         typer.echo(f"  {file['path']} ({file['host']}, {counted(file['replaced'], 'time')})")

@@ -76,7 +76,7 @@ def scrub_text(text: str, needles: Needles, *, lines: bool) -> tuple[str, int]:
 
 
 def _check(text: str, *, lines: bool) -> None:
-    documents = text.splitlines() if lines else [text]
+    documents = text.split("\n") if lines else [text]  # not splitlines: a string may hold U+2028 as it is
     for number, document in enumerate(documents, 1):
         if lines and not document.strip():
             continue
