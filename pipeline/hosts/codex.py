@@ -10,14 +10,16 @@ DISPLAY = "Codex"
 NAMES = ("AGENTS.override.md", "AGENTS.md")
 CHAIN_BYTES = 32 * 1024  # Codex's default project_doc_max_bytes
 
-# Session rollouts, one JSON Lines file per session by date (archived ones apart), replayed by `codex resume`;
-# the prompts typed in history.jsonl. Codex 0.171 also copies each thread into SQLite databases beside them
-# (thread_history_1.sqlite, state_5.sqlite and their write-ahead logs; seen in tests/hosts/test_histories.py),
-# which we name and never rewrite.
+# Session rollouts, one JSON Lines file per session by date (archived ones apart), which `codex exec resume`
+# replays; the prompts typed in history.jsonl. Codex 0.171 also copies each thread into SQLite
+# (thread_history_1.sqlite, state_5.sqlite and their write-ahead logs; seen in tests/hosts/test_histories.py):
+# those are named, never rewritten.
 HISTORY = History(".codex", files=("sessions/**/rollout-*.jsonl", "archived_sessions/**/rollout-*.jsonl",
                                    "history.jsonl"),
-                  stores=("*.sqlite", "*.sqlite-wal"), folder_env="CODEX_HOME",
-                  store_hint="delete the session in Codex, or remove the database while Codex is not running")
+                  stores=("*.sqlite", "*.sqlite-wal"),
+                  store_reason="a SQLite copy of Codex's own threads: persona-tier never rewrites it (Codex resumes "
+                               "from the rollout, which it did rewrite)",
+                  folder_env="CODEX_HOME")
 
 HOST = Host(
     name=NAME, display=DISPLAY,

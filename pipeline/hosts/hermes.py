@@ -13,6 +13,7 @@ DISPLAY = "Hermes Agent"
 HISTORY = History(".hermes", files=("sessions/*.json", "sessions/*.jsonl", "profiles/*/sessions/*.json",
                                     "profiles/*/sessions/*.jsonl"),
                   stores=("state.db", "state.db-wal", "profiles/*/state.db", "profiles/*/state.db-wal"),
-                  store_hint="`hermes sessions delete ID` removes a session", folder_env="HERMES_HOME")
+                  store_reason="Hermes' own SQLite store, with full-text indexes: persona-tier never rewrites it; "
+                               "`hermes sessions delete ID` removes a session", folder_env="HERMES_HOME")
 
 HOST = Host(name=NAME, display=DISPLAY, history=HISTORY)

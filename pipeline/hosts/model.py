@@ -104,8 +104,8 @@ class History:
 
     folder: str
     files: tuple[str, ...]  # globs under the folder: JSON or JSON Lines files, rewritten with the text replaced
-    stores: tuple[str, ...] = ()  # globs of the databases it also keeps them in: never rewritten, only named
-    store_hint: str = ""  # how the user takes a session out of those by hand
+    stores: tuple[str, ...] = ()  # globs of files it also keeps them in (databases): never rewritten, only named
+    store_reason: str = "a database of the host's own: persona-tier never rewrites it"  # why, and what to do
     folder_env: str | None = None
     home_env: str | None = None
 

@@ -22,7 +22,6 @@ from ..hosts.registry import HOSTS
 from ..render.sanitize import inline
 
 log = logging.getLogger(__name__)
-DATABASE = "a database of the host's own: persona-tier never rewrites it"
 MAX_BYTES = 100_000_000  # a transcript past this is named, not read whole
 
 
@@ -76,8 +75,7 @@ def scrub_histories(texts: Iterable[str], *, keep: bool = False, max_bytes: int 
                 done.files.append({"host": host, "path": str(path), "replaced": outcome.replaced})
         for path in _matching(folder, history.stores):
             if holds(path, needles):
-                reason = DATABASE + (f"; {history.store_hint}" if history.store_hint else "")
-                done.left.append({"host": host, "path": str(path), "reason": reason})
+                done.left.append({"host": host, "path": str(path), "reason": history.store_reason})
     if done.files or done.left:  # paths only: the text itself never reaches the log
         log.info("host histories: %d file(s) %s, %d left", len(done.files), "hold the text" if keep else "scrubbed",
                  len(done.left))

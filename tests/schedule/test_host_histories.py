@@ -49,6 +49,7 @@ def histories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path
                        {"type": "function_call", "arguments": json.dumps({"note": SECRET})}, said(BOB)),
         "gemini": jsonl(home / ".gemini" / "tmp" / "proj" / "chats" / "session-1.jsonl", said(SECRET)),
         "hermes": jsonl(home / ".hermes" / "sessions" / "abc.jsonl", said(SECRET)),
+        "codex-prompts": jsonl(codex_home / "history.jsonl", {"session_id": "1", "text": SECRET}),
     }
     checkpoint = home / ".gemini" / "tmp" / "proj" / "checkpoint-tag.json"
     checkpoint.write_text(json.dumps([{"role": "user", "parts": [{"text": SECRET}]}], indent=2), "utf-8")
@@ -73,8 +74,8 @@ def test_forget_replaces_the_text_in_every_hosts_history_and_lists_each_file(
     done = runner.invoke(app, [*base, "forget", str(secret), "-p", "alice"])
     assert done.exit_code == 0, done.output
     changed = {name for name, path in histories.items() if path.read_bytes() != before[name]}
-    assert changed == {"claude-a", "codex", "gemini", "hermes", "checkpoint"}
-    assert "replaced the text with [forgotten] in 5 host history files:" in done.stdout
+    assert changed == {"claude-a", "codex", "gemini", "hermes", "checkpoint", "codex-prompts"}  # in $CODEX_HOME
+    assert "replaced the text with [forgotten] in 6 host history files:" in done.stdout
     for name in changed:
         assert f"  {histories[name]} (" in done.stdout
         data = histories[name].read_bytes()
@@ -82,6 +83,7 @@ def test_forget_replaces_the_text_in_every_hosts_history_and_lists_each_file(
         for quoted in (ESCAPED, json.dumps(ESCAPED)[1:-1], SECRET):  # every other byte as it was
             data = data.replace(b"[forgotten]", quoted.encode(), 1) if quoted.encode() in before[name] else data
         assert data == before[name], name
+    assert f"  {histories['gemini']} (Gemini CLI, 1 time)" in done.stdout
     assert f"  {histories['codex']} (Codex, 1 time)" in done.stdout
     assert BOB in histories["claude-b"].read_text() and BOB in histories["claude-a"].read_text()
 
@@ -96,7 +98,7 @@ def test_keep_host_histories_leaves_every_byte_and_lists_the_files(
     shown = json.loads(done.stdout)["host_histories"]
     assert shown["kept"] is True and shown["left"] == []
     assert {file["path"] for file in shown["files"]} == {
-        str(histories[name]) for name in ("claude-a", "codex", "gemini", "hermes", "checkpoint")}
+        str(histories[name]) for name in ("claude-a", "codex", "gemini", "hermes", "checkpoint", "codex-prompts")}
     plain = runner.invoke(app, [*base, "profile", "erase", "bob", "--yes", "--keep-host-histories"])
     assert "3 host history files still hold the text (--keep-host-histories)" in plain.stdout
     assert f"  {histories['claude-b']} (Claude Code, 1 time)" in plain.stdout  # Bob's fact, in both projects
@@ -119,8 +121,8 @@ def test_a_file_it_cannot_change_and_a_hosts_database_are_named_with_the_reason(
     assert (half.read_bytes(), state.read_bytes()) == kept
     assert (f"warning: {half} (Claude Code) still holds the text: line 2 is not JSON, so the text cannot be found "
             "in its strings safely") in done.stderr
-    assert (f"warning: {state} (Hermes Agent) still holds the text: a database of the host's own: persona-tier "
-            "never rewrites it; `hermes sessions delete ID` removes a session") in done.stderr
+    assert (f"warning: {state} (Hermes Agent) still holds the text: Hermes' own SQLite store, with full-text "
+            "indexes: persona-tier never rewrites it; `hermes sessions delete ID` removes a session") in done.stderr
     assert "Quetzal" not in histories["hermes"].read_text()
 
 
