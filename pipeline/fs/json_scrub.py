@@ -4,16 +4,18 @@ Only JSON string values change: in each one that holds the text (as stored, or J
 a tool call's arguments hold it), each occurrence becomes a fixed marker. The string's own bytes are
 edited where the text's escaped form stands in them; a string escaped some other way (``\\u0041`` for
 ``A``) is written again whole, in its own ASCII-or-not style. The file is swapped atomically and keeps its
-mode; when it changed while we read it (its host is writing), it is left alone and the caller says so.
+mode. A file another process holds open (a host's running session, which would go on writing to the
+replaced file and lose what it writes) or that changed while we read it is left alone, and the caller says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,9 +111,33 @@ def _unescaped_at(token: str, match: re.Match[str]) -> str:
     return match.group(0) if backslashes % 2 else MARKER
 
 
-def scrub_file(path: Path, needles: Needles, *, max_bytes: int, dry_run: bool = False) -> Scrubbed | None:
+def open_files() -> dict[tuple[int, int], int]:
+    """(device, inode) -> the id of a process (not this one) that holds the file open, read from /proc (Linux;
+    elsewhere nothing is known). Only the processes this user may look into are seen: the user's own hosts."""
+    found: dict[tuple[int, int], int] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdecimal() and int(entry.name) != os.getpid():
+                found.update(dict.fromkeys(_held_by(entry.path), int(entry.name)))
+    return found
+
+
+def _held_by(process: str) -> list[tuple[int, int]]:
+    held = []
+    with contextlib.suppress(OSError):
+        for fd in os.scandir(f"{process}/fd"):
+            with contextlib.suppress(OSError):
+                info = os.stat(fd.path)
+                if stat.S_ISREG(info.st_mode):
+                    held.append((info.st_dev, info.st_ino))
+    return held
+
+
+def scrub_file(path: Path, needles: Needles, *, max_bytes: int, dry_run: bool = False,
+               held: Callable[[], dict[tuple[int, int], int]] | None = None) -> Scrubbed | None:
     """Replace the text in one JSON (``.json``) or JSON Lines file, swapping it atomically with its mode kept;
-    None when the file does not hold it. ``dry_run``: only say whether it does."""
+    None when the file does not hold it. ``dry_run``: only say whether it does. ``held``: the files other
+    processes hold open (:func:`open_files`, asked only when a file is to be replaced), left as they are."""
     try:
         before = os.lstat(path)
         if stat.S_ISLNK(before.st_mode):
@@ -131,6 +157,10 @@ def scrub_file(path: Path, needles: Needles, *, max_bytes: int, dry_run: bool = 
         return Scrubbed(path, reason=f"{error}, so the text cannot be found in its strings safely")
     if not count or dry_run:
         return Scrubbed(path, count) if count else None
+    holder = (held() if held else {}).get((before.st_dev, before.st_ino))
+    if holder is not None:
+        return Scrubbed(path, reason=f"a running process (pid {holder}) holds it open, so a replaced file would lose "
+                                     "what it writes next; run the forget again once that session has ended")
     return _swap(path, before, text.encode("utf-8"), count)
 
 

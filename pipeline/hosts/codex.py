@@ -18,7 +18,7 @@ HISTORY = History(".codex", files=("sessions/**/rollout-*.jsonl", "archived_sess
                                    "history.jsonl"),
                   stores=("*.sqlite", "*.sqlite-wal"),
                   store_reason="a SQLite copy of Codex's own threads: persona-tier never rewrites it (Codex resumes "
-                               "from the rollout, which it did rewrite)",
+                               "from the rollout, which it did rewrite); `codex delete ID` deletes a session whole",
                   folder_env="CODEX_HOME")
 
 HOST = Host(

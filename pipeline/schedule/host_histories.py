@@ -8,6 +8,7 @@ is only read, and named when it holds the text.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..fs.json_scrub import Needles, holds, scrub_file
+from ..fs.json_scrub import Needles, holds, open_files, scrub_file
 from ..hosts.model import History
 from ..hosts.registry import HOSTS
 from ..render.sanitize import inline
@@ -63,10 +64,11 @@ def scrub_histories(texts: Iterable[str], *, keep: bool = False, max_bytes: int 
     done = HostHistories(kept=keep)
     if not needles.forms:
         return done
+    held = None if keep else functools.cache(open_files)  # read from /proc once, and only if a file is to change
     for host, history in _histories():
         folder = history_folder(history)
         for path in _matching(folder, history.files):
-            outcome = scrub_file(path, needles, max_bytes=max_bytes, dry_run=keep)
+            outcome = scrub_file(path, needles, max_bytes=max_bytes, dry_run=keep, held=held)
             if outcome is None:
                 continue
             if outcome.reason:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -143,3 +145,24 @@ def test_the_hosts_folders_follow_their_variables(tmp_path: Path, monkeypatch: p
     assert done.exit_code == 0, done.output
     assert all("Quetzal" not in path.read_text() for path in there)
     assert all("Quetzal" in path.read_text() for path in not_theirs)
+
+
+def test_a_transcript_a_running_process_holds_open_is_named_and_left(tmp_path: Path,
+                                                                     histories: dict[str, Path]) -> None:
+    """A host's running session writing to its transcript would go on writing to the replaced file's old inode
+    and lose those lines: the file is named, with the process, and the others are scrubbed."""
+    base, secret = configured(tmp_path)
+    held = histories["claude-a"]
+    before = held.read_bytes()
+    code = "import sys; f = open(sys.argv[1], 'a'); print('open', flush=True); sys.stdin.read()"
+    with subprocess.Popen([sys.executable, "-c", code, str(held)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as writer:
+        assert writer.stdout is not None and writer.stdout.readline() == "open\n"
+        done = runner.invoke(app, [*base, "forget", str(secret), "-p", "alice"])
+        writer.communicate("")
+    assert done.exit_code == 0, done.output
+    assert held.read_bytes() == before
+    assert (f"warning: {held} (Claude Code) still holds the text: a running process (pid {writer.pid}) holds it "
+            "open, so a replaced file would lose what it writes next; run the forget again once that session has "
+            "ended") in done.stderr
+    assert "Quetzal" not in histories["gemini"].read_text()
