@@ -98,6 +98,12 @@ def forget(settings: Settings, store: PersonaStore, form: Form) -> str:
             f"{counted(len(done.rendered), 'target')} rendered again")
     if done.still_holding:
         said += "; still holding it (edit or delete by hand): " + ", ".join(done.still_holding)
+    histories = done.host_histories
+    if histories.files:
+        said += f"; replaced it with [forgotten] in {counted(len(histories.files), 'host history file')}"
+    if histories.left:
+        said += "; hosts' histories still holding it: " + ", ".join(f"{f['path']} ({f['reason']})"
+                                                                  for f in histories.left)
     if not done.erasure.scrubbed:
         said += "; a reader kept the write-ahead log from being emptied: run `persona scrub` once it is idle"
     return said

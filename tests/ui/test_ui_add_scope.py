@@ -79,3 +79,14 @@ def test_a_long_writer_is_short_in_its_column_and_whole_in_its_title_and_there_i
     icon = ui.get("/favicon.ico", cookie)
     assert icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
     assert ui.get("/static/favicon.svg", cookie).status == 200 and 'rel="icon"' in page
+
+
+def test_a_forget_in_the_page_reaches_the_hosts_histories_too(ui: Running, tmp_path: Path) -> None:
+    transcript = tmp_path / "home" / ".claude" / "projects" / "-work-a" / "s.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text('{"message":{"content":"Answers tersely."}}\n', encoding="utf-8")
+    cookie = ui.login()
+    answer = ui.post("/do/forget", cookie, {"id": "1", "csrf": ui.csrf(cookie)})
+    said = html.unescape(ui.follow(answer, cookie).body)
+    assert "replaced it with [forgotten] in 1 host history file" in said
+    assert transcript.read_text(encoding="utf-8") == '{"message":{"content":"[forgotten]"}}\n'
