@@ -22,6 +22,8 @@ from pipeline import PersonaStore, Settings, load_settings
 from .support.databases import Db, open_database
 
 REPO = Path(__file__).resolve().parent.parent
+# Variables that move a host's folder or home: never the real ones in a test.
+HOST_HOMES = frozenset({"HERMES_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -48,9 +50,9 @@ def clock() -> Clock:
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Clear MNEMOSYNE_*, HERMES_HOME and DYNACONF_*; point HOME at a temp dir."""
+    """Clear MNEMOSYNE_*, DYNACONF_* and the hosts' homes (HERMES_HOME, CODEX_HOME...); point HOME at a temp dir."""
     for name in list(os.environ):
-        if name.startswith(("MNEMOSYNE_", "DYNACONF_")) or name == "HERMES_HOME":
+        if name.startswith(("MNEMOSYNE_", "DYNACONF_")) or name in HOST_HOMES:
             monkeypatch.delenv(name)
     home = tmp_path / "home"
     home.mkdir()

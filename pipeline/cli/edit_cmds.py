@@ -25,7 +25,7 @@ import typer
 from ..errors import EditConflict, EditError, PersonaError
 from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, say_rendered, shown, state
-from .forget_cmds import say_edit_files, warn_unfinished
+from .forget_cmds import say_edit_files, say_histories, warn_histories, warn_unfinished
 
 if TYPE_CHECKING:
     from ..config.schema import Settings
@@ -238,13 +238,16 @@ def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditF
     note = file.keep_note(file.read()) if result.outcome == "dry run" else ""
     if result.applied is not None and result.applied.erased:
         from ..schedule.forget import settle
+        from ..schedule.host_histories import scrub_histories
 
         done = settle(settings, store, result.applied.erased, editing=file.path)
+        histories = scrub_histories([text for text, _ in result.applied.erased])
         result.forgotten = {"rendered": done.rendered, "still_holding": done.still_holding,
                             "in_users_text": done.in_users_text, "edit_files": done.edit_files,
-                            "render_warnings": done.render_warnings}
+                            "render_warnings": done.render_warnings, "host_histories": histories.to_dict()}
         warn_unfinished(done.still_holding, scrubbed=all(erasure.scrubbed for _, erasure in result.applied.erased),
                         in_users_text=done.in_users_text, render_warnings=done.render_warnings)
+        warn_histories(histories)
     elif result.applied is not None:
         from ..schedule.after_write import render_after_write
 
@@ -271,6 +274,10 @@ def _say(result: Result, note: str) -> None:
         typer.echo(f"{counted(len(result.forgotten['rendered']), 'target')} rendered again without the forgotten "
                    "text: it leaves every session's persona at the next request")
         say_edit_files(result.forgotten["edit_files"])
+        if result.forgotten["host_histories"]["files"]:
+            from ..schedule.host_histories import HostHistories
+
+            say_histories(HostHistories(files=result.forgotten["host_histories"]["files"]))
 
 
 # -- what the plan and the outcome say --------------------------------------------------------------------

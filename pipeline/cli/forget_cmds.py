@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import InputError, StoreError
 from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, state
+
+if TYPE_CHECKING:
+    from ..schedule.host_histories import HostHistories
+
+KeepHistories = Annotated[bool, typer.Option(
+    "--keep-host-histories", help="Leave the text in the hosts' own histories (Claude Code's and Codex's transcripts, "
+    "Gemini CLI's chats, Hermes' sessions) and only list the files that hold it.")]
 
 profile_app = typer.Typer(rich_markup_mode=None, help="Whole profiles: erase everything one holds.",
                           no_args_is_help=True)
@@ -28,18 +35,21 @@ def forget(
     tombstone: Annotated[int | None, typer.Option(
         "--tombstone", metavar="N", help="Instead of an id: the tombstone `persona explain` names.")] = None,
     profile: ProfileOption = None,
+    keep_host_histories: KeepHistories = False,
     as_json: JsonOption = False,
 ) -> None:
     """Forget a fact for real: every version of it (current, superseded, demoted, and every fact with the same
     text), what was rendered from it, and its copies in files go; only a keyed hash stays, so it is never taken
-    in again without --force. Unlike demote, it leaves prompts at the next request."""
+    in again without --force. Unlike demote, it leaves prompts at the next request. In the hosts' histories
+    (their session transcripts, which a resumed session sends again) the text becomes [forgotten]."""
     from ..schedule.forget import forget as forget_everywhere
 
     if (persona_id is None) == (tombstone is None):
         raise InputError("give a fact's id or --tombstone N, not both and not neither")
     cli = state(ctx)
     with cli.store(profile) as store:
-        done = forget_everywhere(cli.settings(), store, persona_id, tombstone_id=tombstone)
+        done = forget_everywhere(cli.settings(), store, persona_id, tombstone_id=tombstone,
+                                 keep_host_histories=keep_host_histories)
     if as_json:
         emit_json(done.to_dict())
     else:
@@ -49,8 +59,10 @@ def forget(
                    f"{counted(erased.snapshots, 'session snapshot')} and {counted(erased.blocks, 'stored block')} "
                    f"removed; {counted(len(done.rendered), 'target')} rendered again")
         say_edit_files(done.edit_files)
+        say_histories(done.host_histories)
     warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text,
                     render_warnings=done.render_warnings)
+    warn_histories(done.host_histories)
 
 
 def scrub(ctx: typer.Context, profile: ProfileOption = None) -> None:
@@ -70,6 +82,7 @@ def erase(
     ctx: typer.Context,
     profile: Annotated[str, typer.Argument(help="The profile to erase.")],
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    keep_host_histories: KeepHistories = False,
     as_json: JsonOption = False,
 ) -> None:
     """Erase everything a profile holds: facts, tombstones, snapshots, blocks, run records, rendered text."""
@@ -79,7 +92,7 @@ def erase(
         typer.confirm(f"erase every fact of profile {profile!r}?", abort=True, err=True)
     cli = state(ctx)
     with cli.store(profile) as store:
-        done = erase_profile(cli.settings(), store)
+        done = erase_profile(cli.settings(), store, keep_host_histories=keep_host_histories)
     if as_json:
         emit_json(done.to_dict())
     else:
@@ -88,8 +101,10 @@ def erase(
                    f"{counted(erased.tombstones, 'tombstone')}, {counted(erased.snapshots, 'snapshot')}, "
                    f"{counted(erased.runs, 'run record')}")
         say_edit_files(done.edit_files)
+        say_histories(done.host_histories)
     warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text,
                     render_warnings=done.render_warnings)
+    warn_histories(done.host_histories)
 
 
 def say_edit_files(paths: Sequence[str]) -> None:
@@ -114,3 +129,23 @@ def warn_unfinished(still_holding: list[str], *, scrubbed: bool, in_users_text: 
     if not scrubbed:
         typer.echo("warning: a reader kept the database's write-ahead log from being emptied, so it may still hold "
                    "the text; run `persona scrub` once it is idle", err=True)
+
+
+def say_histories(histories: HostHistories) -> None:
+    """Every host history file the forget changed (or, kept, that holds the text), one a line."""
+    if not histories.files:
+        return
+    many = len(histories.files)
+    what = (f"{counted(many, 'host history file')} still {'holds' if many == 1 else 'hold'} the text "
+            "(--keep-host-histories): "
+            "a resumed session there sends it again" if histories.kept
+            else f"replaced the text with [forgotten] in {counted(many, 'host history file')}")
+    typer.echo(what + ":")
+    for file in histories.files:
+        typer.echo(f"  {file['path']} ({file['host']}, {counted(file['replaced'], 'time')})")
+
+
+def warn_histories(histories: HostHistories) -> None:
+    """Each host history file that holds the text and could not be changed safely, with the reason."""
+    for file in histories.left:
+        typer.echo(f"warning: {file['path']} ({file['host']}) still holds the text: {file['reason']}", err=True)

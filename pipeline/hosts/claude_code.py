@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import Hook, Host, Limit, MemoryFiles, Preset
+from .model import History, Hook, Host, Limit, MemoryFiles, Preset
 
 NAME = "claude-code"
 DISPLAY = "Claude Code"
@@ -16,6 +16,11 @@ HOOK = Hook(format=NAME, settings_dir=".claude", settings_name="settings.json", 
             # startup and resume start a session, clear and compact start its context anew
             # (code.claude.com/docs/en/hooks)
             matcher="startup|resume|clear|compact", project_dir_env="CLAUDE_PROJECT_DIR", limits=(HOOK_LIMIT,))
+
+# Every session's transcript, a JSON Lines file per session under the project's folder (subagents' beside it),
+# replayed on --resume; and the prompts typed, for the up arrow (seen in the real Claude Code 2.1.332:
+# tests/hosts/test_histories.py). CLAUDE_CONFIG_DIR stands for ~/.claude.
+HISTORY = History(".claude", files=("projects/**/*.jsonl", "history.jsonl"), folder_env="CLAUDE_CONFIG_DIR")
 
 HOST = Host(
     name=NAME, display=DISPLAY,
@@ -40,4 +45,5 @@ HOST = Host(
                      drops_comments=True),
     hook=HOOK,
     offered_by_init=True,
+    history=HISTORY,
 )

@@ -1,4 +1,5 @@
-"""GitHub Copilot: the repository's custom instructions, whole-repository or path-specific; no user-level file."""
+"""GitHub Copilot: the repository's custom instructions, whole-repository or path-specific, and the Copilot CLI's
+user-level ~/.copilot/copilot-instructions.md."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ REVIEW_LIMIT = Limit(4000, "chars", source="docs.github.com, About customizing C
 HOST = Host(
     name=NAME, display=DISPLAY,
     presets={
-        NAME: Preset(DISPLAY, ".github/copilot-instructions.md", None, 1000, limits=(REVIEW_LIMIT,)),
+        # With --user: the Copilot CLI's own instructions file (docs.github.com, "Adding custom instructions for
+        # GitHub Copilot CLI": ~/.copilot/copilot-instructions.md, for every session of the user).
+        NAME: Preset(DISPLAY, ".github/copilot-instructions.md", ".copilot/copilot-instructions.md", 1000,
+                     limits=(REVIEW_LIMIT,)),
         # Copilot's path-specific instructions (docs.github.com, "Adding repository custom instructions"): applyTo
         # "**" applies to every file; code review reads the first 4,000 characters of any instructions file.
         PATH_SPECIFIC: Preset(DISPLAY, ".github/instructions/persona.instructions.md", None, 1000, output="file",

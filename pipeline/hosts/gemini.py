@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from .model import Host, MemoryFiles, Preset
+from .model import History, Host, MemoryFiles, Preset
 
 NAME = "gemini"
 DISPLAY = "Gemini CLI"
+
+# Per project (a folder under ~/.gemini/tmp): each session's chat as JSON Lines under chats/ (older releases: one
+# JSON file), `/chat save TAG` checkpoints (checkpoint-TAG.json), the restore checkpoints (checkpoints/*.json)
+# and the prompts typed (logs.json). Read from Gemini CLI 0.61.0's bundle and seen in the real CLI
+# (tests/hosts/test_histories.py); GEMINI_CLI_HOME stands for the home.
+HISTORY = History(".gemini", files=("tmp/*/chats/*.jsonl", "tmp/*/chats/*.json", "tmp/*/checkpoint-*.json",
+                                    "tmp/*/checkpoints/*.json", "tmp/*/logs.json"), home_env="GEMINI_CLI_HOME")
 
 HOST = Host(
     name=NAME, display=DISPLAY,
@@ -15,4 +22,5 @@ HOST = Host(
     # (geminicli.com/docs/cli/gemini-md); it sends our markers and the files whole (tests/hosts/test_gemini.py).
     load=MemoryFiles(names=("GEMINI.md",), user_files=(".gemini/GEMINI.md",), import_depth=5),
     offered_by_init=True,
+    history=HISTORY,
 )

@@ -130,6 +130,22 @@ class PromptSection:
 
 
 @dataclass(frozen=True, slots=True)
+class History:
+    """Where a host keeps what its sessions said (a resumed session sends it again): `persona forget` scrubs it.
+
+    The folder is ``folder`` under the home; ``folder_env`` names a variable that is that folder instead (Codex's
+    ``CODEX_HOME``), ``home_env`` one that is the home instead (Gemini CLI's ``GEMINI_CLI_HOME``).
+    """
+
+    folder: str
+    files: tuple[str, ...]  # globs under the folder: JSON or JSON Lines files, rewritten with the text replaced
+    stores: tuple[str, ...] = ()  # globs of files it also keeps them in (databases): never rewritten, only named
+    store_reason: str = "a database of the host's own: persona-tier never rewrites it"  # why, and what to do
+    folder_env: str | None = None
+    home_env: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Host:
     """One agent persona-tier writes for or serves: everything the rest of the package knows about it."""
 
@@ -142,3 +158,4 @@ class Host:
     offered_by_init: bool = False  # `persona init` adds its user-level preset when the host's folder exists
     user_override: str | None = None  # a user-level file the host loads instead of its usual one while it exists
     section: PromptSection | None = None  # a plugin prompt section the host renders (Hermes 0.22 and later)
+    history: History | None = None  # None: the host keeps no transcript persona-tier knows of

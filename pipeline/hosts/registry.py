@@ -6,12 +6,12 @@ The order is the order users see them in (``--host``'s choices, an unknown host'
 
 from __future__ import annotations
 
-from . import claude_code, cline, codex, continue_, copilot, cursor, gemini, hermes, kiro, mcp, windsurf
+from . import claude_code, cline, codex, continue_, copilot, cursor, gemini, hermes, kiro, mcp, roo, windsurf
 from .model import Hook, Host, Limit, Preset, PromptSection
 
 HOSTS: dict[str, Host] = {host.name: host for host in (
     hermes.HOST, claude_code.HOST, codex.HOST, gemini.HOST, copilot.HOST, cursor.HOST, windsurf.HOST, cline.HOST,
-    continue_.HOST, kiro.HOST, mcp.HOST)}
+    continue_.HOST, kiro.HOST, roo.HOST, mcp.HOST)}
 NAMES: tuple[str, ...] = tuple(HOSTS)
 HERMES = hermes.NAME  # the agent a `host` scope names for Hermes
 MCP = mcp.NAME  # the agent a `host` scope names over MCP

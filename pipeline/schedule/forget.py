@@ -35,6 +35,7 @@ from ..store import PersonaStore
 from ..store.erasure import Erasure, erase_profile, forget_fact
 from ..store.forgotten import fold
 from ..store.runs import paths_written_since, trim_runs
+from .host_histories import HostHistories, scrub_histories
 from .tick import tick
 
 log = logging.getLogger(__name__)
@@ -51,11 +52,13 @@ class Forgotten:
     in_users_text: list[str] = field(default_factory=list)  # of those, files holding it only in the user's own lines
     edit_files: list[str] = field(default_factory=list)  # kept `persona edit` files that held it, removed
     render_warnings: list[str] = field(default_factory=list)  # targets not rendered again, each with why
+    host_histories: HostHistories = field(default_factory=HostHistories)  # the hosts' transcripts
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.erasure.to_dict(), "rendered": self.rendered, "still_holding": self.still_holding,
                 "in_users_text": self.in_users_text, "edit_files": self.edit_files,
-                "render_warnings": self.render_warnings, "takes_effect": TAKES_EFFECT}
+                "render_warnings": self.render_warnings, "host_histories": self.host_histories.to_dict(),
+                "takes_effect": TAKES_EFFECT}
 
 
 @dataclass
@@ -79,13 +82,14 @@ def text_forms(text: str) -> set[str]:
 
 
 def forget(settings: Settings, store: PersonaStore, persona_id: int | None = None, *,
-           tombstone_id: int | None = None) -> Forgotten:
+           tombstone_id: int | None = None, keep_host_histories: bool = False) -> Forgotten:
     """Forget a fact of the store's profile everywhere: the version named (a current, superseded or demoted fact's
-    id, or a tombstone's), every version sharing its text, and their chains. NotFoundError for an id it lacks."""
+    id, or a tombstone's), every version sharing its text, and their chains, then its text in the hosts'
+    histories (``keep_host_histories``: only named there). NotFoundError for an id it lacks."""
     text, erasure = forget_fact(store, persona_id, tombstone_id=tombstone_id)
-    done = settle(settings, store, [(text, erasure)])
-    return Forgotten(erasure, done.rendered, done.still_holding, done.in_users_text, done.edit_files,
-                     done.render_warnings)
+    settled = settle(settings, store, [(text, erasure)])
+    return Forgotten(erasure, settled.rendered, settled.still_holding, settled.in_users_text, settled.edit_files,
+                     settled.render_warnings, scrub_histories([text], keep=keep_host_histories))
 
 
 def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Erasure]], *,
@@ -132,9 +136,10 @@ def _strings(text: str) -> Iterator[str]:
             stack += value
 
 
-def erase(settings: Settings, store: PersonaStore) -> Forgotten:
+def erase(settings: Settings, store: PersonaStore, *, keep_host_histories: bool = False) -> Forgotten:
     """Erase everything the store's profile holds; its files are rendered again, empty of facts, and the run
-    records of the renders before go too."""
+    records of the renders before go too; the facts' texts leave the hosts' histories (``keep_host_histories``:
+    are only named there)."""
     facts = store.list()
     done = Forgotten(erase_profile(store))
     done.rendered, done.render_warnings = _rerender(settings, store)
@@ -143,6 +148,7 @@ def erase(settings: Settings, store: PersonaStore) -> Forgotten:
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
     done.still_holding, done.in_users_text = _holding(settings, store, needles, [])
     done.edit_files = [str(path) for path in remove_holding(store.profile, lambda text: True)]
+    done.host_histories = scrub_histories([fact.content for fact in facts], keep=keep_host_histories)
     return done
 
 

@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from ..config.schema import Settings
 from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER
 from ..errors import InputError
+from ..fs.projects import identity_of
 from ..schedule.after_write import render_after_write
 from ..schedule.forget import forget as forget_everywhere
-from ..scopes import HOSTS, host_scope
+from ..scopes import HOSTS, host_scope, project_scope
 from ..store import PersonaStore, Proposal, check_id
 from ..text import counted
 
@@ -33,12 +34,20 @@ def optional(form: Form, name: str) -> str | None:
 
 
 def _scope(form: Form) -> str | None:
-    host = optional(form, "host")
-    if host is None:
+    """The add form's scope: ``host:NAME``, ``project:IDENTITY`` (one of the user's projects), or global."""
+    chosen = optional(form, "scope")
+    if chosen is None:
         return None
-    if host not in HOSTS:
-        raise InputError(f"unknown host {host!r}; known: {', '.join(HOSTS)}")
-    return host_scope(host)
+    kind, _, value = chosen.partition(":")
+    if kind == "host" and value in HOSTS:
+        return host_scope(value)
+    if kind == "project" and value.strip():
+        try:
+            return project_scope(identity_of(value, relative=False))
+        except ValueError as error:
+            raise InputError(str(error)) from None
+    raise InputError(f"unknown scope {chosen!r}; give host:NAME (one of {', '.join(HOSTS)}), project:IDENTITY "
+                     "or nothing (global)")
 
 
 def _confidence(form: Form) -> float:
@@ -90,6 +99,12 @@ def forget(settings: Settings, store: PersonaStore, form: Form) -> str:
     said += "".join(f"; warning: {warning}" for warning in done.render_warnings)
     if done.still_holding:
         said += "; still holding it (edit or delete by hand): " + ", ".join(done.still_holding)
+    histories = done.host_histories
+    if histories.files:
+        said += f"; replaced it with [forgotten] in {counted(len(histories.files), 'host history file')}"
+    if histories.left:
+        said += "; hosts' histories still holding it: " + ", ".join(f"{f['path']} ({f['reason']})"
+                                                                  for f in histories.left)
     if not done.erasure.scrubbed:
         said += "; a reader kept the write-ahead log from being emptied: run `persona scrub` once it is idle"
     return said

@@ -36,7 +36,7 @@ from .security import CSRF_FIELD, HEADERS, TOKEN_PARAM, Keys
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).parent
-STATIC = {"ui.css": "text/css", "ui.js": "text/javascript"}
+STATIC = {"ui.css": "text/css", "ui.js": "text/javascript", "favicon.svg": "image/svg+xml"}
 WRITER = "ui"  # who the page's writes are stamped with, beside cli and tool:HOST
 MAX_NOTES = 64  # notes waiting to be shown after a redirect; the oldest go first
 MAX_FORM_BYTES = 1 << 20  # a form of the page is a few kilobytes; a body past this is refused, not read
@@ -78,6 +78,7 @@ def build_app(ui: Ui) -> Starlette:
         Route("/do/{action}", _action(ui), methods=["POST"]),
         Route("/changes", _changes(ui)),
         Route("/static/{name}", _static),
+        Route("/favicon.ico", _favicon),  # asked for by browsers whatever the page links to
     ]
     return Starlette(routes=routes, middleware=[Middleware(BaseHTTPMiddleware, dispatch=_guard(ui.keys))])
 
@@ -167,7 +168,7 @@ def _facts(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
     query = request.query_params.get("q", "")
     with ui.store(settings, readonly=True) as store:
         return {"topics": pages.facts_by_topic(store, query), "query": query, "scope_label": pages.scope_label,
-                "hosts": HOSTS}
+                "writer_label": pages.writer_label, "hosts": HOSTS, "projects": pages.user_projects(settings, store)}
 
 
 def _agents(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
@@ -252,3 +253,7 @@ async def _static(request: Request) -> Response:
     if name not in STATIC:
         return PlainTextResponse("not found", status_code=404)
     return FileResponse(HERE / "static" / name, media_type=STATIC[name])
+
+
+async def _favicon(request: Request) -> Response:
+    return FileResponse(HERE / "static" / "favicon.svg", media_type=STATIC["favicon.svg"])

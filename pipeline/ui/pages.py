@@ -5,6 +5,7 @@ Each function returns plain values for one template: the template context is thi
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -13,8 +14,8 @@ from pathlib import Path
 from ..config.load_report import HooksOf, HostReport, host_reports, no_hooks, project_dirs
 from ..config.presets import PRESETS
 from ..config.schema import Settings
-from ..config.targets import ResolvedTarget, resolve_target
-from ..errors import PersonaError
+from ..config.targets import ResolvedTarget, project_identity, resolve_target
+from ..errors import ConfigError, PersonaError
 from ..render.explain import KEPT, Explanation, FactFate
 from ..render.limits import measure
 from ..render.model import TargetReport
@@ -23,6 +24,7 @@ from ..render.tokens import get_counter
 from ..scopes import shown as scope_text
 from ..stages.runner import run_pipeline
 from ..store import Fact, PersonaStore, Proposal
+from ..store.births import projects
 from ..store.supersede import Link
 from ..text import spellings
 
@@ -48,6 +50,28 @@ def facts_by_topic(store: PersonaStore, query: str = "") -> list[Topic]:
 
 def scope_label(fact: Fact) -> str:
     return scope_text(fact.scope)
+
+
+def writer_label(writer: str | None) -> str:
+    """Who wrote a fact, short for its column: a path's last part (``adopt:CLAUDE.md``); the page's title shows
+    it whole."""
+    if not writer:
+        return "-"
+    kind, colon, rest = writer.partition(":")
+    path = rest.replace("\\", "/").rstrip("/")
+    return f"{kind}{colon}{path.rpartition('/')[2]}" if "/" in path else writer
+
+
+def user_projects(settings: Settings, store: PersonaStore) -> list[str]:
+    """The user's projects, by identity in name order: those the profile keeps facts for and those its targets
+    belong to (the add form offers each as a scope)."""
+    with store.read() as conn:
+        found = set(projects(conn, store.profile))
+    for target in settings.targets.values():
+        if target.project:
+            with contextlib.suppress(ConfigError):
+                found.add(project_identity(target.project))
+    return sorted(found)
 
 
 @dataclass(frozen=True, slots=True)

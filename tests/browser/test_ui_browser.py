@@ -103,3 +103,39 @@ def test_a_fact_holding_markup_is_shown_as_text_and_runs_nothing(page: Page):
     expect(page.locator("#target-markdown pre.text")).to_contain_text("Likes tea.")
     assert page.evaluate("window.pwned") is None
     assert page.locator("main img, main b").count() == 0
+
+
+def test_a_fact_added_for_one_project_shows_that_projects_scope(page: Page, tmp_path):
+    page.get_by_text("Add a fact").click()
+    form = page.locator("form#add")
+    form.get_by_label("Fact", exact=True).fill("Ships on Thursdays.")
+    form.get_by_label("Topic", exact=True).fill("release")
+    form.get_by_label("For").select_option(label=str(tmp_path))  # the targets' project, one of the user's
+    form.get_by_role("button", name="Add").click()
+    expect(page.get_by_role("status")).to_contain_text("added #")
+    row = page.locator("tr", has_text="Ships on Thursdays.")
+    expect(row.locator("td").nth(2)).to_have_text(f"project {tmp_path}")
+
+
+def test_a_long_writer_leaves_the_fact_column_its_width_and_shows_whole_on_hover(page: Page, overrides):
+    writer = "adopt:" + "/a-very-long-folder-name" * 12 + "/CLAUDE.md"
+    with PersonaStore.from_settings(load_settings(overrides=overrides), writer=writer) as store:
+        store.add("Names every branch after its ticket, then a short summary.", topic="review")
+    page.reload()
+    row = page.locator("tr", has_text="Names every branch after its ticket")
+    cell = row.locator("td.writer")
+    expect(cell).to_have_text("adopt:CLAUDE.md")
+    expect(cell).to_have_attribute("title", re.compile("^" + re.escape(writer) + ", created "))
+    fact = row.locator("td.content").bounding_box()
+    assert fact is not None and fact["width"] >= 256, fact  # 16rem at least, never squeezed to a sliver
+    text = row.locator("td.content .text").bounding_box()
+    assert text is not None and text["height"] < 3 * 24, text  # the sentence wraps on words, in a line or two
+
+
+def test_the_page_has_an_icon_and_no_request_fails(page: Page):
+    failed: list[str] = []
+    page.on("response", lambda response: failed.append(response.url) if response.status >= 400 else None)
+    page.reload()
+    page.wait_for_load_state("networkidle")
+    assert failed == []
+    assert page.locator('link[rel="icon"]').count() == 1

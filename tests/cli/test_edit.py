@@ -242,6 +242,18 @@ def test_forget_says_so_before_it_applies_and_erases_the_removed_fact_for_real(d
     assert facts(database, "bob") == {"Answers tersely.": ("long_term", "cli")}  # the same text, another profile
 
 
+def test_an_edit_that_forgets_takes_the_text_out_of_the_hosts_histories_too(database, tmp_path, editor):
+    seeded(database)
+    transcript = write(Path.home() / ".claude" / "projects" / "-work-a" / "s.jsonl",
+                       '{"message":{"content":"Answers tersely."}}\n{"message":{"content":"Lives in Berlin"}}\n')
+    done = edit(database, tmp_path, editor("edits"), "--forget")
+    assert done.exit_code == 0, done.output
+    assert transcript.read_text() == ('{"message":{"content":"[forgotten]"}}\n'
+                                      '{"message":{"content":"Lives in Berlin"}}\n')
+    assert done.stdout.splitlines()[-2:] == ["replaced the text with [forgotten] in 1 host history file:",
+                                             f"  {transcript} (Claude Code, 1 time)"]
+
+
 def test_dry_run_shows_the_plan_in_json_and_keeps_the_file(database, tmp_path, editor):
     seeded(database)
     before = facts(database)

@@ -151,7 +151,7 @@ def test_claude_code_for_the_user_goes_to_the_home_claude_md(setup):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["copilot", "--user"], "no per-user instruction file"),
+    (["copilot-path", "--user"], "no per-user instruction file"),  # copilot --user is the Copilot CLI's file
     (["vim"], "unknown preset 'vim'"),
     (["codex", "--user", "--project", "."], "not both"),
 ])
