@@ -296,12 +296,11 @@ def section_checks(cli: CliState, profile: str | None) -> list[Check]:
     """Hermes' plugin prompt section (Hermes 0.22 and later renders it), where the plugin is installed in Hermes'
     home: the text the section gives a session started here, as the plugin cuts it."""
     from ..config.host_loads import check_section
-    from ..fs.locations import hermes_home
+    from ..fs.locations import hermes_plugin_dir
     from ..inject.views import Reader
-    from ..integrations.hermes_install import plugin_dir
     from .render_cmds import persona_appendix
 
-    where = plugin_dir(hermes_home())
+    where = hermes_plugin_dir()  # not the installer's module: it loads the YAML editor, which status never needs
     section = registry.sections().get(registry.HERMES)
     if section is None or not (where / "__init__.py").is_file():
         return []

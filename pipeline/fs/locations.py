@@ -22,6 +22,14 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")  # Hermes' own profile names
 
 
+HERMES_PLUGIN = "persona"  # our plugin's directory under Hermes' plugins/, its provider name and plugins.enabled entry
+
+
+def hermes_plugin_dir(home: Path | None = None) -> Path:
+    """Where `persona hermes install` writes our plugin in Hermes' home (default: the current one)."""
+    return (home or hermes_home()).expanduser() / "plugins" / HERMES_PLUGIN
+
+
 def hermes_home() -> Path:
     """The Hermes home, resolved as Hermes resolves it.
 

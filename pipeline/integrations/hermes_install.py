@@ -27,14 +27,14 @@ from ..config.targets import resolve_target
 from ..config.urls import describe_database
 from ..errors import ConfigError, PersonaError
 from ..fs import bounded_json
+from ..fs.locations import HERMES_PLUGIN, hermes_home_override, hermes_plugin_dir, package_root
 from ..fs.locations import hermes_home as default_hermes_home
-from ..fs.locations import hermes_home_override, package_root
 from ..fs.read import real_path
 from ..fs.write import atomic_write_bytes, atomic_write_text
 from ..store import PersonaStore
 from .hermes_mnemosyne import double_injection
 
-NAME = "persona"  # the plugin directory, the provider name and the plugins.enabled entry
+NAME = HERMES_PLUGIN  # the plugin directory, the provider name and the plugins.enabled entry
 Mode = Literal["plugin", "provider"]
 
 _FIND_PACKAGE = '''import sys
@@ -133,7 +133,7 @@ def _per_user_lines(mode: str) -> list[str]:
 
 
 def plugin_dir(hermes_home: Path | None) -> Path:
-    return (hermes_home or default_hermes_home()).expanduser() / "plugins" / NAME
+    return hermes_plugin_dir(hermes_home)
 
 
 def install_plugin(hermes_home: Path | None, *, activate: bool = False, as_provider: bool = False) -> InstallResult:
