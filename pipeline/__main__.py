@@ -1,6 +1,8 @@
 """``python -m pipeline`` runs the ``persona`` CLI."""
 
-from .cli import app
+import sys
+
+from .cli import main
 
 if __name__ == "__main__":
-    app(prog_name="persona")
+    sys.exit(main(prog_name="persona"))
