@@ -57,12 +57,3 @@ def remove(host: HostArgument, user: UserOption = False, project: ProjectOption 
 
     path = _settings_file(host, user, project)
     typer.echo(f"{path}: removed the persona hook" if take_out(path) else f"{path}: holds no persona hook")
-
-
-def hook_files(host: str, home: Path, project: Path) -> list[Path]:
-    """The settings files (the user's, the project's) where ``host``'s hook may run persona."""
-    from ..integrations.claude_hooks import settings_file
-
-    if host not in HOSTS:
-        return []
-    return [settings_file(user=True, project=None, home=home), settings_file(user=False, project=project, home=home)]

@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import ConfigError, InputError, PersonaError, StoreError
+from ..errors import ConfigError, StoreError
 from ..hosts import registry
+from .checks import check_line, target_checks
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
 
 if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
-    from ..config.host_loads import Check
-    from ..config.schema import Settings
-    from ..config.sections import HostLimit
     from ..config.targets import ResolvedTarget
 
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
@@ -202,58 +200,3 @@ def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption
         typer.echo("\n".join(check_line(c) for c in checks) or "no targets")
     if any(c.cut for c in checks):
         raise typer.Exit(1)
-
-
-def target_checks(cli: CliState, profile: str | None) -> list[Check]:
-    """Every file target's check, then each installed hook's (see :mod:`pipeline.config.host_loads`)."""
-    settings = cli.settings()
-    checks = [_check(settings, name, profile) for name, target in settings.targets.items()
-              if target.output != "store"]
-    return checks + hook_checks(cli, profile)
-
-
-def _check(settings: Settings, name: str, profile: str | None) -> Check:
-    from ..config.host_loads import Check, check_target
-    from ..config.targets import raw_path, resolve_target
-
-    try:
-        return check_target(resolve_target(settings, name, profile=profile), settings.targets[name].host,
-                            Path.home(), settings.render.max_region_file_bytes)
-    except PersonaError as error:  # another profile's file, broken markers: said, not a cut
-        return Check(name, Path(raw_path(settings, name)), (), (), f"cannot check: {error}", cut=False)
-
-
-def hook_checks(cli: CliState, profile: str | None) -> list[Check]:
-    """The Claude Code hook's text against its character limit, where the hook is installed; a settings file that
-    cannot be read is said as such (status goes on)."""
-    from ..config.presets import HOOK_LIMITS
-    from .hook_cmds import hook_files
-
-    checks = []
-    for host, limits in HOOK_LIMITS.items():
-        for settings_file in hook_files(host, Path.home(), Path.cwd()):
-            found = _hook_check(cli, profile, host, limits, settings_file)
-            checks += [found] if found is not None else []
-    return checks
-
-
-def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[HostLimit, ...],
-                settings_file: Path) -> Check | None:
-    from ..config.host_loads import Check, check_text
-    from ..inject.views import Reader
-    from ..integrations.claude_hooks import runs_ours
-    from .render_cmds import persona_appendix
-
-    try:
-        if not runs_ours(settings_file):
-            return None
-    except InputError as error:
-        return Check(f"{host} hook", settings_file, (), (), f"cannot check: {error}", cut=False)
-    text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, Path.cwd()), hook=True)
-    return check_text(f"{host} hook", settings_file, text, limits)
-
-
-def check_line(check: Check) -> str:
-    """One target's verdict in words, then what its host loads and each limit's measure."""
-    details = [*check.measures, *(["the host loads " + ", ".join(map(str, check.loaded))] if check.loaded else [])]
-    return f"{check.target}: {check.outcome} ({check.path}{''.join('; ' + d for d in details)})"
