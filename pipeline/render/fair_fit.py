@@ -76,6 +76,9 @@ def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, 
     else ``render``, ``note`` and ``counter`` depend on (the template's source, the target, its note).
     """
     sections = tuple(sections)
+    tokens = counter.count(full_text)
+    if tokens <= budget:
+        return Fit(sections, full_text, tokens, frozenset(), ())
     priority = _priority(sections)
     key = _memo_key(sections, full_text, priority, budget, counter, boundary, memo_key) if memo else None
     kept = memo.fit(key) if memo is not None else None
@@ -88,21 +91,19 @@ def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, 
 
 def _memo_key(sections: tuple[RankedSection, ...], full_text: str, priority: list[Item], budget: int,
               counter: TokenCounter, boundary: str, memo_key: Hashable) -> Hashable:
-    """Everything the choice depends on; a fact's score only through the priority order it gives."""
+    """Everything the choice depends on (the full render's count, which decides whether to fit, follows from the
+    full render); a fact's score only through the priority order it gives."""
     shown = tuple((s.topic, s.omitted, tuple((r.fact.key, r.fact.content, r.fact.tier, r.fact.confidence,
                                               r.fact.reinforcement_count) for r in s.facts)) for s in sections)
     return (memo_key, counter.name, budget, boundary, full_text, shown, tuple(priority))
 
 
-Chosen = tuple[tuple[Item, ...] | None, str, int]  # (the facts kept, None: all; the text; its tokens)
+Chosen = tuple[tuple[Item, ...], str, int]  # (the facts kept, none when not one fits; the text; its tokens)
 
 
 def _choose(sections: tuple[RankedSection, ...], full_text: str, priority: list[Item], budget: int,
             counter: TokenCounter, render: Render, note: Callable[[], str], boundary: str,
             text_tokens: Callable[[Sequence[str]], list[int]] | None) -> Chosen:
-    tokens = counter.count(full_text)
-    if tokens <= budget:
-        return None, full_text, tokens
     search = _Search(sections, budget, counter, render, note(), text_tokens or counter.count_many)
     model = _Model.calibrate(search, full_text, boundary)
     chosen = model.choose(priority) if model is not None else search.longest_prefix(priority)
@@ -112,10 +113,8 @@ def _choose(sections: tuple[RankedSection, ...], full_text: str, priority: list[
     return tuple(chosen), *search.measure(chosen)
 
 
-def _fit(sections: tuple[RankedSection, ...], chosen: tuple[Item, ...] | None, text: str, size: int) -> Fit | None:
-    """The fit of ``chosen`` (None: every fact) of ``sections``, rendered to ``text`` of ``size`` tokens."""
-    if chosen is None:
-        return Fit(sections, text, size, frozenset(), ())
+def _fit(sections: tuple[RankedSection, ...], chosen: tuple[Item, ...], text: str, size: int) -> Fit | None:
+    """The fit of ``chosen`` of ``sections``, rendered to ``text`` of ``size`` tokens."""
     if not chosen:
         return None
     kept = sections_for(sections, chosen)

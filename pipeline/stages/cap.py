@@ -58,8 +58,9 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
 
 
 def _fit_key(target: ResolvedTarget, ctx: StageContext) -> tuple[object, ...]:
-    """What the fit's renders and note depend on besides the facts: the template (by its source), the target."""
-    source = template_source(ctx.settings.render.template_dirs, target.template)
+    """What the fit's renders and note depend on besides the facts: the template (by its source, or the run's
+    fingerprint of every template's source and the output settings), the target."""
+    source = ctx.cache.get("config_hash") or template_source(ctx.settings.render.template_dirs, target.template)
     return source, target, tuple(ctx.settings.render.template_dirs)
 
 
