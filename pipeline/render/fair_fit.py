@@ -49,9 +49,9 @@ Render = Callable[[tuple[RankedSection, ...]], str]
 class FitMemo(Protocol):
     """Where fits are kept between renders (:class:`pipeline.render.prepared.PreparedFacts`)."""
 
-    def fit(self, key: Hashable) -> Any: ...
+    def reused(self, key: Hashable) -> Any: ...
 
-    def keep_fit(self, key: Hashable, value: Any) -> None: ...
+    def record(self, key: Hashable, value: Any) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +81,11 @@ def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, 
         return Fit(sections, full_text, tokens, frozenset(), ())
     priority = _priority(sections)
     key = _memo_key(sections, full_text, priority, budget, counter, boundary, memo_key) if memo else None
-    kept = memo.fit(key) if memo is not None else None
+    kept = memo.reused(key) if memo is not None else None
     if kept is None:
         kept = _choose(sections, full_text, priority, budget, counter, render, note, boundary, text_tokens)
         if memo is not None:
-            memo.keep_fit(key, kept)
+            memo.record(key, kept)
     return _fit(sections, *kept)
 
 

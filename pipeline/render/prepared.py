@@ -3,9 +3,10 @@
 A fact's dedupe key, its inert line, its exact token count under each
 counter and what a template sees of it depend on its text (and, for the
 last, its tier, confidence and reinforcements) and nothing else, so a render looks each one up
-by the text itself (and the fair fit looks its last choice up by everything that decides it:
-:mod:`pipeline.render.fair_fit`): a fact that changed (in this process, in another, or
-through another tool writing Mnemosyne's table) has new text and is simply
+by the text itself (and the full render and the fair fit look their last result up by everything
+that decides it: :mod:`pipeline.stages.render`, :mod:`pipeline.render.fair_fit`): a fact that
+changed (in this process, in another, or through another tool writing Mnemosyne's table) has new
+text and is simply
 not found, and a stale entry cannot exist. What is kept is what the
 profile's newest render used, and nothing more: a fact gone from the store
 (forgotten, replaced, demoted) leaves this memo at the profile's next
@@ -57,8 +58,8 @@ class PreparedFacts:
         self._previous_fits = previous_fits or {}
         self.fits: dict[Hashable, Any] = {}
 
-    def fit(self, key: Hashable) -> Any:
-        """What the profile's previous render (or this one) recorded for ``key`` with :meth:`keep_fit`; None."""
+    def reused(self, key: Hashable) -> Any:
+        """What the profile's previous render (or this one) recorded for ``key`` (a fit, a full render); None."""
         found = self.fits.get(key)
         if found is None:
             found = self._previous_fits.get(key)
@@ -66,7 +67,7 @@ class PreparedFacts:
                 self.fits[key] = found
         return found
 
-    def keep_fit(self, key: Hashable, value: Any) -> None:
+    def record(self, key: Hashable, value: Any) -> None:
         self.fits[key] = value
 
     def get(self, text: str) -> Prepared:

@@ -13,7 +13,6 @@ from ..render.limits import limited
 from ..render.model import CappedRender, RankedSection, Rendered
 from ..render.notes import lazy_note
 from ..render.section_cap import cap_text
-from ..render.template_sources import template_source
 from ..render.templating import render_sections
 from ..render.tokens import EitherLineEnd
 from .context import StageContext
@@ -43,7 +42,7 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
                                                                ctx.prepared),
                        note=lazy_note(target), boundary=target.boundary,
                        text_tokens=lambda texts: ctx.prepared.tokens(texts, counter), memo=ctx.prepared,
-                       memo_key=_fit_key(target, ctx))
+                       memo_key=ctx.template_key(target))
     text = fit.text if fit is not None else rendered.text
     capped = cap_text(text, budget=target.budget, counter=counter, boundary=target.boundary,
                       note=lazy_note(target), tokens=fit.tokens if fit is not None else None)
@@ -55,13 +54,6 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
         ranked.sections)
     return CappedRender(capped, rendered, _surviving(kept, capped.kept_indexes),
                         fit.left_out if fit is not None else frozenset())
-
-
-def _fit_key(target: ResolvedTarget, ctx: StageContext) -> tuple[object, ...]:
-    """What the fit's renders and note depend on besides the facts: the template (by its source, or the run's
-    fingerprint of every template's source and the output settings), the target."""
-    source = ctx.cache.get("config_hash") or template_source(ctx.settings.render.template_dirs, target.template)
-    return source, target, tuple(ctx.settings.render.template_dirs)
 
 
 def _overhead(target: ResolvedTarget) -> str:

@@ -51,6 +51,14 @@ class StageContext:
         if self._prepared is not None:
             prepared_facts.keep(self.scope, self._prepared)
 
+    def template_key(self, target: ResolvedTarget) -> tuple[object, ...]:
+        """What a render of ``target`` depends on besides the facts: the template (the run's settings fingerprint,
+        which holds every template's source, or on a dry run the template's source) and the target itself."""
+        from ..render.template_sources import template_source
+
+        source = self.cache.get("config_hash") or template_source(self.settings.render.template_dirs, target.template)
+        return source, target, tuple(self.settings.render.template_dirs)
+
     @property
     def current_target(self) -> ResolvedTarget:
         """The target a per-target stage is running for."""
