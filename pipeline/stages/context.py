@@ -56,8 +56,10 @@ class StageContext:
         which holds every template's source, or on a dry run the template's source) and the target itself."""
         from ..render.template_sources import template_source
 
-        source = self.cache.get("config_hash") or template_source(self.settings.render.template_dirs, target.template)
-        return source, target, tuple(self.settings.render.template_dirs)
+        limits = self.settings.render  # a render over a limit now must fail now, not be found from before
+        source = self.cache.get("config_hash") or template_source(limits.template_dirs, target.template)
+        return (source, target, tuple(limits.template_dirs), limits.timeout_s, limits.max_memory_mb,
+                limits.max_output_chars)
 
     @property
     def current_target(self) -> ResolvedTarget:

@@ -1,11 +1,12 @@
-"""The fair fit's choice is reused while everything that decides it is unchanged (#40), and never past a change:
-each render of a warm process gives the bytes a new process gives, across every change that moves the fit."""
+"""The full render and the fair fit's choice are reused while everything that decides them is unchanged (#40), and
+never past a change: each render of a warm process gives the bytes a new process gives, across every change that
+moves the render or the fit."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipeline import PersonaStore, load_settings, run_pipeline
+from pipeline import PersonaStore, TemplateError, load_settings, run_pipeline
 from pipeline.render import prepared
 
 from .test_render_cost import fresh_render, seed
@@ -50,6 +51,20 @@ def test_a_warm_render_gives_a_new_process_bytes_across_every_change_that_moves_
             warm = warm_render(overrides)
             assert warm == fresh_render(overrides), f"{profile}, {what}"
             assert profile in warm and ({"alice", "bob"} - {profile}).pop() not in warm
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_limit_the_render_now_exceeds_fails_the_render_kept_before_it(tmp_path, dry_run):
+    """A kept render is not an answer for settings under which the render fails: the limit is part of the key."""
+    overrides = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "{profile}.md")}
+    for profile in ("alice", "bob"):
+        settings = load_settings(overrides={**overrides, "store.profile": profile})
+        with PersonaStore.from_settings(settings) as store:
+            seed(store, profile)
+            assert run_pipeline(settings, store=store, dry_run=dry_run)[0].text
+        tight = load_settings(overrides={**overrides, "store.profile": profile, "render.max_output_chars": "200"})
+        with PersonaStore.from_settings(tight) as store, pytest.raises(TemplateError, match="200"):
+            run_pipeline(tight, store=store, dry_run=dry_run)
 
 
 def test_a_forget_drops_the_kept_fit_with_the_facts_texts(tmp_path):
