@@ -193,9 +193,34 @@ def render_rows(ours: dict[str, Any], theirs: Theirs, floors: list[tuple]) -> li
     row with the file already right; the 50-fact rows also measure the floor in the same rounds."""
     rows = []
     for size in RENDER_SIZES:
-        for unchanged in (False, True) if size == SMALL else (False,):
+        for unchanged in (False, True) if size in (SMALL, SIZES[0]) else (False,):
             rows.append(_render_row(ours["render"][size], theirs, size, unchanged, floors))
+    rows.append(_edited_row(ours["render"][SIZES[0]], theirs, SIZES[0]))
     return rows
+
+
+def _edited_row(settings: Settings, theirs: Theirs, size: int) -> tuple:
+    """``size`` facts, the text of one fact the persona shows edited by another tool before each render: the
+    selection changes, so the fit runs again (#40)."""
+    path, edits = resolve_target(settings, "markdown").path, iter(range(10**9))
+    with PersonaStore.from_settings(settings) as store, closing(sqlite3.connect(store.path)) as conn:
+        shown = run_pipeline(settings, store=store)[0].text
+        victim, text = next((id_, content) for id_, content in conn.execute(
+            "SELECT id, content FROM memoria_persona ORDER BY id") if content in shown)
+
+        def mine() -> tuple:
+            with conn:
+                conn.execute("UPDATE memoria_persona SET content = ? WHERE id = ?", (f"{text} ({next(edits)})", victim))
+            path.unlink(missing_ok=True)
+            return timed(lambda: run_pipeline(settings, store=store)[0])
+
+        def other() -> tuple:
+            answer = theirs.ask("render", size)
+            return answer["ns"], answer["text"]
+
+        my_ns, their_ns, report, _ = interleaved(ROUNDS["render"] * 3, mine, other)
+    return (f"render + write, {size // 1000}k facts, a shown fact edited before each", my_ns / 1e6, their_ns / 1e6,
+            "ms", f"{report.fitted_out} fitted out; the fit made again", "")
 
 
 def _render_row(settings: Settings, theirs: Theirs, size: int, unchanged: bool, floors: list[tuple]) -> tuple:

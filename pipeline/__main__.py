@@ -1,5 +1,6 @@
 """The ``persona`` console script, and ``python -m pipeline``: a delivery recorded before is answered with the
-standard library alone (:mod:`pipeline.deliver`); anything else runs the CLI."""
+standard library alone (:mod:`pipeline.deliver`); then a help or a plain status without typer, else the typer
+app (:func:`pipeline.cli.main`)."""
 
 import sys
 
@@ -11,9 +12,9 @@ def main() -> None:
     if deliver.answer(sys.argv[1:]):
         return
     deliver.REQUEST = None if "--debug" in sys.argv else sys.argv[1:]  # a debugging run is never an answer
-    from .cli import app
+    from .cli import main as run_cli
 
-    app(prog_name="persona")
+    sys.exit(run_cli(prog_name="persona"))
 
 
 if __name__ == "__main__":

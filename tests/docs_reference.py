@@ -9,6 +9,8 @@ fails when a committed page differs from what this module makes now, so no page 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -165,6 +167,42 @@ def _params(command: Any, context: Any) -> str:
     return "| argument or option | meaning |\n| --- | --- |\n" + "\n".join(rows) + "\n"
 
 
+# -- the help table ---------------------------------------------------------------
+
+HELP_TABLE = Path(__file__).parent.parent / "pipeline" / "cli" / "help_table.py"
+HELP_ARGS = ("--help", "", "-h")  # what pipeline/cli/fast_help.py answers without typer
+
+
+TYPER_PERSONA = "import sys; from pipeline.cli.root import app; sys.exit(app(prog_name='persona'))"
+
+
+def typer_answer(args: str, columns: int = 80) -> tuple[str, str, int]:
+    """(stdout, stderr, exit code) of typer's own ``persona ARGS`` in a real process, ``columns`` wide (80:
+    click's widest; typer's test runner wraps at 80, not the 78 a real terminal gets)."""
+    env = {**os.environ, "COLUMNS": str(columns), "LINES": "24"}
+    done = subprocess.run([sys.executable, "-c", TYPER_PERSONA, *args.split()], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    return done.stdout, done.stderr, done.returncode
+
+
+def help_table() -> str:
+    """pipeline/cli/help_table.py: typer's answers to ``persona --help``, ``persona`` and ``persona -h``."""
+    notice = NOTICE.strip().removeprefix("<!-- ").removesuffix(" -->").replace("this page", "this file")
+    entries = []
+    for args in HELP_ARGS:
+        out, err, code = typer_answer(args)
+        entries.append(f"    {json.dumps(args)}: (\n{_literal(out)},\n{_literal(err)},\n        {code},\n    ),\n")
+    return (f'"""{notice}\n\nTyper\'s own answers to ``persona ARGS`` (stdout, stderr, exit code), printed by '
+            'fast_help.py."""\n\n'
+            f"ANSWERS: dict[str, tuple[str, str, int]] = {{\n{''.join(entries)}}}\n")
+
+
+def _literal(text: str) -> str:
+    """``text`` as a Python expression: one literal per line (JSON's double-quoted strings are Python's too)."""
+    lines = text.splitlines(keepends=True) or [""]
+    return "\n".join(f"        {json.dumps(line, ensure_ascii=False)}" for line in lines)
+
+
 # -- the pages ----------------------------------------------------------------------
 
 PAGES: dict[str, Callable[[], str]] = {
@@ -179,6 +217,8 @@ def main() -> None:
         path = REFERENCE_DIR / name
         path.write_text(make(), encoding="utf-8")
         print(f"wrote {path}", file=sys.stderr)
+    HELP_TABLE.write_text(help_table(), encoding="utf-8")
+    print(f"wrote {HELP_TABLE}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -204,7 +204,7 @@ def test_no_module_is_over_400_lines():
 # Strings spelled like a host that name something else: a command (`persona mcp`, `persona hermes install`), the
 # directory Mnemosyne derives a bank name from, Hermes' memory format (the importer's name for USER.md).
 NOT_A_HOST = {
-    "pipeline.cli": {"mcp", "hermes"},
+    "pipeline.cli.root": {"mcp", "hermes"},
     "pipeline.cli.agent_cmds": {"mcp", "hermes"},
     "pipeline.fs.banks": {"hermes"},
     "pipeline.interchange.formats.hermes": {"hermes"},

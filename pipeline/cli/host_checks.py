@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError, PersonaError, StoreError
 from ..hosts import registry
-from .common import CliState
+from .plain import CliState
 
 if TYPE_CHECKING:
     from ..config.load_report import Delivery, HostReport

@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import ConfigError, InputError, PersonaError, StoreError
+from ..errors import ConfigError, StoreError
 from ..hosts import registry
+from .checks import check_line, target_checks
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
 
 if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
-    from ..config.host_loads import Check
-    from ..config.schema import Settings
-    from ..config.sections import HostLimit
     from ..config.targets import ResolvedTarget
 
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
@@ -237,79 +235,3 @@ def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption
         typer.echo("\n".join(lines) or "no targets")
     if any(c.cut for c in checks) or any(r.failed for r in reports):
         raise typer.Exit(1)
-
-
-def target_checks(cli: CliState, profile: str | None, project: Path | None = None) -> list[Check]:
-    """Every file target's check (with ``project``, the user-level ones and that project's), then each installed
-    hook's, as it runs in ``project`` (default: the working directory), and each plugin prompt section's (see
-    :mod:`pipeline.config.host_loads`)."""
-    settings = cli.settings()
-    where = None if project is None else project.expanduser().resolve()
-    checks = [_check(settings, name, profile) for name, target in settings.targets.items()
-              if target.output != "store" and (where is None or not target.project
-                                               or Path(target.project).expanduser().resolve() == where)]
-    return checks + hook_checks(cli, profile, project or Path.cwd()) + section_checks(cli, profile)
-
-
-def _check(settings: Settings, name: str, profile: str | None) -> Check:
-    from ..config.host_loads import Check, check_target
-    from ..config.targets import raw_path, resolve_target
-
-    try:
-        return check_target(resolve_target(settings, name, profile=profile), settings.targets[name].host,
-                            Path.home(), settings.render.max_region_file_bytes)
-    except PersonaError as error:  # another profile's file, broken markers: said, not a cut
-        return Check(name, Path(raw_path(settings, name)), (), (), f"cannot check: {error}", cut=False)
-
-
-def hook_checks(cli: CliState, profile: str | None, project: Path) -> list[Check]:
-    """The Claude Code hook's text against its character limit, where the hook is installed; a settings file that
-    cannot be read is said as such (status goes on)."""
-    from ..config.presets import HOOK_LIMITS
-    from .host_checks import hook_files
-
-    checks = []
-    for host, limits in HOOK_LIMITS.items():
-        for settings_file in hook_files(host, Path.home(), project):
-            found = _hook_check(cli, profile, host, limits, settings_file, project)
-            checks += [found] if found is not None else []
-    return checks
-
-
-def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[HostLimit, ...],
-                settings_file: Path, project: Path) -> Check | None:
-    from ..config.host_loads import Check, check_text
-    from ..inject.views import Reader
-    from ..integrations.claude_hooks import runs_ours
-    from .render_cmds import persona_appendix
-
-    try:
-        if not runs_ours(settings_file):
-            return None
-    except InputError as error:
-        return Check(f"{host} hook", settings_file, (), (), f"cannot check: {error}", cut=False)
-    text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, project), hook=True)
-    return check_text(f"{host} hook", settings_file, text, limits)
-
-
-def section_checks(cli: CliState, profile: str | None) -> list[Check]:
-    """Hermes' plugin prompt section (Hermes 0.22 and later renders it), where the plugin is installed in Hermes'
-    home: the text the section gives a session started here, as the plugin cuts it."""
-    from ..config.host_loads import check_section
-    from ..fs.locations import hermes_plugin_dir
-    from ..inject.views import Reader
-    from .render_cmds import persona_appendix
-
-    where = hermes_plugin_dir()  # not the installer's module: it loads the YAML editor, which status never needs
-    section = registry.sections().get(registry.HERMES)
-    if section is None or not (where / "__init__.py").is_file():
-        return []
-    text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(registry.HERMES, Path.cwd()),
-                            hook=True).strip()
-    return [check_section(f"{registry.HERMES} section", where, text, section)]
-
-
-def check_line(check: Check) -> str:
-    """One target's verdict in words, then what its host loads and each limit's measure."""
-    details = [*check.measures, *(["the host loads " + ", ".join(map(str, check.loaded))] if check.loaded else [])]
-    return f"{check.target}: {check.outcome} ({check.path}{''.join('; ' + d for d in details)})"

@@ -14,8 +14,7 @@ from ..text import counted
 
 if TYPE_CHECKING:
     from ..schedule.tick import ProfileTick, TickResult
-from .common import CliState, JsonOption, ProfileOption, emit_json, shown, state, table
-from .review_cmds import proposal_line
+from .common import CliState, JsonOption, ProfileOption, emit_json, shown, state
 
 log = logging.getLogger(__name__)
 
@@ -30,36 +29,9 @@ def register(app: typer.Typer) -> None:
 
 def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
     """Show each trigger's state and reason, the last run and fact counts per tier."""
-    from ..config.urls import describe_database
-    from ..schedule.triggers import status_data
-    from .host_checks import head_lines, host_reports, projects_to_check
-    from .target_cmds import check_line, target_checks
+    from .status_view import show_status
 
-    cli = state(ctx)
-    with cli.store(profile, readonly=True) as store:
-        data = status_data(cli.settings(), store)
-    data["database"] = describe_database(cli.settings()).removeprefix("database: ")
-    checks = target_checks(cli, profile)
-    data["targets"] = [check.as_dict() for check in checks]
-    reports = host_reports(cli, profile, projects_to_check(cli, None))
-    data["hosts"] = [report.as_dict() for report in reports]
-    if as_json:
-        emit_json(data)
-        return
-    rows = [[t["name"], "on" if t["enabled"] else "off", "FIRES" if t["fired"] else "-", t["reason"]]
-            for t in data["triggers"]]
-    typer.echo(table(["TRIGGER", "ENABLED", "STATE", "REASON"], rows))
-    last = data["last_run"]
-    typer.echo(f"\nlast run: {last['run_at'] + ' UTC, generation ' + str(last['generation']) if last else 'never'}")
-    typer.echo("facts: " + ", ".join(f"{tier} {count}" for tier, count in data["facts"].items()))
-    typer.echo(f"database: {data['database']}")
-    if checks:  # what each host will load of ours (`persona targets check` exits 1 when one would be cut)
-        typer.echo("\ntargets:\n" + "\n".join("  " + check_line(check) for check in checks))
-    if reports:  # per host and project: each fact once, the user's files loaded whole
-        typer.echo("\nhosts:\n" + "\n".join("  " + line for line in head_lines(reports)))
-    if data["proposals"]:
-        typer.echo(f"\n{counted(len(data['proposals']), 'open proposal')} (`persona review` to accept or dismiss):")
-        typer.echo("\n".join(proposal_line(proposal) for proposal in data["proposals"]))
+    show_status(state(ctx), profile, as_json, typer.echo)
 
 
 def _say(result: TickResult, keep_days: int) -> str:

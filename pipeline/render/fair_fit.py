@@ -20,12 +20,20 @@ two. The model's choice is then rendered and counted exactly, corrected if
 the model was off, and the facts next in line are tried exactly, so the
 guarantees above hold in exact tokens. A template whose sections the model
 cannot see falls back to a binary search over exact renders.
+
+The choice depends only on the full render, the facts the template sees
+(key, text, tier, confidence, reinforcements, per topic), their priority order,
+the budget, the counter and the caller's ``memo_key`` (the template, the
+target and its note), so with a ``memo`` it is made once: a render whose selection
+and budget are unchanged reuses the last fit's choice, its text and its count
+(an unchanged 1,000-fact render spent a third of its time fitting again).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 from .model import RankedSection
 from .section_cap import split_sections, with_note
@@ -36,6 +44,14 @@ MAX_TAIL_CHECKS = 48  # exact checks of facts next in line once the budget is ne
 
 Item = tuple[int, int]  # (section index, position in the section)
 Render = Callable[[tuple[RankedSection, ...]], str]
+
+
+class FitMemo(Protocol):
+    """Where fits are kept between renders (:class:`pipeline.render.prepared.PreparedFacts`)."""
+
+    def reused(self, key: Hashable) -> Any: ...
+
+    def record(self, key: Hashable, value: Any) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,23 +67,57 @@ class Fit:
 
 def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, counter: TokenCounter,
              render: Render, note: Callable[[], str], boundary: str,
-             text_tokens: Callable[[Sequence[str]], list[int]] | None = None) -> Fit | None:
+             text_tokens: Callable[[Sequence[str]], list[int]] | None = None,
+             memo: FitMemo | None = None, memo_key: Hashable = ()) -> Fit | None:
     """The fit, or None when not even one fact fits (the caller's cap then keeps what lines it can).
 
     ``text_tokens`` counts facts' texts exactly (default: ``counter.count_many``; a memo of it may stand in).
+    With ``memo``, the same inputs give the kept choice without a render; ``memo_key`` must name everything
+    else ``render``, ``note`` and ``counter`` depend on (the template's source, the target, its note).
     """
+    sections = tuple(sections)
     tokens = counter.count(full_text)
     if tokens <= budget:
-        return Fit(tuple(sections), full_text, tokens, frozenset(), ())
-    search = _Search(tuple(sections), budget, counter, render, note(), text_tokens or counter.count_many)
+        return Fit(sections, full_text, tokens, frozenset(), ())
     priority = _priority(sections)
+    key = _memo_key(sections, full_text, priority, budget, counter, boundary, memo_key) if memo else None
+    kept = memo.reused(key) if memo is not None else None
+    if kept is None:
+        kept = _choose(sections, full_text, priority, budget, counter, render, note, boundary, text_tokens)
+        if memo is not None:
+            memo.record(key, kept)
+    return _fit(sections, *kept)
+
+
+def _memo_key(sections: tuple[RankedSection, ...], full_text: str, priority: list[Item], budget: int,
+              counter: TokenCounter, boundary: str, memo_key: Hashable) -> Hashable:
+    """Everything the choice depends on (the full render's count, which decides whether to fit, follows from the
+    full render); a fact's score only through the priority order it gives."""
+    shown = tuple((s.topic, s.omitted, tuple((r.fact.key, r.fact.content, r.fact.tier, r.fact.confidence,
+                                              r.fact.reinforcement_count) for r in s.facts)) for s in sections)
+    return (memo_key, counter.name, budget, boundary, full_text, shown, tuple(priority))
+
+
+Chosen = tuple[tuple[Item, ...], str, int]  # (the facts kept, none when not one fits; the text; its tokens)
+
+
+def _choose(sections: tuple[RankedSection, ...], full_text: str, priority: list[Item], budget: int,
+            counter: TokenCounter, render: Render, note: Callable[[], str], boundary: str,
+            text_tokens: Callable[[Sequence[str]], list[int]] | None) -> Chosen:
+    search = _Search(sections, budget, counter, render, note(), text_tokens or counter.count_many)
     model = _Model.calibrate(search, full_text, boundary)
     chosen = model.choose(priority) if model is not None else search.longest_prefix(priority)
     chosen = search.fill(priority, chosen)
     if not chosen:
+        return (), "", 0
+    return tuple(chosen), *search.measure(chosen)
+
+
+def _fit(sections: tuple[RankedSection, ...], chosen: tuple[Item, ...], text: str, size: int) -> Fit | None:
+    """The fit of ``chosen`` of ``sections``, rendered to ``text`` of ``size`` tokens."""
+    if not chosen:
         return None
-    kept = search.sections_for(chosen)
-    text, size = search.measure(chosen)
+    kept = sections_for(sections, chosen)
     all_keys = {r.fact.key for s in sections for r in s.facts}
     kept_keys = {r.fact.key for s in kept for r in s.facts}
     kept_topics = {s.topic for s in kept}
@@ -142,12 +192,16 @@ class _Search:
         return chosen
 
     def sections_for(self, chosen: Sequence[Item]) -> tuple[RankedSection, ...]:
-        """The chosen facts, in the original section order and rank order within each section."""
-        by_section: dict[int, list[int]] = {}
-        for index, position in chosen:
-            by_section.setdefault(index, []).append(position)
-        return tuple(replace(section, facts=tuple(section.facts[p] for p in sorted(by_section[index])))
-                     for index, section in enumerate(self.sections) if index in by_section)
+        return sections_for(self.sections, chosen)
+
+
+def sections_for(sections: tuple[RankedSection, ...], chosen: Sequence[Item]) -> tuple[RankedSection, ...]:
+    """The chosen facts, in the original section order and rank order within each section."""
+    by_section: dict[int, list[int]] = {}
+    for index, position in chosen:
+        by_section.setdefault(index, []).append(position)
+    return tuple(replace(section, facts=tuple(section.facts[p] for p in sorted(by_section[index])))
+                 for index, section in enumerate(sections) if index in by_section)
 
 
 @dataclass

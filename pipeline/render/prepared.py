@@ -3,8 +3,10 @@
 A fact's dedupe key, its inert line, its exact token count under each
 counter and what a template sees of it depend on its text (and, for the
 last, its tier, confidence and reinforcements) and nothing else, so a render looks each one up
-by the text itself: a fact that changed (in this process, in another, or
-through another tool writing Mnemosyne's table) has new text and is simply
+by the text itself (and the full render and the fair fit look their last result up by everything
+that decides it: :mod:`pipeline.stages.render`, :mod:`pipeline.render.fair_fit`): a fact that
+changed (in this process, in another, or through another tool writing Mnemosyne's table) has new
+text and is simply
 not found, and a stale entry cannot exist. What is kept is what the
 profile's newest render used, and nothing more: a fact gone from the store
 (forgotten, replaced, demoted) leaves this memo at the profile's next
@@ -15,8 +17,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .sanitize import dedupe_key, inline
 from .template_context import TemplateItem
@@ -48,9 +51,24 @@ class PreparedFacts:
     """One render's view: entries from the profile's previous render are reused, and only those this render
     asks for are carried on to the next."""
 
-    def __init__(self, previous: dict[str, Prepared] | None = None) -> None:
+    def __init__(self, previous: dict[str, Prepared] | None = None,
+                 previous_fits: dict[Hashable, Any] | None = None) -> None:
         self._previous = previous or {}
         self.used: dict[str, Prepared] = {}
+        self._previous_fits = previous_fits or {}
+        self.fits: dict[Hashable, Any] = {}
+
+    def reused(self, key: Hashable) -> Any:
+        """What the profile's previous render (or this one) recorded for ``key`` (a fit, a full render); None."""
+        found = self.fits.get(key)
+        if found is None:
+            found = self._previous_fits.get(key)
+            if found is not None:
+                self.fits[key] = found
+        return found
+
+    def record(self, key: Hashable, value: Any) -> None:
+        self.fits[key] = value
 
     def get(self, text: str) -> Prepared:
         found = self.used.get(text)
@@ -70,14 +88,15 @@ class PreparedFacts:
         return [entry.tokens[counter.name] for entry in prepared]
 
 
-_kept: OrderedDict[Scope, dict[str, Prepared]] = OrderedDict()
+_kept: OrderedDict[Scope, tuple[dict[str, Prepared], dict[Hashable, Any]]] = OrderedDict()
 _lock = threading.Lock()
 
 
 def for_render(scope: Scope) -> PreparedFacts:
     """A render's prepared facts, starting from what the profile's previous render in this process used."""
     with _lock:
-        return PreparedFacts(_kept.get(scope))
+        used, fits = _kept.get(scope, (None, None))
+        return PreparedFacts(used, fits)
 
 
 def keep(scope: Scope, prepared: PreparedFacts) -> None:
@@ -85,7 +104,7 @@ def keep(scope: Scope, prepared: PreparedFacts) -> None:
     with _lock:
         _kept.pop(scope, None)
         if len(prepared.used) <= MAX_FACTS:
-            _kept[scope] = prepared.used
+            _kept[scope] = (prepared.used, prepared.fits)
         while len(_kept) > MAX_PROFILES:
             _kept.popitem(last=False)
 

@@ -51,6 +51,16 @@ class StageContext:
         if self._prepared is not None:
             prepared_facts.keep(self.scope, self._prepared)
 
+    def template_key(self, target: ResolvedTarget) -> tuple[object, ...]:
+        """What a render of ``target`` depends on besides the facts: the template (the run's settings fingerprint,
+        which holds every template's source, or on a dry run the template's source) and the target itself."""
+        from ..render.template_sources import template_source
+
+        limits = self.settings.render  # a render over a limit now must fail now, not be found from before
+        source = self.cache.get("config_hash") or template_source(limits.template_dirs, target.template)
+        return (source, target, tuple(limits.template_dirs), limits.timeout_s, limits.max_memory_mb,
+                limits.max_output_chars)
+
     @property
     def current_target(self) -> ResolvedTarget:
         """The target a per-target stage is running for."""

@@ -17,5 +17,12 @@ def render(ranked: RankedPersona, *, ctx: StageContext, options: NoOptions) -> R
     if target.output == "region":
         held = users_text(target.path, ctx.settings.render.max_region_file_bytes)
         ranked = without_users_text(ranked, held, explain=ctx.explain)
-    return Rendered(render_sections(ranked, ranked.sections, target, ctx.settings.render, ctx.prepared), ranked,
-                    target)
+    # What the template sees decides the text: the same sections render to the bytes the last render kept.
+    key = ("render", ctx.template_key(target), tuple(
+        (s.topic, s.omitted, tuple((r.fact.content, r.fact.tier, r.fact.confidence, r.fact.reinforcement_count)
+                                   for r in s.facts)) for s in ranked.sections))
+    text = ctx.prepared.reused(key)
+    if text is None:
+        text = render_sections(ranked, ranked.sections, target, ctx.settings.render, ctx.prepared)
+        ctx.prepared.record(key, text)
+    return Rendered(text, ranked, target)
