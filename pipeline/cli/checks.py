@@ -57,15 +57,16 @@ def hook_checks(cli: CliState, profile: str | None, project: Path) -> list[Check
 def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[HostLimit, ...],
                 settings_file: Path, project: Path) -> Check | None:
     from ..config.host_loads import Check, check_text
-    from ..inject.views import Reader
     from ..integrations.claude_hooks import runs_ours
-    from .render_cmds import persona_appendix
 
     try:
         if not runs_ours(settings_file):
             return None
     except InputError as error:
         return Check(f"{host} hook", settings_file, (), (), f"cannot check: {error}", cut=False)
+    from ..inject.views import Reader  # the hook's text, as `persona inject` makes it (with typer, then)
+    from .render_cmds import persona_appendix
+
     text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, project), hook=True)
     return check_text(f"{host} hook", settings_file, text, limits)
 
@@ -73,15 +74,16 @@ def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[Hos
 def section_checks(cli: CliState, profile: str | None) -> list[Check]:
     """Hermes' plugin prompt section (Hermes 0.22 and later renders it), where the plugin is installed in Hermes'
     home: the text the section gives a session started here, as the plugin cuts it."""
-    from ..config.host_loads import check_section
     from ..fs.locations import hermes_plugin_dir
-    from ..inject.views import Reader
-    from .render_cmds import persona_appendix
 
     where = hermes_plugin_dir()  # not the installer's module: it loads the YAML editor, which status never needs
     section = registry.sections().get(registry.HERMES)
     if section is None or not (where / "__init__.py").is_file():
         return []
+    from ..config.host_loads import check_section
+    from ..inject.views import Reader  # the section's text, as the plugin cuts it (with typer, then)
+    from .render_cmds import persona_appendix
+
     text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(registry.HERMES, Path.cwd()),
                             hook=True).strip()
     return [check_section(f"{registry.HERMES} section", where, text, section)]

@@ -63,7 +63,6 @@ def hook_deliveries(cli: CliState, profile: str | None, host: str, project: Path
     from ..config.load_report import Delivery
     from ..inject.views import Reader
     from ..integrations.claude_hooks import runs_ours
-    from .render_cmds import persona_appendix
 
     hook = registry.hooks().get(host)
     if hook is None:
@@ -75,6 +74,8 @@ def hook_deliveries(cli: CliState, profile: str | None, host: str, project: Path
                 continue
         except InputError:  # an unreadable settings file: the hook check line says so
             continue
+        from .render_cmds import persona_appendix  # with typer: only where a hook of ours runs
+
         text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, project), hook=True)
         found.append(Delivery(f"the {hook.event} hook ({settings_file})", text))
     return found
