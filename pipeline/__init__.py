@@ -63,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "apply_retention": "pipeline.schedule.retention",
     # injection and session snapshots
     "PersonaInjector": "pipeline.inject.injector",
+    "first_block": "pipeline.inject.first_block",
     "SessionSnapshots": "pipeline.inject.sessions",
     "Snapshot": "pipeline.store.snapshots",
     "Refresh": "pipeline.inject.sessions",
@@ -120,6 +121,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test keeps both lists 
     )
     from .fs.region_file import remove_region, write_region
     from .fs.regions import RegionId
+    from .inject.first_block import first_block
     from .inject.injector import PersonaInjector
     from .inject.sessions import Refresh, SessionSnapshots
     from .integrations.hermes import PersonaPromptMixin

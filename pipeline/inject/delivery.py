@@ -40,13 +40,15 @@ class Delivery:
     inputs: dict[str, str]
     said: list[logging.LogRecord]
 
-    def finish(self, output: str) -> None:
-        """Record ``output`` as this request's answer, unless the delivery said anything (a warning, on stderr:
-        the fast path would not say it) or a key part moved while it ran."""
-        if self.said or deliver.REQUEST is None:
+    def finish(self, output: str, *, request: list[str] | None = None) -> None:
+        """Record ``output`` as the answer to ``request`` (default: the console script's arguments), unless the
+        delivery said anything (a warning, on stderr: the fast path would not say it) or a key part moved while
+        it ran."""
+        request = deliver.REQUEST if request is None else request
+        if self.said or request is None:
             return
         try:
-            deliver.record((deliver.REQUEST, os.getcwd(), os.environ), db=self.db, profile=self.profile,
+            deliver.record((request, os.getcwd(), os.environ), db=self.db, profile=self.profile,
                            seen=self.seen, inputs=self.inputs, output=output)
         except OSError as error:  # the delivery stands; the next one takes the full path again
             log.debug("the delivery was not recorded: %s", error)
