@@ -19,11 +19,17 @@ from .pg_wire import Relay
 
 REPO = Path(__file__).resolve().parent.parent
 
-# One profile's ticks, on the code in PYTHONPATH: "ready" once the store is open, then one tick per input line.
+# One profile's ticks, on the code in PYTHONPATH: "ready" once two ticks of another profile (argv[3]) have
+# warmed the pool (each pooled connection carries the session settings once, as a worker's do), then one tick
+# per input line.
 PROBE = """
 import sys
 from pipeline import PersonaStore, load_settings, tick
 settings = load_settings(config_files=[sys.argv[1]], overrides={"store.profile": sys.argv[2]})
+warm = load_settings(config_files=[sys.argv[1]], overrides={"store.profile": sys.argv[3]})
+for _ in range(2):
+    with PersonaStore.from_settings(warm) as store:
+        tick(warm, store=store)
 with PersonaStore.from_settings(settings) as store:
     store.open()
     print("ready", flush=True)
@@ -50,9 +56,9 @@ def env_for(tree: Path) -> dict[str, str]:
     return {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(tree)}
 
 
-def count_tick(tree: Path, relay: Relay, config: Path, profile: str) -> list[tuple[int, int]]:
+def count_tick(tree: Path, relay: Relay, config: Path, profile: str, warm: str) -> list[tuple[int, int]]:
     """(statements, round trips) of a tick of ``profile`` (changed), then of a second tick (nothing to do)."""
-    proc = subprocess.Popen([sys.executable, "-c", PROBE, str(config), profile], env=env_for(tree), cwd=tree,
+    proc = subprocess.Popen([sys.executable, "-c", PROBE, str(config), profile, warm], env=env_for(tree), cwd=tree,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdin is not None and proc.stdout is not None
     if proc.stdout.readline().strip() != "ready":
@@ -78,7 +84,8 @@ def round_trip_rows(trees: dict[str, Path], relay: Relay, config: Path,
     """One row per code: the statements and round trips of a changed and of an unchanged tick."""
     rows = []
     for label, tree in trees.items():
-        (changed, changed_trips), (idle, idle_trips) = count_tick(tree, relay, config, change(1)[0])
+        profile, warm = change(2)
+        (changed, changed_trips), (idle, idle_trips) = count_tick(tree, relay, config, profile, warm)
         rows.append((f"one profile's tick on the wire, {label}",
                      f"changed: {changed} statements, {changed_trips} round trips; "
                      f"nothing to do: {idle} statements, {idle_trips} round trips"))

@@ -161,16 +161,21 @@ class PgConnection:
         try:
             yield
         except BaseException as error:
-            self._batch = None
+            self._batch, self._pending = None, False
             self._bounded(partial(pipeline.__exit__, type(error), error, error.__traceback__))
+            self._undo()  # an error psycopg read early raises from a later statement, the COMMIT too
             raise
         self._batch, self._pending = None, False
         try:
             self._bounded(partial(pipeline.__exit__, None, None, None))
         except psycopg.Error:
-            if not (self.raw.closed or self.raw.broken) and self.in_transaction:
-                self.rollback()
+            self._undo()
             raise
+
+    def _undo(self) -> None:
+        """Roll back what a failed batch left open (nothing on a lost connection: the server did)."""
+        if not (self.raw.closed or self.raw.broken) and self.in_transaction:
+            self.rollback()
 
     def _queue(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any]) -> Any:
         if sql == "ROLLBACK":  # a failed batch skips what was queued after the error, a ROLLBACK too
