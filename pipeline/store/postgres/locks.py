@@ -7,6 +7,7 @@ so a tick pays one round trip for each end of the lock, not two.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -26,12 +27,64 @@ RESET_LEASE = ("set_config('idle_session_timeout', (SELECT reset_val FROM pg_set
                "WHERE name = 'idle_session_timeout'), false)")
 
 
-def _heartbeat(conn: PgConnection, every_s: float, stop: threading.Event) -> None:
-    """A statement whenever the holder's connection has been quiet for ``every_s``: it is alive, only busy."""
-    while not stop.wait(every_s):
-        if time.monotonic() - conn.used_at >= every_s:
-            with suppress(psycopg.Error):  # e.g. inside the holder's failed transaction; its own error says it
+class Heartbeat:
+    """One thread per process that breaks the silence of every held tick lock's connection: a statement whenever
+    one has been quiet for its ``every_s``, so a live holder is never taken for a stopped one. (A thread per tick
+    cost its start and its join, each a wait for the scheduler on a busy machine.)"""
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[PgConnection, float]] = {}
+        self._tokens = itertools.count()
+        self._cond = threading.Condition()
+        self._pinging: int | None = None  # the holder whose connection is being sent a statement now
+        self._thread: threading.Thread | None = None
+
+    def hold(self, conn: PgConnection, every_s: float) -> int:
+        with self._cond:
+            token = next(self._tokens)
+            self._held[token] = (conn, every_s)
+            if self._thread is None or not self._thread.is_alive():  # none yet, or a forked child's
+                self._thread = threading.Thread(target=self._run, name="persona-lease", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+        return token
+
+    def release(self, token: int) -> None:
+        """Once this returns, the heartbeat sends nothing more on that connection (one in flight is waited for)."""
+        with self._cond:
+            self._held.pop(token, None)
+            while self._pinging == token:
+                self._cond.wait()
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                quiet = [token for token, (conn, every_s) in self._held.items() if now - conn.used_at >= every_s]
+                if quiet:
+                    self._ping(quiet[0])
+                    continue
+                wake = min((conn.used_at + every_s for conn, every_s in self._held.values()), default=None)
+                self._cond.wait(None if wake is None else max(wake - now, 0.001))
+
+    def _ping(self, token: int) -> None:
+        """Send one holder's statement outside the lock (another holder's release must not wait for it)."""
+        conn = self._held[token][0]
+        self._pinging = token
+        self._cond.release()
+        try:
+            # Any failure is the holder's to meet (inside its failed transaction, a lost connection); the one
+            # thread every holder shares must not end with it, nor ask again at once.
+            with suppress(Exception):
                 conn.execute("SELECT 1")
+            conn.used_at = max(conn.used_at, time.monotonic())
+        finally:
+            self._cond.acquire()
+            self._pinging = None
+            self._cond.notify_all()
+
+
+HEARTBEAT = Heartbeat()
 
 
 def _try_lock(conn: PgConnection, key: str, lease_ms: int, leased: bool) -> bool:
@@ -49,15 +102,11 @@ def tick_lock(conn: PgConnection, key: str, *, timeout_s: float, lease_ms: int, 
             yield False
             return
         time.sleep(poll_s)
-    stop = threading.Event()
-    beat = threading.Thread(target=_heartbeat, args=(conn, lease_ms / 4000, stop), name="persona-lease",
-                            daemon=True)
-    beat.start()
+    beat = HEARTBEAT.hold(conn, lease_ms / 4000)
     try:
         yield True
     finally:
-        stop.set()
-        beat.join()
+        HEARTBEAT.release(beat)
         # A lost connection has released the lock with its session: the tick's work stands.
         with suppress(psycopg.OperationalError):
             conn.execute(f"SELECT pg_advisory_unlock({scoped_lock('?')})" + (f", {RESET_LEASE}" if leased else ""),
