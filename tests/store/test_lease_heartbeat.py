@@ -1,4 +1,5 @@
-"""One heartbeat thread per process keeps every tick lock it holds alive past the lease, and lets each go alone."""
+"""One heartbeat thread per process keeps every tick lock it holds alive past the lease, and lets each go alone
+(the release names its profile as a quoted literal: a quote in the name is a test of it)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ def held_elsewhere(pg: Db, profile: str) -> bool:
 
 
 def test_two_profiles_held_in_one_process_both_outlive_the_lease_and_are_let_go_alone(pg):
-    release = {"ana": threading.Event(), "ben": threading.Event()}
-    taken = {"ana": threading.Event(), "ben": threading.Event()}
+    release = {"ana": threading.Event(), "ben's": threading.Event()}
+    taken = {"ana": threading.Event(), "ben's": threading.Event()}
     failures: list[BaseException] = []
 
     def hold(profile: str) -> None:
@@ -39,15 +40,15 @@ def test_two_profiles_held_in_one_process_both_outlive_the_lease_and_are_let_go_
         thread.start()
     assert all(event.wait(30) for event in taken.values())
     time.sleep(3 * LEASE_MS / 1000)  # silent for three leases but for the heartbeat
-    assert held_elsewhere(pg, "ana") and held_elsewhere(pg, "ben")
+    assert held_elsewhere(pg, "ana") and held_elsewhere(pg, "ben's")
     release["ana"].set()
     threads[0].join(30)
-    assert not held_elsewhere(pg, "ana") and held_elsewhere(pg, "ben")
+    assert not held_elsewhere(pg, "ana") and held_elsewhere(pg, "ben's")
     time.sleep(2 * LEASE_MS / 1000)
-    assert held_elsewhere(pg, "ben")
-    release["ben"].set()
+    assert held_elsewhere(pg, "ben's")
+    release["ben's"].set()
     threads[1].join(30)
     assert not failures, failures
-    assert not held_elsewhere(pg, "ben")
+    assert not held_elsewhere(pg, "ben's")
     with PersonaStore(pg.target, profile="ana") as store, store.read() as conn:  # a connection the holders used
         assert conn.execute("SHOW idle_session_timeout").fetchone()[0] == "0"  # the lease went with the lock

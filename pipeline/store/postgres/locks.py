@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 import psycopg
+from psycopg import sql
 
 from .connection import PgConnection
 from .schema import scoped_lock
@@ -22,9 +23,6 @@ LEASE_SINCE = 140000  # idle_session_timeout is PostgreSQL 14's
 # The lock, and (only when it was taken) the lease; a subquery with a volatile function is evaluated once.
 TAKE = (f"SELECT held, CASE WHEN held AND ? THEN set_config('idle_session_timeout', ?, false) END "
         f"FROM (SELECT pg_try_advisory_lock({scoped_lock('?')}) AS held OFFSET 0) AS attempt")
-# What RESET would do: the session's own value back (the server's, the role's or the database's).
-RESET_LEASE = ("set_config('idle_session_timeout', (SELECT reset_val FROM pg_settings "
-               "WHERE name = 'idle_session_timeout'), false)")
 
 
 class Heartbeat:
@@ -109,5 +107,11 @@ def tick_lock(conn: PgConnection, key: str, *, timeout_s: float, lease_ms: int, 
         HEARTBEAT.release(beat)
         # A lost connection has released the lock with its session: the tick's work stands.
         with suppress(psycopg.OperationalError):
-            conn.execute(f"SELECT pg_advisory_unlock({scoped_lock('?')})" + (f", {RESET_LEASE}" if leased else ""),
-                         (key,))
+            conn.execute(_release(conn, key, leased))
+
+
+def _release(conn: PgConnection, key: str, leased: bool) -> str:
+    """The lease's RESET and the unlock as one simple query (one round trip; a simple query takes no
+    parameters, so the key is a literal psycopg quotes)."""
+    unlock = f"SELECT pg_advisory_unlock({scoped_lock(sql.Literal(key).as_string(conn.raw))})"
+    return f"RESET idle_session_timeout; {unlock}" if leased else unlock
