@@ -12,11 +12,15 @@ Prints figures, not pass/fail:
 - the database's size once every profile is rendered (the capacity figure);
 - per-profile render latency (p50, p99);
 - cold injection from the store, and the warm path;
-- how long until every one of WATCHERS injector processes sees a new block.
+- how long until every one of WATCHERS injector processes sees a new block;
+- the statements and round trips of one changed profile's tick and of one with nothing to do, counted on the
+  wire, and, with ``--compare-ref REF``, the same for commit REF's code beside this one's, with one tick
+  worker's renders per second of both interleaved in the same run (``benchmarks.pg_base``).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -27,6 +31,7 @@ import uuid
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
@@ -34,18 +39,28 @@ from pipeline import PersonaInjector, PersonaStore, Settings, import_facts, load
 from pipeline.store.postgres.listen import listener_for, stop_listener
 from pipeline.store.postgres.pools import close_pool
 
+from .pg_base import checkout, env_for, round_trip_rows, throughput_rows
+from .pg_wire import Relay
+
 PROFILES = int(os.environ.get("PERSONA_BENCH_PROFILES", "10000"))
 FACTS = 50
 IMPORTERS = 4
 CHANGED = 1000
 WATCHERS = 4
 ROUNDS = 10
+COMPARE_ROUNDS = int(os.environ.get("PERSONA_BENCH_COMPARE_ROUNDS", "3"))
 ADMIN_URL = os.environ.get("PERSONA_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 REPO = Path(__file__).resolve().parent.parent
 TOPICS = ("style", "tools", "git", "writing", "review")
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.postgres", description=__doc__.splitlines()[0])
+    parser.add_argument("--compare-ref", help="a commit whose code to measure beside this one's, in the same run")
+    args = parser.parse_args()
+    trees = {"this commit": REPO}
+    if args.compare_ref:
+        trees = {f"{args.compare_ref}": checkout(args.compare_ref), "this commit": REPO}
     database = f"persona_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {database}")
@@ -57,6 +72,7 @@ def main() -> None:
             config = write_config(work, url)
             rows += bench_import(work, url)
             rows += bench_ticks(work, url, config)
+            rows += bench_codes(work, url, trees)
             rows += bench_latency(url, config)
             rows += bench_injection(url, config)
             rows += bench_propagation(work, url, config)
@@ -77,7 +93,7 @@ def main() -> None:
 
 
 def write_config(work: Path, url: str) -> Path:
-    path = work / "persona.yaml"
+    path = work if work.suffix == ".yaml" else work / "persona.yaml"
     path.write_text(f"store:\n  url: {url}\ntargets:\n  markdown:\n    output: store\n"
                     "injection:\n  enabled: true\n  source: store\n  check_interval_ms: 250\n")
     return path
@@ -123,7 +139,7 @@ def bench_import(work: Path, url: str) -> list[tuple[str, str]]:
 # -- tick --all-profiles ---------------------------------------------------------------------
 
 
-def change_profiles(url: str, count: int) -> None:
+def change_profiles(url: str, count: int) -> list[str]:
     """Give ``count`` profiles a store change to render (the rest stay rendered): one fact's text changes and
     the profile's change counter moves, as an edit through persona-tier does, so each render writes a new
     block (a bare counter bump would render the same bytes, which commits without waiting for the disk)."""
@@ -133,13 +149,15 @@ def change_profiles(url: str, count: int) -> None:
         conn.execute("UPDATE memoria_persona SET content = content || ' (edited)' WHERE id IN (SELECT MIN(id) FROM "
                      "memoria_persona WHERE session_id = ANY(%s) GROUP BY session_id)", (chosen,))
         conn.execute("UPDATE persona_state SET generation = generation + 1 WHERE session_id = ANY(%s)", (chosen,))
+    return chosen
 
 
-def run_workers(config: Path, workers: int) -> float:
-    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(REPO)}
+def run_workers(config: Path, workers: int, tree: Path = REPO) -> float:
+    """Seconds until ``workers`` processes of ``tick --all-profiles`` on ``tree``'s code all finished."""
     start = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-m", "pipeline", "-c", str(config), "tick", "--all-profiles",
-                               "--json"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                               "--json"], env=env_for(tree), cwd=tree, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
              for _ in range(workers)]
     for proc in procs:
         _, err = proc.communicate()
@@ -194,6 +212,30 @@ def bench_ticks(work: Path, url: str, config: Path) -> list[tuple[str, str]]:
                      f"{seconds:.1f} s, {rate:,.0f} renders/s ({rate / base:.2f}x one worker; "
                      f"{rendered:,} rendered)"))
     return rows
+
+
+def bench_codes(work: Path, url: str, trees: dict[str, Path]) -> list[tuple[str, str]]:
+    """Round trips of one profile's tick per code, then (comparing) one worker's renders/s per code, interleaved."""
+    parts = urlsplit(url)
+    relay = Relay(parts.hostname or "127.0.0.1", parts.port or 5432)
+    user = parts.netloc.rpartition("@")[0]
+    counted = write_config(work / "counted.yaml", urlunsplit(parts._replace(
+        netloc=f"{user}{'@' if user else ''}127.0.0.1:{relay.port}", query="sslmode=disable")))
+    try:
+        rows = round_trip_rows(trees, relay, counted, lambda count: change_profiles(url, count))
+    finally:
+        relay.close()
+    if len(trees) > 1:
+        config = write_config(work / "compare.yaml", url)
+        rows += throughput_rows(trees, COMPARE_ROUNDS, lambda tree: _one_worker_rate(url, config, tree))
+    return rows
+
+
+def _one_worker_rate(url: str, config: Path, tree: Path) -> float:
+    change_profiles(url, CHANGED)
+    before = last_run_id(url)
+    seconds = run_workers(config, 1, tree)
+    return rendered_since(url, before) / seconds
 
 
 # -- per-profile latency, injection -----------------------------------------------------------
@@ -268,8 +310,8 @@ for line in sys.stdin:
 def bench_propagation(work: Path, url: str, config: Path) -> list[tuple[str, str]]:
     name = profile(1)
     settings = settings_for(config, name)
-    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(REPO)}
-    watchers = [subprocess.Popen([sys.executable, "-c", WATCHER, str(config), name], env=env, stdin=subprocess.PIPE,
+    watchers = [subprocess.Popen([sys.executable, "-c", WATCHER, str(config), name], env=env_for(REPO),
+                                 cwd=REPO, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True) for _ in range(WATCHERS)]
     for proc in watchers:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"

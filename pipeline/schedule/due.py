@@ -24,17 +24,14 @@ from typing import Any
 from ..clock import to_db
 from ..config.schema import Settings
 from ..config.targets import resolve_target
-from ..defaults import DEFAULT_CONFIDENCE
 from ..errors import InputError
 from ..stages.fingerprint import config_hash
 from ..store import PersonaStore
+from ..store.retention_due import retention_due, retention_params
 from ..store.validation import MAX_PROFILE_CHARS, check_text
 from .triggers import daily_slot
 
 log = logging.getLogger(__name__)
-
-MAX_HALVINGS = 1000  # 2^1000 is about 1e301: still a float on both engines
-MARGIN = 1e-9  # relative: a fact this close to expiring or decaying away counts as due
 
 PROFILES = ("SELECT session_id AS profile FROM memoria_persona WHERE session_id IS NOT NULL "
             "UNION SELECT session_id FROM persona_state UNION SELECT profile FROM persona_blocks")
@@ -102,37 +99,6 @@ def _conditions(settings: Settings, store: PersonaStore, in_store: list[str]) ->
         conditions.append("(r.config_hash IS NOT NULL AND r.config_hash != :config)")
         params["config"] = config_hash(settings)
     if settings.retention.enabled:
-        conditions.append(_retention_due(settings, store))
-        params |= _retention_params(settings)
+        conditions.append(retention_due(settings.retention, store, "n.profile"))
+        params |= retention_params(settings.retention)
     return conditions, params
-
-
-def _retention_due(settings: Settings, store: PersonaStore) -> str:
-    """A fact of the profile that retention would evict or promote now (see ``retention._judge``)."""
-    dialect = store.dialect
-    age = f"{dialect.greatest}(COALESCE({dialect.age_days(':now', 'COALESCE(last_reinforced_at, created_at)')}, 0), 0)"
-    promote = ("(COALESCE(reinforcement_count, 0) >= :promote_after) OR "
-               if settings.retention.promote_after else "")
-    return (f"EXISTS (SELECT 1 FROM memoria_persona f WHERE f.session_id = n.profile AND f.tier != 'permanent' "
-            f"AND ({store.row_problem()}) IS NULL AND ("
-            f"(tier = 'working' AND ({promote}{age} * 24 >= :ttl_hours)) OR "
-            f"(tier = 'long_term' AND {_decayed_away(age)})))")
-
-
-def _decayed_away(age: str) -> str:
-    """confidence x 0.5^(age / half-life) < evict_below, without leaving PostgreSQL's float range.
-
-    PostgreSQL raises on a float underflow (0.5^2000, or a tiny confidence times a small power), so
-    the comparison is turned around to confidence < evict_below x 2^(age / half-life), and past
-    MAX_HALVINGS half-lives (where the decayed confidence is below 1e-300) a fact counts as due.
-    """
-    halvings = f"({age} / :half_life)"
-    return (f"CASE WHEN {halvings} >= {MAX_HALVINGS} THEN TRUE "
-            f"ELSE COALESCE(confidence, :confidence) < :evict_below * power(2.0, {halvings}) END")
-
-
-def _retention_params(settings: Settings) -> dict[str, Any]:
-    rules = settings.retention
-    return {"promote_after": rules.promote_after, "ttl_hours": rules.working_ttl_hours * (1 - MARGIN),
-            "half_life": rules.half_life_days, "evict_below": rules.evict_below * (1 + MARGIN),
-            "confidence": DEFAULT_CONFIDENCE}

@@ -25,7 +25,7 @@ from ..store.runs import LastRun, last_run
 from ..store.snapshots import prune_snapshots
 from .due import all_profiles, due_profiles
 from .retention import RetentionAction, apply_retention
-from .triggers import TriggerState, evaluate
+from .triggers import TriggerState, ask, evaluate
 
 if TYPE_CHECKING:  # the render pipeline loads when a tick renders: a prompt that finds nothing new never needs it
     from ..render.model import TargetReport
@@ -109,9 +109,14 @@ def _rendered_as_is(settings: Settings, store: PersonaStore, last: LastRun) -> b
 
 
 def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
-    evicted = apply_retention(store, settings.retention)
-    pruned = prune_idle_snapshots(store, settings.store.keep_snapshot_days)
-    states = evaluate(settings, store, force=force)
+    before = idle_cutoff(store, settings.store.keep_snapshot_days)
+    asked = ask(settings, store, retention=settings.retention, snapshots_before=before)
+    # Retention acts only where the question says a fact may be due (it never misses one), pruning only
+    # where an idle snapshot exists; either write sends the triggers back to the database for what is now.
+    evicted = apply_retention(store, settings.retention) if asked.retention_due else []
+    keep_days = settings.store.keep_snapshot_days
+    pruned = prune_idle_snapshots(store, keep_days, before=before) if asked.idle_snapshots else 0
+    states = evaluate(settings, store, force=force, state=None if evicted or pruned else asked)
     fired = [state for state in states if state.fired]
     if not fired:
         return TickResult(False, "no trigger fired", states, evicted, pruned_snapshots=pruned)
@@ -127,11 +132,18 @@ def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickRe
     return TickResult(bool(reports), reason, states, evicted, reports, pruned, warnings)
 
 
-def prune_idle_snapshots(store: PersonaStore, keep_days: int) -> int:
-    """Delete the profile's session snapshots no session used for ``keep_days`` days (0 keeps them all)."""
-    if keep_days <= 0:
+def idle_cutoff(store: PersonaStore, keep_days: int) -> str | None:
+    """The time before which a session snapshot unused is pruned (None: ``keep_days`` 0 keeps them all)."""
+    return to_db(store.clock() - timedelta(days=keep_days)) if keep_days > 0 else None
+
+
+def prune_idle_snapshots(store: PersonaStore, keep_days: int, *, before: str | None = None) -> int:
+    """Delete the profile's session snapshots no session used for ``keep_days`` days (0 keeps them all);
+    ``before``: the cut-off :func:`idle_cutoff` gave, if already taken."""
+    before = before or idle_cutoff(store, keep_days)
+    if before is None:
         return 0
-    pruned = prune_snapshots(store, before=to_db(store.clock() - timedelta(days=keep_days)))
+    pruned = prune_snapshots(store, before=before)
     if pruned:
         log.info("profile %s: pruned %d session snapshots unused for %d days", store.profile, pruned, keep_days)
     return pruned

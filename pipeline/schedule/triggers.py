@@ -13,16 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import from_db
-from ..config.schema import Settings
+from ..config.schema import RetentionSettings, Settings
 from ..config.targets import ResolvedTarget, profile_targets, region_id
 from ..errors import PersonaError
 from ..fs.read import describe, probe_regular
 from ..fs.region_file import current_region, region_path
 from ..stages.fingerprint import config_hash
 from ..store import PersonaStore
-from ..store.blocks import existing_blocks
-from ..store.memories import new_memories
 from ..store.runs import LastRun, last_render, last_run
+from ..store.tick_state import TickState, tick_state
 from ..text import counted
 
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
@@ -41,34 +40,53 @@ class TriggerState:
         return asdict(self)
 
 
-def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False) -> list[TriggerState]:
-    """Every trigger's state, in a fixed order."""
+def ask(settings: Settings, store: PersonaStore, *, retention: RetentionSettings | None = None,
+        snapshots_before: str | None = None) -> TickState:
+    """What the triggers read of the profile, in one statement; with ``retention`` and ``snapshots_before``,
+    whether retention or snapshot pruning may have work too (see :func:`..store.tick_state.tick_state`)."""
+    return tick_state(store, targets=_in_store(_targets(settings, store)), at_most=settings.triggers.interval,
+                      retention=retention, snapshots_before=snapshots_before)
+
+
+def _targets(settings: Settings, store: PersonaStore) -> list[ResolvedTarget]:
+    """The profile's targets (a fixed file of another profile's is not this one's)."""
+    return profile_targets(settings, store.profile)[0]
+
+
+def _in_store(targets: list[ResolvedTarget]) -> list[str]:
+    return [target.name for target in targets if target.in_store]
+
+
+def evaluate(settings: Settings, store: PersonaStore, *, force: bool = False,
+             state: TickState | None = None) -> list[TriggerState]:
+    """Every trigger's state, in a fixed order; ``state``: what :func:`ask` found, if nothing changed since."""
     rules = settings.triggers
-    last = last_run(store)
     now = store.clock()
-    targets, _ = profile_targets(settings, store.profile)  # a fixed file of another profile's is not this one's
+    targets = _targets(settings, store)
     paths = [target.path for target in targets if not target.in_store]
-    in_store = [target.name for target in targets if target.in_store]
+    in_store = _in_store(targets)
+    if state is None:
+        state = tick_state(store, targets=in_store, at_most=rules.interval)
+    last = state.last
     regions = [target for target in targets if target.output == "region"]
     # Each region's file is read once, for both triggers that look at it.
     states = {t: _region_state(t, settings.render.max_region_file_bytes) for t in regions if t.path.exists()}
     return [
         TriggerState("explicit", rules.explicit, rules.explicit and force,
                      "--force was given" if force else "no --force"),
-        _cold_start(rules.cold_start, paths, store, in_store, states),
+        _cold_start(rules.cold_start, paths, state.blocks, in_store, states),
         _recovery(rules.recovery, [p for p in paths if p not in {t.path for t in regions}], store, states),
-        _interval(rules.on_interval, rules.interval, store, last),
+        _interval(rules.on_interval, rules.interval, state.new_memories, last),
         _daily(rules.daily_sync, rules.daily_sync_hour, now, last),
-        _store_changed(rules.store_changed, store, last),
+        _store_changed(rules.store_changed, state.generation, last),
         _config_changed(rules.config_changed, settings, last),
     ]
 
 
-def _cold_start(enabled: bool, paths: list[Path], store: PersonaStore, in_store: list[str],
+def _cold_start(enabled: bool, paths: list[Path], have: frozenset[str], in_store: list[str],
                 regions: dict[ResolvedTarget, str]) -> TriggerState:
     missing = [str(p) for p in paths if not p.exists() and not p.is_symlink()]
     missing += [f"{t.path} (its region)" for t, state in regions.items() if state == "missing"]
-    have = existing_blocks(store, in_store)
     missing += [f"the store (target {name!r})" for name in in_store if name not in have]
     kinds = " and ".join(kind for kind, some in (("persona file", paths), ("stored block", in_store)) if some)
     reason = f"no persona file at {', '.join(missing)}" if missing else f"every {kinds or 'persona file'} exists"
@@ -105,8 +123,7 @@ def _recovery(enabled: bool, paths: list[Path], store: PersonaStore,
     return TriggerState("recovery", enabled, enabled and bool(problems), reason)
 
 
-def _interval(enabled: bool, interval: int, store: PersonaStore, last: LastRun | None) -> TriggerState:
-    new = new_memories(store, since=last.memory_watermark if last else 0, at_most=interval)
+def _interval(enabled: bool, interval: int, new: int, last: LastRun | None) -> TriggerState:
     fired = enabled and new >= interval
     shown = f"{new}+" if new >= interval else str(new)
     noun = "memory" if shown == "1" else "memories"
@@ -130,8 +147,7 @@ def _daily(enabled: bool, hour: int, now: datetime, last: LastRun | None) -> Tri
     return TriggerState("daily_sync", enabled, enabled and due, reason)
 
 
-def _store_changed(enabled: bool, store: PersonaStore, last: LastRun | None) -> TriggerState:
-    generation = store.generation()
+def _store_changed(enabled: bool, generation: int, last: LastRun | None) -> TriggerState:
     rendered = last.generation if last else None
     # A counter below the last render's was reset (another tool erased the profile's state): changed too.
     changed = rendered is None or generation != rendered

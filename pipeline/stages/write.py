@@ -94,7 +94,7 @@ def _write_block(capped: CappedRender, ctx: StageContext) -> TargetReport:
     if ctx.dry_run:
         return dry_run(capped, ctx, previous)
     generation = capped.rendered.ranked.generation
-    with store.transaction(durable=previous != capped.text) as conn:
+    with store.transaction(durable=previous != capped.text, batched=True) as conn:
         stale = overtaken(store, target.path, generation)
         done = report(capped, previous, written=not stale and previous != capped.text, stale=stale)
         if done.written:

@@ -210,7 +210,7 @@ class Database:
                     conn.execute("COMMIT")
 
     @contextmanager
-    def transaction(self, *, durable: bool = True) -> Iterator[Connection]:
+    def transaction(self, *, durable: bool = True, batched: bool = False) -> Iterator[Connection]:
         """One write transaction; taken immediately so writers queue instead of deadlocking.
 
         On PostgreSQL, writers of the same profile queue on a lock of that
@@ -221,6 +221,10 @@ class Database:
         render that found its output unchanged): the commit does not wait for
         the disk, so a power cut can lose it, and the next tick does that work
         again. Every fact, and every run that changed a file, commits durably.
+
+        ``batched`` is for a transaction that does nothing but talk to the database between its statements (no
+        file written in the middle): on a server, its statements are sent together, a round trip only where a
+        result is read, and a failed one raises at the latest at the commit.
         """
         if self.readonly:
             raise StoreError(f"database {self.label} was opened read-only; this command cannot change it")
@@ -228,7 +232,7 @@ class Database:
             if conn.in_transaction:  # nested: the outer transaction commits or rolls back
                 yield conn
                 return
-            with self.backend.begin_write(conn, durable=durable):
+            with self.backend.begin_write(conn, durable=durable, batched=batched):
                 self.transactions += 1
                 try:
                     self.backend.claim_write(conn, self.profile)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import math
 import select
-import threading
 import time
 import weakref
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from ...errors import StoreError, StoreUnavailable
 from ..dialect import POSTGRES
 from ..features import Features
 from .connection import PgConnection, Unanswered, rows
+from .locks import tick_lock
 from .pools import POOL_MAX, Pool, pool_of, shared_pool
 from .schema import ensure_schema, scoped_channel, scoped_lock
 
@@ -63,19 +63,6 @@ def _has_input(raw: psycopg.Connection[Any]) -> bool:
     if raw.closed or raw.broken:
         return True
     return bool(select.select([raw.fileno()], [], [], 0)[0])
-
-
-def _heartbeat(conn: PgConnection, every_s: float, stop: threading.Event) -> None:
-    """A statement whenever the holder's connection has been quiet for ``every_s``: it is alive, only busy."""
-    while not stop.wait(every_s):
-        if time.monotonic() - conn.used_at >= every_s:
-            with suppress(psycopg.Error):  # e.g. inside the holder's failed transaction; its own error says it
-                conn.execute("SELECT 1")
-
-
-def _try_lock(conn: PgConnection, key: str) -> bool:
-    row = conn.execute(f"SELECT pg_try_advisory_lock({scoped_lock('?')})", (key,)).fetchone()
-    return bool(row and row[0])
 
 
 def channel_name(raw: psycopg.Connection[Any], channel: str) -> str:
@@ -213,10 +200,22 @@ class PostgresBackend:
     # -- locks ------------------------------------------------------------
 
     @contextmanager
-    def begin_write(self, conn: Connection, *, durable: bool) -> Iterator[None]:
-        """BEGIN; a commit that need not be durable does not wait for the server's WAL flush."""
-        conn.execute("BEGIN" if durable else "BEGIN; SET LOCAL synchronous_commit TO OFF")
-        yield
+    def begin_write(self, conn: Connection, *, durable: bool, batched: bool = False) -> Iterator[None]:
+        """BEGIN; a commit that need not be durable does not wait for the server's WAL flush. ``batched``: in
+        psycopg's pipeline mode, a round trip only where a result is read and one for the rest with the COMMIT
+        (but for a borrow's first statement, sent alone: on a lost connection it is sent again on a fresh one)."""
+        pg = cast(PgConnection, conn)  # one that connect() made
+        begin = ["BEGIN"] if durable else ["BEGIN", "SET LOCAL synchronous_commit TO OFF"]
+        if not batched or pg.fresh:
+            conn.execute("; ".join(begin))
+            begin = []
+        if not batched:
+            yield
+            return
+        with pg.batch():
+            for statement in begin:
+                conn.execute(statement)
+            yield
 
     def claim_write(self, conn: Connection, profile: str) -> None:
         """Queue behind the profile's other writers until this transaction ends (at most lock_timeout)."""
@@ -239,41 +238,11 @@ class PostgresBackend:
         one pooled connection while waiting for another would deadlock a
         process whose threads all tick.
         """
-        key = TICK_LOCK + store.profile
         with store.read() as shared:
             conn = cast(PgConnection, shared)  # one that connect() made
-            deadline = time.monotonic() + timeout_s
-            while not _try_lock(conn, key):
-                if time.monotonic() >= deadline:
-                    yield False
-                    return
-                time.sleep(LOCK_POLL_S)
-            try:
-                with self._leased(conn):
-                    yield True
-            finally:
-                # A lost connection has released the lock with its session: the tick's work stands.
-                with suppress(psycopg.OperationalError):
-                    conn.execute(f"SELECT pg_advisory_unlock({scoped_lock('?')})", (key,))
-
-    @contextmanager
-    def _leased(self, conn: PgConnection) -> Iterator[None]:
-        """While held, the server ends this session after lock_lease_ms of silence; a heartbeat breaks the silence."""
-        lease = conn.raw.info.server_version >= 140000  # idle_session_timeout is PostgreSQL 14's
-        if lease:
-            conn.execute("SELECT set_config('idle_session_timeout', ?, false)", (f"{int(self.lock_lease_ms)}ms",))
-        stop = threading.Event()
-        beat = threading.Thread(target=_heartbeat, args=(conn, self.lock_lease_ms / 4000, stop),
-                                name="persona-lease", daemon=True)
-        beat.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            beat.join()
-            if lease:
-                with suppress(psycopg.OperationalError):
-                    conn.execute("RESET idle_session_timeout")
+            with tick_lock(conn, TICK_LOCK + store.profile, timeout_s=timeout_s, lease_ms=int(self.lock_lease_ms),
+                           poll_s=LOCK_POLL_S) as held:
+                yield held
 
     def tables(self, conn: Connection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute(

@@ -7,7 +7,8 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import lru_cache
+from contextlib import contextmanager
+from functools import lru_cache, partial
 from typing import Any
 
 import psycopg
@@ -102,12 +103,22 @@ class PgConnection:
         self.bound_s = bound_s
         self.used_at = time.monotonic()
         self._renew = renew  # None once the borrow's first statement has been sent
+        self._batch: psycopg.Pipeline | None = None
+        self._pending = False  # the batch queued statements since its last Sync
 
     @property
     def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
+        # A batch is a transaction's: its BEGIN may still be queued, unsent, while libpq says IDLE.
+        return self._batch is not None or self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    @property
+    def fresh(self) -> bool:
+        """Whether nothing was sent yet in this borrow (its first statement is sent again on a lost connection)."""
+        return self._renew is not None
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = (), /) -> Any:
+        if self._batch is not None:
+            return self._queue(sql, parameters)
         renew, self._renew = self._renew, None
         try:
             return self._execute(sql, parameters)
@@ -136,4 +147,82 @@ class PgConnection:
 
     def rollback(self) -> None:
         with WATCHDOG.bound(self.raw.fileno(), self.bound_s):
-            self.raw.rollback()
+            self.raw.rollback()  # in a batch, psycopg first leaves the pipeline's aborted state
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Statements sent in psycopg's pipeline mode: queued, and sent only when a result is asked for and when
+        the block ends (a Sync: one round trip each), every wait bounded as a statement's is. An error raises at
+        the latest as the block ends, and a transaction it left open is rolled back. Not for a borrow's first
+        statement, which must fail at once on a lost connection to be sent again on a fresh one."""
+        assert self._batch is None and self._renew is None
+        pipeline = self.raw.pipeline()
+        self._batch = self._bounded(pipeline.__enter__)  # no round trip: libpq only switches its mode
+        try:
+            yield
+        except BaseException as error:
+            self._batch, self._pending = None, False
+            self._bounded(partial(pipeline.__exit__, type(error), error, error.__traceback__))
+            self._undo()  # an error psycopg read early raises from a later statement, the COMMIT too
+            raise
+        self._batch, self._pending = None, False
+        try:
+            self._bounded(partial(pipeline.__exit__, None, None, None))
+        except psycopg.Error:
+            self._undo()
+            raise
+
+    def _undo(self) -> None:
+        """Roll back what a failed batch left open (nothing on a lost connection: the server did)."""
+        if not (self.raw.closed or self.raw.broken) and self.in_transaction:
+            self.rollback()
+
+    def _queue(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any]) -> Any:
+        if sql == "ROLLBACK":  # a failed batch skips what was queued after the error, a ROLLBACK too
+            self.rollback()
+            return None
+        cursor = self._bounded(lambda: self.raw.execute(translate(sql) if parameters else sql, parameters or None))
+        self._pending = True
+        return Queued(self, cursor)
+
+    def flush(self) -> None:
+        """Send what the batch queued and wait for its answers (a Sync: inside BEGIN, the transaction goes on)."""
+        if self._batch is not None and self._pending:
+            self._pending = False
+            self._bounded(self._batch.sync)
+
+    def _bounded(self, call: Callable[[], Any]) -> Any:
+        with WATCHDOG.bound(self.raw.fileno(), self.bound_s) as watch:
+            try:
+                return call()
+            except psycopg.OperationalError as error:
+                if watch.fired:
+                    raise Unanswered(f"no answer within {self.bound_s} s") from error
+                raise
+            finally:
+                self.used_at = time.monotonic()
+
+
+class Queued:
+    """A statement's cursor in a batch: asking for its result first sends what the batch queued so far."""
+
+    def __init__(self, conn: PgConnection, cursor: psycopg.Cursor[Any]) -> None:
+        self._conn = conn
+        self._cursor = cursor
+
+    def _ready(self) -> psycopg.Cursor[Any]:
+        self._conn.flush()
+        return self._cursor
+
+    @property
+    def rowcount(self) -> int:
+        return self._ready().rowcount
+
+    def fetchone(self) -> Any:
+        return self._ready().fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self._ready().fetchall()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._ready())

@@ -112,9 +112,10 @@ class SqliteBackend:
         return True  # a file does not hang up
 
     @contextmanager
-    def begin_write(self, conn: Connection, *, durable: bool) -> Iterator[None]:
+    def begin_write(self, conn: Connection, *, durable: bool, batched: bool = False) -> Iterator[None]:
         """BEGIN IMMEDIATE; a commit that need not be durable skips the WAL's fsync (synchronous=NORMAL, which
-        SQLite lets a connection change only between transactions, so it is put back once this one ends)."""
+        SQLite lets a connection change only between transactions, so it is put back once this one ends).
+        ``batched`` changes nothing: a file has no round trips to save."""
         if durable:
             conn.execute("BEGIN IMMEDIATE")
             yield

@@ -1,0 +1,105 @@
+"""`make bench-pg`'s comparison with another commit, in the same run: that commit's code checked out beside
+this one (a detached ``git worktree`` under ``var/``), run in subprocesses against the same database.
+
+Both sides run the same operations, interleaved, on the same machine at the same moments: statements and round
+trips of one profile's tick counted on the wire (:mod:`benchmarks.pg_wire`), and ``tick --all-profiles``
+throughput of one worker. The compared commit must read the same schema (no migration between the two).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from .pg_wire import Relay
+
+REPO = Path(__file__).resolve().parent.parent
+
+# One profile's ticks, on the code in PYTHONPATH: "ready" once two ticks of another profile (argv[3]) have
+# warmed the pool (each pooled connection carries the session settings once, as a worker's do), then one tick
+# per input line.
+PROBE = """
+import sys
+from pipeline import PersonaStore, load_settings, tick
+settings = load_settings(config_files=[sys.argv[1]], overrides={"store.profile": sys.argv[2]})
+warm = load_settings(config_files=[sys.argv[1]], overrides={"store.profile": sys.argv[3]})
+for _ in range(2):
+    with PersonaStore.from_settings(warm) as store:
+        tick(warm, store=store)
+with PersonaStore.from_settings(settings) as store:
+    store.open()
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        print(tick(settings, store=store).rendered, flush=True)
+"""
+
+
+def checkout(ref: str) -> Path:
+    """A detached worktree of ``ref`` under var/bench-pg-base/ (made once per commit, kept for the next run)."""
+    sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", f"{ref}^{{commit}}"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    tree = REPO / "var" / "bench-pg-base" / sha[:12]
+    if not (tree / "pipeline").is_dir():
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), sha], check=True,
+                       capture_output=True)
+    return tree
+
+
+def env_for(tree: Path) -> dict[str, str]:
+    """A clean environment whose ``import pipeline`` is ``tree``'s (run it with ``cwd=tree``: ``-c`` and ``-m``
+    put the working directory first on the path)."""
+    return {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(tree)}
+
+
+def count_tick(tree: Path, relay: Relay, config: Path, profile: str, warm: str) -> list[tuple[int, int]]:
+    """(statements, round trips) of a tick of ``profile`` (changed), then of a second tick (nothing to do)."""
+    proc = subprocess.Popen([sys.executable, "-c", PROBE, str(config), profile, warm], env=env_for(tree), cwd=tree,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    if proc.stdout.readline().strip() != "ready":
+        raise SystemExit(f"the tick probe on {tree} did not start")
+    counts = []
+    for expected in ("True", "False"):
+        relay.tally.reset()
+        proc.stdin.write("tick\n")
+        proc.stdin.flush()
+        rendered = proc.stdout.readline().strip()
+        if rendered != expected:
+            raise SystemExit(f"the tick probe on {tree} rendered {rendered!r}, expected {expected}")
+        counts.append((relay.tally.statements, relay.tally.round_trips))
+        if os.environ.get("PERSONA_BENCH_SHOW_SQL"):
+            print(f"{tree} rendered={rendered}:", *(f"    {sql[:120]}" for sql in relay.tally.sql), sep="\n")
+    proc.stdin.close()
+    proc.wait(30)
+    return counts
+
+
+def round_trip_rows(trees: dict[str, Path], relay: Relay, config: Path,
+                    change: Callable[[int], list[str]]) -> list[tuple[str, str]]:
+    """One row per code: the statements and round trips of a changed and of an unchanged tick."""
+    rows = []
+    for label, tree in trees.items():
+        profile, warm = change(2)
+        (changed, changed_trips), (idle, idle_trips) = count_tick(tree, relay, config, profile, warm)
+        rows.append((f"one profile's tick on the wire, {label}",
+                     f"changed: {changed} statements, {changed_trips} round trips; "
+                     f"nothing to do: {idle} statements, {idle_trips} round trips"))
+    return rows
+
+
+def throughput_rows(trees: dict[str, Path], rounds: int, run: Callable[[Path], float]) -> list[tuple[str, str]]:
+    """Renders per second of one ``tick --all-profiles`` worker per code, interleaved over ``rounds``."""
+    rates: dict[str, list[float]] = {label: [] for label in trees}
+    for _ in range(rounds):
+        for label, tree in trees.items():
+            rates[label].append(run(tree))
+    medians = {label: statistics.median(values) for label, values in rates.items()}
+    first = next(iter(medians.values()))
+    return [(f"`tick --all-profiles`, 1 worker, renders/s, {label} (median of {rounds}, interleaved)",
+             f"{median:,.0f} renders/s ({median / first:.2f}x {next(iter(medians))}; runs: "
+             f"{', '.join(f'{rate:,.0f}' for rate in rates[label])})") for label, median in medians.items()]

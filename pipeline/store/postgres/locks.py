@@ -1,0 +1,117 @@
+"""The profile's tick lock on PostgreSQL: a session advisory lock, with a lease that frees it if its holder stops.
+
+The lease is the session's ``idle_session_timeout`` (PostgreSQL 14 on): set in
+the statement that takes the lock, and put back in the one that releases it,
+so a tick pays one round trip for each end of the lock, not two.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import psycopg
+from psycopg import sql
+
+from .connection import PgConnection
+from .schema import scoped_lock
+
+LEASE_SINCE = 140000  # idle_session_timeout is PostgreSQL 14's
+# The lock, and (only when it was taken) the lease; a subquery with a volatile function is evaluated once.
+TAKE = (f"SELECT held, CASE WHEN held AND ? THEN set_config('idle_session_timeout', ?, false) END "
+        f"FROM (SELECT pg_try_advisory_lock({scoped_lock('?')}) AS held OFFSET 0) AS attempt")
+
+
+class Heartbeat:
+    """One thread per process that breaks the silence of every held tick lock's connection: a statement whenever
+    one has been quiet for its ``every_s``, so a live holder is never taken for a stopped one. (A thread per tick
+    cost its start and its join, each a wait for the scheduler on a busy machine.)"""
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[PgConnection, float]] = {}
+        self._tokens = itertools.count()
+        self._cond = threading.Condition()
+        self._pinging: int | None = None  # the holder whose connection is being sent a statement now
+        self._thread: threading.Thread | None = None
+
+    def hold(self, conn: PgConnection, every_s: float) -> int:
+        with self._cond:
+            token = next(self._tokens)
+            self._held[token] = (conn, every_s)
+            if self._thread is None or not self._thread.is_alive():  # none yet, or a forked child's
+                self._thread = threading.Thread(target=self._run, name="persona-lease", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+        return token
+
+    def release(self, token: int) -> None:
+        """Once this returns, the heartbeat sends nothing more on that connection (one in flight is waited for)."""
+        with self._cond:
+            self._held.pop(token, None)
+            while self._pinging == token:
+                self._cond.wait()
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                quiet = [token for token, (conn, every_s) in self._held.items() if now - conn.used_at >= every_s]
+                if quiet:
+                    self._ping(quiet[0])
+                    continue
+                wake = min((conn.used_at + every_s for conn, every_s in self._held.values()), default=None)
+                self._cond.wait(None if wake is None else max(wake - now, 0.001))
+
+    def _ping(self, token: int) -> None:
+        """Send one holder's statement outside the lock (another holder's release must not wait for it)."""
+        conn = self._held[token][0]
+        self._pinging = token
+        self._cond.release()
+        try:
+            # Any failure is the holder's to meet (inside its failed transaction, a lost connection); the one
+            # thread every holder shares must not end with it, nor ask again at once.
+            with suppress(Exception):
+                conn.execute("SELECT 1")
+            conn.used_at = max(conn.used_at, time.monotonic())
+        finally:
+            self._cond.acquire()
+            self._pinging = None
+            self._cond.notify_all()
+
+
+HEARTBEAT = Heartbeat()
+
+
+def _try_lock(conn: PgConnection, key: str, lease_ms: int, leased: bool) -> bool:
+    row = conn.execute(TAKE, (leased, f"{lease_ms}ms", key)).fetchone()
+    return bool(row and row[0])
+
+
+@contextmanager
+def tick_lock(conn: PgConnection, key: str, *, timeout_s: float, lease_ms: int, poll_s: float) -> Iterator[bool]:
+    """Hold lock ``key`` on ``conn`` (polling every ``poll_s``), leased while held; False when it stayed taken."""
+    leased = conn.raw.info.server_version >= LEASE_SINCE
+    deadline = time.monotonic() + timeout_s
+    while not _try_lock(conn, key, lease_ms, leased):
+        if time.monotonic() >= deadline:
+            yield False
+            return
+        time.sleep(poll_s)
+    beat = HEARTBEAT.hold(conn, lease_ms / 4000)
+    try:
+        yield True
+    finally:
+        HEARTBEAT.release(beat)
+        # A lost connection has released the lock with its session: the tick's work stands.
+        with suppress(psycopg.OperationalError):
+            conn.execute(_release(conn, key, leased))
+
+
+def _release(conn: PgConnection, key: str, leased: bool) -> str:
+    """The lease's RESET and the unlock as one simple query (one round trip; a simple query takes no
+    parameters, so the key is a literal psycopg quotes)."""
+    unlock = f"SELECT pg_advisory_unlock({scoped_lock(sql.Literal(key).as_string(conn.raw))})"
+    return f"RESET idle_session_timeout; {unlock}" if leased else unlock
