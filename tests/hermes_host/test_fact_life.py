@@ -8,15 +8,11 @@ model's tool calls dispatched by Hermes. Everything is checked from the requests
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from typing import Any
 
 import pytest
 
 from .fact_life import ADDED, CHILD, ELSEWHERE, HERE, HERMES_ONLY, KEPT, MOVED, NOW, PROMOTED, SECRET
-from .test_real_hermes import REPO, isolated
+from .test_real_hermes import scenarios
 
 HEADER = "# L3 Persona (Active Behavioral Rules)"
 BOB = "Bob plays the cello."
@@ -26,19 +22,7 @@ MODES = ["life_beside_mnemosyne", "life_as_provider"]
 
 @pytest.fixture(scope="module")
 def life(tmp_path_factory):
-    results: dict[str, dict[str, Any]] = {}
-
-    def scenario(name: str) -> dict[str, Any]:
-        if name not in results:
-            root = tmp_path_factory.mktemp(name)
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMOSYNE_", "HERMES_"))}
-            done = subprocess.run([*isolated(), sys.executable, "-m", "tests.hermes_host.fact_life", name, str(root)],
-                                  cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
-            results[name] = json.loads((root / "result.json").read_text())
-        return results[name]
-
-    return scenario
+    return scenarios(tmp_path_factory, "tests.hermes_host.fact_life")
 
 
 def persona(prompt: str) -> str:

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,21 +36,27 @@ def isolated() -> list[str]:
     return []
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def scenarios(tmp_path_factory: pytest.TempPathFactory, module: str) -> Callable[[str], dict[str, Any]]:
+    """Each named scenario of ``module`` (``python -m MODULE NAME ROOT`` writes ROOT/result.json) run once, in a
+    process of its own with loopback only and no MNEMOSYNE_/HERMES_ variable of ours; its result, by name."""
     results: dict[str, dict[str, Any]] = {}
 
     def scenario(name: str) -> dict[str, Any]:
         if name not in results:
             root = tmp_path_factory.mktemp(name)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMOSYNE_", "HERMES_"))}
-            done = subprocess.run([*isolated(), sys.executable, "-m", "tests.hermes_host.driver", name, str(root)],
+            done = subprocess.run([*isolated(), sys.executable, "-m", module, name, str(root)],
                                   cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
             results[name] = json.loads((root / "result.json").read_text())
         return results[name]
 
     return scenario
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return scenarios(tmp_path_factory, "tests.hermes_host.driver")
 
 
 MODES = ["beside_mnemosyne", "as_provider"]

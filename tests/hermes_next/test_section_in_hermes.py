@@ -8,15 +8,9 @@ own objects in a process of its own, in a network namespace with only `lo` where
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from typing import Any
-
 import pytest
 
-from tests.hermes_host.test_real_hermes import REPO, isolated
+from tests.hermes_host.test_real_hermes import isolated, scenarios
 
 from .scenario import BOB, ELSEWHERE, HERE, HERMES_ONLY, KEPT, LATER, RESUMED, SECRET
 
@@ -28,19 +22,7 @@ MODES = ["section", "section_mnemosyne_persona"]
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    results: dict[str, dict[str, Any]] = {}
-
-    def scenario(name: str) -> dict[str, Any]:
-        if name not in results:
-            root = tmp_path_factory.mktemp(name)
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMOSYNE_", "HERMES_"))}
-            done = subprocess.run([*isolated(), sys.executable, "-m", "tests.hermes_next.scenario", name, str(root)],
-                                  cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
-            results[name] = json.loads((root / "result.json").read_text())
-        return results[name]
-
-    return scenario
+    return scenarios(tmp_path_factory, "tests.hermes_next.scenario")
 
 
 def section(prompt: str) -> str:

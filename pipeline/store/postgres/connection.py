@@ -133,17 +133,9 @@ class PgConnection:
             return self._execute(sql, parameters)
 
     def _execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any]) -> Any:
-        with WATCHDOG.bound(self.raw.fileno(), self.bound_s) as watch:
-            try:
-                if not parameters:  # without parameters psycopg reads the text as it is
-                    return self.raw.execute(sql)
-                return self.raw.execute(translate(sql), parameters)
-            except psycopg.OperationalError as error:
-                if watch.fired:
-                    raise Unanswered(f"no answer within {self.bound_s} s") from error
-                raise
-            finally:
-                self.used_at = time.monotonic()
+        if not parameters:  # without parameters psycopg reads the text as it is
+            return self._bounded(lambda: self.raw.execute(sql))
+        return self._bounded(lambda: self.raw.execute(translate(sql), parameters))
 
     def rollback(self) -> None:
         with WATCHDOG.bound(self.raw.fileno(), self.bound_s):
