@@ -1,6 +1,6 @@
 """Where `persona edit` puts the file it opens, and finding the ones it kept, so a forget can remove them.
 
-Each edit gets a private directory of its own (``$TMPDIR/persona-edit-XXXX``,
+Each edit gets a private directory of its own (``$TMPDIR/persona-edit-`` and a random suffix, from ``mkdtemp``;
 0700) holding ``persona-<profile>.yaml`` (0600, the profile as its slug: two
 profiles never share a name). A file is kept after an edit that was not
 applied, so nothing typed is lost; it holds the profile's facts as they were

@@ -12,7 +12,6 @@ import re
 import select
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from pipeline import PersonaStore
 from pipeline.cli import app
 
 from ..conftest import REPO, write
+from .test_edit import private_temp  # noqa: F401  (autouse: kept edit files under tmp_path)
 
 runner = CliRunner()
 
@@ -52,15 +52,6 @@ elif mode == "fails":  # an edit typed, then the editor dies
 open(path, "w", encoding="utf-8").write(text)
 '''
 FACTS = ("Uses npm for JavaScript projects", "Lives in Berlin", "Answers tersely.")
-
-
-@pytest.fixture(autouse=True)
-def private_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The edit files' temporary directories are made under tmp_path, where the test can see the kept ones."""
-    made = tmp_path / "tmp"
-    made.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(made))
-    return made
 
 
 @pytest.fixture
