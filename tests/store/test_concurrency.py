@@ -7,6 +7,8 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
+from contextlib import closing
 
 import pytest
 
@@ -120,3 +122,22 @@ def test_concurrent_promotes_of_the_same_memory_make_one_row(db, tmp_path):
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT source_memory_id) FROM memoria_persona").fetchone() \
             == (20, 20)
+
+
+def test_a_new_database_opened_while_another_connection_holds_it_waits_instead_of_failing(db):
+    """Two gateway users' first writes open the new file at the same moment: SQLite refuses the switch to
+    write-ahead logging at once (no busy handler) while the other holds it, so the opener must wait its turn."""
+    db.touch(mode=0o600)  # the other opener has just created it
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # what the other opener holds mid-switch: refused at once, unlike a read
+    releasing = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    releasing.start()
+    try:
+        with PersonaStore(db, profile="alice") as store:
+            store.add("Answers tersely.", topic="style")
+            assert [fact.content for fact in store.list()] == ["Answers tersely."]
+    finally:
+        releasing.join()
+        holder.close()
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

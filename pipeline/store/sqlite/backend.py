@@ -6,6 +6,7 @@ import logging
 import math
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from ..database import Database
 
 log = logging.getLogger(__name__)
+WAL_RETRY_S = 0.005  # between tries of the switch to write-ahead logging (see _enter_wal)
 
 
 def _has_power() -> bool:
@@ -73,12 +75,27 @@ class SqliteBackend:
             conn = self._connect(str(self.path))
             try:
                 if created:  # an existing database keeps the journal mode its owner chose
-                    conn.execute("PRAGMA journal_mode = WAL")
+                    self._enter_wal(conn)
                 ensure_schema(conn)
             except BaseException:
                 conn.close()
                 raise
         return conn
+
+    def _enter_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch a new file to write-ahead logging. SQLite answers "locked" at once, without its busy handler,
+        while another connection holds the file (two threads opening it first at the same moment), so this waits
+        here as the busy timeout would; the other opener's switch counts."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as error:
+                contended = "locked" in str(error) or "busy" in str(error)
+                if not contended or time.monotonic() >= deadline:
+                    raise
+            time.sleep(WAL_RETRY_S)
 
     def _open_readonly(self) -> sqlite3.Connection:
         """The database opened read-only (a missing one reads as empty); nothing on disk changes."""
