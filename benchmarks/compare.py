@@ -34,6 +34,7 @@ from pipeline import (
     resolve_target,
     run_pipeline,
 )
+from pipeline.fs.write import fsync_dir
 from pipeline.inject import capped as block
 from pipeline.render.section_cap import split_sections
 
@@ -265,15 +266,16 @@ def _render_label(size: int, unchanged: bool) -> str:
 
 class Floor:
     """What any render of this store must pay, done as plainly as Python can: one SELECT of the profile's
-    facts, one exact count of their text, (when writing) an fsynced write and rename of a file, and one durable
-    commit (SQLite's default synchronous=FULL, as ours and theirs run)."""
+    facts, one exact count of their text, (when writing) an fsynced write and rename of a file with its directory
+    fsynced (the same fsyncs as ours: a rename is durable only then), and one durable commit (SQLite's default
+    synchronous=FULL, as ours and theirs run)."""
 
     def __init__(self, db: Path | None, *, write: bool) -> None:
         assert db is not None
         self.conn = sqlite3.connect(db, isolation_level=None)
         self.conn.execute("CREATE TABLE IF NOT EXISTS bench_floor (at TEXT)")
         self.write, self.out = write, db.with_name("floor.md")
-        self.what = ("a SELECT, one exact count, an fsynced write, one durable commit" if write
+        self.what = ("a SELECT, one exact count, an fsynced write and rename, one durable commit" if write
                      else "a SELECT, one exact count, one durable commit")
 
     def __call__(self) -> int:
@@ -291,6 +293,7 @@ class Floor:
             finally:
                 os.close(fd)
             os.replace(temp, self.out)
+            fsync_dir(self.out.parent)  # the rename made durable, as every atomic write of ours does
         self.conn.execute("BEGIN IMMEDIATE")
         self.conn.execute("INSERT INTO bench_floor VALUES ('x')")
         self.conn.execute("COMMIT")

@@ -42,6 +42,9 @@ def test_a_warm_render_gives_a_new_process_bytes_across_every_change_that_moves_
         ("a fact's text changed by another tool, the change counter not moved",
          {}, "UPDATE memoria_persona SET content = content || ' Always.' WHERE session_id = '{profile}' "
              "AND content LIKE '{profile} rule 1:%'"),
+        ("a topic spelled another way by another tool: its facts join the first spelling's section",
+         {}, "UPDATE memoria_persona SET topic = upper(topic) WHERE session_id = '{profile}' "
+             "AND content LIKE '{profile} rule 2:%'"),
     ]
     for what, extra, statement in changes:
         for profile in ("alice", "bob"):
