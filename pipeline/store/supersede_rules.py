@@ -253,7 +253,7 @@ def _starts(word: str, values: tuple[str, ...]) -> bool:
 def _covers(new: tuple[str, ...], old: tuple[str, ...]) -> bool:
     """Every old word has its like among the new ones (compounds split: "Köln-Ehrenfeld" holds "Köln")."""
     parts = _parts(new)
-    return bool(old) and all(any(_alike(word, other) for other in parts) for word in old)
+    return bool(old) and all(word in parts or any(_alike(word, other) for other in parts) for word in old)
 
 
 @lru_cache(maxsize=TEXTS_KEPT)
@@ -270,10 +270,10 @@ def _alike(one: str, other: str) -> bool:
 
 def _prefix_length(one: Sequence[object], other: Sequence[object]) -> int:
     """How many items (letters, words) the two start with in common."""
-    length = 0
-    while length < min(len(one), len(other)) and one[length] == other[length]:
-        length += 1
-    return length
+    for length, (mine, theirs) in enumerate(zip(one, other, strict=False)):
+        if mine != theirs:
+            return length
+    return min(len(one), len(other))
 
 
 def _multi_valued(old: Text, new: Text) -> bool:
