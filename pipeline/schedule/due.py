@@ -27,7 +27,7 @@ from ..config.targets import resolve_target
 from ..errors import InputError
 from ..stages.fingerprint import config_hash
 from ..store import PersonaStore
-from ..store.retention_due import retention_due, retention_params
+from ..store.retention_due import profiles_due, retention_params
 from ..store.validation import MAX_PROFILE_CHARS, check_text
 from .triggers import daily_slot
 
@@ -99,6 +99,6 @@ def _conditions(settings: Settings, store: PersonaStore, in_store: list[str]) ->
         conditions.append("(r.config_hash IS NOT NULL AND r.config_hash != :config)")
         params["config"] = config_hash(settings)
     if settings.retention.enabled:
-        conditions.append(retention_due(settings.retention, store, "n.profile"))
+        conditions.append(f"n.profile IN ({profiles_due(settings.retention, store)})")
         params |= retention_params(settings.retention)
     return conditions, params

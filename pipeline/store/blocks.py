@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.schema import MAX_TARGET_NAME
-from .backend import Connection
+from .backend import Connection, Cursor
 from .database import Database
 from .validation import MAX_PROFILE_CHARS
 
@@ -58,8 +58,16 @@ class MissingBlock(FileNotFoundError):
 def read_block(store: Database, target: str) -> StoredBlock | None:
     """The profile's block for ``target``, or None before its first render."""
     with store.read() as conn:
-        row = conn.execute(f"SELECT {COLUMNS} FROM persona_blocks WHERE profile = ? AND target = ?",
-                           (store.profile, target)).fetchone()
+        return block_of(ask_block(conn, store.profile, target))
+
+
+def ask_block(conn: Connection, profile: str, target: str) -> Cursor:
+    """The query :func:`block_of` answers: sent now, or queued in a batch until a later answer is read."""
+    return conn.execute(f"SELECT {COLUMNS} FROM persona_blocks WHERE profile = ? AND target = ?", (profile, target))
+
+
+def block_of(asked: Cursor) -> StoredBlock | None:
+    row = asked.fetchone()
     return None if row is None else StoredBlock(*row)
 
 

@@ -31,6 +31,7 @@ class Dialect:
     greatest: str
     whitespace: str  # an SQL string of every whitespace character, for trim()
     typed_columns: bool  # PostgreSQL enforces column types; SQLite stores whatever it is given
+    fence: str  # ends a subquery the planner must not merge into the query around it (each expression once)
 
     def age_days(self, now: str, column: str) -> str:
         """Days from the timestamp text ``column`` to the timestamp text ``now``."""
@@ -113,6 +114,7 @@ SQLITE = Dialect(
     greatest="MAX",
     whitespace="char(" + ", ".join(map(str, WHITESPACE_CODES)) + ")",
     typed_columns=False,
+    fence="",  # SQLite's julianday() is cheap: merged, the query keeps its plan
 )
 POSTGRES = Dialect(
     name="postgresql",
@@ -122,4 +124,5 @@ POSTGRES = Dialect(
     greatest="GREATEST",
     whitespace="(" + " || ".join(f"chr({code})" for code in WHITESPACE_CODES) + ")",
     typed_columns=True,
+    fence=" OFFSET 0",
 )

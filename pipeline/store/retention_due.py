@@ -19,13 +19,32 @@ MARGIN = 1e-9  # relative: a fact this close to expiring or decaying away counts
 
 def retention_due(rules: RetentionSettings, store: Database, profile: str) -> str:
     """An EXISTS over the facts of the profile named by the SQL expression ``profile`` (see ``retention._judge``)."""
+    judged = _judged(rules, store, f"f.session_id = {profile}")
+    return f"EXISTS (SELECT 1 FROM ({judged}) AS judged WHERE {_due(rules)})"
+
+
+def profiles_due(rules: RetentionSettings, store: Database) -> str:
+    """A subquery of every profile with a fact :func:`retention_due` finds, judged in one pass over the facts
+    (for the due survey: ``profile IN (...)`` is worked out once, an EXISTS per profile would be asked 2,000
+    times, each through an index)."""
+    return (f"SELECT session_id FROM ({_judged(rules, store, 'f.session_id IS NOT NULL')}) AS judged "
+            f"WHERE {_due(rules)}")
+
+
+def _judged(rules: RetentionSettings, store: Database, which: str) -> str:
+    """The facts retention may act on, ``which`` of them, each with its age in days worked out once: in a
+    subquery the server keeps apart (PostgreSQL repeats an expression at every place it is written, and
+    checking a timestamp's shape is most of the cost: 4 µs a fact with the age written three times, 1.3 once)."""
     dialect = store.dialect
     age = f"{dialect.greatest}(COALESCE({dialect.age_days(':now', 'COALESCE(last_reinforced_at, created_at)')}, 0), 0)"
+    return (f"SELECT session_id, tier, confidence, reinforcement_count, {age} AS age FROM memoria_persona f "
+            f"WHERE {which} AND f.tier != 'permanent' AND ({store.row_problem()}) IS NULL{dialect.fence}")
+
+
+def _due(rules: RetentionSettings) -> str:
     promote = "(COALESCE(reinforcement_count, 0) >= :promote_after) OR " if rules.promote_after else ""
-    return (f"EXISTS (SELECT 1 FROM memoria_persona f WHERE f.session_id = {profile} AND f.tier != 'permanent' "
-            f"AND ({store.row_problem()}) IS NULL AND ("
-            f"(tier = 'working' AND ({promote}{age} * 24 >= :ttl_hours)) OR "
-            f"(tier = 'long_term' AND {_decayed_away(age)})))")
+    return (f"(tier = 'working' AND ({promote}age * 24 >= :ttl_hours)) OR "
+            f"(tier = 'long_term' AND {_decayed_away('age')})")
 
 
 def _decayed_away(age: str) -> str:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 10
 WRITE_LOCK = "persona-write:"  # advisory lock names (scoped to the schema): one profile's writers queue
 TICK_LOCK = "persona-tick:"
+RELAX = "SET LOCAL synchronous_commit TO OFF"  # read at COMMIT: it may come anywhere in the transaction
 LOCK_POLL_S = 0.05
 IDLE_CHECK_S = 5.0  # a pooled connection idle this long is checked before it is lent out
 # The server answers every statement within statement_timeout (with an error if need be); silence for this
@@ -76,7 +77,7 @@ class PostgresBackend:
     """One PostgreSQL database, shared by every profile and every host that names it."""
 
     dialect = POSTGRES
-    features = Features(pooled=True, announces=True)
+    features = Features(pooled=True, announces=True, relaxes_late=True)
     path = None  # a server, not a file
 
     def __init__(self, url: str, *, busy_timeout_ms: int, readonly: bool, statement_timeout_ms: int,
@@ -205,7 +206,7 @@ class PostgresBackend:
         psycopg's pipeline mode, a round trip only where a result is read and one for the rest with the COMMIT
         (but for a borrow's first statement, sent alone: on a lost connection it is sent again on a fresh one)."""
         pg = cast(PgConnection, conn)  # one that connect() made
-        begin = ["BEGIN"] if durable else ["BEGIN", "SET LOCAL synchronous_commit TO OFF"]
+        begin = ["BEGIN"] if durable else ["BEGIN", RELAX]
         if not batched or pg.fresh:
             conn.execute("; ".join(begin))
             begin = []
@@ -216,6 +217,10 @@ class PostgresBackend:
             for statement in begin:
                 conn.execute(statement)
             yield
+
+    def relax_commit(self, conn: Connection) -> None:
+        """This transaction's COMMIT does not wait for the server's WAL flush (as ``durable=False`` at BEGIN)."""
+        conn.execute(RELAX)
 
     def claim_write(self, conn: Connection, profile: str) -> None:
         """Queue behind the profile's other writers until this transaction ends (at most lock_timeout)."""

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache, partial
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -23,35 +23,40 @@ class Unanswered(psycopg.OperationalError):
     """The server did not answer within the client-side bound, so the watchdog cut the connection."""
 
 
-class Row:
-    """A result row like ``sqlite3.Row``: by position, by column name, and ``dict(row)``."""
+class Row(tuple[Any, ...]):
+    """A result row like ``sqlite3.Row``: by position, by column name, and ``dict(row)``.
 
-    __slots__ = ("_index", "_values")
+    A tuple, made by the tuple's own constructor: a render reads and checks its facts by position, and a row
+    that was a Python object around its values cost a call to make and one per value read (about 9 µs a
+    statement and 1 µs a row). Each set of column names has its subclass (:func:`_row_class`), which holds
+    the names once."""
 
-    def __init__(self, values: Sequence[Any], index: Mapping[str, int]) -> None:
-        self._values = values
-        self._index = index
+    __slots__ = ()
+    _index: ClassVar[dict[str, int]] = {}
 
-    def __getitem__(self, key: int | str) -> Any:
-        return self._values[self._index[key]] if isinstance(key, str) else self._values[key]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
+    def __getitem__(self, key: Any) -> Any:  # a name as well as a position or a slice
+        return tuple.__getitem__(self, self._index[key] if key.__class__ is str else key)
 
     def keys(self) -> list[str]:
         return list(self._index)
 
     def __repr__(self) -> str:
-        return f"Row({dict(zip(self._index, self._values, strict=True))!r})"
+        return f"Row({dict(zip(self._index, self, strict=True))!r})"
+
+
+@lru_cache(maxsize=512)
+def _row_class(names: tuple[bytes, ...]) -> type[Row]:
+    index = {name.decode(): i for i, name in enumerate(names)}
+    return type("Row", (Row,), {"__slots__": (), "_index": index})
 
 
 def rows(cursor: Any) -> Any:
-    """psycopg's row factory for sqlite3-like rows (by position and by column name)."""
-    index = {column.name: i for i, column in enumerate(cursor.description or ())}
-    return lambda values: Row(values, index)
+    """psycopg's row factory for sqlite3-like rows (by position and by column name): the result's column names
+    read as they are (psycopg's ``description`` makes an object of each column, for every statement)."""
+    result = cursor.pgresult
+    if result is None or not result.nfields:
+        return Row
+    return _row_class(tuple(result.fname(i) or b"" for i in range(result.nfields)))
 
 
 @lru_cache(maxsize=512)

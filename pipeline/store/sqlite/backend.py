@@ -146,6 +146,10 @@ class SqliteBackend:
                 conn.execute("ROLLBACK")
             conn.execute("PRAGMA synchronous = FULL")
 
+    def relax_commit(self, conn: Connection) -> None:
+        """Not after BEGIN: SQLite changes synchronous only between transactions (``features.relaxes_late`` is
+        False, so callers choose ``durable`` before it); the commit stays durable."""
+
     def claim_write(self, conn: Connection, profile: str) -> None:
         """Nothing to do: BEGIN IMMEDIATE already made this the database's only writer."""
 
