@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import cache, lru_cache
+from typing import Any
 
 from .stems import content_stems, pair_language
 from .supersede_words import STRONG_SIGNALS
@@ -35,9 +36,15 @@ def fuller(one: str, other: str) -> bool:
 
 
 def _similar(stem: str, others: frozenset[str]) -> bool:
+    extract_one, ratio = _rapidfuzz()
+    return extract_one(stem, others, scorer=ratio, score_cutoff=SIMILAR) is not None
+
+
+@cache
+def _rapidfuzz() -> tuple[Any, Any]:
     from rapidfuzz import fuzz, process  # the write path's own dependency: loaded with the first judged pair
 
-    return process.extractOne(stem, others, scorer=fuzz.ratio, score_cutoff=SIMILAR) is not None
+    return process.extractOne, fuzz.ratio
 
 
 @lru_cache(maxsize=1024)

@@ -60,8 +60,7 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
     while pairs and len(made) < MAX_PER_WRITE:  # the strongest first; a dismissed pair lets the next one in
         batch, pairs = pairs[:MAX_PER_WRITE - len(made)], pairs[MAX_PER_WRITE - len(made):]
         dismissed = _dismissed(store, conn, [(shorter, fuller) for _, shorter, fuller in batch])
-        made += [_keep(store, conn, shorter, fuller, verdict, now) for verdict, shorter, fuller in batch
-                 if (shorter.content, fuller.content) not in dismissed]
+        made += _keep(store, conn, [pair for pair in batch if (pair[1].content, pair[2].content) not in dismissed], now)
     return tuple(made)
 
 
@@ -174,15 +173,27 @@ def _dismissed(store: Database, conn: Connection, pairs: Sequence[tuple[Fact, Fa
     return {(old.content, new.content) for old, new in pairs if (digest[old.content], digest[new.content]) in found}
 
 
-def _keep(store: Database, conn: Connection, old: Fact, new: Fact, verdict: Verdict, now: str) -> Proposal:
-    row = conn.execute("INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at, kind) VALUES "
-                       "(?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, old_id, new_id) DO NOTHING "
-                       "RETURNING id, rule, proposed_at, kind",
-                       (store.profile, old.id, new.id, verdict.rule, now, verdict.kind)).fetchone()
-    if row is None:  # proposed before: the first proposal stands
-        row = conn.execute("SELECT id, rule, proposed_at, kind FROM persona_proposals WHERE session_id = ? AND "
-                           "old_id = ? AND new_id = ?", (store.profile, old.id, new.id)).fetchone()
-    return Proposal(int(row[0]), old, new, str(row[1]), str(row[2]), str(row[3]))
+def _keep(store: Database, conn: Connection, pairs: Sequence[tuple[Verdict, Fact, Fact]], now: str
+          ) -> list[Proposal]:
+    """The proposals of ``pairs`` (verdict, old, new), kept in one statement, in their order; a pair proposed before
+    keeps its first proposal."""
+    if not pairs:
+        return []
+    rows = conn.execute("INSERT INTO persona_proposals (session_id, old_id, new_id, rule, proposed_at, kind) VALUES "
+                        + ", ".join("(?, ?, ?, ?, ?, ?)" for _ in pairs)
+                        + " ON CONFLICT (session_id, old_id, new_id) DO NOTHING "
+                        "RETURNING old_id, new_id, id, rule, proposed_at, kind",
+                        [value for verdict, old, new in pairs
+                         for value in (store.profile, old.id, new.id, verdict.rule, now, verdict.kind)]).fetchall()
+    kept = {(int(row[0]), int(row[1])): row[2:] for row in rows}
+    return [Proposal(int(row[0]), old, new, str(row[1]), str(row[2]), str(row[3])) for _, old, new in pairs
+            for row in [kept.get((old.id, new.id)) or _proposed_before(store, conn, old, new)]]
+
+
+def _proposed_before(store: Database, conn: Connection, old: Fact, new: Fact) -> Any:
+    """(id, rule, proposed_at, kind) of the pair's first proposal, which stands."""
+    return conn.execute("SELECT id, rule, proposed_at, kind FROM persona_proposals WHERE session_id = ? AND "
+                        "old_id = ? AND new_id = ?", (store.profile, old.id, new.id)).fetchone()
 
 
 def open_proposal(store: Database, conn: Connection, proposal_id: int) -> Proposal:

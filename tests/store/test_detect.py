@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
+from difflib import SequenceMatcher
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
@@ -16,7 +19,7 @@ from pipeline import load_settings
 from pipeline.cli import app
 from pipeline.config.sections import SupersedeSettings
 from pipeline.integrations.tools import PersonaTools
-from pipeline.store.supersede_rules import judge
+from pipeline.store.supersede_rules import changes, judge
 
 from ..conftest import REPO, add_memory, write
 
@@ -191,3 +194,12 @@ def test_the_old_mode_names_mean_propose_with_one_warning_saying_why(old_name, c
     assert settings.supersede.detect == "propose"
     assert caplog.text.count(f"supersede.detect: {old_name} is deprecated and now means propose") == 1
     assert ("precision 0.99" if old_name == "auto" else "persona review") in caplog.text
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from("abcde"), max_size=8), st.lists(st.sampled_from("abcdefg"), max_size=8))
+def test_the_frame_tests_diff_is_difflibs_whether_or_not_it_takes_its_short_way(old, new):
+    """The frame test reads one changed run of words from difflib's diff; the short way it takes for most pairs
+    (the words between the common start and end in one text only) gives the very same opcodes."""
+    expected = [op for op in SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    assert changes(tuple(old), tuple(new)) == expected
