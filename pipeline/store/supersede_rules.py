@@ -34,9 +34,7 @@ The figures, on a train part these rules were written against and a held-out par
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from functools import cache, lru_cache
 
 from .near_duplicates import near_duplicate
@@ -61,6 +59,7 @@ from .supersede_words import (
     TO_WORDS,
     VERB_SIGNALS,
 )
+from .word_diff import changes, prefix_length
 
 TEXTS_KEPT = 4096  # texts whose single-text readings stay cached (each a few words' worth)
 MAX_DIFFERENT = 2  # one slot's new value: at most two words ("Travis" -> "GitHub Actions")
@@ -264,16 +263,8 @@ def _parts(words: tuple[str, ...]) -> frozenset[str]:
 @cache
 def _alike(one: str, other: str) -> bool:
     """One word inflected two ways: "raucht" / "rauchen", "fume" / "fumer", "smoke" / "smoking"."""
-    common = _prefix_length(one, other)
+    common = prefix_length(one, other)
     return one == other or (common >= 3 and common >= min(len(one), len(other)) - 2)
-
-
-def _prefix_length(one: Sequence[object], other: Sequence[object]) -> int:
-    """How many items (letters, words) the two start with in common."""
-    for length, (mine, theirs) in enumerate(zip(one, other, strict=False)):
-        if mine != theirs:
-            return length
-    return min(len(one), len(other))
 
 
 def _multi_valued(old: Text, new: Text) -> bool:
@@ -318,24 +309,6 @@ def _frame(old: Text, new: Text, shared: int) -> Verdict:
             and not STOPWORDS.intersection(gone + came) and (verb or _verb_kept(old, old_start))
             and not _refines(gone, came) and not _for_another_purpose(old, old_start))
     return Verdict(True, shared, "frame") if fits else NO
-
-
-def changes(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[str, int, int, int, int]]:
-    """The opcodes but "equal" of difflib's diff of two word sequences. When each text has words between their
-    common start and end, and those occur in one text only, that diff is known without running it: its longest
-    match first aligns the start and the end alone, so one "replace" lies between them (tests/store/test_detect.py
-    checks this against difflib). That is most judged pairs, and difflib cost a third of a judgment."""
-    start = _prefix_length(old, new)
-    end, limit = 0, min(len(old), len(new)) - start
-    while end < limit and old[-1 - end] == new[-1 - end]:
-        end += 1
-    gone, came = old[start:len(old) - end], new[start:len(new) - end]
-    if not gone and not came:
-        return []  # the same words
-    # Both runs non-empty: the start and the end stay apart in both texts, so no longer match can join them.
-    if gone and came and set(gone).isdisjoint(new) and set(came).isdisjoint(old):
-        return [("replace", start, len(old) - end, start, len(new) - end)]
-    return [op for op in SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
 
 
 def _signalled(old: Text, new: Text) -> Verdict:

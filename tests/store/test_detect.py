@@ -19,7 +19,8 @@ from pipeline import load_settings
 from pipeline.cli import app
 from pipeline.config.sections import SupersedeSettings
 from pipeline.integrations.tools import PersonaTools
-from pipeline.store.supersede_rules import changes, judge
+from pipeline.store.supersede_rules import judge
+from pipeline.store.word_diff import changes
 
 from ..conftest import REPO, add_memory, write
 
