@@ -31,6 +31,20 @@ OUR_FIRST_BLOCK_FAST = """
 from pipeline import first_block
 assert first_block()
 """
+# A render's floor in a new process (#40: a render with nothing new ≤ 4× it): what any render must do from a cold
+# start, as plainly as Python can - load the exact counter, one SELECT, one exact count, one durable commit (the
+# kept-store floor of benchmarks/compare.py, on a copy of the database so its commit leaves ours alone).
+RENDER_FLOOR = """
+import sqlite3, sys
+from pipeline import get_counter
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("CREATE TABLE IF NOT EXISTS bench_floor (at TEXT)")
+rows = conn.execute("SELECT topic, content FROM memoria_persona WHERE session_id = 'default'").fetchall()
+get_counter("o200k_base").count("".join(f"- {content}\\n" for _, content in rows))
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("INSERT INTO bench_floor VALUES ('x')")
+conn.execute("COMMIT")
+"""
 THEIR_FIRST_BLOCK = """
 from mnemosyne.integrations.hermes_persona_prompt import HermesPersonaPromptMixin
 assert HermesPersonaPromptMixin()._persona_block()
@@ -73,6 +87,13 @@ def _commands(root: Path, existing_python: str | None) -> dict[str, Command]:
         host = _env(HERMES_HOME=str(home), MNEMOSYNE_PERSONA_ENABLED="1")
         commands[f"first block {facts}"] = ("ours", [python, "-c", OUR_FIRST_BLOCK], host)
         commands[f"first_block() {facts}"] = ("ours", [python, "-c", OUR_FIRST_BLOCK_FAST], host)
+        # Its own home: a render under other settings would record another delivery key for the blocks above.
+        (root / "render").mkdir(exist_ok=True)
+        rendered, _ = _home(root / "render", facts)
+        commands[f"persona render {facts}"] = ("ours", [persona, "render"], _env(HERMES_HOME=str(rendered)))
+        floor_db = root / f"floor-{facts}.db"
+        floor_db.write_bytes((rendered / "mnemosyne" / "data" / "mnemosyne.db").read_bytes())
+        commands[f"render floor {facts}"] = ("floor", [python, "-c", RENDER_FLOOR, str(floor_db)], _env())
         if existing_python:
             commands[f"existing first block {facts}"] = ("peer", [existing_python, "-c", THEIR_FIRST_BLOCK],
                                                          _env(MNEMOSYNE_PERSONA_ENABLED="1",
@@ -136,6 +157,9 @@ ROWS = (
     ("`persona status`", "persona status", "mnemosyne stats", "≤ 1.00 ÷ existing (#40)"),
 )
 FLOOR = "import typer"
+# (figure, ours, its floor, goal): a render in a new process beside the render floor, same rounds.
+RENDER_ROWS = tuple((f"`persona render`, {facts:,} facts, nothing new", f"persona render {facts}",
+                     f"render floor {facts}", "≤ 4× floor (#40)") for facts in (50, 1_000))
 
 
 def _ms(values: list[float]) -> str:
@@ -162,7 +186,8 @@ def rows(samples: dict[str, list[float]]) -> list[tuple[str, ...]]:
 
 def print_table(existing_python: str | None) -> None:
     """Measure and print the whole-process table."""
-    table = rows(measure(existing_python))
+    samples = measure(existing_python)
+    table = rows(samples)
     print(f"Whole processes, medians of {ROUNDS} interleaved rounds; a ratio is the median of the rounds' ratios "
           "(ours ÷ the other):")
     print()
@@ -171,6 +196,15 @@ def print_table(existing_python: str | None) -> None:
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for row in table:
         print("| " + " | ".join(row) + " |")
+    print()
+    print("A render in a new process beside its floor (a cold start that loads the exact counter, one SELECT, one "
+          "exact count, one durable commit), the same rounds:")
+    print()
+    print("| figure | persona-tier | floor | ÷ floor | goal |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for figure, ours, floor, goal in RENDER_ROWS:
+        print(f"| {figure} | {_ms(samples[ours])} | {_ms(samples[floor])} | {_ratio(samples[ours], samples[floor])} "
+              f"| {goal} |")
 
 
 if __name__ == "__main__":
