@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 PER_STEM = 24  # the latest facts of the topic one stem brings: a common stem ("answers") does not bring them all
 MAX_CANDIDATES = 12  # judged per write, those with most stems in common first
-RECENT = 8  # the topic's latest facts, judged even without a stem in common ("I've been on Helix for a month now")
+RECENT = 12  # the topic's latest, judged without a stem in common, after those with one ("on Helix for a month now")
 CHUNK = 300  # index rows per INSERT: 900 parameters, under every SQLite build's limit
 SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or word holds
 
@@ -47,13 +47,15 @@ def candidates(store: Database, conn: Connection, new: Fact) -> list[Fact]:
 @cache
 def _candidate_sql(keys: int, row_problem: str) -> str:
     """One statement for a check's candidates: each key's latest facts (the topic's first, :data:`RECENT` of
-    them; a stem's :data:`PER_STEM`), the :data:`MAX_CANDIDATES` with most keys in common (then the latest) read
-    whole. Judging costs more than reading, so the best are chosen before any row is."""
-    each = ("SELECT persona_id FROM (SELECT persona_id FROM persona_stems WHERE profile = ? AND stem = ? AND "
-            "persona_id != ? ORDER BY persona_id DESC LIMIT ?) AS k{}")
-    shared = " UNION ALL ".join(each.format(number) for number in range(keys))
+    them; a stem's :data:`PER_STEM`), the :data:`MAX_CANDIDATES` with most *stems* in common, then the latest,
+    read whole. The topic's key counts for no stem: a recent fact that shares nothing would otherwise tie with an
+    older one that shares a stem and win on recency. Judging costs more than reading, so the best are chosen
+    before any row is."""
+    each = ("SELECT persona_id, {} AS stem FROM (SELECT persona_id FROM persona_stems WHERE profile = ? AND "
+            "stem = ? AND persona_id != ? ORDER BY persona_id DESC LIMIT ?) AS k{}")
+    shared = " UNION ALL ".join(each.format(min(number, 1), number) for number in range(keys))
     best = (f"SELECT persona_id FROM ({shared}) AS shared GROUP BY persona_id "
-            "ORDER BY COUNT(*) DESC, persona_id DESC LIMIT ?")
+            "ORDER BY SUM(stem) DESC, persona_id DESC LIMIT ?")
     return (f"SELECT {FACT_COLUMNS}, b.scope FROM memoria_persona p {BIRTH_JOIN} WHERE id IN ({best}) AND "
             f"session_id || '' = ? AND ({row_problem}) IS NULL ORDER BY id")
 
