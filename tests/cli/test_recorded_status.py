@@ -225,3 +225,12 @@ def test_a_fifo_among_the_searched_files_does_not_hang_status(recorded):
     assert deliver.state_of(str(recorded / "persona.local.yaml")).startswith(deliver.OTHER)
     args = ["-c", str(recorded / "persona.yaml"), "status"]
     assert persona(recorded, args)[0] == typers(recorded, args)
+
+
+@pytest.mark.parametrize("args", [["status"], ["status", "--json"]])
+def test_python_m_pipeline_answers_from_the_record_as_the_full_path_does(recorded, args):
+    args = ["-c", str(recorded / "persona.yaml"), *args]
+    environment = {"PATH": os.environ["PATH"], "HOME": str(recorded), "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True,
+                          env=environment, cwd=recorded / "work", timeout=120, check=False)
+    assert (done.stdout, done.stderr, done.returncode) == typers(recorded, args)
