@@ -37,7 +37,7 @@ ENV_PREFIXES = ("PERSONA_", "MNEMOSYNE_", "HERMES_", "DYNACONF_", "LC_", "PYTHON
 ENV_SUFFIXES = ("_PROJECT_DIR",)
 ENV_NAMES = ("HOME", "LANG", "XDG_CONFIG_HOME")
 MAX_SNAPSHOT_BYTES = 4 << 20
-MISSING, DIRECTORY = "-", "d"
+MISSING, DIRECTORY, OTHER = "-", "d", "not a file: "
 # The arguments the console script (``pipeline.__main__``) was started with, once it falls to the full path:
 # what a delivery's record is keyed by. None in any other process (a test's CliRunner): nothing is recorded there.
 REQUEST: list[str] | None = None
@@ -96,18 +96,37 @@ def snapshot_folder(db: str, profile: str) -> str:
 
 
 def state_of(path: str) -> str:
-    """A path's state for a key: missing, a directory, or the SHA-256 of a file's bytes."""
+    """A path's state for a key: missing, a directory, the SHA-256 of a file's bytes, or (a FIFO, a device:
+    opened without blocking and never read) its kind."""
     import hashlib
+    import stat
 
     try:
-        with open(path, "rb") as file:
-            return hashlib.sha256(file.read(MAX_SNAPSHOT_BYTES + 1)).hexdigest()
-    except FileNotFoundError:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError):
         return MISSING
     except IsADirectoryError:
         return DIRECTORY
-    except NotADirectoryError:
-        return MISSING
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            return DIRECTORY
+        if not stat.S_ISREG(mode):
+            return OTHER + stat.filemode(mode)[0]
+        return hashlib.sha256(_read_all(descriptor, MAX_SNAPSHOT_BYTES + 1)).hexdigest()
+    finally:
+        os.close(descriptor)
+
+
+def _read_all(descriptor: int, limit: int) -> bytes:
+    chunks, left = [], limit
+    while left > 0:
+        chunk = os.read(descriptor, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def states(paths: list[str]) -> dict[str, str]:
@@ -183,7 +202,7 @@ def _private_folder(folder: str) -> None:
     os.makedirs(folder, 0o700, exist_ok=True)  # its parent is there now: only this folder is made, 0700
 
 
-def _write_private(path: str, data: bytes) -> None:
+def write_private(path: str, data: bytes) -> None:
     """``data`` at ``path``, 0600, whole or not at all (a temporary file beside it, then a rename)."""
     _private_folder(os.path.dirname(path))
     temporary = f"{path}.{os.getpid()}.tmp"
@@ -210,8 +229,8 @@ def record(request: tuple[list[str], str, Environ], *, db: str, profile: str,
     snapshot = os.path.join(folder, digest + ".json")
     document = {"format": FORMAT, "request": digest, "package": package_stamp(), "db": db, "profile": profile,
                 "counters": list(seen), "inputs": inputs, "output": output}
-    _write_private(snapshot, json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogateescape"))
-    _write_private(pointer_path(digest, environ), json.dumps({"snapshot": snapshot}).encode("utf-8"))
+    write_private(snapshot, json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+    write_private(pointer_path(digest, environ), json.dumps({"snapshot": snapshot}).encode("utf-8"))
 
 
 def lookup(argv: list[str], cwd: str, environ: Environ) -> str | None:

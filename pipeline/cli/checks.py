@@ -14,7 +14,7 @@ from .plain import CliState
 if TYPE_CHECKING:
     from ..config.host_loads import Check
     from ..config.schema import Settings
-    from ..config.sections import HostLimit
+    from ..hosts.model import Limit
 
 
 def target_checks(cli: CliState, profile: str | None, project: Path | None = None) -> list[Check]:
@@ -43,20 +43,20 @@ def _check(settings: Settings, name: str, profile: str | None) -> Check:
 def hook_checks(cli: CliState, profile: str | None, project: Path) -> list[Check]:
     """The Claude Code hook's text against its character limit, where the hook is installed; a settings file that
     cannot be read is said as such (status goes on)."""
-    from ..config.presets import HOOK_LIMITS
     from .host_checks import hook_files
 
     checks = []
-    for host, limits in HOOK_LIMITS.items():
+    for host, limits in registry.hook_limits().items():  # made into settings' limits only where a hook runs
         for settings_file in hook_files(host, Path.home(), project):
             found = _hook_check(cli, profile, host, limits, settings_file, project)
             checks += [found] if found is not None else []
     return checks
 
 
-def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[HostLimit, ...],
+def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[Limit, ...],
                 settings_file: Path, project: Path) -> Check | None:
     from ..config.host_loads import Check, check_text
+    from ..config.presets import host_limits
     from ..integrations.claude_hooks import runs_ours
 
     try:
@@ -68,7 +68,7 @@ def _hook_check(cli: CliState, profile: str | None, host: str, limits: tuple[Hos
     from .render_cmds import persona_appendix
 
     text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, project), hook=True)
-    return check_text(f"{host} hook", settings_file, text, limits)
+    return check_text(f"{host} hook", settings_file, text, host_limits(limits))
 
 
 def section_checks(cli: CliState, profile: str | None) -> list[Check]:

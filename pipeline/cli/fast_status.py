@@ -16,6 +16,10 @@ import codecs
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .plain import CliState
 
 # option -> (field of the parsed options, takes a value, repeatable)
 GLOBAL = {"--config": ("config", True, True), "-c": ("config", True, True), "--env": ("env", True, False),
@@ -37,6 +41,8 @@ def answer(args: list[str]) -> int | None:
     configure_logging(debug)
     cli = CliState(config_files=[Path(file) for file in parsed.get("config", [])], env_name=_one(parsed, "env"),
                    set_pairs=parsed.get("set", []), db=_one(parsed, "db"), debug=debug)
+    if not debug and _recorded(cli, parsed):
+        return 0
     try:
         show_status(cli, _one(parsed, "profile"), bool(parsed.get("json")), _echo)
     except PersonaError as error:
@@ -45,6 +51,33 @@ def answer(args: list[str]) -> int | None:
         _echo(f"error: {error}", err=True)
         return 1
     return 0
+
+
+def _recorded(cli: CliState, parsed: Parsed) -> bool:
+    """Status from the recorded settings (:mod:`.settings_record`), printed only once all of it was made; False
+    (nothing printed) when there is no record of this key, or it lacks a setting, or anything goes wrong: the
+    full path then runs, exactly as before."""
+    from .settings_record import NotRecorded, held, lookup
+    from .status_view import show_status
+
+    recorded = lookup(cli)
+    if recorded is None:
+        return False
+    said: list[tuple[str, bool]] = []
+    cli._settings = recorded  # type: ignore[assignment]  # the settings' attributes status reads, recorded
+    with held() as later:
+        try:
+            show_status(cli, _one(parsed, "profile"), bool(parsed.get("json")),
+                        lambda message, err=False: said.append((message, err)))
+        except (Exception, NotRecorded):
+            return False
+        finally:
+            cli._settings = None
+    for show in later:
+        show()
+    for message, err in said:
+        _echo(message, err=err)
+    return True
 
 
 def _parse(args: list[str]) -> Parsed | None:

@@ -61,7 +61,6 @@ def _fact_texts(cli: CliState, profile: str | None) -> list[str]:
 def hook_deliveries(cli: CliState, profile: str | None, host: str, project: Path) -> list[Delivery]:
     """The text our session-start hook gives ``host`` in ``project``, once per settings file that runs it."""
     from ..config.load_report import Delivery
-    from ..inject.views import Reader
     from ..integrations.claude_hooks import runs_ours
 
     hook = registry.hooks().get(host)
@@ -74,7 +73,8 @@ def hook_deliveries(cli: CliState, profile: str | None, host: str, project: Path
                 continue
         except InputError:  # an unreadable settings file: the hook check line says so
             continue
-        from .render_cmds import persona_appendix  # with typer: only where a hook of ours runs
+        from ..inject.views import Reader  # the injector and typer: only where a hook of ours runs
+        from .render_cmds import persona_appendix
 
         text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(host, project), hook=True)
         found.append(Delivery(f"the {hook.event} hook ({settings_file})", text))

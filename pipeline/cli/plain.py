@@ -41,6 +41,10 @@ class CliState:
                                                      **({} if is_url else {"path": self.db}))
         return overrides
 
+    def loaded(self) -> bool:
+        """Whether the settings were resolved (or given) already."""
+        return self._settings is not None
+
     def settings(self) -> Settings:
         """The settings, resolved once per command."""
         if self._settings is None:

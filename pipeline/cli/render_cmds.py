@@ -242,12 +242,12 @@ def persona_appendix(cli: CliState, *, profile: str | None, session_id: str | No
 def hook_block(block: str, injector: PersonaInjector, counter: str) -> str:
     """``block`` cut at section boundaries until its appendix fits the hook host's limits (or, for a host that
     takes a plugin prompt section instead, the section's)."""
-    from ..config.presets import HOOK_LIMITS, SECTION_LIMITS
+    from ..config.presets import hook_limits, section_limits
     from ..inject.capped import within_limits
 
     header = injector.appendix("\0")[:-1]  # what the appendix adds around any block
     host = injector.reader.host or ""
-    return within_limits(block, injector.target, counter, HOOK_LIMITS.get(host) or SECTION_LIMITS.get(host, ()),
+    return within_limits(block, injector.target, counter, hook_limits().get(host) or section_limits().get(host, ()),
                          header)
 
 

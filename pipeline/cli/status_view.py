@@ -5,27 +5,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..text import counted
+from . import settings_record
 from .checks import check_line, target_checks
+from .host_checks import head_lines
 from .plain import CliState, table
+
+if TYPE_CHECKING:
+    from ..config.host_loads import Check
+    from ..config.load_report import HostReport
 
 Echo = Callable[..., object]  # typer.echo, or the plain writer fast_status gives
 
 
 def show_status(cli: CliState, profile: str | None, as_json: bool, echo: Echo) -> None:
     """Each trigger's state and reason, the last run, the fact counts per tier, the targets and open proposals."""
-    from ..config.urls import describe_database
-    from ..schedule.triggers import status_data
-    from .host_checks import head_lines, host_reports, projects_to_check
-
-    with cli.store(profile, readonly=True) as store:
-        data = status_data(cli.settings(), store)
-    data["database"] = describe_database(cli.settings()).removeprefix("database: ")
-    checks = target_checks(cli, profile)
-    data["targets"] = [check.as_dict() for check in checks]
-    reports = host_reports(cli, profile, projects_to_check(cli, None))
-    data["hosts"] = [report.as_dict() for report in reports]
+    with settings_record.recording(cli):  # the full path: the next status reads these settings without pydantic
+        data, checks, reports = _gathered(cli, profile)
     if as_json:
         echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
         return
@@ -45,3 +43,18 @@ def show_status(cli: CliState, profile: str | None, as_json: bool, echo: Echo) -
 
         echo(f"\n{counted(len(data['proposals']), 'open proposal')} (`persona review` to accept or dismiss):")
         echo("\n".join(proposal_line(proposal) for proposal in data["proposals"]))
+
+
+def _gathered(cli: CliState, profile: str | None) -> tuple[dict[str, Any], list[Check], list[HostReport]]:
+    from ..config.urls import describe_database
+    from ..schedule.triggers import status_data
+    from .host_checks import host_reports, projects_to_check
+
+    with cli.store(profile, readonly=True) as store:
+        data = status_data(cli.settings(), store)
+    data["database"] = describe_database(cli.settings()).removeprefix("database: ")
+    checks = target_checks(cli, profile)
+    data["targets"] = [check.as_dict() for check in checks]
+    reports = host_reports(cli, profile, projects_to_check(cli, None))
+    data["hosts"] = [report.as_dict() for report in reports]
+    return data, checks, reports

@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..fs.projects import git_top_level
 from ..fs.read import read_file
@@ -19,8 +20,10 @@ from ..fs.regions import RegionId, own_region
 from ..hosts import registry
 from ..hosts.model import PerDirectory, PromptSection, RulesFolders
 from .load_sets import first_non_empty
-from .sections import HostLimit, LimitUnit
 from .targets import ResolvedTarget, region_id
+
+if TYPE_CHECKING:  # `persona status` checks its targets without pydantic
+    from .sections import HostLimit, LimitUnit
 
 SHORTEN = "move the region or shorten the files"
 
@@ -142,6 +145,8 @@ def check_text(name: str, where: Path, text: str, limits: Sequence[HostLimit]) -
 def check_section(name: str, where: Path, text: str, section: PromptSection) -> Check:
     """A host's plugin prompt section: our text against the section's limit (the host's frame not counted), and
     framed as the host frames it against what every plugin's sections share."""
+    from .sections import HostLimit
+
     size, framed = len(text), len(section.framed(text))
     limit = section.limit
     over = size > limit.amount

@@ -11,13 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..hosts import registry
 from ..hosts.model import Limit, MemoryFiles, Unit
 from .host_loads import our_span, read_bounded, size_in
 from .load_sets import LoadSet, load_set, spelled_names
-from .schema import Settings
 from .targets import ResolvedTarget
+
+if TYPE_CHECKING:  # `persona status` runs without pydantic
+    from .schema import Settings
 
 UNITS = {"chars": "characters"}
 HooksOf = Callable[[str, Path], "list[Delivery]"]  # host, project -> what our hook gives that host there

@@ -6,27 +6,41 @@ documented limit where it has one, beside its source there; docs/hosts.md says w
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..hosts import registry
 from ..hosts.model import Limit, Preset
-from .sections import HostLimit
 
-__all__ = ["HOOK_LIMITS", "PRESETS", "RULES_VARIANTS", "SECTION_LIMITS", "Preset", "host_limits", "preset_path",
-           "project_dir"]
+if TYPE_CHECKING:  # the settings' models, made when a limit is used: `persona status` runs without pydantic
+    from .sections import HostLimit
+
+__all__ = ["PRESETS", "RULES_VARIANTS", "Preset", "hook_limits", "host_limits", "preset_path", "project_dir",
+           "section_limits"]
 
 
 def host_limits(limits: tuple[Limit, ...]) -> tuple[HostLimit, ...]:
     """A host's limits as a target's settings validate them."""
+    from .sections import HostLimit
+
     return tuple(HostLimit.model_validate(limit.as_dict()) for limit in limits)
 
 
+@functools.cache
+def hook_limits() -> dict[str, tuple[HostLimit, ...]]:
+    """Each host's limits on its session-start hook's text."""
+    return {host: host_limits(limits) for host, limits in registry.hook_limits().items()}
+
+
+@functools.cache
+def section_limits() -> dict[str, tuple[HostLimit, ...]]:
+    """A host's plugin prompt section (Hermes 0.22 and later): the limit on our text, the host's frame not
+    counted."""
+    return {host: host_limits((section.limit,)) for host, section in registry.sections().items()}
+
+
 PRESETS: dict[str, Preset] = registry.presets()
-HOOK_LIMITS: dict[str, tuple[HostLimit, ...]] = {host: host_limits(limits)
-                                                  for host, limits in registry.hook_limits().items()}
-# A host's plugin prompt section (Hermes 0.22 and later): the limit on our text, the host's frame not counted.
-SECTION_LIMITS: dict[str, tuple[HostLimit, ...]] = {host: host_limits((section.limit,))
-                                                     for host, section in registry.sections().items()}
 RULES_VARIANTS: dict[str, str] = registry.rules_variants()  # `targets add claude-code --rules`
 
 

@@ -29,7 +29,7 @@ from .sections import (
     TriggerSettings,
     UiSettings,
 )
-from .targets import ResolvedTarget
+from .targets import MAX_TARGET_NAME, ResolvedTarget
 
 T = TypeVar("T")
 
@@ -51,9 +51,6 @@ __all__ = [
     "TriggerSettings",
     "UiSettings",
 ]
-
-MAX_TARGET_NAME = 100
-
 
 StageEntry = str | dict[str, dict[str, Any]]
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from .schema import Settings
     from .sections import HostLimit, TargetSettings
 
+MAX_TARGET_NAME = 100  # characters of a target's name (the settings check it; the stored blocks too)
+
 
 @dataclass(frozen=True, slots=True)
 class ResolvedTarget:

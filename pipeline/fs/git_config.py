@@ -13,8 +13,6 @@ quoted subsection is not. A file git refuses is an error here too.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 GIT_TIMEOUT_S = 2.0  # `git config --file` answers in milliseconds; a hung git falls back to the reader
@@ -42,6 +40,9 @@ def remote_urls(config: Path) -> list[tuple[str, str]] | None:
 def _by_git(config: Path) -> list[Entry] | None:
     """The file's variables as git lists them; None when git is missing or does not answer in time (the reader's
     turn then), [] when git refuses the file."""
+    import shutil
+    import subprocess  # only where a remote is read: `persona status` may never need it
+
     git = shutil.which("git")
     if git is None:
         return None

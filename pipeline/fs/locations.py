@@ -136,10 +136,9 @@ def package_version() -> str:
 
 
 def package_dir() -> Path:
-    """The installed ``pipeline`` package's own directory (its data files sit inside it in a wheel)."""
-    from importlib.resources import files
-
-    return Path(str(files("pipeline")))
+    """The installed ``pipeline`` package's own directory (its data files sit inside it in a wheel): where this
+    module's folder sits, as ``importlib.resources.files("pipeline")`` finds it, without importing that."""
+    return Path(__file__).parent.parent
 
 
 def package_root() -> Path:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
+import functools
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .read import real_path
@@ -51,6 +51,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE,
     rename (the region writer's checked swap); when it says no, the path is
     left as it was. Whatever the temp name holds afterwards is removed.
     """
+    import tempfile  # a writer's alone: `persona status` never writes
+
     ensure_private_dir(path.parent)
     fd, temp_name = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
     try:
@@ -74,15 +76,25 @@ def _rename(temp: Path, path: Path) -> bool:
 
 
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
-_renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) if sys.platform == "linux" else None
+
+
+@functools.cache
+def _renameat2() -> Any:
+    """Linux's renameat2 from the C library (None elsewhere), looked up at the first exchange."""
+    import ctypes
+
+    return getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) if sys.platform == "linux" else None
 
 
 def exchange(a: Path, b: Path) -> bool:
     """Swap two files' names in one atomic step (Linux's renameat2 RENAME_EXCHANGE); False where the platform or
     filesystem cannot, FileNotFoundError when either is gone."""
-    if _renameat2 is None:
+    import ctypes
+
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return False
-    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     code = ctypes.get_errno()
     if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EPERM):

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..config.sections import HostLimit
 from ..config.targets import ResolvedTarget
 from ..render.limits import limited, over
 from ..render.notes import lazy_note
 from ..render.section_cap import cap_text
 from ..render.tokens import HeuristicCounter, get_counter
 from ..warn_once import ProblemLog
+
+if TYPE_CHECKING:
+    from ..config.sections import HostLimit
 
 
 def decoded(raw: bytes, truncated: bool, what: str, max_bytes: int, problems: ProblemLog) -> str:

@@ -13,9 +13,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..clock import Throttle
-from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..errors import FileSystemError, PersonaError
 from ..fs.locations import profile_slug
@@ -23,6 +23,9 @@ from ..fs.read import FileRead, describe, read_file
 from ..fs.regions import RegionId, body_text, line_end, own_region
 from ..warn_once import ProblemLog
 from .capped import cap_block, decoded
+
+if TYPE_CHECKING:  # `persona status` runs without pydantic
+    from ..config.schema import Settings
 
 
 def block_of(found: FileRead, target: ResolvedTarget, *, counter: str, max_bytes: int, problems: ProblemLog,

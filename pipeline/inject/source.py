@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..store import PersonaStore
 from ..store.runs import recorded_tokens
 from ..warn_once import ProblemLog
 from .file_source import FileSource, KnownTokens
 from .store_source import StoreSource
+
+if TYPE_CHECKING:  # `persona status` runs without pydantic
+    from ..config.schema import Settings
 
 
 class Source(Protocol):

@@ -13,10 +13,9 @@ import hashlib
 import logging
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import Throttle
-from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..config.urls import store_target
 from ..errors import PersonaError
@@ -24,6 +23,9 @@ from ..store import PersonaStore
 from ..store.blocks import BoundedBlock, MissingBlock, block_version, read_bounded
 from ..warn_once import ProblemLog
 from .capped import cap_block, decoded, plausible
+
+if TYPE_CHECKING:  # `persona status` runs without pydantic
+    from ..config.schema import Settings
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..fs.locations import profile_slug
 from ..fs.projects import project_of
@@ -27,6 +27,9 @@ from ..store.runs import newest_render
 from ..warn_once import ProblemLog
 from .file_source import KnownTokens
 from .source import Source, open_source
+
+if TYPE_CHECKING:  # `persona status` runs without pydantic
+    from ..config.schema import Settings
 
 VIEW_MARK = "@"  # a view's block name starts with it; a configured target's name cannot (see schema)
 VIEW_DIGEST_CHARS = 24

@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import shlex
-import shutil
 import sys
 from contextlib import suppress
 from pathlib import Path
@@ -43,6 +42,8 @@ def settings_file(*, user: bool, project: Path | None, home: Path) -> Path:
 def hook_command() -> str:
     """The hook's command: this installation's ``persona`` executable by its absolute path."""
     beside = Path(sys.executable).parent / "persona"
+    import shutil
+
     found = str(beside) if beside.is_file() else shutil.which("persona")
     if found is None:
         raise InputError("cannot find the persona executable (not beside this Python, not on PATH); run "

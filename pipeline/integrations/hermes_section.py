@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..config.presets import SECTION_LIMITS
+from ..config.presets import section_limits
 from ..errors import NoProfile
 from ..hosts import registry
 from ..inject.capped import within_limits
@@ -39,7 +39,7 @@ __all__ = ["SECTION", "PersonaSection", "section_text", "without_copy"]
 
 log = logging.getLogger(__name__)
 SECTION = registry.sections()[HERMES]
-LIMITS = SECTION_LIMITS[HERMES]
+LIMITS = section_limits()[HERMES]
 MAX_REMEMBERED = 4096  # last good texts kept in memory, by session and by persona
 SECTIONS_START = "<!-- hermes-plugin-sections:start -->"  # where Hermes' frame of the plugin sections begins
 

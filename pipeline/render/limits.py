@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..config.sections import HostLimit, LimitUnit
 from .tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from ..config.sections import HostLimit, LimitUnit
 
 
 def measure(text: str, unit: LimitUnit, counter: TokenCounter) -> int:

@@ -10,10 +10,9 @@ import hashlib
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import from_db
-from ..config.schema import RetentionSettings, Settings
 from ..config.targets import ResolvedTarget, profile_targets, region_id
 from ..errors import PersonaError
 from ..fs.read import describe, probe_regular
@@ -23,6 +22,9 @@ from ..store import PersonaStore
 from ..store.runs import LastRun, last_render, last_run
 from ..store.tick_state import TickState, tick_state
 from ..text import counted
+
+if TYPE_CHECKING:  # status reads its settings without pydantic (cli/settings_record.py)
+    from ..config.schema import RetentionSettings, Settings
 
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config.schema import Settings
 from ..render.template_sources import template_source
+
+if TYPE_CHECKING:  # `persona status` asks for the hash of settings read without pydantic
+    from ..config.schema import Settings
 
 # The sections (and the few single keys) a render's output depends on.
 OUTPUT_SECTIONS = frozenset({"targets", "cap", "render", "pipeline", "retention", "supersede"})
@@ -27,7 +29,8 @@ def output_settings(settings: Settings) -> dict[str, Any]:
     return settings.model_dump(mode="json", include={**{name: True for name in OUTPUT_SECTIONS}, **OUTPUT_KEYS})
 
 
-def _output_json(settings: Settings) -> bytes:
+def output_json(settings: Settings) -> bytes:
+    """The output-changing settings as the hash reads them (``persona status`` records them)."""
     return json.dumps(output_settings(settings), sort_keys=True).encode()
 
 
@@ -39,7 +42,7 @@ def config_hash(settings: Settings) -> str:
     """
     sources = tuple((name, template_source(settings.render.template_dirs, settings.targets[name].template))
                     for name in sorted(settings.targets))
-    return _digest(settings.derived("output_json", _output_json), sources)
+    return _digest(settings.derived("output_json", output_json), sources)
 
 
 @functools.lru_cache(maxsize=64)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..config.schema import MAX_TARGET_NAME
+from ..config.targets import MAX_TARGET_NAME
 from .backend import Connection, Cursor
 from .database import Database
 from .validation import MAX_PROFILE_CHARS

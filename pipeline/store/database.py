@@ -7,15 +7,15 @@ fragments in :mod:`.dialect`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal, Self
+from typing import TYPE_CHECKING, Literal, Self, TypeVar, cast
 
 from ..clock import Clock, to_db, utc_now
-from ..config.schema import Settings, StoreSettings, SupersedeSettings
 from ..config.urls import store_target
 from ..errors import StoreError, StoreUnavailable
 from ..warn_once import ProblemLog
@@ -24,8 +24,19 @@ from .validation import MAX_PROFILE_CHARS, check_text
 
 log = logging.getLogger(__name__)
 DEPRECATED = ProblemLog(log)
-# A Database opened without settings (the Python API) takes the settings' own defaults: each is written once.
-STORE_DEFAULTS = StoreSettings()
+
+if TYPE_CHECKING:  # made only for a store opened without settings: `persona status` runs without pydantic
+    from ..config.schema import Settings, StoreSettings
+
+T = TypeVar("T")
+
+
+@functools.cache
+def store_defaults() -> StoreSettings:
+    """The settings' own defaults, for a Database opened without settings (the Python API): each written once."""
+    from ..config.schema import StoreSettings
+
+    return StoreSettings()
 
 
 class Database:
@@ -48,22 +59,30 @@ class Database:
         target: Path | str,
         *,
         profile: str | None = None,
-        busy_timeout_ms: int = STORE_DEFAULTS.busy_timeout_ms,
+        busy_timeout_ms: int | None = None,
         clock: Clock = utc_now,
         reinforce_step: float = 0.0,
-        max_fact_chars: int = STORE_DEFAULTS.max_fact_chars,
-        max_import_facts: int = STORE_DEFAULTS.max_import_facts,
+        max_fact_chars: int | None = None,
+        max_import_facts: int | None = None,
         create_directory: bool = False,
         readonly: bool = False,
         statement_timeout_ms: int = 0,
-        memory_scope: Literal["all", "profile"] = STORE_DEFAULTS.memory_scope,
-        lock_lease_ms: int = STORE_DEFAULTS.lock_lease_ms,
+        memory_scope: Literal["all", "profile"] | None = None,
+        lock_lease_ms: int | None = None,
         supersede_detect: Literal["propose", "off", "auto", "flag"] | None = None,
         supersede_related: int | None = None,
         session: str | None = None,
         writer: str = "api",
+        validated: bool = False,
     ) -> None:
-        profile = deprecated_session(profile, session) or STORE_DEFAULTS.profile
+        """Each option left out (None) is the setting's default; ``validated``: the supersede options come from
+        settings already validated (:meth:`from_settings`), so they are taken as they are."""
+        profile = deprecated_session(profile, session) or store_defaults().profile
+        busy_timeout_ms = _default("busy_timeout_ms", busy_timeout_ms)
+        lock_lease_ms = _default("lock_lease_ms", lock_lease_ms)
+        max_fact_chars = _default("max_fact_chars", max_fact_chars)
+        max_import_facts = _default("max_import_facts", max_import_facts)
+        memory_scope = memory_scope or store_defaults().memory_scope
         check_text("profile", profile, MAX_PROFILE_CHARS)
         self.backend: Backend = open_backend(target, busy_timeout_ms=busy_timeout_ms, readonly=readonly,
                                              create_directory=create_directory,
@@ -73,13 +92,11 @@ class Database:
         self.max_fact_chars = max_fact_chars
         self.max_import_facts = max_import_facts
         self.profile = profile
-        self.memory_scope = memory_scope
+        self.memory_scope: Literal["all", "profile"] = memory_scope
         self.writer = writer  # who this store's writes are stamped with: cli, api, tool:HOST (see store/births.py)
-        # The one default, and the old names' warning, are the settings' own.
-        self.supersede_detect = SupersedeSettings.model_validate(
-            {"detect": supersede_detect} if supersede_detect else {}).detect
-        self.supersede_related = SupersedeSettings.model_validate(
-            {} if supersede_related is None else {"related": supersede_related}).related
+        self.supersede_detect, self.supersede_related = (
+            (supersede_detect, supersede_related) if validated and supersede_detect in ("propose", "off")
+            and supersede_related is not None else _supersede(supersede_detect, supersede_related))
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
         self.readonly = readonly
@@ -138,6 +155,7 @@ class Database:
             supersede_detect=settings.supersede.detect,
             supersede_related=settings.supersede.related,
             writer=writer,
+            validated=True,
         )
 
     def __enter__(self) -> Self:
@@ -287,3 +305,17 @@ def deprecated_session(profile: str | None, session: str | None) -> str | None:
         DEPRECATED.warn("PersonaStore(session=...) is deprecated; pass profile=...")
         return profile or session
     return profile
+
+
+def _default(name: str, value: T | None) -> T:
+    """``value``, or the store setting ``name``'s default when it was left out."""
+    return cast("T", getattr(store_defaults(), name)) if value is None else value
+
+
+def _supersede(detect: str | None, related: int | None) -> tuple[Literal["propose", "off"], int]:
+    """The supersede options as the settings validate them: the one default, and the old names' warning, are
+    the settings' own."""
+    from ..config.schema import SupersedeSettings
+
+    return (SupersedeSettings.model_validate({"detect": detect} if detect else {}).detect,
+            SupersedeSettings.model_validate({} if related is None else {"related": related}).related)

@@ -18,7 +18,6 @@ it, cheaply, to drop a pinned persona the moment a fact of it is forgotten.
 from __future__ import annotations
 
 import hmac
-import secrets
 from collections.abc import Callable, Iterable
 
 from ..errors import ForgottenError
@@ -43,6 +42,8 @@ def secret(store: Database, conn: Connection) -> bytes:
         return store.known_secret
     row = conn.execute("SELECT secret FROM persona_secret WHERE id = 1").fetchone()
     if row is None and not store.readonly:
+        import secrets  # once per database: the key is made once
+
         conn.execute("INSERT INTO persona_secret (id, secret) VALUES (1, ?) ON CONFLICT DO NOTHING",
                      (secrets.token_hex(SECRET_BYTES),))
         row = conn.execute("SELECT secret FROM persona_secret WHERE id = 1").fetchone()

@@ -7,11 +7,13 @@ rounding must not hide a due fact), so a "not due" lets a tick skip reading the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config.schema import RetentionSettings
 from ..defaults import DEFAULT_CONFIDENCE
 from .database import Database
+
+if TYPE_CHECKING:  # the rules' type only: `persona status` runs without pydantic
+    from ..config.schema import RetentionSettings
 
 MAX_HALVINGS = 1000  # 2^1000 is about 1e301: still a float on both engines
 MARGIN = 1e-9  # relative: a fact this close to expiring or decaying away counts as due

@@ -12,12 +12,14 @@ one moment.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config.schema import RetentionSettings
 from .database import Database
 from .retention_due import retention_due, retention_params
 from .runs import LastRun
+
+if TYPE_CHECKING:  # the rules' type only: `persona status` runs without pydantic
+    from ..config.schema import RetentionSettings
 
 LAST_RUN = ("SELECT id FROM persona_runs WHERE session_id = :profile AND outcome != 'stale' "
             "ORDER BY id DESC LIMIT 1")
