@@ -37,6 +37,10 @@ ENV_PREFIXES = ("PERSONA_", "MNEMOSYNE_", "HERMES_", "DYNACONF_", "LC_", "PYTHON
 ENV_SUFFIXES = ("_PROJECT_DIR",)
 ENV_NAMES = ("HOME", "LANG", "XDG_CONFIG_HOME")
 MAX_SNAPSHOT_BYTES = 4 << 20
+# Records kept per folder (a profile's snapshots, the pointers, the status settings): one is made per request,
+# working directory and environment, so a user's many checkouts would pile them up without a bound. The oldest
+# go first; a pruned record only sends its request to the full path once.
+KEEP_RECORDS = 256
 MISSING, DIRECTORY, OTHER = "-", "d", "not a file: "
 # The arguments the console script (``pipeline.__main__``) was started with, once it falls to the full path:
 # what a delivery's record is keyed by. None in any other process (a test's CliRunner): nothing is recorded there.
@@ -202,6 +206,25 @@ def _private_folder(folder: str) -> None:
     os.makedirs(folder, 0o700, exist_ok=True)  # its parent is there now: only this folder is made, 0700
 
 
+def keep_latest(folder: str, limit: int | None = None) -> None:
+    """Remove the oldest files of ``folder`` (by modification time) beyond the latest ``limit``
+    (:data:`KEEP_RECORDS`)."""
+    from contextlib import suppress  # a record's work, never the fast path's
+
+    limit = KEEP_RECORDS if limit is None else limit
+    try:
+        entries = [entry for entry in os.scandir(folder) if entry.is_file(follow_symlinks=False)]
+    except OSError:
+        return
+    if len(entries) <= limit:
+        return
+    with suppress(FileNotFoundError):  # another process pruned at the same time: its choice stands
+        entries.sort(key=lambda entry: entry.stat(follow_symlinks=False).st_mtime_ns, reverse=True)
+        for entry in entries[limit:]:
+            with suppress(FileNotFoundError):
+                os.unlink(entry.path)
+
+
 def write_private(path: str, data: bytes) -> None:
     """``data`` at ``path``, 0600, whole or not at all (a temporary file beside it, then a rename)."""
     _private_folder(os.path.dirname(path))
@@ -230,7 +253,10 @@ def record(request: tuple[list[str], str, Environ], *, db: str, profile: str,
     document = {"format": FORMAT, "request": digest, "package": package_stamp(), "db": db, "profile": profile,
                 "counters": list(seen), "inputs": inputs, "output": output}
     write_private(snapshot, json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogateescape"))
-    write_private(pointer_path(digest, environ), json.dumps({"snapshot": snapshot}).encode("utf-8"))
+    pointer = pointer_path(digest, environ)
+    write_private(pointer, json.dumps({"snapshot": snapshot}).encode("utf-8"))
+    keep_latest(folder)
+    keep_latest(os.path.dirname(pointer))
 
 
 def lookup(argv: list[str], cwd: str, environ: Environ) -> str | None:

@@ -200,7 +200,9 @@ def record(cli: CliState, early: dict[str, str] | None) -> None:
         return
     try:
         data = json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogateescape")
-        deliver.write_private(record_path(digest(cli, os.getcwd(), os.environ), os.environ), data)
+        path = record_path(digest(cli, os.getcwd(), os.environ), os.environ)
+        deliver.write_private(path, data)
+        deliver.keep_latest(os.path.dirname(path))
     except (OSError, ValueError):
         pass  # the next status takes the full path again
 

@@ -380,3 +380,28 @@ def test_python_m_pipeline_deliver_prints_the_recorded_answer_or_exits_1(world: 
     answer = _settled(world, *HOOK)
     hit = alone()
     assert (hit.returncode, hit.stdout) == (0, answer.stdout)
+
+
+def test_records_are_kept_to_a_bound_the_oldest_going_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """One record per request, directory and environment: a user's many checkouts must not pile them up."""
+    from pipeline import deliver
+
+    monkeypatch.setattr(deliver, "KEEP_RECORDS", 2)
+    db = tmp_path / "mnemosyne.db"
+    _store(db)
+    environ = {"HERMES_HOME": str(tmp_path / "home")}
+    seen = deliver.counters(str(db), "alice")
+    assert seen is not None
+    for number in range(4):
+        cwd = str(tmp_path / f"checkout-{number}")
+        deliver.record((["inject"], cwd, environ), db=str(db), profile="alice", seen=seen, inputs={},
+                       output=f"block {number}")
+        os.utime(deliver.pointer_path(deliver.request_digest(["inject"], cwd, environ), environ),
+                 ns=(number, number))  # distinct ages, whatever the clock's resolution
+        folder = deliver.snapshot_folder(str(db), "alice")
+        os.utime(os.path.join(folder, deliver.request_digest(["inject"], cwd, environ) + ".json"), ns=(number, number))
+    answers = [deliver.lookup(["inject"], str(tmp_path / f"checkout-{number}"), environ) for number in range(4)]
+    assert len(os.listdir(deliver.snapshot_folder(str(db), "alice"))) == 2
+    assert len(os.listdir(tmp_path / "home" / "mnemosyne" / "persona-tier" / "delivered")) == 2
+    assert answers[3] == "block 3"
+    assert answers[2] == "block 2" and answers[:2] == [None, None]
