@@ -1,0 +1,149 @@
+"""A kept store's render keeps the profile's checked rows while its change counter says they are unchanged, and
+only ages them again (#40); never past a change: each warm render gives the bytes of a render that derives
+nothing from before (its profile's memo dropped), for another tool's every kind of write, a moving clock, our
+triggers gone, a tighter fact limit and a forget, with two profiles in one database."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from datetime import timedelta
+
+from pipeline import PersonaStore, Settings, load_settings, run_pipeline
+from pipeline.clock import Clock
+from pipeline.render import prepared
+from pipeline.schedule.forget import forget
+
+from .test_render_cost import fresh_render, seed
+
+PROFILES = ("alice", "bob")
+
+
+def settings_for(base: dict[str, str], profile: str, **extra: str) -> Settings:
+    return load_settings(overrides={**base, **extra, "store.profile": profile})
+
+
+def warm_and_from_scratch(store: PersonaStore, settings: Settings, clock: Clock | None = None) -> tuple[str, str]:
+    """The kept store's render, then the same render with nothing kept from before."""
+    warm = run_pipeline(settings, store=store, dry_run=True, clock=clock)[0].text
+    prepared.drop((store.label, store.profile))
+    return warm, run_pipeline(settings, store=store, dry_run=True, clock=clock)[0].text
+
+
+def test_another_tools_every_write_shows_in_the_next_render_of_a_kept_store(database, tmp_path):
+    base = {**database.settings(), "injection.file": str(tmp_path / "{profile}.md")}
+    stores = {profile: PersonaStore.from_settings(settings_for(base, profile)) for profile in PROFILES}
+    writes = [
+        ("text", "UPDATE memoria_persona SET content = content || ' Always.' WHERE session_id = '{p}' "
+                 "AND content LIKE '{p} rule 1:%'"),
+        ("tier", "UPDATE memoria_persona SET tier = 'permanent' WHERE session_id = '{p}' "
+                 "AND content LIKE '{p} rule 58:%'"),
+        ("confidence", "UPDATE memoria_persona SET confidence = 0.01 WHERE session_id = '{p}' "
+                       "AND content LIKE '{p} rule 3:%'"),
+        ("reinforcements", "UPDATE memoria_persona SET reinforcement_count = 40 WHERE session_id = '{p}' "
+                           "AND content LIKE '{p} rule 59:%'"),
+        ("reinforced long ago", "UPDATE memoria_persona SET last_reinforced_at = '2001-01-01 00:00:00' "
+                                "WHERE session_id = '{p}' AND content LIKE '{p} rule 4:%'"),
+        ("no timestamp", "UPDATE memoria_persona SET last_reinforced_at = NULL, created_at = NULL "
+                         "WHERE session_id = '{p}' AND content LIKE '{p} rule 5:%'"),
+        ("topic", "UPDATE memoria_persona SET topic = 'moved' WHERE session_id = '{p}' "
+                  "AND content LIKE '{p} rule 6:%'"),
+        ("deleted", "DELETE FROM memoria_persona WHERE session_id = '{p}' AND content LIKE '{p} rule 7:%'"),
+        ("inserted", "INSERT INTO memoria_persona (session_id, tier, topic, content, confidence) "
+                     "VALUES ('{p}', 'permanent', 'new', '{p} wrote this elsewhere', 0.9)"),
+        ("NULL confidence", "UPDATE memoria_persona SET confidence = NULL WHERE session_id = '{p}' "
+                            "AND content LIKE '{p} rule 8:%'"),
+    ]
+    try:
+        for profile, store in stores.items():
+            seed(store, profile)
+            run_pipeline(settings_for(base, profile), store=store, dry_run=True)
+        for what, statement in [("nothing", None), *writes, ("nothing again", None)]:
+            for profile, store in stores.items():
+                if statement:
+                    database.execute(statement.format(p=profile))
+                warm, scratch = warm_and_from_scratch(store, settings_for(base, profile))
+                assert warm == scratch, f"{profile}, {what}"
+                assert profile in warm and ({"alice", "bob"} - {profile}).pop() not in warm
+        database.execute("UPDATE memoria_persona SET session_id = 'bob' WHERE session_id = 'alice' "
+                         "AND content LIKE 'alice rule 9:%'")  # a row moved to the other profile
+        for profile, store in stores.items():
+            warm, scratch = warm_and_from_scratch(store, settings_for(base, profile))
+            assert warm == scratch and ("alice rule 9:" in warm) == (profile == "bob")
+        assert warm == fresh_render({**base, "store.profile": "bob"})
+    finally:
+        for store in stores.values():
+            store.close()
+
+
+def test_kept_rows_age_with_the_clock(tmp_path, clock):
+    """The order within a section moves as time passes (recency halves every 30 days): a kept store's render
+    follows it, at each moment the render of a process that kept nothing."""
+    base = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "{profile}.md")}
+    for profile in PROFILES:
+        with PersonaStore.from_settings(settings_for(base, profile), clock=clock) as store:
+            store.add(f"{profile}: old but sure", topic="style", tier="permanent", confidence=0.9)
+            store.add(f"{profile}: new but unsure", topic="style", tier="permanent", confidence=0.6)
+    with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+        conn.execute("UPDATE memoria_persona SET last_reinforced_at = '2026-03-01 00:00:00' "
+                     "WHERE content LIKE '%old but sure'")
+    stores = {profile: PersonaStore.from_settings(settings_for(base, profile), clock=clock) for profile in PROFILES}
+    try:
+        orders = []
+        for _ in range(4):
+            for profile, store in stores.items():
+                warm, scratch = warm_and_from_scratch(store, settings_for(base, profile), clock)
+                assert warm == scratch, (profile, clock.now)
+                orders.append(warm.index("new but unsure") < warm.index("old but sure"))
+            clock.now += timedelta(days=20)
+        assert orders[0] and not orders[-1]  # the order did move
+    finally:
+        for store in stores.values():
+            store.close()
+
+
+def test_writes_while_our_triggers_are_gone_show_in_the_next_render(tmp_path):
+    """A tool that rebuilt Mnemosyne's table without our triggers writes without moving the change counter: while
+    they are missing, a kept store reads the rows each time."""
+    base = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "{profile}.md")}
+    stores = {profile: PersonaStore.from_settings(settings_for(base, profile)) for profile in PROFILES}
+    try:
+        for profile, store in stores.items():
+            seed(store, profile)
+            run_pipeline(settings_for(base, profile), store=store, dry_run=True)
+        with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+            names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")]
+            for name in names:
+                conn.execute(f"DROP TRIGGER {name}")
+        for turn in range(3):
+            with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+                conn.execute("UPDATE memoria_persona SET content = ? WHERE content LIKE 'alice rule 1:%'",
+                             (f"alice rule 1: rewritten {turn}",))
+            for profile, store in stores.items():
+                warm, scratch = warm_and_from_scratch(store, settings_for(base, profile))
+                assert warm == scratch and (f"rewritten {turn}" in warm) == (profile == "alice")
+    finally:
+        for store in stores.values():
+            store.close()
+
+
+def test_a_tighter_fact_limit_and_a_forget_each_show_in_the_next_render(tmp_path):
+    base = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "{profile}.md")}
+    for profile in PROFILES:
+        settings = settings_for(base, profile)
+        with PersonaStore.from_settings(settings) as store:
+            seed(store, profile)
+            store.add(f"{profile}: {'a long rule ' * 20}", topic="long")
+            assert "a long rule" in run_pipeline(settings, store=store, dry_run=True)[0].text
+    for profile in PROFILES:
+        tight = settings_for(base, profile, **{"store.max_fact_chars": "150"})
+        with PersonaStore.from_settings(tight) as store:
+            warm, scratch = warm_and_from_scratch(store, tight)
+        assert warm == scratch and "a long rule" not in warm and f"{profile} rule 0:" in warm
+    settings = settings_for(base, "alice")
+    with PersonaStore.from_settings(settings) as store:
+        victim = next(fact for fact in store.list() if fact.content.startswith("alice rule 0:"))
+        forget(settings, store, victim.id)
+        assert "alice rule 0:" not in run_pipeline(settings, store=store, dry_run=True)[0].text
+    with PersonaStore.from_settings(settings_for(base, "bob")) as store:
+        assert "bob rule 0:" in run_pipeline(settings_for(base, "bob"), store=store, dry_run=True)[0].text
