@@ -147,3 +147,30 @@ def test_a_tighter_fact_limit_and_a_forget_each_show_in_the_next_render(tmp_path
         assert "alice rule 0:" not in run_pipeline(settings, store=store, dry_run=True)[0].text
     with PersonaStore.from_settings(settings_for(base, "bob")) as store:
         assert "bob rule 0:" in run_pipeline(settings_for(base, "bob"), store=store, dry_run=True)[0].text
+
+
+def test_the_kept_counts_follow_the_counter_and_leave_with_a_forget(tmp_path):
+    """Whole texts' counts are kept by the counter's name and the text: a render under another counter counts
+    again (its fit is its own), and a forget drops the profile's counts with the rest (they hold its facts'
+    texts), the other profile keeping its own."""
+    base = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "{profile}.md"),
+            "cap.token_cap": "300"}
+    for profile in PROFILES:
+        with PersonaStore.from_settings(settings_for(base, profile)) as store:
+            seed(store, profile)
+    for counter in ("o200k_base", "cl100k_base", "heuristic", "o200k_base"):
+        for profile in PROFILES:
+            settings = settings_for(base, profile, **{"cap.counter": counter})
+            with PersonaStore.from_settings(settings) as store:
+                warm, scratch = warm_and_from_scratch(store, settings)
+                assert warm == scratch, (profile, counter)
+                assert warm == run_pipeline(settings, store=store, dry_run=True)[0].text
+    settings = settings_for(base, "alice")
+    with PersonaStore.from_settings(settings) as store:
+        run_pipeline(settings, store=store)
+        scope = (store.label, "alice")
+        assert "alice rule 0:" in repr(prepared.for_render(scope)._previous_counts)
+        victim = next(fact for fact in store.list() if fact.content.startswith("alice rule 0:"))
+        forget(settings, store, victim.id)
+        assert "alice rule 0:" not in repr(prepared.for_render(scope)._previous_counts)
+        assert "bob rule 0:" in repr(prepared.for_render((store.label, "bob"))._previous_counts)
