@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
@@ -23,6 +22,7 @@ from ..text import normal_form, spellings
 from ..tiers import TIERS
 from ..warn_once import ProblemLog
 from .context import StageContext
+from .kept_rows import KEPT_ROWS, KeptRows
 from .registry import StageOptions, stage
 
 NUMBERS = frozenset({int, float})
@@ -51,7 +51,7 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
     store, now = ctx.store, to_db(ctx.clock())
     with store.read() as conn:
         state = store.render_state(conn)
-        facts = _read_facts(store, conn, now, state, ctx.prepared)
+        facts = _read_facts(store, conn, now, state, ctx)
         # A row that breaks the contract (or one added meanwhile: the check then finds none).
         broken = state.rows != len(facts)
         if state.forgot:
@@ -93,44 +93,24 @@ def _each_spelled_once(topics: frozenset[str], prepared: PreparedFacts) -> bool:
 
 
 def _read_facts(store: PersonaStore, conn: Connection, now: str, state: RenderState,
-                prepared: PreparedFacts) -> list[PersonaFact]:
+                ctx: StageContext) -> list[PersonaFact]:
     """The profile's facts. On SQLite, the checked rows of an unscoped profile that never forgot a fact are kept
     with its render memo (which a forget drops), under what says they are unchanged (:meth:`PersonaStore.rows_key`:
     the change counter every writer moves, the schema's version) and the profile's row count, and a render while
     that holds only ages them again: what the render reads of them but their age is their text, tier, confidence
     and reinforcements, which every writer's change moves the counter for (a scoped profile's scopes and slots
-    move without it: read each time)."""
+    move without it: read each time). The run's context names the kept rows, for rank (:mod:`.kept_rows`)."""
     keyed = None if state.scoped or state.forgot else store.rows_key(conn, now)
     if keyed is None or keyed[1] is None:
         return _persona_facts(store.render_rows(conn, now, scoped=state.scoped), store.max_fact_chars)
     moment, key = keyed
     memo_key = ("persona rows", key, state.rows, store.max_fact_chars)
-    kept: KeptRows | None = prepared.reused(memo_key)
+    kept: KeptRows | None = ctx.prepared.reused(memo_key)
     if kept is None:
         kept = KeptRows(tuple(_checked_rows(store.render_rows(conn, now, aging=True), store.max_fact_chars)))
-        prepared.record(memo_key, kept)
+        ctx.prepared.record(memo_key, kept)
+    ctx.cache[KEPT_ROWS] = kept
     return kept.aged(moment)
-
-
-@dataclass(slots=True)
-class KeptRows:
-    """A profile's checked rows, each with its age base where its age goes (infinite for no timestamp), and the
-    facts they made at the last moment they were aged at (a julianday)."""
-
-    rows: tuple[tuple[Any, ...], ...]
-    last: tuple[float, list[PersonaFact]] | None = None
-
-    def aged(self, moment: float) -> list[PersonaFact]:
-        """The facts at ``moment``: each age as SQLite gives it, ``MAX(0.0, moment - base)``, 0 for no timestamp."""
-        last = self.last
-        if last is None or last[0] != moment:
-            make = tuple.__new__
-            last = self.last = (moment, [make(PersonaFact, (key, tier, topic, content, confidence, count,
-                                                           moment - base if base < moment else 0.0, origin, scope,
-                                                           slot))
-                                         for key, tier, topic, content, confidence, count, base, origin, scope, slot
-                                         in self.rows])
-        return list(last[1])
 
 
 def _checked_rows(rows: Iterable[tuple[Any, ...]], max_chars: int) -> list[tuple[Any, ...]]:

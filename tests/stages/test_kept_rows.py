@@ -7,19 +7,25 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
+from dataclasses import replace
 from datetime import timedelta
 
 from pipeline import PersonaStore, Settings, load_settings, run_pipeline
-from pipeline.clock import Clock
+from pipeline.clock import Clock, to_db
 from pipeline.render import prepared
+from pipeline.render.model import FactSet, RankedPersona
 from pipeline.schedule.forget import forget
+from pipeline.stages.context import StageContext
+from pipeline.stages.extract import _persona_facts
+from pipeline.stages.rank import RankOptions
+from pipeline.stages.registry import NoOptions, get_stage, stage, unregister
 
 from .test_render_cost import fresh_render, seed
 
 PROFILES = ("alice", "bob")
 
 
-def settings_for(base: dict[str, str], profile: str, **extra: str) -> Settings:
+def settings_for(base: dict[str, str], profile: str, **extra: object) -> Settings:
     return load_settings(overrides={**base, **extra, "store.profile": profile})
 
 
@@ -174,3 +180,61 @@ def test_the_kept_counts_follow_the_counter_and_leave_with_a_forget(tmp_path):
         forget(settings, store, victim.id)
         assert "alice rule 0:" not in repr(prepared.for_render(scope)._previous_counts)
         assert "bob rule 0:" in repr(prepared.for_render((store.label, "bob"))._previous_counts)
+
+
+def test_kept_rows_give_the_facts_and_the_rank_a_read_and_a_full_rank_give(tmp_path, clock):
+    """The facts extract gives from kept rows are those of the database's own read (ages as SQL computes them),
+    and what a later stage sees of rank (each score and place, the duplicates, each topic's omitted count) is
+    what rank gives without them, while the clock moves, with retention's decay on and off, near duplicates and
+    topics cut short, for two profiles."""
+    seen: list[tuple[FactSet, StageContext, RankedPersona | None]] = []
+
+    @stage("facts_probe")
+    def facts_probe(facts: FactSet, *, ctx: StageContext, options: NoOptions) -> FactSet:
+        seen.append((facts, ctx, None))
+        return facts
+
+    @stage("rank_probe")
+    def rank_probe(ranked: RankedPersona, *, ctx: StageContext, options: NoOptions) -> RankedPersona:
+        seen.append((*seen.pop()[:2], ranked))
+        return ranked
+
+    base = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "{profile}.md"),
+            "pipeline": ["extract", "facts_probe", "rank", "rank_probe", "render", "cap", "write"]}
+    try:
+        for profile in PROFILES:
+            with PersonaStore.from_settings(settings_for(base, profile), clock=clock) as store:
+                for index in range(150):  # 30 per topic: each topic's shortlist is cut
+                    store.add(f"{profile} rule {index}: {'mind the details ' * (index % 4)}",
+                              topic=f"topic {index % 5}", tier=("permanent", "long_term", "working")[index % 3],
+                              confidence=0.3 + (index % 7) / 10)
+        with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+            # near-duplicates of every fourth fact
+            conn.execute("INSERT INTO memoria_persona (session_id, tier, topic, content, confidence) "
+                         "SELECT session_id, tier, topic, content || '!', confidence FROM memoria_persona "
+                         "WHERE id % 4 = 0")
+            conn.execute("UPDATE memoria_persona SET reinforcement_count = id % 5, "
+                         "last_reinforced_at = datetime('2026-05-10 12:00:00', '-' || (id % 40) || ' days')")
+            conn.execute("UPDATE memoria_persona SET reinforcement_count = 2, confidence = 0.5, "  # equal scores
+                         "last_reinforced_at = '2026-05-01 00:00:00' WHERE tier = 'permanent' AND id % 2 = 1")
+        stores = {profile: PersonaStore.from_settings(settings_for(base, profile), clock=clock)
+                  for profile in PROFILES}
+        for retention in ("true", "false", "true"):
+            for _ in range(3):
+                for profile, store in stores.items():
+                    settings = settings_for(base, profile, **{"retention.enabled": retention})
+                    seen.clear()
+                    run_pipeline(settings, store=store, dry_run=True, clock=clock)
+                    facts, ctx, ranked = seen[0]
+                    with store.read() as conn:
+                        read = _persona_facts(store.render_rows(conn, to_db(clock.now)), store.max_fact_chars)
+                    assert list(facts.facts) == read
+                    full = get_stage("rank").func(facts, ctx=replace(ctx, cache={}), options=RankOptions())
+                    assert ranked == full, (profile, retention, clock.now)
+                    assert ranked.duplicates_collapsed and any(s.omitted for s in ranked.sections)
+                clock.now += timedelta(days=9, seconds=7)
+        for store in stores.values():
+            store.close()
+    finally:
+        unregister("facts_probe")
+        unregister("rank_probe")
