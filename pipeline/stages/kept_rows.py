@@ -26,9 +26,11 @@ class KeptRows:
     rows: tuple[tuple[Any, ...], ...]
     last: tuple[float, list[PersonaFact]] | None = None
     derived: dict[Hashable, Any] = field(default_factory=dict)
+    renders: int = 0  # how many renders these rows gave facts to
 
     def aged(self, moment: float) -> list[PersonaFact]:
         """The facts at ``moment``: each age as SQLite gives it, ``MAX(0.0, moment - base)``, 0 for no timestamp."""
+        self.renders += 1
         last = self.last
         if last is None or last[0] != moment:
             make = tuple.__new__
@@ -40,6 +42,9 @@ class KeptRows:
         return list(last[1])
 
     def made(self, facts: Sequence[PersonaFact]) -> bool:
-        """Whether ``facts`` are the facts these rows made last, the same objects in the same order."""
+        """Whether ``facts`` are the facts these rows made last, the same objects in the same order, and the rows
+        gave facts before: what is derived from rows only pays once they are used again (after an edit each
+        render's rows are new)."""
         last = self.last
-        return last is not None and len(facts) == len(last[1]) and all(map(operator.is_, facts, last[1]))
+        return (self.renders > 1 and last is not None and len(facts) == len(last[1])
+                and all(map(operator.is_, facts, last[1])))
