@@ -54,20 +54,45 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE,
     import tempfile  # a writer's alone: `persona status` never writes
 
     ensure_private_dir(path.parent)
-    fd, temp_name = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
+    fd, temp_name = _new_temp(path)
+    placed = False
     try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), mode)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            os.fchmod(fd, mode)
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         placed = (swap or _rename)(Path(temp_name), path)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)  # our bytes, unused; or, after an exchange, the file they displaced
+        if swap is not None or not placed:  # a plain rename left nothing under the temp name
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_name)  # our bytes, unused; or, after an exchange, the file they displaced
     if placed:
         fsync_dir(path.parent)
     return placed
+
+
+_TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def _new_temp(path: Path) -> tuple[int, str]:
+    """A new private temp file beside ``path``, as ``tempfile.mkstemp`` makes one (created exclusively, 0600, not
+    through a symlink, not inherited), without its per-call Python: a random name, another on a clash."""
+    for _ in range(100):
+        name = os.path.abspath(os.path.join(path.parent, temp_prefix(path) + os.urandom(6).hex()))
+        try:
+            return os.open(name, _TEMP_FLAGS, PRIVATE_FILE), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(path.parent))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _rename(temp: Path, path: Path) -> bool:
@@ -104,10 +129,16 @@ def exchange(a: Path, b: Path) -> bool:
 
 def remove_stale_temps(path: Path) -> int:
     """Delete temp files a killed writer left behind. Call only while holding the target's lock."""
+    prefix = temp_prefix(path)
+    try:
+        with os.scandir(path.parent) as entries:
+            leftovers = [entry.path for entry in entries if entry.name.startswith(prefix)]
+    except FileNotFoundError:
+        return 0
     removed = 0
-    for leftover in path.parent.glob(temp_prefix(path) + "*"):
+    for leftover in leftovers:
         with contextlib.suppress(FileNotFoundError):
-            leftover.unlink()
+            os.unlink(leftover)
             removed += 1
     return removed
 

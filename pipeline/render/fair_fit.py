@@ -68,22 +68,26 @@ class Fit:
 def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, counter: TokenCounter,
              render: Render, note: Callable[[], str], boundary: str,
              text_tokens: Callable[[Sequence[str]], list[int]] | None = None,
-             memo: FitMemo | None = None, memo_key: Hashable = ()) -> Fit | None:
+             memo: FitMemo | None = None, memo_key: Hashable = (),
+             count_texts: Callable[[Sequence[str]], list[int]] | None = None) -> Fit | None:
     """The fit, or None when not even one fact fits (the caller's cap then keeps what lines it can).
 
-    ``text_tokens`` counts facts' texts exactly (default: ``counter.count_many``; a memo of it may stand in).
+    ``text_tokens`` counts facts' texts exactly (default: ``counter.count_many``; a memo of it may stand in), and
+    ``count_texts`` the full render and the sections the model learns from (a memo by text may stand in).
     With ``memo``, the same inputs give the kept choice without a render; ``memo_key`` must name everything
     else ``render``, ``note`` and ``counter`` depend on (the template's source, the target, its note).
     """
     sections = tuple(sections)
-    tokens = counter.count(full_text)
+    count_texts = count_texts or counter.count_many
+    tokens = count_texts([full_text])[0]
     if tokens <= budget:
         return Fit(sections, full_text, tokens, frozenset(), ())
     priority = _priority(sections)
     key = _memo_key(sections, full_text, priority, budget, counter, boundary, memo_key) if memo else None
     kept = memo.reused(key) if memo is not None else None
     if kept is None:
-        kept = _choose(sections, full_text, priority, budget, counter, render, note, boundary, text_tokens)
+        kept = _choose(sections, full_text, priority, budget, counter, render, note, boundary, text_tokens,
+                       count_texts)
         if memo is not None:
             memo.record(key, kept)
     return _fit(sections, *kept)
@@ -103,8 +107,9 @@ Chosen = tuple[tuple[Item, ...], str, int]  # (the facts kept, none when not one
 
 def _choose(sections: tuple[RankedSection, ...], full_text: str, priority: list[Item], budget: int,
             counter: TokenCounter, render: Render, note: Callable[[], str], boundary: str,
-            text_tokens: Callable[[Sequence[str]], list[int]] | None) -> Chosen:
-    search = _Search(sections, budget, counter, render, note(), text_tokens or counter.count_many)
+            text_tokens: Callable[[Sequence[str]], list[int]] | None,
+            count_texts: Callable[[Sequence[str]], list[int]]) -> Chosen:
+    search = _Search(sections, budget, counter, render, note(), text_tokens or counter.count_many, count_texts)
     model = _Model.calibrate(search, full_text, boundary)
     chosen = model.choose(priority) if model is not None else search.longest_prefix(priority)
     chosen = search.fill(priority, chosen)
@@ -141,11 +146,13 @@ class _Search:
     """Exact size checks of candidate selections, and the exact greedy steps that use them."""
 
     def __init__(self, sections: tuple[RankedSection, ...], budget: int, counter: TokenCounter, render: Render,
-                 note: str, text_tokens: Callable[[Sequence[str]], list[int]]) -> None:
+                 note: str, text_tokens: Callable[[Sequence[str]], list[int]],
+                 count_texts: Callable[[Sequence[str]], list[int]]) -> None:
         self.sections, self.budget, self.counter, self.render, self.note = sections, budget, counter, render, note
         counts = iter(text_tokens([r.fact.content for s in sections for r in s.facts]))
         self.text_tokens = [[next(counts) for _ in s.facts] for s in sections]
         self._sizes: dict[frozenset[Item], tuple[str, int]] = {}
+        self.count_texts = count_texts  # whole texts: the sections the model learns from
 
     def measure(self, chosen: Sequence[Item]) -> tuple[str, int]:
         """The rendered text of a selection, note included, and its exact token count (memoised)."""
@@ -221,7 +228,7 @@ class _Model:
         firsts = split_sections(firsts_text, boundary)
         if not (len(full.sections) == len(firsts.sections) == len(sections)):
             return None  # the template's sections do not line up with ours: use exact renders only
-        counts = counter.count_many([*full.sections, *firsts.sections])
+        counts = search.count_texts([*full.sections, *firsts.sections])
         whole, first = counts[: len(sections)], counts[len(sections):]
         base, per_fact = [], []
         for index, tokens in enumerate(search.text_tokens):

@@ -23,7 +23,7 @@ from typing import Any
 
 from .sanitize import dedupe_key, inline
 from .template_context import TemplateItem
-from .tokens import TokenCounter
+from .tokens import ExactCounter, HeuristicCounter, TokenCounter
 
 MAX_PROFILES = 64  # profiles whose newest render is kept (a gateway's busiest users)
 MAX_FACTS = 5_000  # a render that used more (a huge store, `persona explain`) keeps nothing
@@ -52,11 +52,14 @@ class PreparedFacts:
     asks for are carried on to the next."""
 
     def __init__(self, previous: dict[str, Prepared] | None = None,
-                 previous_fits: dict[Hashable, Any] | None = None) -> None:
+                 previous_fits: dict[Hashable, Any] | None = None,
+                 previous_counts: dict[tuple[str, str], int] | None = None) -> None:
         self._previous = previous or {}
         self.used: dict[str, Prepared] = {}
         self._previous_fits = previous_fits or {}
         self.fits: dict[Hashable, Any] = {}
+        self._previous_counts = previous_counts or {}
+        self.counted: dict[tuple[str, str], int] = {}
 
     def reused(self, key: Hashable) -> Any:
         """What the profile's previous render (or this one) recorded for ``key`` (a fit, a full render); None."""
@@ -88,15 +91,30 @@ class PreparedFacts:
         return [entry.tokens[counter.name] for entry in prepared]
 
 
-_kept: OrderedDict[Scope, tuple[dict[str, Prepared], dict[Hashable, Any]]] = OrderedDict()
+    def counts(self, texts: Sequence[str], counter: TokenCounter) -> list[int]:
+        """Exact counts of whole texts (a render, its sections) under ``counter``: a text this profile's previous
+        render counted is not counted again. Only a plain counter's counts are kept (its name is all that
+        decides them); a wrapping counter (line ends, host limits) counts each time."""
+        if type(counter) not in (ExactCounter, HeuristicCounter):
+            return counter.count_many(texts)
+        keys = [(counter.name, text) for text in texts]
+        known = {key: count for key in keys
+                 if (count := self.counted.get(key, self._previous_counts.get(key))) is not None}
+        missing = [key for key in dict.fromkeys(keys) if key not in known]
+        known.update(zip(missing, counter.count_many([text for _, text in missing]), strict=True))
+        self.counted.update(known)
+        return [known[key] for key in keys]
+
+
+_kept: OrderedDict[Scope, tuple[dict[str, Prepared], dict[Hashable, Any], dict[tuple[str, str], int]]] = OrderedDict()
 _lock = threading.Lock()
 
 
 def for_render(scope: Scope) -> PreparedFacts:
     """A render's prepared facts, starting from what the profile's previous render in this process used."""
     with _lock:
-        used, fits = _kept.get(scope, (None, None))
-        return PreparedFacts(used, fits)
+        used, fits, counts = _kept.get(scope, (None, None, None))
+        return PreparedFacts(used, fits, counts)
 
 
 def keep(scope: Scope, prepared: PreparedFacts) -> None:
@@ -104,7 +122,7 @@ def keep(scope: Scope, prepared: PreparedFacts) -> None:
     with _lock:
         _kept.pop(scope, None)
         if len(prepared.used) <= MAX_FACTS:
-            _kept[scope] = (prepared.used, prepared.fits)
+            _kept[scope] = (prepared.used, prepared.fits, prepared.counted)
         while len(_kept) > MAX_PROFILES:
             _kept.popitem(last=False)
 

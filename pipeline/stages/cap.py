@@ -42,7 +42,7 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
                                                                ctx.prepared),
                        note=lazy_note(target), boundary=target.boundary,
                        text_tokens=lambda texts: ctx.prepared.tokens(texts, counter), memo=ctx.prepared,
-                       memo_key=ctx.template_key(target))
+                       memo_key=ctx.template_key(target), count_texts=lambda texts: ctx.prepared.counts(texts, counter))
     text = fit.text if fit is not None else rendered.text
     capped = cap_text(text, budget=target.budget, counter=counter, boundary=target.boundary,
                       note=lazy_note(target), tokens=fit.tokens if fit is not None else None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,11 +16,13 @@ from ..render.prepared import PreparedFacts
 from ..store import Connection, PersonaStore, metadata_topic
 from ..store.forgotten import forgotten_test
 from ..store.memories import candidates, tombstones
+from ..store.render_rows import RenderState
 from ..store.supersede import superseded_rows
 from ..text import normal_form, spellings
 from ..tiers import TIERS
 from ..warn_once import ProblemLog
 from .context import StageContext
+from .kept_rows import KEPT_ROWS, KeptRows
 from .registry import StageOptions, stage
 
 NUMBERS = frozenset({int, float})
@@ -48,7 +51,7 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
     store, now = ctx.store, to_db(ctx.clock())
     with store.read() as conn:
         state = store.render_state(conn)
-        facts = _persona_facts(store.render_rows(conn, now, scoped=state.scoped), store.max_fact_chars)
+        facts = _read_facts(store, conn, now, state, ctx)
         # A row that breaks the contract (or one added meanwhile: the check then finds none).
         broken = state.rows != len(facts)
         if state.forgot:
@@ -87,6 +90,38 @@ def _each_spelled_once(topics: frozenset[str], prepared: PreparedFacts) -> bool:
         once = len({normal_form(topic) for topic in topics}) == len(topics)
         prepared.record(key, once)
     return bool(once)
+
+
+def _read_facts(store: PersonaStore, conn: Connection, now: str, state: RenderState,
+                ctx: StageContext) -> list[PersonaFact]:
+    """The profile's facts. On SQLite, the checked rows of an unscoped profile that never forgot a fact are kept
+    with its render memo (which a forget drops), under what says they are unchanged (:meth:`PersonaStore.rows_key`:
+    the change counter every writer moves, the schema's version) and the profile's row count, and a render while
+    that holds only ages them again: what the render reads of them but their age is their text, tier, confidence
+    and reinforcements, which every writer's change moves the counter for (a scoped profile's scopes and slots
+    move without it: read each time). The run's context names the kept rows, for rank (:mod:`.kept_rows`)."""
+    keyed = None if state.scoped or state.forgot else store.rows_key(conn, now)
+    if keyed is None or keyed[1] is None:
+        return _persona_facts(store.render_rows(conn, now, scoped=state.scoped), store.max_fact_chars)
+    moment, key = keyed
+    memo_key = ("persona rows", key, state.rows, store.max_fact_chars)
+    kept: KeptRows | None = ctx.prepared.reused(memo_key)
+    if kept is None:
+        kept = KeptRows(tuple(_checked_rows(store.render_rows(conn, now, aging=True), store.max_fact_chars)))
+        ctx.prepared.record(memo_key, kept)
+    ctx.cache[KEPT_ROWS] = kept
+    return kept.aged(moment)
+
+
+def _checked_rows(rows: Iterable[tuple[Any, ...]], max_chars: int) -> list[tuple[Any, ...]]:
+    """:func:`_persona_facts`' checks over rows that hold their age base (NULL: infinite) for their age."""
+    infinite = math.inf
+    return [(key, tier, topic, content, DEFAULT_CONFIDENCE if confidence is None else confidence, count,
+             infinite if base is None else base, origin, scope, slot)
+            for key, tier, topic, content, confidence, count, base, origin, scope, slot in rows
+            if type(content) is str and type(topic) is str and tier in TIERS and 0 < len(content) <= max_chars
+            and (confidence is None or (type(confidence) in NUMBERS and 0 <= confidence <= 1))
+            and type(count) is int and count >= 0 and not content.isspace()]
 
 
 def _not_forgotten(store: PersonaStore, conn: Connection, facts: list[PersonaFact]) -> list[PersonaFact]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import Field
 
@@ -11,6 +13,7 @@ from ..render.model import FactSet, LeftOut, PersonaFact, RankedFact, RankedPers
 from ..render.prepared import PreparedFacts
 from ..tiers import TIER_RANK, Tier
 from .context import StageContext
+from .kept_rows import KEPT_ROWS, KeptRows
 from .registry import StageOptions, stage
 
 LN2 = math.log(2)
@@ -33,7 +36,13 @@ def rank(facts: FactSet, *, ctx: StageContext, options: RankOptions) -> RankedPe
     """Score every fact, collapse near-duplicates into the stronger, and group by topic."""
     items = facts.facts
     retention = ctx.settings.retention
-    scores = _scores(items, options, retention.half_life_days if retention.enabled else None)
+    half_life = retention.half_life_days if retention.enabled else None
+    kept: KeptRows | None = ctx.cache.get(KEPT_ROWS)
+    if not ctx.explain and kept is not None and kept.made(items):
+        ranked = _rank_kept(kept, facts, options, half_life, ctx.prepared)
+        if ranked is not None:
+            return ranked
+    scores = _scores(items, options, half_life)
 
     def order(index: int) -> tuple[float, int, int, str]:
         # A total order: best score, then tier, then reinforcement, then the stable key.
@@ -139,3 +148,103 @@ def _scores(items: tuple[PersonaFact, ...], options: RankOptions, decay_half_lif
         + recency * exp(-f.age_days * recency_rate)
         for f in items
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Fixed:
+    """What rank derives from kept rows alone (:mod:`.kept_rows`): each fact's score but for the terms its age
+    moves, each topic's facts, the order ties of score fall back on, and the last walk's result by its input."""
+
+    base: list[float]  # tier weight + reinforcement term (+ the confidence term, where no decay applies)
+    decaying: list[float | None]  # a decaying long_term fact's confidence term before its decay, else None
+    by_topic: list[list[int]]
+    tie_order: list[int]  # each fact's place in (tier, reinforcement descending, key) order
+    walks: dict[tuple[object, ...], Any] = field(default_factory=dict)
+
+
+def _fixed(items: tuple[PersonaFact, ...], options: RankOptions,
+           decay_half_life: float | None) -> _Fixed:
+    """The parts of :func:`_scores` and of rank's order that only the rows decide, each computed as it does."""
+    tiers: dict[str, float] = {str(tier): weight for tier, weight in options.tier_weights.items()}
+    reinforcement, confidence, log1p = options.reinforcement_weight, options.confidence_weight, math.log1p
+    decays = decay_half_life is not None
+    base: list[float] = []
+    decaying: list[float | None] = []
+    for f in items:
+        head = tiers.get(f.tier, 0.0) + reinforcement * log1p(f.reinforcement_count)
+        term = confidence * f.confidence
+        if decays and f.tier == "long_term":
+            base.append(head)
+            decaying.append(term)
+        else:  # exp(-age * 0.0) is exactly 1.0: the term is fixed
+            base.append(head + term * 1.0)
+            decaying.append(None)
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for index, fact in enumerate(items):
+        by_topic[fact.topic].append(index)
+    ties = sorted(range(len(items)), key=lambda i: (TIER_RANK.get(items[i].tier, len(TIER_RANK)),
+                                                     -items[i].reinforcement_count, items[i].key))
+    tie_order = [0] * len(items)
+    for place, index in enumerate(ties):
+        tie_order[index] = place
+    return _Fixed(base, decaying, list(by_topic.values()), tie_order)
+
+
+def _rank_kept(kept: KeptRows, facts: FactSet, options: RankOptions, decay_half_life: float | None,
+               prepared: PreparedFacts) -> RankedPersona | None:
+    """:func:`rank` of facts kept rows made: the same scores (the same operations in the same order), the same
+    total order (a stable sort by score of facts in tie order is the order by score, then tie order), and the
+    walk's result reused while its input, the order, is the same. None where rank must rank everything."""
+    items = facts.facts
+    key = ("rank", tuple(sorted(options.tier_weights.items())), options.reinforcement_weight,
+           options.confidence_weight, options.recency_weight, options.recency_half_life_days, decay_half_life)
+    fixed = kept.derived.get(key)
+    if fixed is None:
+        fixed = kept.derived[key] = _fixed(items, options, decay_half_life)
+    exp, recency, rate = math.exp, options.recency_weight, LN2 / options.recency_half_life_days
+    decay_rate = LN2 / decay_half_life if decay_half_life is not None else 0.0
+    scores = [(head if term is None else head + term * exp(-f.age_days * decay_rate))
+              + recency * exp(-f.age_days * rate)
+              for head, term, f in zip(fixed.base, fixed.decaying, items, strict=True)]
+    limit = options.max_items_per_section
+    shortlist, cut = _strongest_of(fixed.by_topic, items, scores, limit)
+    shortlist.sort(key=fixed.tie_order.__getitem__)
+    negated = [-score for score in scores]
+    shortlist.sort(key=negated.__getitem__)
+    walk_key = (limit, tuple(shortlist), tuple(cut.items()))
+    walked = fixed.walks.get(walk_key)
+    if walked is None:
+        ranked = _walk(items, scores, shortlist, limit, facts, cut=cut, explain=False, prepared=prepared)
+        if ranked is None:
+            return None
+        fixed.walks.clear()  # only the last order is kept
+        fixed.walks[walk_key] = walked = (_positions(ranked, items), ranked.duplicates_collapsed)
+    sections = tuple(RankedSection(topic, tuple(RankedFact(items[i], scores[i]) for i in indexes), omitted)
+                     for topic, indexes, omitted in walked[0])
+    return RankedPersona(sections, len(items), walked[1], facts.generation, facts.memory_watermark, (),
+                         facts.out_of_scope)
+
+
+def _strongest_of(by_topic: list[list[int]], items: tuple[PersonaFact, ...], scores: list[float],
+                  limit: int) -> tuple[list[int], dict[str, int]]:
+    """:func:`_strongest` over topics already grouped."""
+    shortlist: list[int] = []
+    cut: dict[str, int] = {}
+    keep = 2 * limit
+    negated = [-score for score in scores]
+    for group in by_topic:
+        if len(group) > keep:
+            group = sorted(group, key=negated.__getitem__)
+            end = keep
+            while end < len(group) and negated[group[end]] == negated[group[keep - 1]]:
+                end += 1
+            cut[items[group[0]].topic] = len(group) - end
+            group = group[:end]
+        shortlist += group
+    return shortlist, cut
+
+
+def _positions(ranked: RankedPersona, items: tuple[PersonaFact, ...]) -> list[tuple[str, list[int], int]]:
+    """Each section of a walk's result as its topic, its facts' indexes in ``items`` and its omitted count."""
+    index_of = {id(fact): index for index, fact in enumerate(items)}
+    return [(s.topic, [index_of[id(r.fact)] for r in s.facts], s.omitted) for s in ranked.sections]

@@ -24,9 +24,10 @@ from .already import existing_fact
 from .backend import Connection, Cursor
 from .births import BIRTH_JOIN, link_tombstone, stamp, writer_of
 from .database import Database
+from .dialect import SQLITE
 from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, ROW_FIELDS, Fact, Promotion, Proposal, check_id, content_key
 from .forgotten import ForgottenTest, admit
-from .render_rows import RenderState, persona_sql, render_state
+from .render_rows import RenderState, persona_sql, render_state, rows_unchanged_key
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_scope, check_text, check_tier
 
 log = logging.getLogger(__name__)
@@ -95,9 +96,17 @@ class PersonaStore(Database):
         # A topic in any case and Unicode form: `Git` and `git` are one (pipeline/text.py).
         return found if topic is None else [fact for fact in found if same_topic(fact.topic, topic)]
 
-    def render_rows(self, conn: Connection, now: str, *, scoped: bool = False) -> Cursor:
-        """Every fact of the profile as a row ready to become a render's fact (:func:`persona_sql`)."""
+    def render_rows(self, conn: Connection, now: str, *, scoped: bool = False, aging: bool = False) -> Cursor:
+        """Every fact of the profile as a row ready to become a render's fact (:func:`persona_sql`); with
+        ``aging`` (where :meth:`rows_key` gives a key), each row's age base for its age."""
+        if aging:
+            return conn.execute(persona_sql(self.dialect, scoped, aging=True), (self.profile,))
         return conn.execute(persona_sql(self.dialect, scoped), (now, self.profile))
+
+    def rows_key(self, conn: Connection, now: str) -> tuple[float, tuple[object, ...] | None] | None:
+        """On SQLite, ``now`` as an age base and what says the profile's rows are those read before
+        (:func:`rows_unchanged_key`); None on a server, where a render reads them again."""
+        return rows_unchanged_key(conn, self.profile, now) if self.dialect is SQLITE else None
 
     def render_state(self, conn: Connection) -> RenderState:
         """What a render reads before the facts, in one statement (see :class:`RenderState`)."""

@@ -7,22 +7,38 @@ from typing import NamedTuple
 
 from .backend import Connection
 from .births import BIRTH_JOIN
+from .contract import TRIGGER_PREFIX
 from .dialect import SQLITE, Dialect
+from .sqlite.triggers import TRIGGERS
+
+# SQLite: the same rows, but for the age column, which holds the moment the age is counted from (the julianday of
+# the last reinforcement): kept rows age in Python, exactly as SQLite subtracts (both subtract doubles).
+AGE_BASE = "julianday(COALESCE(p.last_reinforced_at, p.created_at))"
+# SQLite: what says a profile's rows are still those read before (see :func:`rows_unchanged_key`).
+ROWS_KEY_SQL = (
+    "SELECT julianday(?), (SELECT schema_version FROM pragma_schema_version), "
+    "(SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' AND name LIKE ?), "
+    "(SELECT generation FROM persona_state WHERE session_id = ?), "
+    "(SELECT changed_at FROM persona_state WHERE session_id = ?)")
 
 
 @functools.cache
-def persona_sql(dialect: Dialect, scoped: bool = False) -> str:
+def persona_sql(dialect: Dialect, scoped: bool = False, aging: bool = False) -> str:
     """Each fact built by the database, ready to become a PersonaFact; ``scoped`` (a profile that has facts of a
     project or a host) also reads each fact's scope. A confidence another tool left NULL stays NULL: the reader
     gives it the default (:data:`pipeline.defaults.DEFAULT_CONFIDENCE`), so the statement keeps its two
-    parameters (the time, the profile).
+    parameters (the time, the profile). With ``aging`` (SQLite only), the age column holds each row's age base
+    instead (:data:`AGE_BASE`, NULL for no timestamp) and the profile is the one parameter: the reader ages the
+    rows, so rows it keeps can age again later without a read.
 
     Python then checks the contract (checking in SQL cost more than the read
     itself). On SQLite, "+session_id" reads the table in order instead of
     through an index: a persona table is mostly one profile's rows, and an
     index walk (random page order) took 1.4-2.4x as long as the scan.
     """
+    assert dialect is SQLITE or not aging
     age = dialect.age_days("?", "COALESCE(p.last_reinforced_at, p.created_at)")
+    age = AGE_BASE if aging else f"COALESCE({dialect.greatest}(0.0, {age}), 0.0)"
     profile = "+p.session_id" if dialect is SQLITE else "p.session_id"
     scope, join = ("b.scope", BIRTH_JOIN) if scoped else ("NULL", "")  # no join where every fact is global
     # A scoped profile's slots: where a target shows a global and a project fact of one key, the project's wins.
@@ -30,10 +46,19 @@ def persona_sql(dialect: Dialect, scoped: bool = False) -> str:
             if scoped else "NULL")
     return f"""
 SELECT 'p:' || {dialect.padded_id('p.id')}, p.tier, p.topic, p.content, p.confidence,
-       COALESCE(p.reinforcement_count, 0), COALESCE({dialect.greatest}(0.0, {age}), 0.0), 'persona', {scope},
+       COALESCE(p.reinforcement_count, 0), {age}, 'persona', {scope},
        {slot}
 FROM memoria_persona p {join} WHERE {profile} = ?
 """
+
+
+def rows_unchanged_key(conn: Connection, profile: str, now: str) -> tuple[float, tuple[object, ...] | None]:
+    """SQLite: julianday(``now``), and a key that is the same only while the profile's rows are: its change counter
+    and the time it last moved (a database made again counts from 0 again), and the schema's version; None
+    while any of our triggers (which move the counter for every writer) is missing."""
+    row = conn.execute(ROWS_KEY_SQL, (now, TRIGGER_PREFIX + "%", profile, profile)).fetchone()
+    key = None if int(row[2]) != len(TRIGGERS) else (row[1], row[3], row[4])
+    return float(row[0]), key
 
 
 class RenderState(NamedTuple):

@@ -1,0 +1,50 @@
+"""A profile's checked rows kept between renders while its change counter says they are unchanged (#40), and what
+rank derives from them alone.
+
+extract keeps them (:func:`pipeline.stages.extract.extract`) and names them in the run's context; rank uses what
+it derived from them only when the facts it ranks are the very facts they gave at this moment (the same objects:
+no stage between changed one), so whatever is derived here depends on nothing a render could change but the age.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..render.model import PersonaFact
+
+KEPT_ROWS = "kept rows"  # the run context's cache entry: the KeptRows this run's facts came from
+
+
+@dataclass(slots=True)
+class KeptRows:
+    """A profile's checked rows, each with its age base where its age goes (infinite for no timestamp), the facts
+    they made at the last moment they were aged at (a julianday), and what stages derived from the rows alone."""
+
+    rows: tuple[tuple[Any, ...], ...]
+    last: tuple[float, list[PersonaFact]] | None = None
+    derived: dict[Hashable, Any] = field(default_factory=dict)
+    renders: int = 0  # how many renders these rows gave facts to
+
+    def aged(self, moment: float) -> list[PersonaFact]:
+        """The facts at ``moment``: each age as SQLite gives it, ``MAX(0.0, moment - base)``, 0 for no timestamp."""
+        self.renders += 1
+        last = self.last
+        if last is None or last[0] != moment:
+            make = tuple.__new__
+            last = self.last = (moment, [make(PersonaFact, (key, tier, topic, content, confidence, count,
+                                                           moment - base if base < moment else 0.0, origin, scope,
+                                                           slot))
+                                         for key, tier, topic, content, confidence, count, base, origin, scope, slot
+                                         in self.rows])
+        return list(last[1])
+
+    def made(self, facts: Sequence[PersonaFact]) -> bool:
+        """Whether ``facts`` are the facts these rows made last, the same objects in the same order, and the rows
+        gave facts before: what is derived from rows only pays once they are used again (after an edit each
+        render's rows are new)."""
+        last = self.last
+        return (self.renders > 1 and last is not None and len(facts) == len(last[1])
+                and all(map(operator.is_, facts, last[1])))
