@@ -51,8 +51,6 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE,
     rename (the region writer's checked swap); when it says no, the path is
     left as it was. Whatever the temp name holds afterwards is removed.
     """
-    import tempfile  # a writer's alone: `persona status` never writes
-
     ensure_private_dir(path.parent)
     fd, temp_name = _new_temp(path)
     placed = False
