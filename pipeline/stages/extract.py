@@ -39,16 +39,16 @@ class ExtractOptions(StageOptions):
 def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> FactSet:
     """Read the profile's facts, labelled with the change counter read before them.
 
-    No read transaction is needed (two round trips on a server): the counter
-    and the watermark are read first, so whatever the facts read after them
-    hold is at least that generation. A change landing in between is rendered
+    No read transaction is needed: the counter and the watermark are read
+    first (on a server, in the statement that reads the facts, at one moment),
+    so whatever the facts read after them hold is at least that generation. A change landing in between is rendered
     under the older label, and the next tick renders again; a render never
     claims a generation newer than its facts.
     """
     store, now = ctx.store, to_db(ctx.clock())
     with store.read() as conn:
-        state = store.render_state(conn)
-        facts = _persona_facts(store.render_rows(conn, now, scoped=state.scoped), store.max_fact_chars)
+        state, rows = store.render_read(conn, now)
+        facts = _persona_facts(rows, store.max_fact_chars)
         # A row that breaks the contract (or one added meanwhile: the check then finds none).
         broken = state.rows != len(facts)
         if state.forgot:
