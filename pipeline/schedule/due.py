@@ -1,12 +1,12 @@
-"""Which profiles a tick may have work for, in one query over the whole database.
+"""Which profiles a tick may have work for, in two statements over the whole database.
 
 `persona tick --all-profiles` used to visit every profile: a lock and seven
 queries each, so 10,000 profiles with nothing to do cost 30 s of a worker, and
-every worker repeated the whole walk. This query asks the same questions as
+every worker repeated the whole walk. Two statements ask the same questions as
 the triggers (``triggers.evaluate``) and retention (``retention.plan_retention``)
-of every profile at once, so only the profiles it names are visited.
+of every profile at once, so only the profiles they name are visited.
 
-It is the one query that runs outside :mod:`pipeline.store` (the layering test names it): it asks of every
+It is the one place SQL runs outside :mod:`pipeline.store` (the layering test names it): it asks of every
 profile's tables at once what the schedule asks of one profile's through the store.
 
 It may name too many, never too few: the visit decides, from the same state,
@@ -19,6 +19,7 @@ give up and return None: visit them all.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..clock import to_db
@@ -62,18 +63,31 @@ def usable(names: list[str]) -> list[str]:
     return kept
 
 
-def due_profiles(settings: Settings, store: PersonaStore) -> list[str] | None:
-    """The profiles a tick may render or apply retention to; None when only visiting each can tell."""
+def due_profiles(settings: Settings, store: PersonaStore, *,
+                 found: Callable[[list[str]], None] | None = None) -> list[str] | None:
+    """The profiles a tick may render or apply retention to; None when only visiting each can tell.
+
+    Two statements: the profiles a trigger fires for (index look-ups per profile), then those retention may act
+    on (a pass over every fact, most of the survey's time). ``found`` is given the first answer as soon as it
+    is read, so a worker can prepare its renders while the server makes the second.
+    """
     targets = [resolve_target(settings, name) for name in settings.targets]
     if any(not target.in_store for target in targets):
         return None  # cold start and recovery look at files on this host
     conditions, params = _conditions(settings, store, [target.name for target in targets])
     with store.read() as conn:
-        rows = conn.execute(
+        due = [str(row[0]) for row in conn.execute(
             f"SELECT n.profile FROM ({PROFILES}) AS n LEFT JOIN persona_runs r ON r.id = ("
             "SELECT MAX(x.id) FROM persona_runs x WHERE x.session_id = n.profile AND x.outcome != 'stale') "
-            f"WHERE r.id IS NULL OR {' OR '.join(conditions)} ORDER BY 1", params).fetchall()
-    return [str(row[0]) for row in rows]
+            f"WHERE r.id IS NULL OR {' OR '.join(conditions)} ORDER BY 1", params)]
+        if found is not None and due:
+            found(due)
+        if not settings.retention.enabled:
+            return due
+        kept = [str(row[0]) for row in conn.execute(
+            f"SELECT DISTINCT session_id FROM ({profiles_due(settings.retention, store)}) AS kept",
+            retention_params(settings.retention) | {"now": params["now"]})]
+    return due + sorted(set(kept) - set(due))
 
 
 def _conditions(settings: Settings, store: PersonaStore, in_store: list[str]) -> tuple[list[str], dict[str, Any]]:
@@ -98,7 +112,4 @@ def _conditions(settings: Settings, store: PersonaStore, in_store: list[str]) ->
     if rules.config_changed:
         conditions.append("(r.config_hash IS NOT NULL AND r.config_hash != :config)")
         params["config"] = config_hash(settings)
-    if settings.retention.enabled:
-        conditions.append(f"n.profile IN ({profiles_due(settings.retention, store)})")
-        params |= retention_params(settings.retention)
     return conditions, params

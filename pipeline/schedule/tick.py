@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -149,6 +151,36 @@ def prune_idle_snapshots(store: PersonaStore, keep_days: int, *, before: str | N
     return pruned
 
 
+class Warmup:
+    """A sweep's one-off costs of its first render (the render pipeline's modules, the token counter's vocabulary:
+    0.5-1 s for o200k_base), paid on a thread while the server works out which profiles retention may act on,
+    once the survey has named a profile to render. Whatever fails here fails again, and is reported, where the
+    render meets it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._thread: threading.Thread | None = None
+
+    def start(self, due: list[str]) -> None:
+        if due and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="persona-warmup", daemon=True)
+            self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            from ..render.tokens import get_counter
+            from ..stages.runner import plan
+
+            plan(self._settings.pipeline)
+            get_counter(self._settings.cap.counter)
+        except Exception:  # the render meets it again, and reports it
+            log.debug("warming up the render failed", exc_info=True)
+
+
 @dataclass
 class ProfileTick:
     """What `tick --all-profiles` did for one profile."""
@@ -183,7 +215,9 @@ def tick_all(settings: Settings, *, force: bool = False, clock: Clock = utc_now)
     A server still unreachable after a profile's retries fails the rest of
     the sweep at once, unvisited, so a frozen server ends it in bounded time.
     """
-    names, visit = _survey(settings, force, clock)
+    warm = Warmup(settings)
+    names, visit = _survey(settings, force, clock, warm.start)
+    warm.join()  # the counter is made once: a render must not load a second one beside the thread's
     start = random.randrange(len(visit)) if visit else 0
     ticks = _sweep(settings, visit[start:] + visit[:start], force, clock)
     ticks += [ProfileTick(name, "up to date", attempts=0) for name in sorted(set(names) - set(visit))]
@@ -201,23 +235,27 @@ def _sweep(settings: Settings, order: list[str], force: bool, clock: Clock) -> l
     return ticks
 
 
-def _survey(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str]]:
-    """Every usable profile, and those to visit; a lost connection is retried as a profile's tick is."""
+def _survey(settings: Settings, force: bool, clock: Clock,
+            found: Callable[[list[str]], None]) -> tuple[list[str], list[str]]:
+    """Every usable profile, and those to visit; a lost connection is retried as a profile's tick is.
+    ``found`` is called once some profile is known to be visited."""
     for attempt in range(1, RETRIES):
         try:
-            return _survey_once(settings, force, clock)
+            return _survey_once(settings, force, clock, found)
         except StoreUnavailable:
             time.sleep(RETRY_PAUSE_S * attempt)
-    return _survey_once(settings, force, clock)
+    return _survey_once(settings, force, clock, found)
 
 
-def _survey_once(settings: Settings, force: bool, clock: Clock) -> tuple[list[str], list[str]]:
+def _survey_once(settings: Settings, force: bool, clock: Clock,
+                 found: Callable[[list[str]], None]) -> tuple[list[str], list[str]]:
     with PersonaStore.from_settings(settings, clock=clock) as store:
         names = all_profiles(store)
         if force:
+            found(names)
             return names, names
         try:
-            due = due_profiles(settings, store)
+            due = due_profiles(settings, store, found=found)
         except StoreUnavailable:
             raise
         except StoreError as error:
@@ -226,6 +264,7 @@ def _survey_once(settings: Settings, force: bool, clock: Clock) -> tuple[list[st
             log.warning("could not ask which profiles are due (%s); visiting every profile", error)
             due = None
     if due is None:
+        found(names)
         return names, names
     usable = set(names)  # due_profiles does not judge names; all_profiles skipped the unusable ones
     return names, [name for name in due if name in usable]

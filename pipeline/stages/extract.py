@@ -42,16 +42,15 @@ class ExtractOptions(StageOptions):
 def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> FactSet:
     """Read the profile's facts, labelled with the change counter read before them.
 
-    No read transaction is needed (two round trips on a server): the counter
-    and the watermark are read first, so whatever the facts read after them
-    hold is at least that generation. A change landing in between is rendered
+    No read transaction is needed: the counter and the watermark are read
+    first (on a server, in the statement that reads the facts, at one moment),
+    so whatever the facts read after them hold is at least that generation. A change landing in between is rendered
     under the older label, and the next tick renders again; a render never
     claims a generation newer than its facts.
     """
     store, now = ctx.store, to_db(ctx.clock())
     with store.read() as conn:
-        state = store.render_state(conn)
-        facts = _read_facts(store, conn, now, state, ctx)
+        state, facts = _read_facts(store, conn, now, ctx)
         # A row that breaks the contract (or one added meanwhile: the check then finds none).
         broken = state.rows != len(facts)
         if state.forgot:
@@ -92,17 +91,22 @@ def _each_spelled_once(topics: frozenset[str], prepared: PreparedFacts) -> bool:
     return bool(once)
 
 
-def _read_facts(store: PersonaStore, conn: Connection, now: str, state: RenderState,
-                ctx: StageContext) -> list[PersonaFact]:
-    """The profile's facts. On SQLite, the checked rows of an unscoped profile that never forgot a fact are kept
+def _read_facts(store: PersonaStore, conn: Connection, now: str, ctx: StageContext
+                ) -> tuple[RenderState, list[PersonaFact]]:
+    """The render's state and the profile's facts. On a server, both in one statement (each is a round trip),
+    read every time. On SQLite, the checked rows of an unscoped profile that never forgot a fact are kept
     with its render memo (which a forget drops), under what says they are unchanged (:meth:`PersonaStore.rows_key`:
     the change counter every writer moves, the schema's version) and the profile's row count, and a render while
     that holds only ages them again: what the render reads of them but their age is their text, tier, confidence
     and reinforcements, which every writer's change moves the counter for (a scoped profile's scopes and slots
     move without it: read each time). The run's context names the kept rows, for rank (:mod:`.kept_rows`)."""
+    if store.backend.features.round_trips:
+        state, rows = store.render_read(conn, now)
+        return state, _persona_facts(rows, store.max_fact_chars)
+    state = store.render_state(conn)
     keyed = None if state.scoped or state.forgot else store.rows_key(conn, now)
     if keyed is None or keyed[1] is None:
-        return _persona_facts(store.render_rows(conn, now, scoped=state.scoped), store.max_fact_chars)
+        return state, _persona_facts(store.render_rows(conn, now, scoped=state.scoped), store.max_fact_chars)
     moment, key = keyed
     memo_key = ("persona rows", key, state.rows, store.max_fact_chars)
     kept: KeptRows | None = ctx.prepared.reused(memo_key)
@@ -110,7 +114,7 @@ def _read_facts(store: PersonaStore, conn: Connection, now: str, state: RenderSt
         kept = KeptRows(tuple(_checked_rows(store.render_rows(conn, now, aging=True), store.max_fact_chars)))
         ctx.prepared.record(memo_key, kept)
     ctx.cache[KEPT_ROWS] = kept
-    return kept.aged(moment)
+    return state, kept.aged(moment)
 
 
 def _checked_rows(rows: Iterable[tuple[Any, ...]], max_chars: int) -> list[tuple[Any, ...]]:

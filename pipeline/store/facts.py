@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER, DEFAULT_TOPIC
@@ -27,7 +27,7 @@ from .database import Database
 from .dialect import SQLITE
 from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, ROW_FIELDS, Fact, Promotion, Proposal, check_id, content_key
 from .forgotten import ForgottenTest, admit
-from .render_rows import RenderState, persona_sql, render_state, rows_unchanged_key
+from .render_rows import RenderState, persona_sql, render_read, render_state, rows_unchanged_key
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_scope, check_text, check_tier
 
 log = logging.getLogger(__name__)
@@ -111,6 +111,14 @@ class PersonaStore(Database):
     def render_state(self, conn: Connection) -> RenderState:
         """What a render reads before the facts, in one statement (see :class:`RenderState`)."""
         return render_state(conn, self.profile)
+
+    def render_read(self, conn: Connection, now: str) -> tuple[RenderState, Iterable[Any]]:
+        """The state a render reads, then the rows of its facts (:meth:`render_rows`): in one statement on a
+        server, where each statement is a round trip (:func:`.render_rows.render_read`)."""
+        if self.backend.features.round_trips:
+            return render_read(conn, self.dialect, self.profile, now)
+        state = self.render_state(conn)
+        return state, self.render_rows(conn, now, scoped=state.scoped)
 
     def retention_rows(self, now: str) -> Sequence[Any]:
         """(id, tier, confidence, reinforcements, age in days) of every fact retention may act on, by id.

@@ -11,4 +11,5 @@ class Features:
 
     pooled: bool = False  # connections are borrowed per operation and given back, not held by the store
     announces: bool = False  # a block write is announced to listeners on other hosts (LISTEN/NOTIFY)
+    round_trips: bool = False  # each statement waits for a server's answer: one statement for two saves one
     relaxes_late: bool = False  # a write transaction may stop waiting for the disk after its BEGIN (relax_commit)

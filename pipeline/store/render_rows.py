@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from collections.abc import Iterable
+from itertools import chain
+from typing import Any, NamedTuple
 
 from .backend import Connection
 from .births import BIRTH_JOIN
@@ -73,13 +75,38 @@ class RenderState(NamedTuple):
     scoped: bool  # it has facts of a project or a host
 
 
+STATE = ("SELECT COALESCE((SELECT generation FROM persona_state WHERE session_id = ?), 0), "
+         "COALESCE((SELECT MAX(rowid) FROM working_memory), 0), "
+         "(SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?), "
+         "EXISTS (SELECT 1 FROM persona_forgotten WHERE profile = ?), "
+         "EXISTS (SELECT 1 FROM persona_births WHERE profile = ? AND scope IS NOT NULL)")
+
+
 def render_state(conn: Connection, profile: str) -> RenderState:
     """What a render reads before the facts, in one statement (see :class:`RenderState`)."""
-    row = conn.execute(
-        "SELECT COALESCE((SELECT generation FROM persona_state WHERE session_id = ?), 0), "
-        "COALESCE((SELECT MAX(rowid) FROM working_memory), 0), "
-        "(SELECT COUNT(*) FROM memoria_persona WHERE session_id = ?), "
-        "EXISTS (SELECT 1 FROM persona_forgotten WHERE profile = ?), "
-        "EXISTS (SELECT 1 FROM persona_births WHERE profile = ? AND scope IS NOT NULL)",
-        (profile, profile, profile, profile)).fetchone()
+    return _state(conn.execute(STATE, (profile,) * 4).fetchone())
+
+
+def _state(row: Any) -> RenderState:
     return RenderState(int(row[0]), int(row[1]), int(row[2]), bool(row[3]), bool(row[4]))
+
+
+@functools.cache
+def state_and_facts(dialect: Dialect) -> str:
+    """The state and a profile's global facts in one statement: the state's five values lead every fact's row
+    (one row of them, with no fact, for a profile without facts)."""
+    return f"SELECT s.*, f.* FROM ({STATE}) AS s LEFT JOIN ({persona_sql(dialect)}) AS f ON TRUE"
+
+
+def render_read(conn: Connection, dialect: Dialect, profile: str, now: str) -> tuple[RenderState, Iterable[Any]]:
+    """The state and the facts' rows (:func:`persona_sql`) in one round trip, for a server: both read at one
+    moment, where two statements read the state first. A profile with scoped facts, which the state names, has
+    its facts read again with their scopes (a second statement, as two would have been)."""
+    cursor = conn.execute(state_and_facts(dialect), (profile,) * 4 + (now, profile))
+    first = cursor.fetchone()
+    state = _state(first)
+    if state.scoped:
+        return state, conn.execute(persona_sql(dialect, True), (now, profile))
+    if first[5] is None:  # a fact's key is never NULL: the row of a profile without facts
+        return state, ()
+    return state, (row[5:] for row in chain((first,), cursor))

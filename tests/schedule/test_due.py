@@ -99,6 +99,23 @@ def test_each_cause_makes_its_profile_due(database, clock):
     assert due(settings, clock) == expected
 
 
+def test_the_survey_names_the_profiles_a_trigger_fires_for_before_its_pass_over_every_fact(database, clock):
+    """What a sweep hears first (and starts preparing its renders on) is the triggers' answer; retention's pass
+    adds its profiles after it, and the whole is what one question of both gives."""
+    settings = make_settings(database)
+    for name in ("changed", "expires", "settled"):
+        add(settings, name, clock, f"{name}'s rule", tier="working" if name == "expires" else "long_term")
+    tick_all(settings, clock=clock)
+    add(settings, "changed", clock, "a new rule")
+    clock.now += timedelta(hours=2)  # past the working tier's hour: retention's
+    heard: list[list[str]] = []
+    with PersonaStore.from_settings(settings, clock=clock) as store:
+        found = due_profiles(settings, store, found=heard.append)
+    assert heard == [["changed"]]
+    assert found == ["changed", "expires"]
+    assert {name for name in ("changed", "expires", "settled") if acts(settings, name, clock)} == set(found)
+
+
 def test_a_new_day_or_a_new_config_makes_every_profile_due(database, clock):
     settings = make_settings(database, **{"retention.enabled": False})
     for name in ("alice", "bob"):

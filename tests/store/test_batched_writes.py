@@ -101,3 +101,27 @@ def test_a_batched_transaction_reads_its_own_writes_and_rolls_back_on_an_error(t
             raise ValueError("changed my mind")
         assert database.execute("SELECT generation FROM persona_state WHERE session_id = 'ana-probe'") == [(42,)]
         assert [fact.content for fact in theirs.list()] == ["Ben's fact."]
+
+
+def test_a_render_reads_the_state_and_the_facts_as_the_two_separate_reads_answer(database):
+    """On a server the state and the facts are one statement (a round trip less); a profile without facts and
+    one with a project's facts (read again with their scopes) come back as from the two reads, on both backends."""
+    now = "2026-01-01 00:00:00"
+    with database.store(profile="ana") as ana, database.store(profile="ben") as ben, \
+            database.store(profile="cy") as cy:
+        ana.add("Answers tersely.", topic="style")
+        ana.add("Never force-pushes.", topic="git", tier="working")
+        ben.add("Uses pnpm here.", topic="tools", scope="project:acme")
+        ben.add("Writes in English.", topic="style")
+        for store in (ana, ben, cy):
+            with store.read() as conn:
+                state, rows = store.render_read(conn, now)
+                one = (state, sorted(tuple(row) for row in rows))
+                state = store.render_state(conn)
+                two = (state, sorted(tuple(row) for row in store.render_rows(conn, now, scoped=state.scoped)))
+            assert one == two
+            assert len(one[1]) == {"ana": 2, "ben": 2, "cy": 0}[store.profile]
+        assert two[0].scoped is False and one[0].generation == 0
+    with database.store(profile="ben") as ben, ben.read() as conn:
+        state, rows = ben.render_read(conn, now)
+        assert state.scoped and sorted(row[8] or "" for row in rows) == ["", "project:acme"]

@@ -29,7 +29,7 @@ from pipeline.schedule import tick as ticking
 from pipeline.store import POSTGRES
 from pipeline.store.postgres.listen import listener_for
 from pipeline.store.postgres.pools import close_pool
-from pipeline.store.render_rows import persona_sql
+from pipeline.store.render_rows import persona_sql, state_and_facts
 
 from ..conftest import REPO
 from ..support.databases import Db, require_server, server_url
@@ -508,6 +508,7 @@ def test_db_takes_a_url_and_a_path_overrides_a_configured_url(tmp_path, pg):
 
 PER_PROFILE_QUERIES = {
     "facts": (persona_sql(POSTGRES), ("2026-01-01 00:00:00", "alice")),
+    "state and facts": (state_and_facts(POSTGRES), ("alice",) * 4 + ("2026-01-01 00:00:00", "alice")),
     "generation": ("SELECT generation FROM persona_state WHERE session_id = ?", ("alice",)),
     "last run": ("SELECT run_at FROM persona_runs WHERE session_id = ? AND outcome != 'stale' ORDER BY id DESC "
                  "LIMIT 1", ("alice",)),

@@ -77,7 +77,7 @@ class PostgresBackend:
     """One PostgreSQL database, shared by every profile and every host that names it."""
 
     dialect = POSTGRES
-    features = Features(pooled=True, announces=True, relaxes_late=True)
+    features = Features(pooled=True, announces=True, round_trips=True, relaxes_late=True)
     path = None  # a server, not a file
 
     def __init__(self, url: str, *, busy_timeout_ms: int, readonly: bool, statement_timeout_ms: int,
