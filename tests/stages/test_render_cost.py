@@ -44,8 +44,9 @@ def seed(store: PersonaStore, profile: str) -> None:
 def test_a_render_after_another_tool_rewrote_the_facts_gives_the_bytes_of_a_render_from_scratch(
         database, tmp_path, budget):
     """Another tool rewrites Mnemosyne's table under a warm process: texts change (duplicates appear, lengths
-    and token counts change), our change counter does not. What the process derived from the old texts must
-    change nothing: the render is the one a new process makes. Two users share the database."""
+    and token counts change) and our triggers move the change counter. What the process derived from the old
+    texts (its memos, its kept rows) must change nothing: the render is the one a new process makes. Two users
+    share the database."""
     overrides = {**database.settings(), "injection.file": str(tmp_path / "p.md"), "cap.token_cap": str(budget)}
     renders = {}
     for profile in ("alice", "bob"):
