@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 
 class ProblemLog:
@@ -32,3 +36,35 @@ class ProblemLog:
         if self._said:
             with self._lock:
                 self._said.clear()
+
+
+class TakingHandler(logging.Handler):
+    """A log handler that hands each record to ``take``."""
+
+    def __init__(self, take: Callable[[logging.LogRecord], None], level: int = logging.NOTSET) -> None:
+        super().__init__(level)
+        self.take = take
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.take(record)
+
+
+@contextmanager
+def noting(take: Callable[[logging.LogRecord], None]) -> Iterator[None]:
+    """Hand ``take`` each warning logged (at the root, WARNING and above) or shown by :mod:`warnings` meanwhile, a
+    shown one as a record of its message; both still reach the user as before. A run that said something is one
+    whose answer a fast path must not record: it would not say it again."""
+    root, shown = logging.getLogger(), warnings.showwarning
+    handler = TakingHandler(take, logging.WARNING)
+    root.addHandler(handler)
+
+    def show(*args: Any, **kwargs: Any) -> None:
+        take(logging.makeLogRecord({"msg": str(args[0])}))
+        shown(*args, **kwargs)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
+        root.removeHandler(handler)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import deliver
+from ..warn_once import TakingHandler, noting
 from .plain import CliState
 
 if TYPE_CHECKING:
@@ -138,28 +139,10 @@ def recording(cli: CliState) -> Iterator[None]:
 
     early = before_settings(cli.config_files)
     said: list[str] = []
-    with _noting(said):
+    with noting(lambda record: said.append(record.getMessage())):
         yield
     if not said:
         record(cli, early)
-
-
-@contextmanager
-def _noting(said: list[str]) -> Iterator[None]:
-    root, shown = logging.getLogger(), warnings.showwarning
-    handler = _Handler(lambda record: said.append(record.getMessage()), logging.WARNING)
-    root.addHandler(handler)
-
-    def show(*args: Any, **kwargs: Any) -> None:
-        said.append(str(args[0]))
-        shown(*args, **kwargs)
-
-    warnings.showwarning = show
-    try:
-        yield
-    finally:
-        warnings.showwarning = shown
-        root.removeHandler(handler)
 
 
 @contextmanager
@@ -168,22 +151,13 @@ def held() -> Iterator[list[Callable[[], None]]]:
     shown (the fast path shows them once it has its answer; when it gives up, the full path says them)."""
     root, shown = logging.getLogger(), warnings.showwarning
     later: list[Callable[[], None]] = []
-    handlers, root.handlers = root.handlers, [_Handler(lambda record: later.append(lambda: root.handle(record)))]
+    handlers, root.handlers = root.handlers, [TakingHandler(lambda record: later.append(lambda: root.handle(record)))]
     warnings.showwarning = lambda *args, **kwargs: later.append(lambda: warnings.showwarning(*args, **kwargs))
     try:
         yield later
     finally:
         warnings.showwarning = shown
         root.handlers = handlers
-
-
-class _Handler(logging.Handler):
-    def __init__(self, take: Callable[[logging.LogRecord], None], level: int = logging.NOTSET) -> None:
-        super().__init__(level)
-        self.take = take
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.take(record)
 
 
 def record(cli: CliState, early: dict[str, str] | None) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from ..config.urls import store_target
 from ..errors import PersonaError
 from ..fs.locations import default_config_path, hermes_home
 from ..render.template_sources import search_path
+from ..warn_once import noting
 
 log = logging.getLogger(__name__)
 
@@ -115,28 +115,7 @@ def watching(delivery: Delivery | None) -> Iterator[None]:
     if delivery is None:
         yield
         return
-    handler = _Noting(delivery.said)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    shown = warnings.showwarning
-
-    def show(*args: object, **kwargs: object) -> None:
-        delivery.said.append(logging.makeLogRecord({"msg": str(args[0])}))
-        shown(*args, **kwargs)  # type: ignore[arg-type]
-
-    warnings.showwarning = show
-    try:
+    with noting(delivery.said.append):
         yield
-    finally:
-        warnings.showwarning = shown
-        root.removeHandler(handler)
 
-
-class _Noting(logging.Handler):
-    def __init__(self, said: list[logging.LogRecord]) -> None:
-        super().__init__(logging.WARNING)
-        self.said = said
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.said.append(record)
 
