@@ -135,9 +135,12 @@ class Settings(BaseModel):
 
     def derived(self, name: str, make: Callable[[Settings], T]) -> T:
         """``make(self)``, computed once for these settings: they are frozen, so it cannot change."""
-        if name not in self._derived:
-            self._derived[name] = make(self)
-        return cast(T, self._derived[name])
+        private = self.__pydantic_private__  # a render asks several times: not through pydantic's __getattr__
+        memo: dict[str, Any] = private["_derived"] if private is not None else self._derived
+        found = memo.get(name, memo)
+        if found is memo:
+            found = memo[name] = make(self)
+        return cast(T, found)
 
     @model_validator(mode="after")
     def _injected_target_exists(self) -> Settings:

@@ -3,20 +3,20 @@ no render may write."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import AnotherProfilesFile, ConfigError, FileSystemError, InputError, StageError
-from ..fs.locations import default_persona_file, profile_slug
+from ..fs.locations import default_persona_file, hermes_home, profile_slug
 from ..fs.projects import identity_of
-from ..fs.read import regular_file_kind
 from ..fs.regions import RegionId
-from ..fs.write import refuse_protected, same_file
+from ..fs.write import FileIdentity, refuse_protected, same_file
 from ..fs.yaml import front_matter
 from ..scopes import GLOBAL_ONLY, ScopeFilter, ScopeKind
 from .presets import PRESETS
-from .urls import db_path
+from .urls import SERVER_SCHEMES, db_path
 
 if TYPE_CHECKING:
     from .schema import Settings
@@ -110,16 +110,42 @@ def protected_paths(settings: Settings, *, besides: str | None = None, profile: 
     return protected
 
 
-def check_writable(settings: Settings, target: ResolvedTarget, *, profile: str | None = None) -> None:
+def check_writable(settings: Settings, target: ResolvedTarget, *, profile: str | None = None) -> bool:
     """Raise unless ``target``'s file may be written: a regular file (or none yet, FileSystemError), and none of
-    :func:`protected_paths` (InputError). Checked before anything is rendered, so a bad path changes nothing."""
+    :func:`protected_paths` (InputError). Checked before anything is rendered, so a bad path changes nothing.
+    Whether anything has the file's name (a file, a symlink): False for a store target and for a file not there."""
     if target.in_store:
-        return
-    kind = regular_file_kind(target.path)
+        return False
+    mine = FileIdentity(target.path)  # one look at the file answers both questions
+    kind = mine.kind()
     if kind is not None:
         raise FileSystemError(f"cannot write persona file {target.path}: it is {kind}")
-    refuse_protected(target.path, protected_paths(settings, besides=target.name, profile=profile),
-                     what=f"target {target.name!r}'s persona")
+    refuse_protected(target.path, _kept_protected(settings, target.name, profile),
+                     what=f"target {target.name!r}'s persona", mine=mine)
+    return not mine.unnamed
+
+
+def _kept_protected(settings: Settings, besides: str, profile: str | None) -> dict[Path, str]:
+    """:func:`protected_paths` (which files they are, not whether they exist: that is asked every time), made once
+    for these settings, the profile and the home they read; every time where the database is the default one,
+    which Mnemosyne's bank files choose."""
+    url = settings.store.url
+    if settings.store.path is None and not (url and not url.startswith(SERVER_SCHEMES)):
+        return protected_paths(settings, besides=besides, profile=profile)
+    kept: dict[tuple[object, ...], dict[Path, str]] = settings.derived("protected paths", _none_protected)
+    key = (besides, profile, os.environ.get("HOME"),
+           hermes_home() if any(_defaulted(settings, name) for name in settings.targets) else None)
+    protected = kept.get(key)
+    if protected is None:
+        protected = protected_paths(settings, besides=besides, profile=profile)
+        if len(kept) >= KEPT_TARGETS:
+            kept.clear()
+        kept[key] = protected
+    return protected
+
+
+def _none_protected(_: Settings) -> dict[tuple[object, ...], dict[Path, str]]:
+    return {}
 
 
 def raw_path(settings: Settings, name: str) -> str:
@@ -166,11 +192,47 @@ def resolve_target(settings: Settings, name: str, *, profile: str | None = None)
     A target's file belongs to one profile: another profile may use it only
     if the path contains ``{profile}``, so one user's facts never reach
     another user's prompt.
+
+    What only the settings, the profile and the environment's home decide is made once for these (frozen)
+    settings; whether a per-profile path is another target's file is asked of the file system every time.
     """
+    profile = settings.store.profile if profile is None else profile
+    kept: dict[tuple[object, ...], ResolvedTarget] = settings.derived("resolved targets", _none_resolved)
+    key = (name, profile, _home_key(settings, name))
+    target = kept.get(key)
+    if target is not None:
+        if target.output == "file" and "{profile}" in raw_path(settings, name):
+            _not_anothers(settings, name, profile, target.path)
+        return target
+    target = _resolve(settings, name, profile)
+    if len(kept) >= KEPT_TARGETS:  # a host serving many profiles: keep memory bounded
+        kept.clear()
+    kept[key] = target
+    return target
+
+
+KEPT_TARGETS = 1024  # resolved targets kept per settings (each a few hundred bytes)
+
+
+def _none_resolved(_: Settings) -> dict[tuple[object, ...], ResolvedTarget]:
+    return {}
+
+
+def _home_key(settings: Settings, name: str) -> tuple[object, ...]:
+    """What a resolved target reads of the environment: ``~`` (``$HOME``) in its paths, and the Hermes home for a
+    target whose path is the default one (both as they are now)."""
+    return os.environ.get("HOME"), hermes_home() if _defaulted(settings, name) else None
+
+
+def _defaulted(settings: Settings, name: str) -> bool:
+    """Whether target ``name``'s path is the default persona file (in the Hermes home, as it is now)."""
+    return not settings.injection.file and name in settings.targets and not settings.targets[name].path
+
+
+def _resolve(settings: Settings, name: str, profile: str) -> ResolvedTarget:
     if name not in settings.targets:
         raise StageError(f"unknown target {name!r}; known targets: {', '.join(sorted(settings.targets))}")
     target = settings.targets[name]
-    profile = settings.store.profile if profile is None else profile
     raw = raw_path(settings, name)
     if (theirs := owners_only(settings, name, profile)) is not None:
         raise AnotherProfilesFile(

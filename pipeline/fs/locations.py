@@ -6,6 +6,7 @@ and the Hermes plugin agree on the database, the config and the persona file.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator
@@ -35,26 +36,39 @@ def hermes_home() -> Path:
 
     A context override, else ``$HERMES_HOME``, else the sticky profile that
     ``hermes profile use NAME`` chose (``~/.hermes/profiles/NAME``), else
-    ``~/.hermes``.
+    ``~/.hermes``. Asked every time (a render asks it for its lock), so it is
+    worked out on strings, with the file system asked as before.
     """
     override = _HOME_OVERRIDE.get()
     if override is not None:
         return override
     if os.environ.get("HERMES_HOME"):
         return Path(os.environ["HERMES_HOME"]).expanduser()
-    root = Path.home() / ".hermes"
-    return _sticky_profile(root) or root
+    root = os.path.join(_user_home(), ".hermes")
+    return _as_path(_sticky_profile(root) or root)
 
 
-def _sticky_profile(root: Path) -> Path | None:
+def _user_home() -> str:
+    home = os.path.expanduser("~")
+    return home if home != "~" else str(Path.home())  # Path.home() raises where no home can be found
+
+
+@functools.lru_cache(maxsize=64)
+def _as_path(text: str) -> Path:
+    """A path for a string (a pure function, kept for the few homes a process sees)."""
+    return Path(text)
+
+
+def _sticky_profile(root: str) -> str | None:
     try:
-        name = (root / "active_profile").read_text(encoding="utf-8").strip().lower()
+        with open(os.path.join(root, "active_profile"), encoding="utf-8") as file:
+            name = file.read().strip().lower()
     except (OSError, UnicodeDecodeError):
         return None
     if not name or name == "default" or not _PROFILE_NAME.fullmatch(name):
         return None
-    profile = root / "profiles" / name
-    return profile if profile.is_dir() else None
+    profile = os.path.join(root, "profiles", name)
+    return profile if os.path.isdir(profile) else None
 
 
 @contextmanager
@@ -85,9 +99,10 @@ def default_database() -> BankChoice:
     return mnemosyne_database(hermes_home())
 
 
-def state_dir() -> Path:
-    """persona-tier's own working files (lock files, hook backups): under the Hermes home, never in a project."""
-    return hermes_home() / "mnemosyne" / "persona-tier"
+def state_dir(home: Path | None = None) -> Path:
+    """persona-tier's own working files (lock files, hook backups): under the Hermes home (default: the current
+    one), never in a project."""
+    return (home or hermes_home()) / "mnemosyne" / "persona-tier"
 
 
 def default_persona_file() -> Path:

@@ -11,6 +11,7 @@ opens the file anew, as a new ``FileLock`` did), mode 0600, and
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import time
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from .locations import state_dir
+from .locations import hermes_home, state_dir
 from .write import PRIVATE_FILE, ensure_private_dir
 
 try:
@@ -37,9 +38,16 @@ def lock_path(path: Path) -> Path:
     in their project), never the file itself (``os.replace`` swaps its inode). Named after the file and a hash
     of its real path, so every process, through any symlink, takes the same lock."""
     real = os.fsencode(os.path.realpath(path))
-    directory = state_dir() / "locks"
+    directory = _locks_dir(hermes_home())
     ensure_private_dir(directory)
     return directory / f"{path.name[:LOCK_NAME_CHARS]}-{hashlib.sha256(real).hexdigest()[:32]}.lock"
+
+
+@functools.lru_cache(maxsize=64)
+def _locks_dir(home: Path) -> Path:
+    """The lock files' directory under the Hermes home (a pure function of it, kept for the few homes a process
+    sees; whether it exists is asked every time)."""
+    return state_dir(home) / "locks"
 
 
 @contextmanager

@@ -105,6 +105,11 @@ def regular_file_kind(path: Path) -> str | None:
         return None
     except OSError as error:
         return f"unusable ({error.strerror})"
+    return mode_kind(mode)
+
+
+def mode_kind(mode: int) -> str | None:
+    """None for a regular file's mode; else what the file is, e.g. "a directory", "a FIFO"."""
     if stat.S_ISREG(mode):
         return None
     return "a directory" if stat.S_ISDIR(mode) else _kind(mode)

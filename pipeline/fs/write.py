@@ -6,13 +6,14 @@ import contextlib
 import errno
 import functools
 import os
+import stat
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import InputError
-from .read import real_path
+from .read import mode_kind, real_path
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -51,8 +52,11 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_FILE,
     rename (the region writer's checked swap); when it says no, the path is
     left as it was. Whatever the temp name holds afterwards is removed.
     """
-    ensure_private_dir(path.parent)
-    fd, temp_name = _new_temp(path)
+    try:
+        fd, temp_name = _new_temp(path)
+    except FileNotFoundError:  # its directory is missing: made first, then the temp file in it
+        ensure_private_dir(path.parent)
+        fd, temp_name = _new_temp(path)
     placed = False
     try:
         try:
@@ -151,23 +155,28 @@ def fsync_dir(directory: Path) -> None:
 
 def same_file(a: Path, b: Path) -> bool:
     """Whether two spellings name one file: the same path once resolved, or the same inode (a hard link)."""
-    return _same(_FileIdentity(a), b)
+    return _same(FileIdentity(a), b)
 
 
-def refuse_protected(path: Path, protected: Mapping[Path, str], *, what: str) -> None:
-    """Raise InputError if ``path`` is one of ``protected`` (path -> what it is), however it is spelled."""
-    mine = _FileIdentity(path)
+def refuse_protected(path: Path, protected: Mapping[Path, str], *, what: str,
+                     mine: FileIdentity | None = None) -> None:
+    """Raise InputError if ``path`` (whose :class:`FileIdentity` ``mine`` is, when the caller has it) is one of
+    ``protected`` (path -> what it is), however it is spelled."""
+    mine = mine or FileIdentity(path)
     for other, role in protected.items():
         if _same(mine, other):
             raise InputError(f"refusing to write {what} to {path}: that is {role}")
 
 
-class _FileIdentity:
-    """A path's inode (if it exists) and, only when asked, its resolved spelling: one file checked against
-    many costs a stat each, and symlinks are resolved only for files that do not exist yet."""
+class FileIdentity:
+    """A path as the file system has it now: its inode (if it exists), what kind of file it is, and only when
+    asked its resolved spelling. One lstat (a stat more through a symlink); symlinks are resolved only where two
+    missing files might be one."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.inode = path, _inode(path)
+        self.path = path
+        self.info, self.error, self.unnamed = _look(path)
+        self.inode = None if self.info is None else (self.info.st_dev, self.info.st_ino)
         self._real: Path | None = None
 
     def real(self) -> Path:
@@ -175,13 +184,53 @@ class _FileIdentity:
             self._real = real_path(self.path)
         return self._real
 
+    def kind(self) -> str | None:
+        """:func:`~.read.regular_file_kind` of the path, as looked at."""
+        if isinstance(self.error, ValueError):
+            raise self.error
+        if self.info is None:
+            return None if self.error is None or isinstance(self.error, FileNotFoundError) else \
+                f"unusable ({cast(OSError, self.error).strerror})"
+        return mode_kind(self.info.st_mode)
 
-def _same(mine: _FileIdentity, other: Path) -> bool:
+
+def _look(path: Path) -> tuple[os.stat_result | None, Exception | None, bool]:
+    """(the stat with symlinks followed, or None and why, and whether nothing at all has the path's name: no
+    file, not even a dangling symlink, and no ``..`` in it; such a path resolves to its directory's real path
+    and its own name)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError as error:
+        return None, error, ".." not in path.parts and bool(path.name)
+    except (OSError, ValueError):
+        return (*_followed(path), False)
+    if not stat.S_ISLNK(info.st_mode):
+        return info, None, False  # not a symlink: the lstat is the stat
+    return (*_followed(path), False)
+
+
+def _followed(path: Path) -> tuple[os.stat_result | None, Exception | None]:
+    try:
+        return os.stat(path), None
+    except (OSError, ValueError) as error:
+        return None, error
+
+
+def _same(mine: FileIdentity, other: Path) -> bool:
     # Two existing files are one file exactly when they share an inode (a resolved path or a hard link);
     # an existing file and a missing one never are; two missing ones are if they resolve to one path.
-    theirs = _inode(other)
-    if mine.inode is not None or theirs is not None:
-        return mine.inode == theirs
+    if mine.unnamed:  # an lstat of the other says all, but where both are missing under one name
+        theirs = FileIdentity(other)
+        if theirs.inode is not None or (theirs.unnamed and other.name != mine.path.name):
+            return False
+        return _same_real(mine, other)
+    theirs_inode = _inode(other)
+    if mine.inode is not None or theirs_inode is not None:
+        return mine.inode == theirs_inode
+    return _same_real(mine, other)
+
+
+def _same_real(mine: FileIdentity, other: Path) -> bool:
     try:
         return mine.real() == real_path(other)
     except OSError:

@@ -8,6 +8,7 @@ such line is the preamble.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -98,7 +99,10 @@ def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, no
     return _fit(split, budget, counter, resolved, estimates[1:])
 
 
+@functools.lru_cache(maxsize=16)
 def _count_sections(text: str, boundary: str) -> int:
+    """The sections of ``text`` (a pure function of it: a kept render's text, the same string each time, is
+    looked up by its cached hash and its identity)."""
     return sum(1 for line in text.splitlines() if line.startswith(boundary)) if boundary else 0
 
 

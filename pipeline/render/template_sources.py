@@ -109,12 +109,16 @@ def _real_dir(directory: str) -> str:
 def _read_in(directory: str, parts: list[str], roots: tuple[str, ...], name: str) -> TemplateFile | None:
     path = os.path.normpath(os.path.join(directory, *parts))
     real = _builtin_real(path) if directory == str(builtin_template_dir()) else os.path.realpath(path)
-    if not os.path.lexists(path):
+    try:
+        here = os.lstat(path)  # what os.path.lexists asks
+    except (OSError, ValueError):
         return None
     if not any(real.startswith(root + os.sep) for root in roots):
         raise TemplateError(f"template {name!r} at {path} resolves to {real}, outside the template directories")
     cached = _SOURCES.get(real)
-    if cached is not None and cached.key == _stat_key(real):
+    # With no symlink on the way (the path is its own real path), that lstat is the file's stat.
+    now = _key_of(here) if real == path and not stat.S_ISLNK(here.st_mode) else _stat_key(real)
+    if cached is not None and cached.key == now:
         return TemplateFile(path, real, cached.source, cached.key)
     found = _read(path, real, name)
     _SOURCES[real] = found
@@ -143,6 +147,10 @@ def _stat_key(real: str) -> tuple[int, int, int, int] | None:
         info = os.stat(real)
     except OSError:
         return None
+    return _key_of(info)
+
+
+def _key_of(info: os.stat_result) -> tuple[int, int, int, int] | None:
     return state_key(info) if stat.S_ISREG(info.st_mode) else None
 
 

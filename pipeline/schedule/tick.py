@@ -173,9 +173,9 @@ class Warmup:
     def _run(self) -> None:
         try:
             from ..render.tokens import get_counter
-            from ..stages.runner import plan
+            from ..stages.runner import kept_plan
 
-            plan(self._settings.pipeline)
+            kept_plan(self._settings)  # the render finds it made
             get_counter(self._settings.cap.counter)
         except Exception:  # the render meets it again, and reports it
             log.debug("warming up the render failed", exc_info=True)

@@ -95,7 +95,7 @@ def _read_facts(store: PersonaStore, conn: Connection, now: str, ctx: StageConte
                 ) -> tuple[RenderState, list[PersonaFact]]:
     """The render's state and the profile's facts. On a server, both in one statement (each is a round trip),
     read every time. On SQLite, the checked rows of an unscoped profile that never forgot a fact are kept
-    with its render memo (which a forget drops), under what says they are unchanged (:meth:`PersonaStore.rows_key`:
+    with its render memo (which a forget drops), under what says they are unchanged (:meth:`PersonaStore.keyed_state`:
     the change counter every writer moves, the schema's version) and the profile's row count, and a render while
     that holds only ages them again: what the render reads of them but their age is their text, tier, confidence
     and reinforcements, which every writer's change moves the counter for (a scoped profile's scopes and slots
@@ -103,8 +103,7 @@ def _read_facts(store: PersonaStore, conn: Connection, now: str, ctx: StageConte
     if store.backend.features.round_trips:
         state, rows = store.render_read(conn, now)
         return state, _persona_facts(rows, store.max_fact_chars)
-    state = store.render_state(conn)
-    keyed = None if state.scoped or state.forgot else store.rows_key(conn, now)
+    state, keyed = store.keyed_state(conn, now)
     if keyed is None or keyed[1] is None:
         return state, _persona_facts(store.render_rows(conn, now, scoped=state.scoped), store.max_fact_chars)
     moment, key = keyed

@@ -10,7 +10,7 @@ point group).
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -90,6 +90,20 @@ def known_stages() -> dict[str, StageSpec]:
     """Every registered stage, built-in and third-party."""
     _load()
     return dict(_STAGES)
+
+
+def registered(entries: Sequence[str | dict[str, Any]]) -> tuple[StageSpec | None, ...] | None:
+    """The stage each pipeline entry names, as registered now (None for an unknown name); None when an entry is
+    neither a name nor a one-key mapping. A plan of ``entries`` stays valid while this answer is the same."""
+    _load()
+    found = []
+    for entry in entries:
+        name = entry if isinstance(entry, str) else next(iter(entry)) if isinstance(entry, dict) and len(entry) == 1 \
+            else None
+        if not isinstance(name, str):
+            return None
+        found.append(_STAGES.get(name))
+    return tuple(found)
 
 
 def get_stage(name: str) -> StageSpec:

@@ -19,15 +19,16 @@ def report(capped: CappedRender, previous: str | None, *, written: bool, stale: 
     target, ranked = capped.rendered.target, capped.rendered.ranked
     kept_topics = {section.topic for section in capped.kept}
     held = sum(len(section.facts) for section in capped.kept)
+    every_section = len(kept_topics) == len(ranked.sections)  # the usual render: no section left out
     return TargetReport(
         target=target.name,
         path=target.path,
         facts_extracted=ranked.facts_extracted,
         sections_kept=len(capped.kept),
         sections_dropped=len(ranked.sections) - len(capped.kept),
-        dropped_topics=tuple(s.topic for s in ranked.sections if s.topic not in kept_topics),
+        dropped_topics=() if every_section else tuple(s.topic for s in ranked.sections if s.topic not in kept_topics),
         fitted_out=sum(1 for s in ranked.sections if s.topic in kept_topics for r in s.facts
-                       if r.fact.key in capped.fitted_out),
+                       if r.fact.key in capped.fitted_out) if capped.fitted_out else 0,
         tokens=capped.capped.tokens,
         budget=capped.capped.budget,
         changed=previous != capped.text,

@@ -29,7 +29,7 @@ from ..store import PersonaStore
 from .context import StageContext
 from .fingerprint import config_hash
 from .ownership import foreign_settled, refusal
-from .registry import StageOptions, StageSpec, get_stage
+from .registry import StageOptions, StageSpec, get_stage, registered
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,23 @@ def plan(entries: Sequence[str | dict[str, Any]]) -> list[PlannedStage]:
         raise StageError("; ".join(problems))
     _check_chain(planned)
     return planned
+
+
+def kept_plan(settings: Settings) -> list[PlannedStage]:
+    """:func:`plan` of ``settings.pipeline``, made once for these (frozen) settings while every stage it names is
+    the one registered now (a stage unregistered or registered again plans anew); a bad pipeline raises each time."""
+    key = registered(settings.pipeline)
+    if key is None:
+        return plan(settings.pipeline)
+    kept: dict[tuple[StageSpec | None, ...], tuple[PlannedStage, ...]] = settings.derived("stage plans", _no_plans)
+    steps = kept.get(key)
+    if steps is None:
+        steps = kept[key] = tuple(plan(settings.pipeline))
+    return list(steps)
+
+
+def _no_plans(_: Settings) -> dict[tuple[StageSpec | None, ...], tuple[PlannedStage, ...]]:
+    return {}
 
 
 def _plan_entry(index: int, entry: str | dict[str, Any]) -> PlannedStage:
@@ -110,13 +127,13 @@ def run_pipeline(
     With ``explain`` (and ``dry_run``), each report also says where every fact went. A whole file that is not a
     render of ours is refused before anything is written (:class:`~.ownership.NotOurs`), unless ``overwrite``.
     """
-    steps = plan(settings.pipeline)
+    steps = kept_plan(settings)
     chosen = list(resolved) if resolved is not None else [
         resolve_target(settings, name, profile=store.profile) for name in (targets or list(settings.targets))]
     if not dry_run:
         for target in chosen:
-            check_writable(settings, target, profile=store.profile)
-            if target.output == "file" and not overwrite and foreign_settled(store, target.path) is not None:
+            there = check_writable(settings, target, profile=store.profile)  # no file there is no one's
+            if there and target.output == "file" and not overwrite and foreign_settled(store, target.path) is not None:
                 raise refusal(target.path, target.name)
     ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run,
                        explain=explain, overwrite=overwrite)

@@ -11,7 +11,7 @@ from pydantic import Field
 from ..errors import FileSystemError
 from ..fs.lock import file_lock, lock_path
 from ..fs.read import describe, read_regular_text
-from ..fs.write import atomic_write_text, ensure_private_dir, remove_stale_temps
+from ..fs.write import atomic_write_text, remove_stale_temps
 from ..render.model import CappedRender, TargetReport
 from ..store.blocks import StoredBlock, ask_block, block_of, put_block, read_block
 from .context import StageContext
@@ -48,8 +48,7 @@ def write(capped: CappedRender, *, ctx: StageContext, options: WriteOptions) -> 
         return write_region_target(capped, ctx, options.lock_timeout_s)
     if ctx.dry_run:
         return dry_run(capped, ctx, read_current(path))
-    ensure_private_dir(path.parent)
-    try:
+    try:  # a missing directory is made by the atomic write, once there is something to write
         with file_lock(lock_path(path), options.lock_timeout_s):
             return _write_locked(capped, ctx, path)
     except Timeout:

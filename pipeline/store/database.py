@@ -20,6 +20,7 @@ from ..config.urls import store_target
 from ..errors import StoreError, StoreUnavailable
 from ..warn_once import ProblemLog
 from .backend import Backend, Connection, open_backend
+from .render_rows import TriggersWhole
 from .validation import MAX_PROFILE_CHARS, check_text
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,7 @@ class Database:
         # This database's key (store/forgotten.py), once read outside the transaction that made it: it never changes.
         self.known_secret = b""
         self.secret_made_in = -1  # the transaction that made the key, if this store made it
+        self.triggers_whole = TriggersWhole()  # SQLite: a render's key counts our triggers once per schema version
 
     @property
     def session(self) -> str:

@@ -27,7 +27,7 @@ from .database import Database
 from .dialect import SQLITE
 from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, ROW_FIELDS, Fact, Promotion, Proposal, check_id, content_key
 from .forgotten import ForgottenTest, admit
-from .render_rows import RenderState, persona_sql, render_read, render_state, rows_unchanged_key
+from .render_rows import RenderState, persona_sql, render_read, render_state, rows_unchanged_key, state_and_key
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_scope, check_text, check_tier
 
 log = logging.getLogger(__name__)
@@ -98,15 +98,22 @@ class PersonaStore(Database):
 
     def render_rows(self, conn: Connection, now: str, *, scoped: bool = False, aging: bool = False) -> Cursor:
         """Every fact of the profile as a row ready to become a render's fact (:func:`persona_sql`); with
-        ``aging`` (where :meth:`rows_key` gives a key), each row's age base for its age."""
+        ``aging`` (where :meth:`keyed_state` gives a key), each row's age base for its age."""
         if aging:
             return conn.execute(persona_sql(self.dialect, scoped, aging=True), (self.profile,))
         return conn.execute(persona_sql(self.dialect, scoped), (now, self.profile))
 
-    def rows_key(self, conn: Connection, now: str) -> tuple[float, tuple[object, ...] | None] | None:
-        """On SQLite, ``now`` as an age base and what says the profile's rows are those read before
-        (:func:`rows_unchanged_key`); None on a server, where a render reads them again."""
-        return rows_unchanged_key(conn, self.profile, now) if self.dialect is SQLITE else None
+    def keyed_state(self, conn: Connection, now: str) -> tuple[RenderState, tuple[float, Any] | None]:
+        """:meth:`render_state`, and on SQLite for a profile unscoped that never forgot a fact, ``now`` as an age
+        base with what says its rows are those read before (:func:`rows_unchanged_key`), in one statement while
+        our triggers stand as last counted; None on a server, where a render reads the rows again."""
+        if self.dialect is not SQLITE:
+            return self.render_state(conn), None
+        state, moment, key = state_and_key(conn, self.profile, now, self.triggers_whole)
+        if state.scoped or state.forgot:
+            return state, None
+        return state, (moment, key) if key is not None else rows_unchanged_key(conn, self.profile, now,
+                                                                                self.triggers_whole)
 
     def render_state(self, conn: Connection) -> RenderState:
         """What a render reads before the facts, in one statement (see :class:`RenderState`)."""

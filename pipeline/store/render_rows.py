@@ -54,12 +54,31 @@ FROM memoria_persona p {join} WHERE {profile} = ?
 """
 
 
-def rows_unchanged_key(conn: Connection, profile: str, now: str) -> tuple[float, tuple[object, ...] | None]:
+# The same key but for the trigger count, which a schema version already counted whole answers.
+KEY_SQL = ("SELECT julianday(?), (SELECT schema_version FROM pragma_schema_version), "
+           "(SELECT generation FROM persona_state WHERE session_id = ?), "
+           "(SELECT changed_at FROM persona_state WHERE session_id = ?)")
+
+
+class TriggersWhole:
+    """The connection, and the schema version of its database, at which every trigger of ours was last counted
+    present: while the version is the same, so is every trigger (each CREATE or DROP moves it)."""
+
+    def __init__(self) -> None:
+        self.conn: Connection | None = None
+        self.version: object = None
+
+
+def rows_unchanged_key(conn: Connection, profile: str, now: str, whole: TriggersWhole | None = None
+                       ) -> tuple[float, tuple[object, ...] | None]:
     """SQLite: julianday(``now``), and a key that is the same only while the profile's rows are: its change counter
     and the time it last moved (a database made again counts from 0 again), and the schema's version; None
-    while any of our triggers (which move the counter for every writer) is missing."""
+    while any of our triggers (which move the counter for every writer) is missing. ``whole`` learns the
+    connection and version they were counted whole at (:func:`state_and_key` then needs no count)."""
     row = conn.execute(ROWS_KEY_SQL, (now, TRIGGER_PREFIX + "%", profile, profile)).fetchone()
     key = None if int(row[2]) != len(TRIGGERS) else (row[1], row[3], row[4])
+    if whole is not None:  # counted in the statement that read the version: both of one moment
+        whole.conn, whole.version = (conn, row[1]) if key is not None else (None, None)
     return float(row[0]), key
 
 
@@ -85,6 +104,19 @@ STATE = ("SELECT COALESCE((SELECT generation FROM persona_state WHERE session_id
 def render_state(conn: Connection, profile: str) -> RenderState:
     """What a render reads before the facts, in one statement (see :class:`RenderState`)."""
     return _state(conn.execute(STATE, (profile,) * 4).fetchone())
+
+
+STATE_AND_KEY = f"{STATE}, {KEY_SQL.removeprefix('SELECT ')}"
+
+
+def state_and_key(conn: Connection, profile: str, now: str, whole: TriggersWhole
+                  ) -> tuple[RenderState, float, tuple[object, ...] | None]:
+    """SQLite: the state (:func:`render_state`), julianday(``now``) and :func:`rows_unchanged_key`'s key, in one
+    statement; the key is None where the triggers must be counted (the connection, or the schema version, is not
+    the one ``whole`` counted them whole at)."""
+    row = conn.execute(STATE_AND_KEY, (profile,) * 4 + (now, profile, profile)).fetchone()
+    whole_now = whole.conn is conn and row[6] == whole.version
+    return _state(row), float(row[5]), (row[6], row[7], row[8]) if whole_now else None
 
 
 def _state(row: Any) -> RenderState:

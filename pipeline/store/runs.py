@@ -83,10 +83,13 @@ def record_run(store: Database, run: RunRecord, *, keep: int = 0) -> None:
              run.config_hash, run.counter),
         )
         if keep:
+            # A file's newest run is the one no newer run of the profile's into the same file follows: asked only
+            # of the rows past the cut (one a render), not grouped over every run of the profile each time.
             conn.execute("DELETE FROM persona_runs WHERE session_id = ? AND id <= (SELECT id FROM persona_runs "
-                         "WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?) AND id NOT IN (SELECT MAX(id) "
-                         "FROM persona_runs WHERE session_id = ? GROUP BY path)",
-                         (store.profile, store.profile, keep, store.profile))
+                         "WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?) AND EXISTS (SELECT 1 FROM "
+                         "persona_runs AS newer WHERE newer.session_id = persona_runs.session_id "
+                         "AND newer.id > persona_runs.id AND newer.path = persona_runs.path)",
+                         (store.profile, store.profile, keep))
 
 
 def newest_generation(store: Database, path: Path) -> int | None:

@@ -133,6 +133,45 @@ def test_writes_while_our_triggers_are_gone_show_in_the_next_render(tmp_path):
             store.close()
 
 
+def test_one_trigger_dropped_after_warm_renders_is_noticed_at_the_next(tmp_path):
+    """Our triggers are counted once per schema version (every CREATE or DROP moves it): a kept store that has
+    counted them whole, then sees one dropped by another connection (and another tool's write it did not count),
+    reads the rows again; once the trigger is back, the next write is counted and shown as well."""
+    base = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "{profile}.md")}
+    stores = {profile: PersonaStore.from_settings(settings_for(base, profile)) for profile in PROFILES}
+    try:
+        for profile, store in stores.items():
+            seed(store, profile)
+            for _ in range(2):
+                run_pipeline(settings_for(base, profile), store=store, dry_run=True)
+        with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+            name, sql = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = "
+                                     "'memoria_persona' AND sql LIKE '% AFTER UPDATE ON %'").fetchone()
+            conn.execute(f"DROP TRIGGER {name}")
+        for turn in range(2):  # the first render after the drop reads anew (the version is in the key); the next too
+            for profile, store in stores.items():
+                run_pipeline(settings_for(base, profile), store=store, dry_run=True)
+            with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+                conn.execute("UPDATE memoria_persona SET content = ? WHERE content LIKE 'alice rule 1:%'",
+                             (f"alice rule 1: rewritten {turn}",))
+            for profile, store in stores.items():
+                warm, scratch = warm_and_from_scratch(store, settings_for(base, profile))
+                assert warm == scratch and (f"rewritten {turn}" in warm) == (profile == "alice")
+        with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+            conn.execute(sql)
+        for profile, store in stores.items():
+            run_pipeline(settings_for(base, profile), store=store, dry_run=True)
+        with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+            conn.execute("UPDATE memoria_persona SET content = 'bob rule 2: rewritten' "
+                         "WHERE content LIKE 'bob rule 2:%'")
+        for profile, store in stores.items():
+            warm, scratch = warm_and_from_scratch(store, settings_for(base, profile))
+            assert warm == scratch and ("rule 2: rewritten" in warm) == (profile == "bob")
+    finally:
+        for store in stores.values():
+            store.close()
+
+
 def test_a_tighter_fact_limit_and_a_forget_each_show_in_the_next_render(tmp_path):
     base = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "{profile}.md")}
     for profile in PROFILES:

@@ -10,7 +10,7 @@ import threading
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import PersonaInjector, PersonaStore, StageError, run_pipeline, tick
+from pipeline import PersonaInjector, PersonaStore, StageError, load_settings, run_pipeline, tick
 from pipeline.cli import app
 from pipeline.fs.lock import file_lock, lock_path
 
@@ -142,3 +142,27 @@ def test_a_render_decides_whose_file_it_is_under_the_render_lock(tmp_path):
     racing.join(30)
     assert len(outcome) == 1 and not isinstance(outcome[0], StageError), outcome
     assert persona.exists()
+
+
+def test_the_pruned_log_keeps_the_newest_runs_and_each_files_newest_on_both_backends(database, tmp_path):
+    """store.keep_runs: after each render, a profile keeps its newest runs and every file's newest run (of the
+    profile's own), whatever else it rendered since; another profile's runs are its own to prune."""
+    files = {name: str(tmp_path / f"{name}.md") for name in ("a", "b", "c")}
+    base = {**database.settings(), "store.keep_runs": 3, "injection.file": str(tmp_path / "default.md"),
+            **{f"targets.{name}.path": path for name, path in files.items()}}
+    order = ["a", "b", "a", "c", "a", "a", "b", "a", "a", "a", "markdown", "a", "a"]
+    for profile in ("alice", "bob"):
+        settings = load_settings(overrides={**base, "store.profile": profile,
+                                            "injection.file": str(tmp_path / f"{profile}.md")})
+        with PersonaStore.from_settings(settings) as store:
+            store.add(f"{profile} prefers tea.", topic="general")
+            for index, target in enumerate(order):
+                store.add(f"{profile} fact {index}.", topic="general")
+                run_pipeline(settings, store=store, targets=[target])
+                runs = database.execute("SELECT id, path FROM persona_runs WHERE session_id = ? ORDER BY id",
+                                        (profile,))
+                seen = [path for _, path in runs]
+                newest = {path: max(id_ for id_, p in runs if p == path) for path in seen}
+                kept = {id_ for id_, _ in runs[-3:]} | set(newest.values())
+                assert {id_ for id_, _ in runs} == kept and len(set(seen)) == len({*order[:index + 1]})
+    assert {row[0] for row in database.execute("SELECT DISTINCT session_id FROM persona_runs")} == {"alice", "bob"}
