@@ -108,6 +108,17 @@ def test_kept_rows_age_with_the_clock(tmp_path, clock):
             store.close()
 
 
+def _rewrite_alices_first_rule_and_check(tmp_path, base, stores, turn: int) -> None:
+    """Another tool rewrites alice's first rule; every profile's warm render is its render from scratch, and only
+    alice's shows the new text."""
+    with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+        conn.execute("UPDATE memoria_persona SET content = ? WHERE content LIKE 'alice rule 1:%'",
+                     (f"alice rule 1: rewritten {turn}",))
+    for profile, store in stores.items():
+        warm, scratch = warm_and_from_scratch(store, settings_for(base, profile))
+        assert warm == scratch and (f"rewritten {turn}" in warm) == (profile == "alice")
+
+
 def test_writes_while_our_triggers_are_gone_show_in_the_next_render(tmp_path):
     """A tool that rebuilt Mnemosyne's table without our triggers writes without moving the change counter: while
     they are missing, a kept store reads the rows each time."""
@@ -122,12 +133,7 @@ def test_writes_while_our_triggers_are_gone_show_in_the_next_render(tmp_path):
             for name in names:
                 conn.execute(f"DROP TRIGGER {name}")
         for turn in range(3):
-            with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
-                conn.execute("UPDATE memoria_persona SET content = ? WHERE content LIKE 'alice rule 1:%'",
-                             (f"alice rule 1: rewritten {turn}",))
-            for profile, store in stores.items():
-                warm, scratch = warm_and_from_scratch(store, settings_for(base, profile))
-                assert warm == scratch and (f"rewritten {turn}" in warm) == (profile == "alice")
+            _rewrite_alices_first_rule_and_check(tmp_path, base, stores, turn)
     finally:
         for store in stores.values():
             store.close()
@@ -151,12 +157,7 @@ def test_one_trigger_dropped_after_warm_renders_is_noticed_at_the_next(tmp_path)
         for turn in range(2):  # the first render after the drop reads anew (the version is in the key); the next too
             for profile, store in stores.items():
                 run_pipeline(settings_for(base, profile), store=store, dry_run=True)
-            with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
-                conn.execute("UPDATE memoria_persona SET content = ? WHERE content LIKE 'alice rule 1:%'",
-                             (f"alice rule 1: rewritten {turn}",))
-            for profile, store in stores.items():
-                warm, scratch = warm_and_from_scratch(store, settings_for(base, profile))
-                assert warm == scratch and (f"rewritten {turn}" in warm) == (profile == "alice")
+            _rewrite_alices_first_rule_and_check(tmp_path, base, stores, turn)
         with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
             conn.execute(sql)
         for profile, store in stores.items():
