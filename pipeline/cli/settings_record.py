@@ -29,6 +29,7 @@ from .plain import CliState
 if TYPE_CHECKING:
     from ..config.schema import Settings
 
+log = logging.getLogger(__name__)
 FORMAT = 1
 MAX_RECORD_BYTES = 1 << 20
 SECTIONS = ("cap", "injection", "render", "retention", "store", "supersede", "triggers")
@@ -177,8 +178,8 @@ def record(cli: CliState, early: dict[str, str] | None) -> None:
         path = record_path(digest(cli, os.getcwd(), os.environ), os.environ)
         deliver.write_private(path, data)
         deliver.keep_latest(os.path.dirname(path))
-    except (OSError, ValueError):
-        pass  # the next status takes the full path again
+    except (OSError, ValueError) as error:  # the next status takes the full path again
+        log.debug("the settings will not be recorded: %s", error)
 
 
 def _document(settings: Settings, early: dict[str, str]) -> dict[str, Any] | None:

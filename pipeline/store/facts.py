@@ -120,12 +120,10 @@ class PersonaStore(Database):
         return render_state(conn, self.profile)
 
     def render_read(self, conn: Connection, now: str) -> tuple[RenderState, Iterable[Any]]:
-        """The state a render reads, then the rows of its facts (:meth:`render_rows`): in one statement on a
-        server, where each statement is a round trip (:func:`.render_rows.render_read`)."""
-        if self.backend.features.round_trips:
-            return render_read(conn, self.dialect, self.profile, now)
-        state = self.render_state(conn)
-        return state, self.render_rows(conn, now, scoped=state.scoped)
+        """A server's render read: the state and the rows of its facts (:meth:`render_rows`) in one statement,
+        where each statement is a round trip (:func:`.render_rows.render_read`). SQLite reads the state first,
+        with the key its kept rows go by (:meth:`keyed_state`)."""
+        return render_read(conn, self.dialect, self.profile, now)
 
     def retention_rows(self, now: str) -> Sequence[Any]:
         """(id, tier, confidence, reinforcements, age in days) of every fact retention may act on, by id.
