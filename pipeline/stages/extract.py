@@ -16,7 +16,7 @@ from ..render.prepared import PreparedFacts
 from ..store import Connection, PersonaStore, metadata_topic
 from ..store.forgotten import forgotten_test
 from ..store.memories import candidates, tombstones
-from ..store.render_rows import RenderState
+from ..store.render_rows import RenderState, changed_rows
 from ..store.supersede import superseded_rows
 from ..text import normal_form, spellings
 from ..tiers import TIERS
@@ -26,6 +26,7 @@ from .kept_rows import KEPT_ROWS, KeptRows
 from .registry import StageOptions, stage
 
 NUMBERS = frozenset({int, float})
+LAST_ROWS = "persona rows"  # the render memo's entry: (what they were read as, the KeptRows)
 FORGOTTEN_AGAIN = ProblemLog(logging.getLogger(__name__))
 
 
@@ -107,13 +108,38 @@ def _read_facts(store: PersonaStore, conn: Connection, now: str, ctx: StageConte
     if keyed is None or keyed[1] is None:
         return state, _persona_facts(store.render_rows(conn, now, scoped=state.scoped), store.max_fact_chars)
     moment, key = keyed
-    memo_key = ("persona rows", key, state.rows, store.max_fact_chars)
-    kept: KeptRows | None = ctx.prepared.reused(memo_key)
+    read_as = (conn, key, state.rows, store.max_fact_chars)
+    last: tuple[tuple[Any, ...], KeptRows] | None = ctx.prepared.reused(LAST_ROWS)
+    kept = last[1] if last is not None and _same(last[0], read_as) else None
     if kept is None:
-        kept = KeptRows(tuple(_checked_rows(store.render_rows(conn, now, aging=True), store.max_fact_chars)))
-        ctx.prepared.record(memo_key, kept)
+        kept = _patched(store, conn, last, read_as) if last is not None else None
+        if kept is None:
+            rows = tuple(_checked_rows(store.render_rows(conn, now, aging=True), store.max_fact_chars))
+            kept = KeptRows(rows, whole=len(rows) == state.rows)
+        ctx.prepared.record(LAST_ROWS, (read_as, kept))
     ctx.cache[KEPT_ROWS] = kept
     return state, kept.aged(moment)
+
+
+def _same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    return before[0] is now[0] and before[1:] == now[1:]
+
+
+def _patched(store: PersonaStore, conn: Connection, last: tuple[tuple[Any, ...], KeptRows],
+             read_as: tuple[Any, ...]) -> KeptRows | None:
+    """The last kept rows with what changed since they were read (by our triggers' record of each fact's last
+    change) read again, or None where all must be read: another connection (the database at that path may be
+    another file now), another schema version (a trigger may have been missing meanwhile), another fact limit,
+    an older counter, or rows that do not add up to the profile's row count."""
+    (was_conn, (version, generation, _), _, max_chars), kept = last
+    conn_now, (version_now, generation_now, _), rows_now, max_chars_now = read_as
+    if was_conn is not conn_now or version != version_now or max_chars != max_chars_now \
+            or generation_now <= generation:
+        return None
+    changes = changed_rows(conn, store.profile, generation)
+    checked = {row[0]: row for row in _checked_rows((row for _, _, row in changes if row is not None), max_chars)}
+    patched = kept.patched([(persona_id, key, checked.get(key)) for persona_id, key, _ in changes])
+    return patched if patched is not None and len(patched.rows) == rows_now else None
 
 
 def _checked_rows(rows: Iterable[tuple[Any, ...]], max_chars: int) -> list[tuple[Any, ...]]:

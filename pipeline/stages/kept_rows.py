@@ -23,7 +23,8 @@ class KeptRows:
     """A profile's checked rows, each with its age base where its age goes (infinite for no timestamp), the facts
     they made at the last moment they were aged at (a julianday), and what stages derived from the rows alone."""
 
-    rows: tuple[tuple[Any, ...], ...]
+    rows: tuple[tuple[Any, ...], ...]  # in id order, as the profile's read gives them
+    whole: bool = False  # every row read kept the contract: only such rows are patched (:meth:`patched`)
     last: tuple[float, list[PersonaFact]] | None = None
     derived: dict[Hashable, Any] = field(default_factory=dict)
     renders: int = 0  # how many renders these rows gave facts to
@@ -48,3 +49,28 @@ class KeptRows:
         last = self.last
         return (self.renders > 1 and last is not None and len(facts) == len(last[1])
                 and all(map(operator.is_, facts, last[1])))
+
+    def patched(self, changes: Sequence[tuple[int, str, tuple[Any, ...] | None]]) -> KeptRows | None:
+        """These rows with ``changes`` made (``(id, key, checked row or None for gone)`` by id: the facts changed
+        since they were read), in the order a read gives (by id); None where a read is needed instead: a new fact
+        whose id falls between the rows', or more changes than a read of them all costs."""
+        if not self.whole or 4 * len(changes) > len(self.rows) + 4:
+            return None
+        rows = list(self.rows)
+        at = {row[0]: index for index, row in enumerate(rows)}
+        last = int(rows[-1][0][2:]) if rows else None
+        gone: set[int] = set()
+        added: list[tuple[Any, ...]] = []
+        for persona_id, key, row in changes:
+            index = at.get(key)
+            if index is not None:
+                if row is None:
+                    gone.add(index)
+                else:
+                    rows[index] = row
+            elif row is not None:
+                if last is not None and persona_id <= last:
+                    return None
+                added.append(row)
+        kept = [row for index, row in enumerate(rows) if index not in gone] if gone else rows
+        return KeptRows((*kept, *added), whole=True)

@@ -47,11 +47,29 @@ def persona_sql(dialect: Dialect, scoped: bool = False, aging: bool = False) -> 
     slot = ("(SELECT MIN(k.key) FROM persona_keys k WHERE k.session_id = p.session_id AND k.persona_id = p.id)"
             if scoped else "NULL")
     return f"""
-SELECT 'p:' || {dialect.padded_id('p.id')}, p.tier, p.topic, p.content, p.confidence,
-       COALESCE(p.reinforcement_count, 0), {age}, 'persona', {scope},
-       {slot}
+SELECT {_columns(dialect, age, scope, slot)}
 FROM memoria_persona p {join} WHERE {profile} = ?
 """
+
+
+def _columns(dialect: Dialect, age: str, scope: str, slot: str) -> str:
+    return (f"'p:' || {dialect.padded_id('p.id')}, p.tier, p.topic, p.content, p.confidence,\n"
+            f"       COALESCE(p.reinforcement_count, 0), {age}, 'persona', {scope},\n       {slot}")
+
+
+# SQLite: each fact of the profile changed since a generation (persona_changes, our triggers' record), by id, as
+# its key and, where it is still the profile's, its row as persona_sql(aging=True) reads it (else NULLs).
+CHANGED_SQL = (f"SELECT c.persona_id, 'p:' || {SQLITE.padded_id('c.persona_id')}, "
+               f"{_columns(SQLITE, AGE_BASE, 'NULL', 'NULL')} FROM persona_changes c "
+               "LEFT JOIN memoria_persona p ON p.id = c.persona_id AND p.session_id = c.profile "
+               "WHERE c.profile = ? AND c.generation > ? ORDER BY c.persona_id")
+
+
+def changed_rows(conn: Connection, profile: str, since: int) -> list[Any]:
+    """SQLite: ``(id, key, row)`` of each of the profile's facts that changed after generation ``since`` (row: a
+    tuple of :func:`persona_sql`'s aging columns, or None for a fact the profile no longer has), by id."""
+    return [(persona_id, key, None if row[0] is None else row)
+            for persona_id, key, *row in conn.execute(CHANGED_SQL, (profile, since))]
 
 
 # The same key but for the trigger count, which a schema version already counted whole answers.

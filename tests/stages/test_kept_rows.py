@@ -273,6 +273,14 @@ def test_kept_rows_give_the_facts_and_the_rank_a_read_and_a_full_rank_give(tmp_p
                     assert ranked == full, (profile, retention, clock.now)
                     assert ranked.duplicates_collapsed and any(s.omitted for s in ranked.sections)
                 clock.now += timedelta(days=9, seconds=7)
+            with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:  # another tool's few changes: the
+                # next renders read only these again (test_changed_rows.py), and must give the same facts
+                conn.execute("UPDATE memoria_persona SET content = content || ' Really.', confidence = 0.95 "
+                             "WHERE id IN (SELECT MIN(id) + 3 FROM memoria_persona GROUP BY session_id)")
+                conn.execute("DELETE FROM memoria_persona WHERE id IN (SELECT MAX(id) - 2 FROM memoria_persona "
+                             "GROUP BY session_id)")
+                conn.execute("INSERT INTO memoria_persona (session_id, tier, topic, content, reinforcement_count) "
+                             "VALUES ('bob', 'long_term', 'topic 1', 'bob rule new: mind the details', 3)")
         for store in stores.values():
             store.close()
     finally:

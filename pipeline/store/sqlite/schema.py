@@ -15,7 +15,7 @@ from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS, TRIGGER_PREFIX
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
-from .triggers import TRIGGERS
+from .triggers import FIRST_TRIGGERS, TRIGGERS, row_changes
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -263,7 +263,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             scope TEXT,
             PRIMARY KEY (profile, persona_id)
         )""",
-        *TRIGGERS,
+        *FIRST_TRIGGERS,
         "ALTER TABLE persona_snapshots ADD COLUMN store_generation INTEGER",
         # Scoped facts: a session's reader (its agent and project) is fixed when its snapshot is first taken, so
         # a later refresh renders the same view; a key names a slot
@@ -308,6 +308,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     merges_and_stems("INTEGER"),  # merge proposals and the proposal check's stem index (store/stem_tables.py)
     (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
+    row_changes(),  # each fact's last change, for a kept render's read of what changed (sqlite/triggers.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -367,7 +368,7 @@ def shadow_schema(conn: sqlite3.Connection) -> None:
     if version != SCHEMA_VERSION:
         statements.append("CREATE TABLE persona_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
         statements += [s for group in MIGRATIONS for s in group
-                       if not s.lstrip().upper().startswith(("CREATE INDEX", "CREATE TRIGGER"))]
+                       if not s.lstrip().upper().startswith(("CREATE INDEX", "CREATE TRIGGER", "DROP TRIGGER"))]
     for statement in statements:
         conn.execute(_CREATE_TABLE.sub(lambda m: f"CREATE TEMP TABLE {m.group(1) or ''}{m.group(2)}", statement))
 
