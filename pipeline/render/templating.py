@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from ..config.targets import ResolvedTarget
 
 __all__ = ["PersonaContext", "TemplateItem", "TemplateSection", "build_context", "builtin_template_dir",
-           "render_sections", "render_template"]
+           "render_sections", "render_template", "seen_key"]
 
 # Time the child needs to start before it renders anything (Python and jinja2 imports).
 CHILD_START_S = 10.0
@@ -63,12 +62,21 @@ def render_sections(ranked: RankedPersona, sections: tuple[RankedSection, ...], 
     template (dumped by ruamel.yaml, never pasted). What a template sees of each fact comes from the
     run's ``prepared`` facts, so a fact is made inert once per run.
     """
-    context = build_context(replace(ranked, sections=sections), target.name,
-                            lambda fact: prepared.get(fact.content).item(fact.tier, fact.confidence,
-                                                                         fact.reinforcement_count))
+    get = prepared.get  # what build_context does, without two calls per fact (a fit renders a few times)
+    shown = tuple(TemplateSection(inline(s.topic) or DEFAULT_TOPIC,
+                                  tuple([get(f.content).item(f.tier, f.confidence, f.reinforcement_count)
+                                         for f in [r.fact for r in s.facts]]), s.omitted) for s in sections)
+    context = PersonaContext(target.name, shown, sum(len(s.items) for s in shown))
     return target.front_matter + render_template(limits.template_dirs, target.template, context,
                                                  timeout_s=limits.timeout_s, max_chars=limits.max_output_chars,
                                                  max_memory_mb=limits.max_memory_mb)
+
+
+def seen_key(sections: tuple[RankedSection, ...]) -> tuple[object, ...]:
+    """What a template sees of ``sections`` (:func:`render_sections`), so the same key renders the same bytes
+    with the same template and target."""
+    return tuple((s.topic, s.omitted, tuple((r.fact.content, r.fact.tier, r.fact.confidence,
+                                             r.fact.reinforcement_count) for r in s.facts)) for s in sections)
 
 
 def render_template(user_dirs: list[Path], name: str, context: PersonaContext, *, timeout_s: float,

@@ -13,10 +13,10 @@ from ..render.limits import limited
 from ..render.model import CappedRender, RankedSection, Rendered
 from ..render.notes import lazy_note
 from ..render.section_cap import cap_text
-from ..render.templating import render_sections
 from ..render.tokens import EitherLineEnd
 from .context import StageContext
 from .registry import StageOptions, stage
+from .render import template_text
 
 
 class CapOptions(StageOptions):
@@ -38,8 +38,7 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     fit = None
     if options.strategy == "fair":
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=counter,
-                       render=lambda sections: render_sections(ranked, sections, target, ctx.settings.render,
-                                                               ctx.prepared),
+                       render=lambda sections: template_text(ranked, sections, ctx),
                        note=lazy_note(target), boundary=target.boundary,
                        text_tokens=lambda texts: ctx.prepared.tokens(texts, counter), memo=ctx.prepared,
                        memo_key=ctx.template_key(target), count_texts=lambda texts: ctx.prepared.counts(texts, counter))

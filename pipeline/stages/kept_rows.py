@@ -28,6 +28,10 @@ class KeptRows:
     last: tuple[float, list[PersonaFact]] | None = None
     derived: dict[Hashable, Any] = field(default_factory=dict)
     renders: int = 0  # how many renders these rows gave facts to
+    # The rows these were patched from, and which places changed, when no row came or went: a stage may derive
+    # what it derived from those anew only where they changed (rank's first use drops the link).
+    parent: KeptRows | None = None
+    updated: tuple[int, ...] = ()
 
     def aged(self, moment: float) -> list[PersonaFact]:
         """The facts at ``moment``: each age as SQLite gives it, ``MAX(0.0, moment - base)``, 0 for no timestamp."""
@@ -47,7 +51,7 @@ class KeptRows:
         gave facts before: what is derived from rows only pays once they are used again (after an edit each
         render's rows are new)."""
         last = self.last
-        return (self.renders > 1 and last is not None and len(facts) == len(last[1])
+        return ((self.renders > 1 or self.parent is not None) and last is not None and len(facts) == len(last[1])
                 and all(map(operator.is_, facts, last[1])))
 
     def patched(self, changes: Sequence[tuple[int, str, tuple[Any, ...] | None]]) -> KeptRows | None:
@@ -72,5 +76,9 @@ class KeptRows:
                 if last is not None and persona_id <= last:
                     return None
                 added.append(row)
-        kept = [row for index, row in enumerate(rows) if index not in gone] if gone else rows
-        return KeptRows((*kept, *added), whole=True)
+        if gone or added:
+            kept = [row for index, row in enumerate(rows) if index not in gone] if gone else rows
+            return KeptRows((*kept, *added), whole=True)
+        self.parent = None  # one link at most: what is kept never holds a chain of earlier rows
+        updated = tuple(at[key] for _, key, row in changes if key in at)
+        return KeptRows(tuple(rows), whole=True, parent=self, updated=updated)

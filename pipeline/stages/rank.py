@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,19 +167,14 @@ def _fixed(items: tuple[PersonaFact, ...], options: RankOptions,
            decay_half_life: float | None) -> _Fixed:
     """The parts of :func:`_scores` and of rank's order that only the rows decide, each computed as it does."""
     tiers: dict[str, float] = {str(tier): weight for tier, weight in options.tier_weights.items()}
-    reinforcement, confidence, log1p = options.reinforcement_weight, options.confidence_weight, math.log1p
+    reinforcement, confidence = options.reinforcement_weight, options.confidence_weight
     decays = decay_half_life is not None
     base: list[float] = []
     decaying: list[float | None] = []
     for f in items:
-        head = tiers.get(f.tier, 0.0) + reinforcement * log1p(f.reinforcement_count)
-        term = confidence * f.confidence
-        if decays and f.tier == "long_term":
-            base.append(head)
-            decaying.append(term)
-        else:  # exp(-age * 0.0) is exactly 1.0: the term is fixed
-            base.append(head + term * 1.0)
-            decaying.append(None)
+        head, term = _fixed_terms(f, tiers, reinforcement, confidence, decays)
+        base.append(head)
+        decaying.append(term)
     by_topic: dict[str, list[int]] = defaultdict(list)
     for index, fact in enumerate(items):
         by_topic[fact.topic].append(index)
@@ -188,6 +184,35 @@ def _fixed(items: tuple[PersonaFact, ...], options: RankOptions,
     for place, index in enumerate(ties):
         tie_order[index] = place
     return _Fixed(base, decaying, list(by_topic.values()), tie_order)
+
+
+def _fixed_terms(f: PersonaFact, tiers: dict[str, float], reinforcement: float, confidence: float,
+                 decays: bool) -> tuple[float, float | None]:
+    """One fact's part of :class:`_Fixed`'s base and decaying terms."""
+    head = tiers.get(f.tier, 0.0) + reinforcement * math.log1p(f.reinforcement_count)
+    term = confidence * f.confidence
+    if decays and f.tier == "long_term":
+        return head, term
+    return head + term * 1.0, None  # exp(-age * 0.0) is exactly 1.0: the term is fixed
+
+
+def _refreshed(kept: KeptRows, key: Hashable, items: tuple[PersonaFact, ...], options: RankOptions,
+               decay_half_life: float | None) -> _Fixed | None:
+    """What rank derived from the rows ``kept`` was patched from, made again only where a row changed in place:
+    None where there is none, or a change moved what the order of ties or the topics go by (key, tier,
+    reinforcements, topic: the rows' fields 0, 1, 5 and 2), which :func:`_fixed` then derives whole."""
+    parent = kept.parent
+    fixed = parent.derived.get(key) if parent is not None else None
+    if parent is None or fixed is None:
+        return None
+    if any(parent.rows[i][:3] != kept.rows[i][:3] or parent.rows[i][5] != kept.rows[i][5] for i in kept.updated):
+        return None
+    tiers: dict[str, float] = {str(tier): weight for tier, weight in options.tier_weights.items()}
+    base, decaying = list(fixed.base), list(fixed.decaying)
+    for index in kept.updated:
+        base[index], decaying[index] = _fixed_terms(items[index], tiers, options.reinforcement_weight,
+                                                    options.confidence_weight, decay_half_life is not None)
+    return _Fixed(base, decaying, fixed.by_topic, fixed.tie_order)  # a text may change a walk: none is reused
 
 
 def _rank_kept(kept: KeptRows, facts: FactSet, options: RankOptions, decay_half_life: float | None,
@@ -200,7 +225,9 @@ def _rank_kept(kept: KeptRows, facts: FactSet, options: RankOptions, decay_half_
            options.confidence_weight, options.recency_weight, options.recency_half_life_days, decay_half_life)
     fixed = kept.derived.get(key)
     if fixed is None:
-        fixed = kept.derived[key] = _fixed(items, options, decay_half_life)
+        fixed = _refreshed(kept, key, items, options, decay_half_life) or _fixed(items, options, decay_half_life)
+        kept.derived[key] = fixed
+    kept.parent = None
     exp, recency, rate = math.exp, options.recency_weight, LN2 / options.recency_half_life_days
     decay_rate = LN2 / decay_half_life if decay_half_life is not None else 0.0
     scores = [(head if term is None else head + term * exp(-f.age_days * decay_rate))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..render.model import RankedPersona, Rendered
-from ..render.templating import render_sections
+from ..render.model import RankedPersona, RankedSection, Rendered
+from ..render.templating import render_sections, seen_key
 from ..render.users_text import users_text, without_users_text
 from .context import StageContext
 from .registry import NoOptions, stage
@@ -17,12 +17,17 @@ def render(ranked: RankedPersona, *, ctx: StageContext, options: NoOptions) -> R
     if target.output == "region":
         held = users_text(target.path, ctx.settings.render.max_region_file_bytes)
         ranked = without_users_text(ranked, held, explain=ctx.explain)
-    # What the template sees decides the text: the same sections render to the bytes the last render kept.
-    key = ("render", ctx.template_key(target), tuple(
-        (s.topic, s.omitted, tuple((r.fact.content, r.fact.tier, r.fact.confidence, r.fact.reinforcement_count)
-                                   for r in s.facts)) for s in ranked.sections))
+    return Rendered(template_text(ranked, ranked.sections, ctx), ranked, target)
+
+
+def template_text(ranked: RankedPersona, sections: tuple[RankedSection, ...], ctx: StageContext) -> str:
+    """The current target's template with ``sections`` of ``ranked``: the bytes a render of the profile's last
+    run gave for what the template sees of them, else rendered now (the full render here, the fit's tries in cap:
+    after an edit, most of the fit's tries show what they showed before)."""
+    target = ctx.current_target
+    key = ("render", ctx.template_key(target), seen_key(sections))
     text = ctx.prepared.reused(key)
     if text is None:
-        text = render_sections(ranked, ranked.sections, target, ctx.settings.render, ctx.prepared)
+        text = render_sections(ranked, sections, target, ctx.settings.render, ctx.prepared)
         ctx.prepared.record(key, text)
-    return Rendered(text, ranked, target)
+    return str(text)

@@ -259,8 +259,10 @@ def test_kept_rows_give_the_facts_and_the_rank_a_read_and_a_full_rank_give(tmp_p
                          "last_reinforced_at = '2026-05-01 00:00:00' WHERE tier = 'permanent' AND id % 2 = 1")
         stores = {profile: PersonaStore.from_settings(settings_for(base, profile), clock=clock)
                   for profile in PROFILES}
-        for retention in ("true", "false", "true"):
-            for _ in range(3):
+        for turn, retention in enumerate(("true", "true", "true", "false", "false", "true")):
+            for step in range(3):  # the clock moves between renders, but not over another tool's changes
+                if step:
+                    clock.now += timedelta(days=9, seconds=7)
                 for profile, store in stores.items():
                     settings = settings_for(base, profile, **{"retention.enabled": retention})
                     seen.clear()
@@ -272,15 +274,28 @@ def test_kept_rows_give_the_facts_and_the_rank_a_read_and_a_full_rank_give(tmp_p
                     full = get_stage("rank").func(facts, ctx=replace(ctx, cache={}), options=RankOptions())
                     assert ranked == full, (profile, retention, clock.now)
                     assert ranked.duplicates_collapsed and any(s.omitted for s in ranked.sections)
-                clock.now += timedelta(days=9, seconds=7)
-            with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:  # another tool's few changes: the
-                # next renders read only these again (test_changed_rows.py), and must give the same facts
-                conn.execute("UPDATE memoria_persona SET content = content || ' Really.', confidence = 0.95 "
-                             "WHERE id IN (SELECT MIN(id) + 3 FROM memoria_persona GROUP BY session_id)")
-                conn.execute("DELETE FROM memoria_persona WHERE id IN (SELECT MAX(id) - 2 FROM memoria_persona "
-                             "GROUP BY session_id)")
-                conn.execute("INSERT INTO memoria_persona (session_id, tier, topic, content, reinforcement_count) "
-                             "VALUES ('bob', 'long_term', 'topic 1', 'bob rule new: mind the details', 3)")
+            # Another tool's few changes: the next renders read only these again (test_changed_rows.py), and rank
+            # derives anew only what they changed where no row came or went; the facts and the rank must not tell.
+            first = "WHERE id IN (SELECT MIN(id) + {} FROM memoria_persona GROUP BY session_id)"
+            changes = [  # in place, where rank derives only the changed rows anew, with the same retention:
+                # a text alone (now a near-duplicate of another fact: the walk must not be the last one's)
+                ["UPDATE memoria_persona SET content = (SELECT content || '!' FROM memoria_persona o WHERE "
+                 "o.id = memoria_persona.id + 4) " + first.format(3)],
+                # confidences, one of a decaying long_term fact
+                ["UPDATE memoria_persona SET confidence = 0.95 " + first.format(4),
+                 "UPDATE memoria_persona SET confidence = 0.31 " + first.format(1)],
+                # the order of ties (reinforcements, a tier) moves; retention changes too
+                ["UPDATE memoria_persona SET reinforcement_count = 9 " + first.format(8),
+                 "UPDATE memoria_persona SET tier = 'long_term' " + first.format(6)],
+                ["UPDATE memoria_persona SET topic = 'topic 2' " + first.format(10)],  # a topic moves
+                ["DELETE FROM memoria_persona WHERE id IN (SELECT MAX(id) - 2 FROM memoria_persona GROUP BY "
+                 "session_id)", "INSERT INTO memoria_persona (session_id, tier, topic, content, reinforcement_count) "
+                 "VALUES ('bob', 'long_term', 'topic 1', 'bob rule new: mind the details', 3)"],
+                [],
+            ]
+            with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
+                for statement in changes[turn]:
+                    conn.execute(statement)
         for store in stores.values():
             store.close()
     finally:
