@@ -45,6 +45,7 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory, module: str) -> Callable
         if name not in results:
             root = tmp_path_factory.mktemp(name)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMOSYNE_", "HERMES_"))}
+            env["PYTHONFAULTHANDLER"] = "1"  # a crash in native code prints every thread's stack, not nothing
             done = subprocess.run([*isolated(), sys.executable, "-m", module, name, str(root)],
                                   cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
