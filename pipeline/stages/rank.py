@@ -91,14 +91,24 @@ def _strongest(items: tuple[PersonaFact, ...], scores: list[float], limit: int) 
     return shortlist, cut
 
 
+@dataclass(slots=True)
+class _Keys:
+    """The dedupe keys a walk saw: each by the fact that kept it, and those more than one fact had."""
+
+    kept: dict[str, str] = field(default_factory=dict)
+    collided: set[str] = field(default_factory=set)
+
+
 def _walk(items: tuple[PersonaFact, ...], scores: list[float], ordered: list[int], limit: int, facts: FactSet,
-          *, cut: dict[str, int], explain: bool, prepared: PreparedFacts) -> RankedPersona | None:
-    """Facts in rank order: collapse duplicates into the stronger, fill each topic up to ``limit``.
+          *, cut: dict[str, int], explain: bool, prepared: PreparedFacts, keys: _Keys | None = None
+          ) -> RankedPersona | None:
+    """Facts in rank order: collapse duplicates into the stronger, fill each topic up to ``limit``; ``keys``, when
+    given, gets the dedupe keys it saw.
 
     None when duplicates left a topic that was cut short with fewer than
     ``limit`` facts: the facts left off its shortlist are then needed.
     """
-    seen: dict[str, str] = {}  # dedupe key -> the stronger fact that kept it
+    seen: dict[str, str] = keys.kept if keys is not None else {}  # dedupe key -> the stronger fact that kept it
     groups: dict[str, list[RankedFact]] = defaultdict(list)
     omitted: dict[str, int] = defaultdict(int)
     left_out: list[LeftOut] | None = list(facts.left_out) if explain else None
@@ -109,6 +119,8 @@ def _walk(items: tuple[PersonaFact, ...], scores: list[float], ordered: list[int
         key = prepare(fact.content).dedupe
         if key in seen:
             duplicates += 1
+            if keys is not None:
+                keys.collided.add(key)
             if left_out is not None:
                 left_out.append(LeftOut(fact, f"duplicate of {fact_label(seen[key])}", scores[index]))
             continue
@@ -197,7 +209,7 @@ def _fixed_terms(f: PersonaFact, tiers: dict[str, float], reinforcement: float, 
 
 
 def _refreshed(kept: KeptRows, key: Hashable, items: tuple[PersonaFact, ...], options: RankOptions,
-               decay_half_life: float | None) -> _Fixed | None:
+               decay_half_life: float | None, prepared: PreparedFacts) -> _Fixed | None:
     """What rank derived from the rows ``kept`` was patched from, made again only where a row changed in place:
     None where there is none, or a change moved what the order of ties or the topics go by (key, tier,
     reinforcements, topic: the rows' fields 0, 1, 5 and 2), which :func:`_fixed` then derives whole."""
@@ -212,7 +224,30 @@ def _refreshed(kept: KeptRows, key: Hashable, items: tuple[PersonaFact, ...], op
     for index in kept.updated:
         base[index], decaying[index] = _fixed_terms(items[index], tiers, options.reinforcement_weight,
                                                     options.confidence_weight, decay_half_life is not None)
-    return _Fixed(base, decaying, fixed.by_topic, fixed.tie_order)  # a text may change a walk: none is reused
+    walks = {order: (positions, duplicates, keys) for order, (positions, duplicates, walked) in fixed.walks.items()
+             if (keys := _rekeyed(walked, parent, kept, prepared)) is not None}
+    return _Fixed(base, decaying, fixed.by_topic, fixed.tie_order, walks)
+
+
+def _rekeyed(keys: _Keys, parent: KeptRows, kept: KeptRows, prepared: PreparedFacts) -> _Keys | None:
+    """The dedupe keys of a walk of ``parent``'s rows, as a walk in the same order of ``kept``'s would see them;
+    None unless that walk collapses the very same facts. A text changed in place leaves every fact's fate as it
+    was where its old key was its own alone and its new key is no other fact's it saw (content: the rows' field 3)."""
+    new = _Keys(dict(keys.kept), keys.collided)
+    for index in kept.updated:
+        fact_key, was, now = kept.rows[index][0], parent.rows[index][3], kept.rows[index][3]
+        before, after = prepared.get(was).dedupe, prepared.get(now).dedupe
+        if before == after:
+            continue
+        if before in new.collided:
+            return None
+        if new.kept.get(before) != fact_key:
+            continue  # a fact the walk never saw: not on its shortlist, which the walk's order holds
+        if after in new.kept:
+            return None
+        del new.kept[before]
+        new.kept[after] = fact_key
+    return new
 
 
 def _rank_kept(kept: KeptRows, facts: FactSet, options: RankOptions, decay_half_life: float | None,
@@ -225,7 +260,8 @@ def _rank_kept(kept: KeptRows, facts: FactSet, options: RankOptions, decay_half_
            options.confidence_weight, options.recency_weight, options.recency_half_life_days, decay_half_life)
     fixed = kept.derived.get(key)
     if fixed is None:
-        fixed = _refreshed(kept, key, items, options, decay_half_life) or _fixed(items, options, decay_half_life)
+        fixed = (_refreshed(kept, key, items, options, decay_half_life, prepared)
+                 or _fixed(items, options, decay_half_life))
         kept.derived[key] = fixed
     kept.parent = None
     exp, recency, rate = math.exp, options.recency_weight, LN2 / options.recency_half_life_days
@@ -241,11 +277,12 @@ def _rank_kept(kept: KeptRows, facts: FactSet, options: RankOptions, decay_half_
     walk_key = (limit, tuple(shortlist), tuple(cut.items()))
     walked = fixed.walks.get(walk_key)
     if walked is None:
-        ranked = _walk(items, scores, shortlist, limit, facts, cut=cut, explain=False, prepared=prepared)
+        keys = _Keys()
+        ranked = _walk(items, scores, shortlist, limit, facts, cut=cut, explain=False, prepared=prepared, keys=keys)
         if ranked is None:
             return None
         fixed.walks.clear()  # only the last order is kept
-        fixed.walks[walk_key] = walked = (_positions(ranked, items), ranked.duplicates_collapsed)
+        fixed.walks[walk_key] = walked = (_positions(ranked, items), ranked.duplicates_collapsed, keys)
     sections = tuple(RankedSection(topic, tuple(RankedFact(items[i], scores[i]) for i in indexes), omitted)
                      for topic, indexes, omitted in walked[0])
     return RankedPersona(sections, len(items), walked[1], facts.generation, facts.memory_watermark, (),

@@ -259,8 +259,9 @@ def test_kept_rows_give_the_facts_and_the_rank_a_read_and_a_full_rank_give(tmp_p
                          "last_reinforced_at = '2026-05-01 00:00:00' WHERE tier = 'permanent' AND id % 2 = 1")
         stores = {profile: PersonaStore.from_settings(settings_for(base, profile), clock=clock)
                   for profile in PROFILES}
-        for turn, retention in enumerate(("true", "true", "true", "false", "false", "true")):
-            for step in range(3):  # the clock moves between renders, but not over another tool's changes
+        shown: dict[str, tuple[int, int]] = {}  # each profile's two strongest facts of its first section, at first
+        for turn, (retention, steps, change) in enumerate(_turns()):
+            for step in range(steps):  # the clock moves between renders, but not over another tool's changes
                 if step:
                     clock.now += timedelta(days=9, seconds=7)
                 for profile, store in stores.items():
@@ -272,32 +273,52 @@ def test_kept_rows_give_the_facts_and_the_rank_a_read_and_a_full_rank_give(tmp_p
                         read = _persona_facts(store.render_rows(conn, to_db(clock.now)), store.max_fact_chars)
                     assert list(facts.facts) == read
                     full = get_stage("rank").func(facts, ctx=replace(ctx, cache={}), options=RankOptions())
-                    assert ranked == full, (profile, retention, clock.now)
+                    assert ranked == full, (turn, profile, retention, clock.now)
                     assert ranked.duplicates_collapsed and any(s.omitted for s in ranked.sections)
+                    top = ranked.sections[0].facts
+                    shown.setdefault(profile, (int(top[0].fact.key[2:]), int(top[1].fact.key[2:])))
             # Another tool's few changes: the next renders read only these again (test_changed_rows.py), and rank
             # derives anew only what they changed where no row came or went; the facts and the rank must not tell.
-            first = "WHERE id IN (SELECT MIN(id) + {} FROM memoria_persona GROUP BY session_id)"
-            changes = [  # in place, where rank derives only the changed rows anew, with the same retention:
-                # a text alone (now a near-duplicate of another fact: the walk must not be the last one's)
-                ["UPDATE memoria_persona SET content = (SELECT content || '!' FROM memoria_persona o WHERE "
-                 "o.id = memoria_persona.id + 4) " + first.format(3)],
-                # confidences, one of a decaying long_term fact
-                ["UPDATE memoria_persona SET confidence = 0.95 " + first.format(4),
-                 "UPDATE memoria_persona SET confidence = 0.31 " + first.format(1)],
-                # the order of ties (reinforcements, a tier) moves; retention changes too
-                ["UPDATE memoria_persona SET reinforcement_count = 9 " + first.format(8),
-                 "UPDATE memoria_persona SET tier = 'long_term' " + first.format(6)],
-                ["UPDATE memoria_persona SET topic = 'topic 2' " + first.format(10)],  # a topic moves
-                ["DELETE FROM memoria_persona WHERE id IN (SELECT MAX(id) - 2 FROM memoria_persona GROUP BY "
-                 "session_id)", "INSERT INTO memoria_persona (session_id, tier, topic, content, reinforcement_count) "
-                 "VALUES ('bob', 'long_term', 'topic 1', 'bob rule new: mind the details', 3)"],
-                [],
-            ]
             with closing(sqlite3.connect(tmp_path / "m.db")) as conn, conn:
-                for statement in changes[turn]:
-                    conn.execute(statement)
+                for statement in change:
+                    for strongest, second in shown.values() if ":" in statement.split("WHERE")[-1] else [(0, 0)]:
+                        conn.execute(statement, {"x": strongest, "z": second})
         for store in stores.values():
             store.close()
     finally:
         unregister("facts_probe")
         unregister("rank_probe")
+
+
+def _turns() -> list[tuple[str, int, list[str]]]:
+    """Each turn's retention, its renders (the clock moves between them, and a walk's result is reused only while
+    the order by score stays: a turn of one render carries it on to the next), and the statements another tool
+    runs after it. One whose WHERE names :x or :z runs for each profile, with the ids of its two strongest facts
+    of its first section as the first turn ranked them. In place, with the same retention next, rank derives only
+    the changed rows anew, and keeps the last walk's result where no fact's fate moves."""
+    first = "WHERE id IN (SELECT MIN(id) + {} FROM memoria_persona GROUP BY session_id)"
+    own = "UPDATE memoria_persona SET content = '{} rule of its own, number ' || id || '{}' WHERE id = {}"
+    return [
+        ("true", 3, [own.format("a", ".", ":x"), own.format("another", ".", ":z")]),  # texts of their own
+        ("true", 3, [own.format("a", ", said again.", ":x")]),  # each fact's fate stays, and the walk's result
+        # the second's text now a near-duplicate of the first's new text: the walk must see the first's new key
+        ("true", 1, ["UPDATE memoria_persona SET content = (SELECT content || '!' FROM memoria_persona o WHERE "
+                     "o.id = :x) WHERE id = :z"]),
+        # and unlike any other again: what it collapsed into stands alone
+        ("true", 3, ["UPDATE memoria_persona SET content = 'unlike any other rule, ' || id WHERE id = :z"]),
+        # a text now a near-duplicate of another fact's
+        ("true", 3, ["UPDATE memoria_persona SET content = (SELECT content || '!' FROM memoria_persona o WHERE "
+                     "o.id = memoria_persona.id + 4) " + first.format(3)]),
+        # confidences, one of a decaying long_term fact
+        ("true", 3, ["UPDATE memoria_persona SET confidence = 0.95 " + first.format(4),
+                     "UPDATE memoria_persona SET confidence = 0.31 " + first.format(1)]),
+        # the order of ties (reinforcements, a tier) moves; retention changes too
+        ("true", 3, ["UPDATE memoria_persona SET reinforcement_count = 9 " + first.format(8),
+                     "UPDATE memoria_persona SET tier = 'long_term' " + first.format(6)]),
+        ("false", 3, ["UPDATE memoria_persona SET topic = 'topic 2' " + first.format(10)]),  # a topic moves
+        ("false", 3, ["DELETE FROM memoria_persona WHERE id IN (SELECT MAX(id) - 2 FROM memoria_persona GROUP BY "
+                      "session_id)", "INSERT INTO memoria_persona (session_id, tier, topic, content, "
+                      "reinforcement_count) VALUES ('bob', 'long_term', 'topic 1', 'bob rule new: mind the details', "
+                      "3)"]),
+        ("true", 3, []),
+    ]
