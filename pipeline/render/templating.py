@@ -54,22 +54,40 @@ def template_item(fact: PersonaFact) -> TemplateItem:
 
 
 def render_sections(ranked: RankedPersona, sections: tuple[RankedSection, ...], target: ResolvedTarget,
-                    limits: RenderSettings, prepared: PreparedFacts) -> str:
+                    limits: RenderSettings, prepared: PreparedFacts, keys: tuple[object, ...] | None = None) -> str:
     """``target``'s template rendered with ``sections`` of ``ranked`` (all of them, or a fitted selection).
 
     The render stage renders every section once; the fair fit renders the
     selections it tries. A target's front matter comes first, outside the
     template (dumped by ruamel.yaml, never pasted). What a template sees of each fact comes from the
-    run's ``prepared`` facts, so a fact is made inert once per run.
+    run's ``prepared`` facts, so a fact is made inert once per run; with ``keys`` (:func:`seen_key` of
+    ``sections``), what it sees of each section is made once for its key, and reused from the profile's last run.
     """
-    get = prepared.get  # what build_context does, without two calls per fact (a fit renders a few times)
-    shown = tuple(TemplateSection(inline(s.topic) or DEFAULT_TOPIC,
-                                  tuple([get(f.content).item(f.tier, f.confidence, f.reinforcement_count)
-                                         for f in [r.fact for r in s.facts]]), s.omitted) for s in sections)
+    shown = tuple(_shown(s, prepared) for s in sections) if keys is None else tuple(
+        _kept_shown(s, key, prepared) for s, key in zip(sections, keys, strict=True))
     context = PersonaContext(target.name, shown, sum(len(s.items) for s in shown))
     return target.front_matter + render_template(limits.template_dirs, target.template, context,
                                                  timeout_s=limits.timeout_s, max_chars=limits.max_output_chars,
                                                  max_memory_mb=limits.max_memory_mb)
+
+
+def _shown(section: RankedSection, prepared: PreparedFacts) -> TemplateSection:
+    """What a template sees of ``section`` (:func:`build_context`, without two calls per fact)."""
+    get = prepared.get
+    return TemplateSection(inline(section.topic) or DEFAULT_TOPIC,
+                           tuple([get(f.content).item(f.tier, f.confidence, f.reinforcement_count)
+                                  for f in [r.fact for r in section.facts]]), section.omitted)
+
+
+def _kept_shown(section: RankedSection, key: object, prepared: PreparedFacts) -> TemplateSection:
+    """:func:`_shown` of ``section``, whose :func:`seen_key` part is ``key``: after an edit, most sections of a
+    render and of the fit's tries are those the last run showed."""
+    memo_key = ("section", key)
+    shown: TemplateSection | None = prepared.reused(memo_key)
+    if shown is None:
+        shown = _shown(section, prepared)
+        prepared.record(memo_key, shown)
+    return shown
 
 
 def seen_key(sections: tuple[RankedSection, ...]) -> tuple[object, ...]:

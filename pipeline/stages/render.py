@@ -25,9 +25,10 @@ def template_text(ranked: RankedPersona, sections: tuple[RankedSection, ...], ct
     run gave for what the template sees of them, else rendered now (the full render here, the fit's tries in cap:
     after an edit, most of the fit's tries show what they showed before)."""
     target = ctx.current_target
-    key = ("render", ctx.template_key(target), seen_key(sections))
+    seen = seen_key(sections)
+    key = ("render", ctx.template_key(target), seen)
     text = ctx.prepared.reused(key)
     if text is None:
-        text = render_sections(ranked, sections, target, ctx.settings.render, ctx.prepared)
+        text = render_sections(ranked, sections, target, ctx.settings.render, ctx.prepared, seen)
         ctx.prepared.record(key, text)
     return str(text)
