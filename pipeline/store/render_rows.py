@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any, NamedTuple
 
-from .backend import Connection
+from .backend import Connection, Cursor
 from .births import BIRTH_JOIN
 from .contract import TRIGGER_PREFIX
 from .dialect import SQLITE, Dialect
@@ -152,7 +152,17 @@ def render_read(conn: Connection, dialect: Dialect, profile: str, now: str) -> t
     """The state and the facts' rows (:func:`persona_sql`) in one round trip, for a server: both read at one
     moment, where two statements read the state first. A profile with scoped facts, which the state names, has
     its facts read again with their scopes (a second statement, as two would have been)."""
-    cursor = conn.execute(state_and_facts(dialect), (profile,) * 4 + (now, profile))
+    return render_answer(conn, dialect, profile, now, ask_render_read(conn, dialect, profile, now))
+
+
+def ask_render_read(conn: Connection, dialect: Dialect, profile: str, now: str) -> Cursor:
+    """:func:`render_read`'s statement, unread (in a batch, sent with its next round trip)."""
+    return conn.execute(state_and_facts(dialect), (profile,) * 4 + (now, profile))
+
+
+def render_answer(conn: Connection, dialect: Dialect, profile: str, now: str,
+                  cursor: Cursor) -> tuple[RenderState, Iterable[Any]]:
+    """:func:`render_read`'s answer from its statement's ``cursor``."""
     first = cursor.fetchone()
     state = _state(first)
     if state.scoped:

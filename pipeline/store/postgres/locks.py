@@ -1,8 +1,9 @@
 """The profile's tick lock on PostgreSQL: a session advisory lock, with a lease that frees it if its holder stops.
 
 The lease is the session's ``idle_session_timeout`` (PostgreSQL 14 on): set in
-the statement that takes the lock, and put back in the one that releases it,
-so a tick pays one round trip for each end of the lock, not two.
+the statement that takes the lock, and put back (to what it was) in the one that
+releases it, so a tick pays one statement for each end of the lock. What the
+holder asks first is sent in the lock's round trip (``ahead``).
 """
 
 from __future__ import annotations
@@ -10,19 +11,24 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from typing import Any, TypeVar
 
 import psycopg
-from psycopg import sql
 
 from .connection import PgConnection
 from .schema import scoped_lock
 
+T = TypeVar("T")
 LEASE_SINCE = 140000  # idle_session_timeout is PostgreSQL 14's
-# The lock, and (only when it was taken) the lease; a subquery with a volatile function is evaluated once.
-TAKE = (f"SELECT held, CASE WHEN held AND ? THEN set_config('idle_session_timeout', ?, false) END "
-        f"FROM (SELECT pg_try_advisory_lock({scoped_lock('?')}) AS held OFFSET 0) AS attempt")
+# The lock, the session's timeout before it, and (only when it was taken) the lease; a subquery with a volatile
+# function is evaluated once, before the outer query's.
+TAKE = ("SELECT held, was, CASE WHEN held AND ? THEN set_config('idle_session_timeout', ?, false) END FROM ("
+        f"SELECT pg_try_advisory_lock({scoped_lock('?')}) AS held, current_setting('idle_session_timeout', true) "
+        "AS was OFFSET 0) AS attempt")
+UNLOCK = f"SELECT pg_advisory_unlock({scoped_lock('?')})"
+RELEASE = f"SELECT pg_advisory_unlock({scoped_lock('?')}), set_config('idle_session_timeout', ?, false)"
 
 
 class Heartbeat:
@@ -85,33 +91,45 @@ class Heartbeat:
 HEARTBEAT = Heartbeat()
 
 
-def _try_lock(conn: PgConnection, key: str, lease_ms: int, leased: bool) -> bool:
-    row = conn.execute(TAKE, (leased, f"{lease_ms}ms", key)).fetchone()
-    return bool(row and row[0])
+def _try_lock(conn: PgConnection, key: str, lease_ms: int, leased: bool,
+              ahead: Callable[[PgConnection], T]) -> tuple[str | None, T] | None:
+    """(the session's timeout before the lease, ``ahead``'s answer) once the lock is taken; None while it is
+    another's. ``ahead``'s statements follow the lock's in its round trip, so they read what the lock holds."""
+    def send() -> tuple[Any, T]:
+        return conn.execute(TAKE, (leased, f"{lease_ms}ms", key)), ahead(conn)
+
+    try:
+        taken, answer = conn.together(send)
+        row = taken.fetchone()
+    except BaseException:
+        # An error after the lock was taken (in what was asked ahead) leaves it held with the session.
+        with suppress(psycopg.Error):
+            conn.execute(UNLOCK, (key,))
+        raise
+    return (row[1], answer) if row and row[0] else None
 
 
 @contextmanager
-def tick_lock(conn: PgConnection, key: str, *, timeout_s: float, lease_ms: int, poll_s: float) -> Iterator[bool]:
-    """Hold lock ``key`` on ``conn`` (polling every ``poll_s``), leased while held; False when it stayed taken."""
+def tick_lock(conn: PgConnection, key: str, *, timeout_s: float, lease_ms: int, poll_s: float,
+              ahead: Callable[[PgConnection], T]) -> Iterator[T | None]:
+    """Hold lock ``key`` on ``conn`` (polling every ``poll_s``), leased while held; yields ``ahead``'s answer,
+    asked in the lock's round trip, or None when the lock stayed taken."""
     leased = conn.raw.info.server_version >= LEASE_SINCE
     deadline = time.monotonic() + timeout_s
-    while not _try_lock(conn, key, lease_ms, leased):
+    while (taken := _try_lock(conn, key, lease_ms, leased, ahead)) is None:
         if time.monotonic() >= deadline:
-            yield False
+            yield None
             return
         time.sleep(poll_s)
+    was, answer = taken
     beat = HEARTBEAT.hold(conn, lease_ms / 4000)
     try:
-        yield True
+        yield answer
     finally:
         HEARTBEAT.release(beat)
         # A lost connection has released the lock with its session: the tick's work stands.
         with suppress(psycopg.OperationalError):
-            conn.execute(_release(conn, key, leased))
-
-
-def _release(conn: PgConnection, key: str, leased: bool) -> str:
-    """The lease's RESET and the unlock as one simple query (one round trip; a simple query takes no
-    parameters, so the key is a literal psycopg quotes)."""
-    unlock = f"SELECT pg_advisory_unlock({scoped_lock(sql.Literal(key).as_string(conn.raw))})"
-    return f"RESET idle_session_timeout; {unlock}" if leased else unlock
+            if leased:
+                conn.execute(RELEASE, (key, was or "0"))
+            else:
+                conn.execute(UNLOCK, (key,))
