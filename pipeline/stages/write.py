@@ -13,7 +13,7 @@ from ..fs.lock import file_lock, lock_path
 from ..fs.read import describe, read_regular_text
 from ..fs.write import atomic_write_text, remove_stale_temps
 from ..render.model import CappedRender, TargetReport
-from ..store.blocks import StoredBlock, ask_block, block_of, put_block, read_block
+from ..store.blocks import StoredBlock, block_and_newest, put_block, read_block
 from .context import StageContext
 from .ownership import LOCK_WAIT_S, foreign, keep_copy, refusal
 from .registry import StageOptions, stage
@@ -98,12 +98,13 @@ def _write_block(capped: CappedRender, ctx: StageContext) -> TargetReport:
         return dry_run(capped, ctx, previous)
     generation = capped.rendered.ranked.generation
     with store.transaction(durable=late or previous != capped.text, batched=True) as conn:
-        asked = ask_block(conn, store.profile, target.name) if late else None
-        stale = overtaken(store, target.path, generation)
-        if asked is not None:
-            previous = _text(block_of(asked))
+        if late:  # the block and the stale check's newest generation, in one statement
+            block, newest = block_and_newest(conn, store.profile, target.name, str(target.path))
+            previous, stale = _text(block), newest is not None and generation < newest
             if previous == capped.text:  # the same bytes again: a record only, which need not wait for the disk
                 store.backend.relax_commit(conn)
+        else:
+            stale = overtaken(store, target.path, generation)
         done = report(capped, previous, written=not stale and previous != capped.text, stale=stale)
         if done.written:
             put_block(store, conn, StoredBlock(store.profile, target.name, generation, done.sha256, capped.text,

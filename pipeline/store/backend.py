@@ -68,6 +68,9 @@ class Backend(Protocol):
 
     def notify(self, conn: Connection, channel: str, payload: str) -> None: ...
 
+    def write_and_notify(self, conn: Connection, statement: str, parameters: Sequence[Any], channel: str,
+                         payload: str) -> None: ...
+
     def profile_lock(self, store: Database, timeout_s: float,
                      ahead: Callable[[Connection], T]) -> AbstractContextManager[T | None]: ...
 

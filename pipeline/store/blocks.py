@@ -22,6 +22,14 @@ from .validation import MAX_PROFILE_CHARS
 CHANNEL = "persona_blocks"
 GENERATION = re.compile(r"[0-9]{1,18}")  # ASCII only (str.isdigit() takes '²'), and within a BIGINT
 COLUMNS = "profile, target, generation, sha256, text, tokens, counter, rendered_at"
+PUT = (f"INSERT INTO persona_blocks ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (profile, target) "
+       "DO UPDATE SET generation = excluded.generation, sha256 = excluded.sha256, text = excluded.text, "
+       "tokens = excluded.tokens, counter = excluded.counter, rendered_at = excluded.rendered_at")
+# The block and the newest generation the profile rendered into the target's path (runs.newest_generation).
+BLOCK_AND_NEWEST = (f"SELECT {', '.join(f'b.{c}' for c in COLUMNS.split(', '))}, (SELECT MAX(generation) FROM "
+                    "persona_runs WHERE path = ? AND session_id = ? AND outcome != 'stale' AND generation <= "
+                    "COALESCE((SELECT generation FROM persona_state WHERE session_id = ?), 0)) FROM (SELECT 1 AS here) "
+                    "AS base LEFT JOIN persona_blocks b ON b.profile = ? AND b.target = ?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,13 @@ def ask_block(conn: Connection, profile: str, target: str) -> Cursor:
     return conn.execute(f"SELECT {COLUMNS} FROM persona_blocks WHERE profile = ? AND target = ?", (profile, target))
 
 
+def block_and_newest(conn: Connection, profile: str, target: str, path: str) -> tuple[StoredBlock | None, int | None]:
+    """The profile's block for ``target`` and the newest generation it rendered into ``path``, in one statement
+    (inside a write transaction: what the stale check and the unchanged-bytes check read)."""
+    row = conn.execute(BLOCK_AND_NEWEST, (path, profile, profile, profile, target)).fetchone()
+    return (None if row[0] is None else StoredBlock(*row[:8])), (None if row[8] is None else int(row[8]))
+
+
 def block_of(asked: Cursor) -> StoredBlock | None:
     row = asked.fetchone()
     return None if row is None else StoredBlock(*row)
@@ -94,14 +109,9 @@ def block_version(store: Database, target: str) -> str | None:
 
 def put_block(store: Database, conn: Connection, block: StoredBlock) -> None:
     """Replace the block (inside the caller's transaction) and announce it to every listening host."""
-    conn.execute(
-        f"INSERT INTO persona_blocks ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (profile, target) "
-        "DO UPDATE SET generation = excluded.generation, sha256 = excluded.sha256, text = excluded.text, "
-        "tokens = excluded.tokens, counter = excluded.counter, rendered_at = excluded.rendered_at",
-        (block.profile, block.target, block.generation, block.sha256, block.text, block.tokens, block.counter,
-         block.rendered_at),
-    )
-    store.backend.notify(conn, CHANNEL, announcement(block.profile, block.target, block.generation))
+    store.backend.write_and_notify(conn, PUT, (block.profile, block.target, block.generation, block.sha256, block.text,
+                                               block.tokens, block.counter, block.rendered_at),
+                                   CHANNEL, announcement(block.profile, block.target, block.generation))
 
 
 def announcement(profile: str, target: str, generation: int) -> str:

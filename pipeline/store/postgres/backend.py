@@ -13,7 +13,7 @@ import math
 import select
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -230,6 +230,12 @@ class PostgresBackend:
     def notify(self, conn: Connection, channel: str, payload: str) -> None:
         """Announce to every host listening to this deployment; delivered when the caller's transaction commits."""
         conn.execute(f"SELECT pg_notify({scoped_channel('?')}, ?)", (channel, payload))
+
+    def write_and_notify(self, conn: Connection, statement: str, parameters: Sequence[Any], channel: str,
+                         payload: str) -> None:
+        """A write of one row (an INSERT or an upsert) and its announcement (:meth:`notify`) in one statement."""
+        conn.execute(f"WITH done AS ({statement} RETURNING 1) SELECT pg_notify({scoped_channel('?')}, ?) FROM done",
+                     (*parameters, channel, payload))
 
     @contextmanager
     def profile_lock(self, store: Database, timeout_s: float, ahead: Callable[[Connection], T]) -> Iterator[T | None]:

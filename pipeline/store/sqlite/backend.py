@@ -7,10 +7,10 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ...errors import StoreError
 from ...fs.locations import profile_slug
@@ -157,6 +157,11 @@ class SqliteBackend:
 
     def notify(self, conn: Connection, channel: str, payload: str) -> None:
         """Nothing to announce: every reader of a file is on this host and checks it itself."""
+
+    def write_and_notify(self, conn: Connection, statement: str, parameters: Sequence[Any], channel: str,
+                         payload: str) -> None:
+        """The write alone (see :meth:`notify`)."""
+        conn.execute(statement, parameters)
 
     @contextmanager
     def profile_lock(self, store: Database, timeout_s: float, ahead: Callable[[Connection], T]) -> Iterator[T | None]:
