@@ -25,11 +25,6 @@ COLUMNS = "profile, target, generation, sha256, text, tokens, counter, rendered_
 PUT = (f"INSERT INTO persona_blocks ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (profile, target) "
        "DO UPDATE SET generation = excluded.generation, sha256 = excluded.sha256, text = excluded.text, "
        "tokens = excluded.tokens, counter = excluded.counter, rendered_at = excluded.rendered_at")
-# The block and the newest generation the profile rendered into the target's path (runs.newest_generation).
-BLOCK_AND_NEWEST = (f"SELECT {', '.join(f'b.{c}' for c in COLUMNS.split(', '))}, (SELECT MAX(generation) FROM "
-                    "persona_runs WHERE path = ? AND session_id = ? AND outcome != 'stale' AND generation <= "
-                    "COALESCE((SELECT generation FROM persona_state WHERE session_id = ?), 0)) FROM (SELECT 1 AS here) "
-                    "AS base LEFT JOIN persona_blocks b ON b.profile = ? AND b.target = ?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +67,6 @@ def read_block(store: Database, target: str) -> StoredBlock | None:
 def ask_block(conn: Connection, profile: str, target: str) -> Cursor:
     """The query :func:`block_of` answers: sent now, or queued in a batch until a later answer is read."""
     return conn.execute(f"SELECT {COLUMNS} FROM persona_blocks WHERE profile = ? AND target = ?", (profile, target))
-
-
-def block_and_newest(conn: Connection, profile: str, target: str, path: str) -> tuple[StoredBlock | None, int | None]:
-    """The profile's block for ``target`` and the newest generation it rendered into ``path``, in one statement
-    (inside a write transaction: what the stale check and the unchanged-bytes check read)."""
-    row = conn.execute(BLOCK_AND_NEWEST, (path, profile, profile, profile, target)).fetchone()
-    return (None if row[0] is None else StoredBlock(*row[:8])), (None if row[8] is None else int(row[8]))
 
 
 def block_of(asked: Cursor) -> StoredBlock | None:

@@ -66,9 +66,9 @@ def rendered_here(store: Database, path: Path, sha256: str) -> bool:
                             (str(path), sha256)).fetchone() is not None
 
 
-INSERT = ("INSERT INTO persona_runs (run_at, session_id, target, path, reason, sha256, tokens, budget, sections_kept, "
-          "sections_dropped, generation, memory_watermark, outcome, config_hash, counter) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_COLUMNS = ("run_at, session_id, target, path, reason, sha256, tokens, budget, sections_kept, sections_dropped, "
+                  "generation, memory_watermark, outcome, config_hash, counter")
+INSERT = f"INSERT INTO persona_runs ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # The profile's runs older than its newest ``offset`` but for each file's newest.
 TRIM = ("DELETE FROM persona_runs WHERE session_id = ? AND id <= (SELECT id FROM persona_runs WHERE session_id = ? "
         "ORDER BY id DESC LIMIT 1 OFFSET {offset}) AND ({path}EXISTS (SELECT 1 FROM persona_runs AS newer WHERE "

@@ -73,8 +73,8 @@ def test_a_changed_tick_and_one_with_nothing_to_do_on_the_wire(tmp_path, relayed
             idle = counted(tally)
             block = read_block(store, "markdown")
         assert block is not None and f"{profile} never force-pushes." in block.text
-        assert changed <= (10, 5), tally.sql  # lock and ask | render read | BEGIN, claim, block and stale
-        assert idle <= (3, 2), tally.sql  # check | block write and NOTIFY, run and trim, COMMIT | release
+        assert changed <= (8, 4), tally.sql  # lock and ask | render read | BEGIN, claim, write, COMMIT | release
+        assert idle <= (3, 2), tally.sql  # lock and ask | release
 
 
 def test_a_sweep_visits_a_changed_profile_in_few_round_trips(tmp_path, relayed):
@@ -88,9 +88,9 @@ def test_a_sweep_visits_a_changed_profile_in_few_round_trips(tmp_path, relayed):
     ticks = tick_all(settings)
     survey = 3  # every profile, those a trigger fires for, those retention may act on
     assert sorted((t.profile, t.outcome) for t in ticks) == [(p, "rendered") for p in PROFILES]
-    # lock, ask and render read | BEGIN, claim, block and stale check | write and NOTIFY, run, COMMIT | release
-    assert tally.round_trips - survey <= 4 * len(PROFILES), tally.sql
-    assert tally.statements - survey <= 10 * len(PROFILES), tally.sql
+    # lock, ask and render read | BEGIN, claim, the write (pipeline.store.block_write), COMMIT | release
+    assert tally.round_trips - survey <= 3 * len(PROFILES), tally.sql
+    assert tally.statements - survey <= 8 * len(PROFILES), tally.sql
     for profile in PROFILES:
         with PersonaStore.from_settings(settings_for(tmp_path, url, profile)) as store:
             block = read_block(store, "markdown")

@@ -231,6 +231,10 @@ class PostgresBackend:
         """Announce to every host listening to this deployment; delivered when the caller's transaction commits."""
         conn.execute(f"SELECT pg_notify({scoped_channel('?')}, ?)", (channel, payload))
 
+    def channel_sql(self, name_sql: str) -> str:
+        """The SQL of this deployment's channel named ``name_sql`` (what :meth:`notify` announces on)."""
+        return scoped_channel(name_sql)
+
     def write_and_notify(self, conn: Connection, statement: str, parameters: Sequence[Any], channel: str,
                          payload: str) -> None:
         """A write of one row (an INSERT or an upsert) and its announcement (:meth:`notify`) in one statement."""

@@ -158,6 +158,10 @@ class SqliteBackend:
     def notify(self, conn: Connection, channel: str, payload: str) -> None:
         """Nothing to announce: every reader of a file is on this host and checks it itself."""
 
+    def channel_sql(self, name_sql: str) -> str:
+        """A channel's name as it is: nothing listens (see :meth:`notify`)."""
+        return name_sql
+
     def write_and_notify(self, conn: Connection, statement: str, parameters: Sequence[Any], channel: str,
                          payload: str) -> None:
         """The write alone (see :meth:`notify`)."""
