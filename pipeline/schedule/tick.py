@@ -151,7 +151,9 @@ def _tick_locked(settings: Settings, store: PersonaStore, force: bool, first: As
     warnings = [found.warning() for found in skipped]
     if warnings:
         log.info("profile %s: %s", store.profile, "; ".join(warnings))
-    reports = run_pipeline(settings, store=store, reason=reason, resolved=targets) if targets else []
+    # One stored target: its write is the tick's last statement, and the lock's release goes in its round trip.
+    then = store.held_release if len(targets) == 1 and targets[0].in_store else None
+    reports = run_pipeline(settings, store=store, reason=reason, resolved=targets, then=then) if targets else []
     return TickResult(bool(reports), reason, states, evicted, reports, pruned, warnings)
 
 

@@ -15,7 +15,7 @@ from ..fs.write import atomic_write_text, remove_stale_temps
 from ..render.model import CappedRender, TargetReport
 from ..store.block_write import write_at_once
 from ..store.blocks import StoredBlock, put_block, read_block
-from .context import StageContext
+from .context import AFTER_LAST_WRITE, StageContext
 from .ownership import LOCK_WAIT_S, foreign, keep_copy, refusal
 from .registry import StageOptions, stage
 from .run_report import dry_run, overtaken, record, report, run_of
@@ -117,7 +117,7 @@ def _write_block_at_once(capped: CappedRender, ctx: StageContext) -> TargetRepor
     draft = report(capped, None, written=True, stale=False)  # what does not depend on the block it replaces
     block = StoredBlock(store.profile, target.name, generation, draft.sha256, capped.text, draft.tokens,
                         ctx.counter.name, store.now())
-    with store.transaction(batched=True) as conn:
+    with store.transaction(batched=True, then=ctx.cache.pop(AFTER_LAST_WRITE, None)) as conn:
         sent = write_at_once(store, conn, block, run_of(ctx, capped, draft, "written"),
                              keep=ctx.settings.store.keep_runs)
     previous, outcome = sent.answer()

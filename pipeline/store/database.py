@@ -109,6 +109,8 @@ class Database:
         # A read sent ahead on the borrowed connection, for a later step of the same borrow; dropped by any write
         # of this store's and with the connection (see PersonaStore.read_ahead).
         self.ahead: Any = None
+        # While a server's tick lock is held: what sends its release, after a last write's COMMIT (transaction).
+        self.held_release: Callable[[Connection], None] | None = None
         # This database's key (store/forgotten.py), once read outside the transaction that made it: it never changes.
         self.known_secret = b""
         self.secret_made_in = -1  # the transaction that made the key, if this store made it
@@ -235,7 +237,8 @@ class Database:
                     conn.execute("COMMIT")
 
     @contextmanager
-    def transaction(self, *, durable: bool = True, batched: bool = False) -> Iterator[Connection]:
+    def transaction(self, *, durable: bool = True, batched: bool = False,
+                    then: Callable[[Connection], None] | None = None) -> Iterator[Connection]:
         """One write transaction; taken immediately so writers queue instead of deadlocking.
 
         On PostgreSQL, writers of the same profile queue on a lock of that
@@ -249,7 +252,8 @@ class Database:
 
         ``batched`` is for a transaction that does nothing but talk to the database between its statements (no
         file written in the middle): on a server, its statements are sent together, a round trip only where a
-        result is read, and a failed one raises at the latest at the commit.
+        result is read, and a failed one raises at the latest at the commit. ``then`` sends what follows the
+        COMMIT (in a batch, in its round trip): the tick lock's release after a tick's last write.
         """
         if self.readonly:
             raise StoreError(f"database {self.label} was opened read-only; this command cannot change it")
@@ -268,6 +272,8 @@ class Database:
                         conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
+                if then is not None:
+                    then(conn)
 
     @contextmanager
     def profile_lock(self, timeout_s: float) -> Iterator[bool]:

@@ -258,8 +258,15 @@ class PostgresBackend:
         with store.read() as shared:
             conn = cast(PgConnection, shared)  # one that connect() made
             with tick_lock(conn, TICK_LOCK + store.profile, timeout_s=timeout_s, lease_ms=int(self.lock_lease_ms),
-                           poll_s=LOCK_POLL_S, ahead=ahead) as answer:
-                yield answer
+                           poll_s=LOCK_POLL_S, ahead=ahead) as held:
+                if held is None:
+                    yield None
+                    return
+                store.held_release = held.hand_off
+                try:
+                    yield held.answer
+                finally:
+                    store.held_release = None
 
     def tables(self, conn: Connection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute(

@@ -13,12 +13,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import psycopg
 
 from .connection import PgConnection
 from .schema import scoped_lock
+
+if TYPE_CHECKING:
+    from ..backend import Connection
 
 T = TypeVar("T")
 LEASE_SINCE = 140000  # idle_session_timeout is PostgreSQL 14's
@@ -109,11 +112,39 @@ def _try_lock(conn: PgConnection, key: str, lease_ms: int, leased: bool,
     return (row[1], answer) if row and row[0] else None
 
 
+class Held(Generic[T]):
+    """A taken lock: ``answer`` is what was asked with it; :meth:`hand_off` sends its release in a batch the
+    holder ends with (after its last write's COMMIT, in that round trip), else :meth:`release` sends it alone."""
+
+    def __init__(self, conn: PgConnection, key: str, was: str | None, leased: bool, answer: T) -> None:
+        self.answer = answer
+        self._conn, self._key, self._was, self._leased = conn, key, was, leased
+        self._sent: Any = None
+
+    def _statement(self) -> tuple[str, tuple[str, ...]]:
+        return (RELEASE, (self._key, self._was or "0")) if self._leased else (UNLOCK, (self._key,))
+
+    def hand_off(self, conn: Connection) -> None:
+        """Queue the release on ``conn`` (the lock's own connection), read back by :meth:`release`."""
+        self._sent = conn.execute(*self._statement())
+
+    def release(self) -> None:
+        """Release the lock, unless a handed-off release did (one that failed with its batch is sent again)."""
+        if self._sent is not None:
+            with suppress(psycopg.Error):
+                row = self._sent.fetchone()
+                if row and row[0]:
+                    return
+        # A lost connection has released the lock with its session: the tick's work stands.
+        with suppress(psycopg.OperationalError):
+            self._conn.execute(*self._statement())
+
+
 @contextmanager
 def tick_lock(conn: PgConnection, key: str, *, timeout_s: float, lease_ms: int, poll_s: float,
-              ahead: Callable[[PgConnection], T]) -> Iterator[T | None]:
-    """Hold lock ``key`` on ``conn`` (polling every ``poll_s``), leased while held; yields ``ahead``'s answer,
-    asked in the lock's round trip, or None when the lock stayed taken."""
+              ahead: Callable[[PgConnection], T]) -> Iterator[Held[T] | None]:
+    """Hold lock ``key`` on ``conn`` (polling every ``poll_s``), leased while held; yields the lock, with
+    ``ahead``'s answer asked in its round trip, or None when it stayed taken."""
     leased = conn.raw.info.server_version >= LEASE_SINCE
     deadline = time.monotonic() + timeout_s
     while (taken := _try_lock(conn, key, lease_ms, leased, ahead)) is None:
@@ -121,15 +152,10 @@ def tick_lock(conn: PgConnection, key: str, *, timeout_s: float, lease_ms: int, 
             yield None
             return
         time.sleep(poll_s)
-    was, answer = taken
+    held = Held(conn, key, taken[0], leased, taken[1])
     beat = HEARTBEAT.hold(conn, lease_ms / 4000)
     try:
-        yield answer
+        yield held
     finally:
         HEARTBEAT.release(beat)
-        # A lost connection has released the lock with its session: the tick's work stands.
-        with suppress(psycopg.OperationalError):
-            if leased:
-                conn.execute(RELEASE, (key, was or "0"))
-            else:
-                conn.execute(UNLOCK, (key,))
+        held.release()
