@@ -27,7 +27,7 @@ from ..store.blocks import existing_blocks
 from ..store.runs import LastRun, last_run
 from ..store.snapshots import prune_snapshots
 from ..store.tick_state import AskedState
-from .due import all_profiles, due_profiles
+from .due import all_profiles, survey
 from .retention import RetentionAction, apply_retention
 from .triggers import TriggerState, ask_on, evaluate
 
@@ -230,7 +230,7 @@ def tick_all(settings: Settings, *, force: bool = False, clock: Clock = utc_now)
     A profile another worker is ticking is skipped ("busy"): its lock is held
     for as long as that tick runs, so no profile is rendered twice at once,
     and whatever changed is rendered by whoever holds it. Only the profiles
-    one query finds due are visited (``due.due_profiles``); the rest are
+    one query finds due are visited (``due.survey``); the rest are
     reported "up to date". Workers start at a random profile, so several
     spread over the list instead of queueing at its head. A lost connection
     is retried; a worker killed mid-render releases its lock with its
@@ -273,23 +273,23 @@ def _survey(settings: Settings, force: bool, clock: Clock,
 def _survey_once(settings: Settings, force: bool, clock: Clock,
                  found: Callable[[list[str]], None]) -> tuple[list[str], list[str]]:
     with PersonaStore.from_settings(settings, clock=clock) as store:
-        names = all_profiles(store)
         if force:
+            names = all_profiles(store)
             found(names)
             return names, names
         try:
-            due = due_profiles(settings, store, found=found)
+            names, due = survey(settings, store, found=found)
         except StoreUnavailable:
             raise
         except StoreError as error:
             # A row the query cannot read (another tool's odd value) must not stop every profile's tick:
             # visit them all, and let that row fail only its own profile.
             log.warning("could not ask which profiles are due (%s); visiting every profile", error)
-            due = None
+            names, due = all_profiles(store), None
     if due is None:
         found(names)
         return names, names
-    usable = set(names)  # due_profiles does not judge names; all_profiles skipped the unusable ones
+    usable = set(names)  # the due profiles are not judged by name; every profile's names were
     return names, [name for name in due if name in usable]
 
 
