@@ -123,13 +123,14 @@ class PersonaStore(Database):
         """A server's render read: the state and the rows of its facts (:meth:`render_rows`) in one statement
         (:func:`.render_rows.render_read`), or its answer if sent ahead at ``now``. SQLite reads the state first."""
         ahead, self.ahead = self.ahead, None
-        if ahead is not None and ahead[0] == now:
-            return render_rows.render_answer(conn, self.dialect, self.profile, now, ahead[1])
-        return render_read(conn, self.dialect, self.profile, now)
+        answer = render_rows.render_answer(conn, self.dialect, self.profile, now, ahead[1]) if ahead and \
+            ahead[0] == now else None
+        return render_read(conn, self.dialect, self.profile, now) if answer is None else answer
 
     def read_ahead(self, conn: Connection, now: str) -> None:
-        """Send :meth:`render_read`'s statement unread (a sweep's, with the tick lock's), for the render at ``now``."""
-        self.ahead = (now, render_rows.ask_render_read(conn, self.dialect, self.profile, now))
+        """Send :meth:`render_read`'s statement unread (a sweep's, with the tick lock's), for the render at ``now``
+        (answered only if the store changed since the last render: else read when a render asks)."""
+        self.ahead = (now, render_rows.ask_render_read(conn, self.dialect, self.profile, now, if_changed=True))
 
     def retention_rows(self, now: str) -> Sequence[Any]:
         """(id, tier, confidence, reinforcements, age in days) of every fact retention may act on, by id.

@@ -145,3 +145,18 @@ def test_a_tick_whose_write_fails_leaves_its_lock_free(tmp_path, relayed):
             assert "never force-pushes" not in read_block(store, "markdown").text
         assert db.execute(f"SELECT pg_try_advisory_lock({scoped_lock('?')})", (f"persona-tick:{profile}",)) == \
             [(True,)]
+
+
+def test_a_sweep_renders_a_settings_change_of_an_unchanged_store(tmp_path, relayed):
+    """The render read sent with the lock answers only a store that changed; a render for another trigger (here
+    the settings') reads the facts itself."""
+    _, url, _ = relayed
+    rendered_both(tmp_path, url)
+    settings = local_settings(tmp_path, {"store.url": url, "targets.markdown.output": "store",
+                                         "cap.truncation_note": "(more in the store)", "cap.token_cap": 12})
+    ticks = tick_all(settings)
+    assert sorted((t.profile, t.outcome) for t in ticks) == [(p, "rendered") for p in PROFILES]
+    for profile in PROFILES:
+        with PersonaStore.from_settings(settings_for(tmp_path, url, profile)) as store:
+            block = read_block(store, "markdown")
+        assert block is not None and block.tokens <= 12
