@@ -55,7 +55,7 @@ class AskedState:
     targets: list[str]
 
     def answer(self) -> TickState:
-        row = self.asked.fetchone()
+        row = self.asked.fetchall()[0]  # read to its end: a SQLite statement left open would hold its snapshot
         last = None if row[0] is None else LastRun(row[0], row[1], row[2], row[3])
         present = row[6:6 + len(self.targets)]
         return TickState(last, int(row[4]), frozenset(t for t, there in zip(self.targets, present, strict=True)
