@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from .backend import Connection, Cursor
 from .births import BIRTH_JOIN
-from .contract import TRIGGER_PREFIX
+from .contract import HELD_SETTING, TRIGGER_PREFIX
 from .dialect import SQLITE, Dialect
 from .sqlite.triggers import TRIGGERS
 
@@ -160,7 +160,8 @@ def render_read(conn: Connection, dialect: Dialect, profile: str, now: str) -> t
 def ask_render_read(conn: Connection, dialect: Dialect, profile: str, now: str, *, if_changed: bool = False) -> Cursor:
     """:func:`render_read`'s statement, unread (in a batch, sent with its next round trip); ``if_changed``: no row
     at all when the profile's newest run that read current data is of its current change counter (a sweep's visit
-    to a profile another worker just rendered reads no facts)."""
+    to a profile another worker just rendered reads no facts), or when the tick lock sent before it in the same
+    round trip was another's (``contract.HELD_SETTING``; a server's)."""
     if if_changed:
         return conn.execute(state_and_facts_if_changed(dialect), (profile,) * 4 + (now, profile) + (profile,) * 2)
     return conn.execute(state_and_facts(dialect), (profile,) * 4 + (now, profile))
@@ -168,8 +169,9 @@ def ask_render_read(conn: Connection, dialect: Dialect, profile: str, now: str, 
 
 @functools.cache
 def state_and_facts_if_changed(dialect: Dialect) -> str:
-    return (f"{state_and_facts(dialect)} WHERE COALESCE((SELECT generation FROM persona_state WHERE session_id = ?), "
-            "0) <> COALESCE((SELECT generation FROM persona_runs WHERE session_id = ? AND outcome != 'stale' "
+    return (f"{state_and_facts(dialect)} WHERE current_setting('{HELD_SETTING}', true) = 'yes' AND COALESCE(("
+            "SELECT generation FROM persona_state WHERE session_id = ?), 0) <> COALESCE((SELECT generation FROM "
+            "persona_runs WHERE session_id = ? AND outcome != 'stale' "
             "ORDER BY id DESC LIMIT 1), -1)")
 
 

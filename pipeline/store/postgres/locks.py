@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import psycopg
 
+from ..contract import HELD_SETTING
 from .connection import PgConnection
 from .schema import scoped_lock
 
@@ -27,7 +28,9 @@ T = TypeVar("T")
 LEASE_SINCE = 140000  # idle_session_timeout is PostgreSQL 14's
 # The lock, the session's timeout before it, and (only when it was taken) the lease; a subquery with a volatile
 # function is evaluated once, before the outer query's.
-TAKE = ("SELECT held, was, CASE WHEN held AND ? THEN set_config('idle_session_timeout', ?, false) END FROM ("
+# And whether it was taken, for what is asked ahead with it to read (contract.HELD_SETTING).
+TAKE = ("SELECT held, was, CASE WHEN held AND ? THEN set_config('idle_session_timeout', ?, false) END, "
+        f"set_config('{HELD_SETTING}', CASE WHEN held THEN 'yes' ELSE 'no' END, false) FROM ("
         f"SELECT pg_try_advisory_lock({scoped_lock('?')}) AS held, current_setting('idle_session_timeout', true) "
         "AS was OFFSET 0) AS attempt")
 UNLOCK = f"SELECT pg_advisory_unlock({scoped_lock('?')})"
