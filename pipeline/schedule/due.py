@@ -1,4 +1,5 @@
-"""Which profiles a tick may have work for, in two statements over the whole database.
+"""Which profiles a tick may have work for, in two statements over the whole database (the first also names
+every profile).
 
 `persona tick --all-profiles` used to visit every profile: a lock and seven
 queries each, so 10,000 profiles with nothing to do cost 30 s of a worker, and
@@ -65,29 +66,38 @@ def usable(names: list[str]) -> list[str]:
 
 def due_profiles(settings: Settings, store: PersonaStore, *,
                  found: Callable[[list[str]], None] | None = None) -> list[str] | None:
-    """The profiles a tick may render or apply retention to; None when only visiting each can tell.
+    """The profiles a tick may render or apply retention to; None when only visiting each can tell."""
+    return survey(settings, store, found=found)[1]
 
-    Two statements: the profiles a trigger fires for (index look-ups per profile), then those retention may act
-    on (a pass over every fact, most of the survey's time). ``found`` is given the first answer as soon as it
-    is read, so a worker can prepare its renders while the server makes the second.
+
+def survey(settings: Settings, store: PersonaStore, *,
+           found: Callable[[list[str]], None] | None = None) -> tuple[list[str], list[str] | None]:
+    """Every profile the database knows (:func:`all_profiles`), and those a tick may render or apply retention
+    to (None when only visiting each can tell).
+
+    Two statements: every profile with whether a trigger fires for it (index look-ups per profile), then those
+    retention may act on (a pass over every fact, most of the survey's time). ``found`` is given the first
+    answer's due profiles as soon as it is read, so a worker can prepare its renders while the server makes
+    the second.
     """
     targets = [resolve_target(settings, name) for name in settings.targets]
     if any(not target.in_store for target in targets):
-        return None  # cold start and recovery look at files on this host
+        return all_profiles(store), None  # cold start and recovery look at files on this host
     conditions, params = _conditions(settings, store, [target.name for target in targets])
     with store.read() as conn:
-        due = [str(row[0]) for row in conn.execute(
-            f"SELECT n.profile FROM ({PROFILES}) AS n LEFT JOIN persona_runs r ON r.id = ("
-            "SELECT MAX(x.id) FROM persona_runs x WHERE x.session_id = n.profile AND x.outcome != 'stale') "
-            f"WHERE r.id IS NULL OR {' OR '.join(conditions)} ORDER BY 1", params)]
+        rows = [(str(row[0]), bool(row[1])) for row in conn.execute(
+            f"SELECT n.profile, r.id IS NULL OR {' OR '.join(conditions)} FROM ({PROFILES}) AS n LEFT JOIN "
+            "persona_runs r ON r.id = (SELECT MAX(x.id) FROM persona_runs x WHERE x.session_id = n.profile AND "
+            "x.outcome != 'stale') ORDER BY 1", params)]
+        due = [name for name, fires in rows if fires]
         if found is not None and due:
             found(due)
         if not settings.retention.enabled:
-            return due
+            return usable([name for name, _ in rows]), due
         kept = [str(row[0]) for row in conn.execute(
             f"SELECT DISTINCT session_id FROM ({profiles_due(settings.retention, store)}) AS kept",
             retention_params(settings.retention) | {"now": params["now"]})]
-    return due + sorted(set(kept) - set(due))
+    return usable([name for name, _ in rows]), due + sorted(set(kept) - set(due))
 
 
 def _conditions(settings: Settings, store: PersonaStore, in_store: list[str]) -> tuple[list[str], dict[str, Any]]:

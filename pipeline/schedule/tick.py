@@ -22,12 +22,14 @@ from ..config.targets import profile_targets
 from ..errors import PersonaError, StoreError, StoreUnavailable
 from ..stages.fingerprint import config_hash
 from ..store import PersonaStore
+from ..store.backend import Connection
 from ..store.blocks import existing_blocks
 from ..store.runs import LastRun, last_run
 from ..store.snapshots import prune_snapshots
-from .due import all_profiles, due_profiles
+from ..store.tick_state import AskedState
+from .due import all_profiles, survey
 from .retention import RetentionAction, apply_retention
-from .triggers import TriggerState, ask, evaluate
+from .triggers import TriggerState, ask_on, evaluate
 
 if TYPE_CHECKING:  # the render pipeline loads when a tick renders: a prompt that finds nothing new never needs it
     from ..render.model import TargetReport
@@ -71,11 +73,11 @@ def tick(settings: Settings, *, store: PersonaStore, force: bool = False,
     ``wait_s`` is a StoreError; a prompt's cold start passes 0.
     """
     store.open()  # a bad path fails before the lock file is made
-    with store.profile_lock(wait_s) as held:
-        if not held:
+    with store.profile_lock_asking(wait_s, lambda conn: Asked.on(conn, settings, store)) as asked:
+        if asked is None:
             raise StoreError(f"another persona tick on {store.label} is rendering profile {store.profile!r}"
                              + (f" and held its lock for {wait_s:g} s" if wait_s else " now"))
-        return _tick_locked(settings, store, force)
+        return _tick_locked(settings, store, force, asked)
 
 
 def render_due(settings: Settings, store: PersonaStore) -> TickResult | None:
@@ -110,9 +112,28 @@ def _rendered_as_is(settings: Settings, store: PersonaStore, last: LastRun) -> b
     return files_there and set(in_store) <= set(existing_blocks(store, in_store))
 
 
-def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickResult:
-    before = idle_cutoff(store, settings.store.keep_snapshot_days)
-    asked = ask(settings, store, retention=settings.retention, snapshots_before=before)
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a tick asks first, sent in its lock's round trip on a server: the triggers' and retention's question
+    (:func:`.triggers.ask`) at the snapshots' cut-off ``before``."""
+
+    before: str | None
+    question: AskedState
+
+    @classmethod
+    def on(cls, conn: Connection, settings: Settings, store: PersonaStore, *, render: bool = False) -> Asked:
+        """Asked on ``conn``; with ``render`` (a sweep visits only profiles the survey found due), the render's
+        read too, on a server (:meth:`PersonaStore.read_ahead`: dropped if retention writes first)."""
+        before = idle_cutoff(store, settings.store.keep_snapshot_days)
+        question = ask_on(conn, settings, store, retention=settings.retention, snapshots_before=before)
+        if render and store.backend.features.round_trips:
+            store.read_ahead(conn, store.now())
+        return cls(before, question)
+
+
+def _tick_locked(settings: Settings, store: PersonaStore, force: bool, first: Asked) -> TickResult:
+    before = first.before
+    asked = first.question.answer()
     # Retention acts only where the question says a fact may be due (it never misses one), pruning only
     # where an idle snapshot exists; either write sends the triggers back to the database for what is now.
     evicted = apply_retention(store, settings.retention) if asked.retention_due else []
@@ -130,7 +151,9 @@ def _tick_locked(settings: Settings, store: PersonaStore, force: bool) -> TickRe
     warnings = [found.warning() for found in skipped]
     if warnings:
         log.info("profile %s: %s", store.profile, "; ".join(warnings))
-    reports = run_pipeline(settings, store=store, reason=reason, resolved=targets) if targets else []
+    # One stored target: its write is the tick's last statement, and the lock's release goes in its round trip.
+    then = store.held_release if len(targets) == 1 and targets[0].in_store else None
+    reports = run_pipeline(settings, store=store, reason=reason, resolved=targets, then=then) if targets else []
     return TickResult(bool(reports), reason, states, evicted, reports, pruned, warnings)
 
 
@@ -207,7 +230,7 @@ def tick_all(settings: Settings, *, force: bool = False, clock: Clock = utc_now)
     A profile another worker is ticking is skipped ("busy"): its lock is held
     for as long as that tick runs, so no profile is rendered twice at once,
     and whatever changed is rendered by whoever holds it. Only the profiles
-    one query finds due are visited (``due.due_profiles``); the rest are
+    one query finds due are visited (``due.survey``); the rest are
     reported "up to date". Workers start at a random profile, so several
     spread over the list instead of queueing at its head. A lost connection
     is retried; a worker killed mid-render releases its lock with its
@@ -250,23 +273,23 @@ def _survey(settings: Settings, force: bool, clock: Clock,
 def _survey_once(settings: Settings, force: bool, clock: Clock,
                  found: Callable[[list[str]], None]) -> tuple[list[str], list[str]]:
     with PersonaStore.from_settings(settings, clock=clock) as store:
-        names = all_profiles(store)
         if force:
+            names = all_profiles(store)
             found(names)
             return names, names
         try:
-            due = due_profiles(settings, store, found=found)
+            names, due = survey(settings, store, found=found)
         except StoreUnavailable:
             raise
         except StoreError as error:
             # A row the query cannot read (another tool's odd value) must not stop every profile's tick:
             # visit them all, and let that row fail only its own profile.
             log.warning("could not ask which profiles are due (%s); visiting every profile", error)
-            due = None
+            names, due = all_profiles(store), None
     if due is None:
         found(names)
         return names, names
-    usable = set(names)  # due_profiles does not judge names; all_profiles skipped the unusable ones
+    usable = set(names)  # the due profiles are not judged by name; every profile's names were
     return names, [name for name in due if name in usable]
 
 
@@ -275,11 +298,11 @@ def _tick_profile(settings: Settings, profile: str, force: bool, clock: Clock) -
     for attempt in range(1, RETRIES + 1):
         try:
             with PersonaStore.from_settings(settings, profile=profile, clock=clock) as store, \
-                    store.profile_lock(0) as held:
-                if not held:
+                    store.profile_lock_asking(0, lambda conn: Asked.on(conn, settings, store, render=True)) as asked:
+                if asked is None:
                     return ProfileTick(profile, "busy", attempts=attempt)
                 with store.read():  # one borrowed connection for the whole tick, not one per query
-                    result = _tick_locked(settings, store, force)
+                    result = _tick_locked(settings, store, force, asked)
                 return ProfileTick(profile, "rendered" if result.rendered else "nothing to do", result,
                                    attempts=attempt)
         except StoreUnavailable as lost:

@@ -19,8 +19,9 @@ from ..fs.read import describe, probe_regular
 from ..fs.region_file import current_region, region_path
 from ..stages.fingerprint import config_hash
 from ..store import PersonaStore
+from ..store.backend import Connection
 from ..store.runs import LastRun, last_render, last_run
-from ..store.tick_state import TickState, tick_state
+from ..store.tick_state import AskedState, TickState, ask_tick_state, tick_state
 from ..text import counted
 
 if TYPE_CHECKING:  # status reads its settings without pydantic (cli/settings_record.py)
@@ -49,6 +50,13 @@ def ask(settings: Settings, store: PersonaStore, *, retention: RetentionSettings
     whether retention or snapshot pruning may have work too (see :func:`..store.tick_state.tick_state`)."""
     return tick_state(store, targets=_in_store(_targets(settings, store)), at_most=settings.triggers.interval,
                       retention=retention, snapshots_before=snapshots_before)
+
+
+def ask_on(conn: Connection, settings: Settings, store: PersonaStore, *, retention: RetentionSettings | None = None,
+           snapshots_before: str | None = None) -> AskedState:
+    """:func:`ask`'s statement on ``conn``, unread: sent with the lock's (``PersonaStore.profile_lock_asking``)."""
+    return ask_tick_state(conn, store, targets=_in_store(_targets(settings, store)),
+                          at_most=settings.triggers.interval, retention=retention, snapshots_before=snapshots_before)
 
 
 def _targets(settings: Settings, store: PersonaStore) -> list[ResolvedTarget]:

@@ -14,6 +14,9 @@ from ..render.prepared import PreparedFacts
 from ..render.tokens import TokenCounter
 from ..store import PersonaStore
 
+# In a run's cache: what a stored block's write sends after its COMMIT (runner.run_pipeline's ``then``).
+AFTER_LAST_WRITE = "after the last write"
+
 
 @dataclass
 class StageContext:

@@ -60,10 +60,14 @@ def overtaken(store: PersonaStore, path: Path, generation: int) -> bool:
 
 def record(ctx: StageContext, capped: CappedRender, done: TargetReport) -> Outcome:
     """Record the run (inside the caller's transaction), trimming the profile's old records; its outcome."""
-    ranked = capped.rendered.ranked
     outcome: Outcome = "stale" if done.stale else "written" if done.written else "unchanged"
-    record_run(ctx.store, RunRecord(done.target, done.path, ctx.reason, done.sha256, done.tokens, done.budget,
-                                    done.sections_kept, done.sections_dropped, ranked.generation,
-                                    ranked.memory_watermark, outcome, ctx.cache.get("config_hash"),
-                                    ctx.counter.name), keep=ctx.settings.store.keep_runs)
+    record_run(ctx.store, run_of(ctx, capped, done, outcome), keep=ctx.settings.store.keep_runs)
     return outcome
+
+
+def run_of(ctx: StageContext, capped: CappedRender, done: TargetReport, outcome: Outcome) -> RunRecord:
+    """The run record of ``done`` with ``outcome``."""
+    ranked = capped.rendered.ranked
+    return RunRecord(done.target, done.path, ctx.reason, done.sha256, done.tokens, done.budget, done.sections_kept,
+                     done.sections_dropped, ranked.generation, ranked.memory_watermark, outcome,
+                     ctx.cache.get("config_hash"), ctx.counter.name)

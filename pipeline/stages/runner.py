@@ -10,7 +10,7 @@ the rest run for each target.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -26,7 +26,8 @@ from ..render.tokens import get_counter
 from ..scopes import ScopeFilter, kind_of
 from ..scopes import shown as scope_text
 from ..store import PersonaStore
-from .context import StageContext
+from ..store.backend import Connection
+from .context import AFTER_LAST_WRITE, StageContext
 from .fingerprint import config_hash
 from .ownership import foreign_settled, refusal
 from .registry import StageOptions, StageSpec, get_stage, registered
@@ -120,11 +121,14 @@ def run_pipeline(
     explain: bool = False,
     overwrite: bool = False,
     resolved: Sequence[ResolvedTarget] | None = None,
+    then: Callable[[Connection], None] | None = None,
 ) -> list[TargetReport]:
     """Render the named targets (default: all, or the ``resolved`` ones given whole, such as a reader's view:
     :mod:`pipeline.inject.views`) and return one report per target.
 
-    With ``explain`` (and ``dry_run``), each report also says where every fact went. A whole file that is not a
+    ``then`` is sent after the COMMIT of a stored block's write, in its round trip: the tick lock's release, when
+    that write is the run's last (one stored target). With ``explain`` (and ``dry_run``), each report also says
+    where every fact went. A whole file that is not a
     render of ours is refused before anything is written (:class:`~.ownership.NotOurs`), unless ``overwrite``.
     """
     steps = kept_plan(settings)
@@ -139,6 +143,7 @@ def run_pipeline(
                        explain=explain, overwrite=overwrite)
     if not dry_run:
         ctx.cache["config_hash"] = config_hash(settings)
+        ctx.cache[AFTER_LAST_WRITE] = then
     with _gc_paused():
         reports = _run(steps, chosen, ctx)
     ctx.keep_prepared()

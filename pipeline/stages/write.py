@@ -13,11 +13,12 @@ from ..fs.lock import file_lock, lock_path
 from ..fs.read import describe, read_regular_text
 from ..fs.write import atomic_write_text, remove_stale_temps
 from ..render.model import CappedRender, TargetReport
-from ..store.blocks import StoredBlock, ask_block, block_of, put_block, read_block
-from .context import StageContext
+from ..store.block_write import write_at_once
+from ..store.blocks import StoredBlock, put_block, read_block
+from .context import AFTER_LAST_WRITE, StageContext
 from .ownership import LOCK_WAIT_S, foreign, keep_copy, refusal
 from .registry import StageOptions, stage
-from .run_report import dry_run, overtaken, record, report
+from .run_report import dry_run, overtaken, record, report, run_of
 from .write_region import write_region_target
 
 log = logging.getLogger(__name__)
@@ -88,28 +89,45 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
 def _write_block(capped: CappedRender, ctx: StageContext) -> TargetReport:
     """An `output: store` target: the block row replaces the file, in the transaction that records the run.
 
-    Where a commit can stop waiting for the disk after its BEGIN (PostgreSQL), the current block is read inside
-    the transaction, in the round trip that answers the stale check; elsewhere before it, to choose the BEGIN.
+    Where a commit can stop waiting for the disk after its BEGIN (PostgreSQL), the server decides in the one
+    statement that writes (:mod:`pipeline.store.block_write`), and the transaction is one round trip; elsewhere
+    the current block is read before it, to choose the BEGIN.
     """
     store, target = ctx.store, capped.rendered.target
-    late = store.backend.features.relaxes_late and not ctx.dry_run
-    previous = None if late else _text(read_block(store, target.name))
+    if store.backend.features.relaxes_late and not ctx.dry_run:
+        return _write_block_at_once(capped, ctx)
+    previous = _text(read_block(store, target.name))
     if ctx.dry_run:
         return dry_run(capped, ctx, previous)
     generation = capped.rendered.ranked.generation
-    with store.transaction(durable=late or previous != capped.text, batched=True) as conn:
-        asked = ask_block(conn, store.profile, target.name) if late else None
+    with store.transaction(durable=previous != capped.text, batched=True) as conn:
         stale = overtaken(store, target.path, generation)
-        if asked is not None:
-            previous = _text(block_of(asked))
-            if previous == capped.text:  # the same bytes again: a record only, which need not wait for the disk
-                store.backend.relax_commit(conn)
         done = report(capped, previous, written=not stale and previous != capped.text, stale=stale)
         if done.written:
             put_block(store, conn, StoredBlock(store.profile, target.name, generation, done.sha256, capped.text,
                                                done.tokens, ctx.counter.name, store.now()))
             log.debug("wrote block %s of profile %s:\n%s", target.name, store.profile, capped.text)
         outcome = record(ctx, capped, done)
+    return _logged(done, outcome, generation)
+
+
+def _write_block_at_once(capped: CappedRender, ctx: StageContext) -> TargetReport:
+    store, target = ctx.store, capped.rendered.target
+    generation = capped.rendered.ranked.generation
+    draft = report(capped, None, written=True, stale=False)  # what does not depend on the block it replaces
+    block = StoredBlock(store.profile, target.name, generation, draft.sha256, capped.text, draft.tokens,
+                        ctx.counter.name, store.now())
+    with store.transaction(batched=True, then=ctx.cache.pop(AFTER_LAST_WRITE, None)) as conn:
+        sent = write_at_once(store, conn, block, run_of(ctx, capped, draft, "written"),
+                             keep=ctx.settings.store.keep_runs)
+    previous, outcome = sent.answer()
+    if outcome == "written":
+        log.debug("wrote block %s of profile %s:\n%s", target.name, store.profile, capped.text)
+    return _logged(report(capped, previous, written=outcome == "written", stale=outcome == "stale"), outcome,
+                   generation)
+
+
+def _logged(done: TargetReport, outcome: str, generation: int) -> TargetReport:
     log.info("target %s (store): %s (%d/%d tokens, generation %d)", done.target, outcome, done.tokens,
              done.budget, generation)
     return done

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..config.urls import is_server_url
 from ..errors import StoreError
@@ -15,6 +15,8 @@ from .sqlite.backend import SqliteBackend
 
 if TYPE_CHECKING:
     from .database import Database
+
+T = TypeVar("T")
 
 Params = Sequence[Any] | Mapping[str, Any]
 
@@ -66,7 +68,13 @@ class Backend(Protocol):
 
     def notify(self, conn: Connection, channel: str, payload: str) -> None: ...
 
-    def profile_lock(self, store: Database, timeout_s: float) -> AbstractContextManager[bool]: ...
+    def channel_sql(self, name_sql: str) -> str: ...
+
+    def write_and_notify(self, conn: Connection, statement: str, parameters: Sequence[Any], channel: str,
+                         payload: str) -> None: ...
+
+    def profile_lock(self, store: Database, timeout_s: float,
+                     ahead: Callable[[Connection], T]) -> AbstractContextManager[T | None]: ...
 
     def tables(self, conn: Connection) -> frozenset[str]: ...
 

@@ -22,6 +22,9 @@ from .validation import MAX_PROFILE_CHARS
 CHANNEL = "persona_blocks"
 GENERATION = re.compile(r"[0-9]{1,18}")  # ASCII only (str.isdigit() takes '²'), and within a BIGINT
 COLUMNS = "profile, target, generation, sha256, text, tokens, counter, rendered_at"
+PUT = (f"INSERT INTO persona_blocks ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (profile, target) "
+       "DO UPDATE SET generation = excluded.generation, sha256 = excluded.sha256, text = excluded.text, "
+       "tokens = excluded.tokens, counter = excluded.counter, rendered_at = excluded.rendered_at")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +97,9 @@ def block_version(store: Database, target: str) -> str | None:
 
 def put_block(store: Database, conn: Connection, block: StoredBlock) -> None:
     """Replace the block (inside the caller's transaction) and announce it to every listening host."""
-    conn.execute(
-        f"INSERT INTO persona_blocks ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (profile, target) "
-        "DO UPDATE SET generation = excluded.generation, sha256 = excluded.sha256, text = excluded.text, "
-        "tokens = excluded.tokens, counter = excluded.counter, rendered_at = excluded.rendered_at",
-        (block.profile, block.target, block.generation, block.sha256, block.text, block.tokens, block.counter,
-         block.rendered_at),
-    )
-    store.backend.notify(conn, CHANNEL, announcement(block.profile, block.target, block.generation))
+    store.backend.write_and_notify(conn, PUT, (block.profile, block.target, block.generation, block.sha256, block.text,
+                                               block.tokens, block.counter, block.rendered_at),
+                                   CHANNEL, announcement(block.profile, block.target, block.generation))
 
 
 def announcement(profile: str, target: str, generation: int) -> str:

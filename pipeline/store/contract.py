@@ -23,3 +23,7 @@ WATCHED_COLUMNS = ("session_id", "tier", "topic", "content", "confidence", "rein
                    "last_reinforced_at")
 # Our triggers on memoria_persona: the only thing persona-tier adds to a table that may be Mnemosyne's.
 TRIGGER_PREFIX = "persona_seen_"
+
+# A server session's setting, set by the tick lock's statement (postgres/locks.py TAKE): 'yes' when it took the
+# lock, else 'no'; what is sent with it in its round trip reads it (render_rows.state_and_facts_if_changed).
+HELD_SETTING = "persona.tick_held"

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast
 
 from ..clock import Clock, to_db, utc_now
 from ..config.urls import store_target
@@ -106,6 +106,11 @@ class Database:
         self._depth = 0  # nested read()s on this store; a pooled connection goes back when it reaches 0
         self._table_names: frozenset[str] | None = None
         self.transactions = 0  # write transactions begun on this store
+        # A read sent ahead on the borrowed connection, for a later step of the same borrow; dropped by any write
+        # of this store's and with the connection (see PersonaStore.read_ahead).
+        self.ahead: Any = None
+        # While a server's tick lock is held: what sends its release, after a last write's COMMIT (transaction).
+        self.held_release: Callable[[Connection], None] | None = None
         # This database's key (store/forgotten.py), once read outside the transaction that made it: it never changes.
         self.known_secret = b""
         self.secret_made_in = -1  # the transaction that made the key, if this store made it
@@ -211,6 +216,8 @@ class Database:
                 yield conn
             finally:
                 self._depth -= 1
+                if self._depth == 0:
+                    self.ahead = None
                 if self._depth == 0 and self.backend.features.pooled:
                     self._conn = None
                     self.backend.release(conn)
@@ -230,7 +237,8 @@ class Database:
                     conn.execute("COMMIT")
 
     @contextmanager
-    def transaction(self, *, durable: bool = True, batched: bool = False) -> Iterator[Connection]:
+    def transaction(self, *, durable: bool = True, batched: bool = False,
+                    then: Callable[[Connection], None] | None = None) -> Iterator[Connection]:
         """One write transaction; taken immediately so writers queue instead of deadlocking.
 
         On PostgreSQL, writers of the same profile queue on a lock of that
@@ -244,7 +252,8 @@ class Database:
 
         ``batched`` is for a transaction that does nothing but talk to the database between its statements (no
         file written in the middle): on a server, its statements are sent together, a round trip only where a
-        result is read, and a failed one raises at the latest at the commit.
+        result is read, and a failed one raises at the latest at the commit. ``then`` sends what follows the
+        COMMIT (in a batch, in its round trip): the tick lock's release after a tick's last write.
         """
         if self.readonly:
             raise StoreError(f"database {self.label} was opened read-only; this command cannot change it")
@@ -252,6 +261,7 @@ class Database:
             if conn.in_transaction:  # nested: the outer transaction commits or rolls back
                 yield conn
                 return
+            self.ahead = None
             with self.backend.begin_write(conn, durable=durable, batched=batched):
                 self.transactions += 1
                 try:
@@ -262,12 +272,21 @@ class Database:
                         conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
+                if then is not None:
+                    then(conn)
 
     @contextmanager
     def profile_lock(self, timeout_s: float) -> Iterator[bool]:
         """Held while one worker renders this profile; yields False when another kept it for ``timeout_s``."""
-        with self.backend.profile_lock(self, timeout_s) as held:
-            yield held
+        with self.profile_lock_asking(timeout_s, lambda conn: True) as held:
+            yield bool(held)
+
+    @contextmanager
+    def profile_lock_asking(self, timeout_s: float, ahead: Callable[[Connection], T]) -> Iterator[T | None]:
+        """:meth:`profile_lock`, yielding ``ahead``'s answer once held (None when not): on a server, what it
+        asks (its statements' cursors, read later) is sent in the lock's round trip."""
+        with self.backend.profile_lock(self, timeout_s, ahead) as answer:
+            yield answer
 
     def now(self) -> str:
         return to_db(self.clock())

@@ -19,7 +19,7 @@ from ..fs import bounded_json
 from ..text import same_topic
 from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
-from . import proposals, supersede
+from . import proposals, render_rows, supersede
 from .already import existing_fact
 from .backend import Connection, Cursor
 from .births import BIRTH_JOIN, link_tombstone, stamp, writer_of
@@ -120,10 +120,17 @@ class PersonaStore(Database):
         return render_state(conn, self.profile)
 
     def render_read(self, conn: Connection, now: str) -> tuple[RenderState, Iterable[Any]]:
-        """A server's render read: the state and the rows of its facts (:meth:`render_rows`) in one statement,
-        where each statement is a round trip (:func:`.render_rows.render_read`). SQLite reads the state first,
-        with the key its kept rows go by (:meth:`keyed_state`)."""
-        return render_read(conn, self.dialect, self.profile, now)
+        """A server's render read: the state and the rows of its facts (:meth:`render_rows`) in one statement
+        (:func:`.render_rows.render_read`), or its answer if sent ahead at ``now``. SQLite reads the state first."""
+        ahead, self.ahead = self.ahead, None
+        answer = render_rows.render_answer(conn, self.dialect, self.profile, now, ahead[1]) if ahead and \
+            ahead[0] == now else None
+        return render_read(conn, self.dialect, self.profile, now) if answer is None else answer
+
+    def read_ahead(self, conn: Connection, now: str) -> None:
+        """Send :meth:`render_read`'s statement unread (a sweep's, with the tick lock's), for the render at ``now``
+        (answered only if the store changed since the last render: else read when a render asks)."""
+        self.ahead = (now, render_rows.ask_render_read(conn, self.dialect, self.profile, now, if_changed=True))
 
     def retention_rows(self, now: str) -> Sequence[Any]:
         """(id, tier, confidence, reinforcements, age in days) of every fact retention may act on, by id.

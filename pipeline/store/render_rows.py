@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any, NamedTuple
 
-from .backend import Connection
+from .backend import Connection, Cursor
 from .births import BIRTH_JOIN
-from .contract import TRIGGER_PREFIX
+from .contract import HELD_SETTING, TRIGGER_PREFIX
 from .dialect import SQLITE, Dialect
 from .sqlite.triggers import TRIGGERS
 
@@ -152,8 +152,35 @@ def render_read(conn: Connection, dialect: Dialect, profile: str, now: str) -> t
     """The state and the facts' rows (:func:`persona_sql`) in one round trip, for a server: both read at one
     moment, where two statements read the state first. A profile with scoped facts, which the state names, has
     its facts read again with their scopes (a second statement, as two would have been)."""
-    cursor = conn.execute(state_and_facts(dialect), (profile,) * 4 + (now, profile))
+    answer = render_answer(conn, dialect, profile, now, ask_render_read(conn, dialect, profile, now))
+    assert answer is not None  # the state's row is always there
+    return answer
+
+
+def ask_render_read(conn: Connection, dialect: Dialect, profile: str, now: str, *, if_changed: bool = False) -> Cursor:
+    """:func:`render_read`'s statement, unread (in a batch, sent with its next round trip); ``if_changed``: no row
+    at all when the profile's newest run that read current data is of its current change counter (a sweep's visit
+    to a profile another worker just rendered reads no facts), or when the tick lock sent before it in the same
+    round trip was another's (``contract.HELD_SETTING``; a server's)."""
+    if if_changed:
+        return conn.execute(state_and_facts_if_changed(dialect), (profile,) * 4 + (now, profile) + (profile,) * 2)
+    return conn.execute(state_and_facts(dialect), (profile,) * 4 + (now, profile))
+
+
+@functools.cache
+def state_and_facts_if_changed(dialect: Dialect) -> str:
+    return (f"{state_and_facts(dialect)} WHERE current_setting('{HELD_SETTING}', true) = 'yes' AND COALESCE(("
+            "SELECT generation FROM persona_state WHERE session_id = ?), 0) <> COALESCE((SELECT generation FROM "
+            "persona_runs WHERE session_id = ? AND outcome != 'stale' "
+            "ORDER BY id DESC LIMIT 1), -1)")
+
+
+def render_answer(conn: Connection, dialect: Dialect, profile: str, now: str,
+                  cursor: Cursor) -> tuple[RenderState, Iterable[Any]] | None:
+    """:func:`render_read`'s answer from its statement's ``cursor``; None for no row (``if_changed``'s)."""
     first = cursor.fetchone()
+    if first is None:
+        return None
     state = _state(first)
     if state.scoped:
         return state, conn.execute(persona_sql(dialect, True), (now, profile))

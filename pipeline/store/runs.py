@@ -66,6 +66,18 @@ def rendered_here(store: Database, path: Path, sha256: str) -> bool:
                             (str(path), sha256)).fetchone() is not None
 
 
+INSERT_COLUMNS = ("run_at, session_id, target, path, reason, sha256, tokens, budget, sections_kept, sections_dropped, "
+                  "generation, memory_watermark, outcome, config_hash, counter")
+INSERT = f"INSERT INTO persona_runs ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# The profile's runs older than its newest ``offset`` but for each file's newest.
+TRIM = ("DELETE FROM persona_runs WHERE session_id = ? AND id <= (SELECT id FROM persona_runs WHERE session_id = ? "
+        "ORDER BY id DESC LIMIT 1 OFFSET {offset}) AND ({path}EXISTS (SELECT 1 FROM persona_runs AS newer WHERE "
+        "newer.session_id = persona_runs.session_id AND newer.id > persona_runs.id "
+        "AND newer.path = persona_runs.path))")
+TRIM_AND_INSERT = (f"WITH trimmed AS ({TRIM.format(offset='? - 1', path='persona_runs.path = ? OR ')} RETURNING 1) "
+                   f"{INSERT}")
+
+
 def record_run(store: Database, run: RunRecord, *, keep: int = 0) -> None:
     """Record a run; with ``keep``, delete the profile's runs older than its ``keep`` newest, but for each
     file's newest run (what says the file is ours, and how new it is).
@@ -73,23 +85,20 @@ def record_run(store: Database, run: RunRecord, *, keep: int = 0) -> None:
     The log would otherwise grow by a row per target per render forever (a million rows a year at
     10,000 users rendering daily). What the triggers and the stale check read is the newest runs.
     """
+    values = (store.now(), store.profile, run.target, str(run.path), run.reason, run.sha256, run.tokens, run.budget,
+              run.sections_kept, run.sections_dropped, run.generation, run.memory_watermark, run.outcome,
+              run.config_hash, run.counter)
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO persona_runs (run_at, session_id, target, path, reason, sha256, tokens, budget, "
-            "sections_kept, sections_dropped, generation, memory_watermark, outcome, config_hash, counter) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (store.now(), store.profile, run.target, str(run.path), run.reason, run.sha256, run.tokens, run.budget,
-             run.sections_kept, run.sections_dropped, run.generation, run.memory_watermark, run.outcome,
-             run.config_hash, run.counter),
-        )
+        if keep and store.backend.features.round_trips:
+            # One statement: the trim, in a CTE, does not see the row it is sent with, which is the newest and
+            # follows every older run into its file. Each statement costs the server and the client.
+            conn.execute(TRIM_AND_INSERT, (store.profile, store.profile, keep, str(run.path), *values))
+            return
+        conn.execute(INSERT, values)
         if keep:
             # A file's newest run is the one no newer run of the profile's into the same file follows: asked only
             # of the rows past the cut (one a render), not grouped over every run of the profile each time.
-            conn.execute("DELETE FROM persona_runs WHERE session_id = ? AND id <= (SELECT id FROM persona_runs "
-                         "WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?) AND EXISTS (SELECT 1 FROM "
-                         "persona_runs AS newer WHERE newer.session_id = persona_runs.session_id "
-                         "AND newer.id > persona_runs.id AND newer.path = persona_runs.path)",
-                         (store.profile, store.profile, keep))
+            conn.execute(TRIM.format(offset="?", path=""), (store.profile, store.profile, keep))
 
 
 def newest_generation(store: Database, path: Path) -> int | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .backend import Connection, Cursor
 from .database import Database
 from .retention_due import retention_due, retention_params
 from .runs import LastRun
@@ -41,6 +42,29 @@ class TickState:
 def tick_state(store: Database, *, targets: list[str], at_most: int, retention: RetentionSettings | None = None,
                snapshots_before: str | None = None) -> TickState:
     """The profile's answers; ``retention`` and ``snapshots_before`` are asked only when given."""
+    with store.read() as conn:
+        return ask_tick_state(conn, store, targets=targets, at_most=at_most, retention=retention,
+                              snapshots_before=snapshots_before).answer()
+
+
+@dataclass(frozen=True, slots=True)
+class AskedState:
+    """:func:`tick_state`'s statement, sent (or queued in a batch): :meth:`answer` reads it."""
+
+    asked: Cursor
+    targets: list[str]
+
+    def answer(self) -> TickState:
+        row = self.asked.fetchall()[0]  # read to its end: a SQLite statement left open would hold its snapshot
+        last = None if row[0] is None else LastRun(row[0], row[1], row[2], row[3])
+        present = row[6:6 + len(self.targets)]
+        return TickState(last, int(row[4]), frozenset(t for t, there in zip(self.targets, present, strict=True)
+                                                      if there), int(row[5]), bool(row[-2]), bool(row[-1]))
+
+
+def ask_tick_state(conn: Connection, store: Database, *, targets: list[str], at_most: int,
+                   retention: RetentionSettings | None = None, snapshots_before: str | None = None) -> AskedState:
+    """:func:`tick_state`'s statement on ``conn``, unread (in a batch, sent with the batch's next round trip)."""
     columns, params = _columns(store, targets, at_most)
     if retention is not None and retention.enabled:
         columns.append(f"CASE WHEN {retention_due(retention, store, ':profile')} THEN 1 ELSE 0 END")
@@ -50,13 +74,8 @@ def tick_state(store: Database, *, targets: list[str], at_most: int, retention: 
     columns.append("CASE WHEN EXISTS (SELECT 1 FROM persona_snapshots WHERE profile = :profile AND used_at < "
                    ":before) THEN 1 ELSE 0 END" if snapshots_before is not None else "0")
     params["before"] = snapshots_before
-    with store.read() as conn:
-        row = conn.execute(f"SELECT {', '.join(columns)} FROM (SELECT 1 AS here) AS base LEFT JOIN persona_runs r "
-                           f"ON r.id = ({LAST_RUN})", params).fetchone()
-    last = None if row[0] is None else LastRun(row[0], row[1], row[2], row[3])
-    present = row[6:6 + len(targets)]
-    return TickState(last, int(row[4]), frozenset(t for t, there in zip(targets, present, strict=True) if there),
-                     int(row[5]), bool(row[-2]), bool(row[-1]))
+    return AskedState(conn.execute(f"SELECT {', '.join(columns)} FROM (SELECT 1 AS here) AS base LEFT JOIN "
+                                   f"persona_runs r ON r.id = ({LAST_RUN})", params), targets)
 
 
 def _columns(store: Database, targets: list[str], at_most: int) -> tuple[list[str], dict[str, Any]]:

@@ -13,9 +13,9 @@ import math
 import select
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import psycopg
 import psycopg.errors
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..backend import Connection
     from ..database import Database
 
+T = TypeVar("T")
 CONNECT_TIMEOUT_S = 10
 WRITE_LOCK = "persona-write:"  # advisory lock names (scoped to the schema): one profile's writers queue
 TICK_LOCK = "persona-tick:"
@@ -230,9 +231,20 @@ class PostgresBackend:
         """Announce to every host listening to this deployment; delivered when the caller's transaction commits."""
         conn.execute(f"SELECT pg_notify({scoped_channel('?')}, ?)", (channel, payload))
 
+    def channel_sql(self, name_sql: str) -> str:
+        """The SQL of this deployment's channel named ``name_sql`` (what :meth:`notify` announces on)."""
+        return scoped_channel(name_sql)
+
+    def write_and_notify(self, conn: Connection, statement: str, parameters: Sequence[Any], channel: str,
+                         payload: str) -> None:
+        """A write of one row (an INSERT or an upsert) and its announcement (:meth:`notify`) in one statement."""
+        conn.execute(f"WITH done AS ({statement} RETURNING 1) SELECT pg_notify({scoped_channel('?')}, ?) FROM done",
+                     (*parameters, channel, payload))
+
     @contextmanager
-    def profile_lock(self, store: Database, timeout_s: float) -> Iterator[bool]:
-        """The profile's tick lock, on the store's own connection for as long as the tick runs.
+    def profile_lock(self, store: Database, timeout_s: float, ahead: Callable[[Connection], T]) -> Iterator[T | None]:
+        """The profile's tick lock, on the store's own connection for as long as the tick runs; yields ``ahead``'s
+        answer, asked in the lock's round trip, or None when the lock stayed another's.
 
         A session lock: if the worker dies, its connection closes and the
         server releases the lock, so nothing is left blocked. A worker that
@@ -246,8 +258,15 @@ class PostgresBackend:
         with store.read() as shared:
             conn = cast(PgConnection, shared)  # one that connect() made
             with tick_lock(conn, TICK_LOCK + store.profile, timeout_s=timeout_s, lease_ms=int(self.lock_lease_ms),
-                           poll_s=LOCK_POLL_S) as held:
-                yield held
+                           poll_s=LOCK_POLL_S, ahead=ahead) as held:
+                if held is None:
+                    yield None
+                    return
+                store.held_release = held.hand_off
+                try:
+                    yield held.answer
+                finally:
+                    store.held_release = None
 
     def tables(self, conn: Connection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute(

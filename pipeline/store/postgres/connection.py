@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache, partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -17,6 +17,7 @@ from psycopg.pq import TransactionStatus
 from .watchdog import WATCHDOG
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Unanswered(psycopg.OperationalError):
@@ -136,6 +137,27 @@ class PgConnection:
                      "on a fresh one", str(error).partition("\n")[0])
             self.raw = renew(self.raw)
             return self._execute(sql, parameters)
+
+    def together(self, send: Callable[[], T]) -> T:
+        """What ``send`` queues (its statements, whose cursors it returns unread), sent in one round trip; as a
+        borrow's first statements, sent once more on a fresh connection if the server had ended this one (nothing
+        was lost with it: the first statement of a borrow is never a change)."""
+        renew, self._renew = self._renew, None
+        try:
+            return self._together(send)
+        except Unanswered:
+            raise
+        except psycopg.OperationalError as error:
+            if renew is None or not (self.raw.closed or self.raw.broken):
+                raise
+            log.info("the pooled connection had been ended by the server (%s); sending the statements once more "
+                     "on a fresh one", str(error).partition("\n")[0])
+            self.raw = renew(self.raw)
+            return self._together(send)
+
+    def _together(self, send: Callable[[], T]) -> T:
+        with self.batch():
+            return send()
 
     def _execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any]) -> Any:
         if not parameters:  # without parameters psycopg reads the text as it is

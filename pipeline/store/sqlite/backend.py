@@ -7,10 +7,10 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ...errors import StoreError
 from ...fs.locations import profile_slug
@@ -23,6 +23,8 @@ from .schema import ensure_schema, shadow_schema
 if TYPE_CHECKING:
     from ..backend import Connection
     from ..database import Database
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 WAL_RETRY_S = 0.005  # between tries of the switch to write-ahead logging (see _enter_wal)
@@ -156,14 +158,29 @@ class SqliteBackend:
     def notify(self, conn: Connection, channel: str, payload: str) -> None:
         """Nothing to announce: every reader of a file is on this host and checks it itself."""
 
+    def channel_sql(self, name_sql: str) -> str:
+        """A channel's name as it is: nothing listens (see :meth:`notify`)."""
+        return name_sql
+
+    def write_and_notify(self, conn: Connection, statement: str, parameters: Sequence[Any], channel: str,
+                         payload: str) -> None:
+        """The write alone (see :meth:`notify`)."""
+        conn.execute(statement, parameters)
+
     @contextmanager
-    def profile_lock(self, store: Database, timeout_s: float) -> Iterator[bool]:
-        """One tick at a time per profile: a lock file of the profile's beside the database (yields False if it
-        stayed busy). Per profile, so one user's render never keeps another user's cold start waiting."""
+    def profile_lock(self, store: Database, timeout_s: float, ahead: Callable[[Connection], T]) -> Iterator[T | None]:
+        """One tick at a time per profile: a lock file of the profile's beside the database (yields ``ahead``'s
+        answer once held, None if it stayed busy). Per profile, so one user's render never keeps another user's
+        cold start waiting."""
         directory = Path(f"{self.path}.persona-locks")
         ensure_private_dir(directory)
         with file_lock_or_busy(directory / f"{profile_slug(store.profile)}.lock", timeout_s) as held:
-            yield held
+            if not held:
+                yield None
+                return
+            with store.read() as conn:
+                answer = ahead(conn)
+            yield answer
 
     def tables(self, conn: Connection) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
