@@ -125,35 +125,29 @@ class PgConnection:
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = (), /) -> Any:
         if self._batch is not None:
             return self._queue(sql, parameters)
-        renew, self._renew = self._renew, None
-        try:
-            return self._execute(sql, parameters)
-        except Unanswered:
-            raise
-        except psycopg.OperationalError as error:
-            if renew is None or not (self.raw.closed or self.raw.broken):
-                raise
-            log.info("the pooled connection had been ended by the server (%s); sending the statement once more "
-                     "on a fresh one", str(error).partition("\n")[0])
-            self.raw = renew(self.raw)
-            return self._execute(sql, parameters)
+        return self._once_more(lambda: self._execute(sql, parameters), "the statement")
 
     def together(self, send: Callable[[], T]) -> T:
         """What ``send`` queues (its statements, whose cursors it returns unread), sent in one round trip; as a
         borrow's first statements, sent once more on a fresh connection if the server had ended this one (nothing
         was lost with it: the first statement of a borrow is never a change)."""
+        return self._once_more(lambda: self._together(send), "the statements")
+
+    def _once_more(self, attempt: Callable[[], T], what: str) -> T:
+        """``attempt``, made once more on a fresh connection where it is a borrow's first and the server had ended
+        this one (a pooled connection's end is found only by using it)."""
         renew, self._renew = self._renew, None
         try:
-            return self._together(send)
+            return attempt()
         except Unanswered:
             raise
         except psycopg.OperationalError as error:
             if renew is None or not (self.raw.closed or self.raw.broken):
                 raise
-            log.info("the pooled connection had been ended by the server (%s); sending the statements once more "
-                     "on a fresh one", str(error).partition("\n")[0])
+            log.info("the pooled connection had been ended by the server (%s); sending %s once more on a fresh one",
+                     str(error).partition("\n")[0], what)
             self.raw = renew(self.raw)
-            return self._together(send)
+            return attempt()
 
     def _together(self, send: Callable[[], T]) -> T:
         with self.batch():
