@@ -299,9 +299,10 @@ class Database:
     def touch(self, conn: Connection) -> None:
         """Record a change of this profile that no row of memoria_persona shows (its triggers count those), such
         as facts moved to another scope (inside the caller's transaction)."""
-        conn.execute("INSERT INTO persona_state (session_id, generation, changed_at) VALUES (?, 1, ?) "
-                     "ON CONFLICT (session_id) DO UPDATE SET generation = persona_state.generation + 1, "
-                     "changed_at = excluded.changed_at", (self.profile, self.now()))
+        conn.execute(f"INSERT INTO persona_state (session_id, generation, changed_at, stamp) VALUES (?, 1, ?, "
+                     f"{self.dialect.random_stamp}) ON CONFLICT (session_id) DO UPDATE SET "
+                     "generation = persona_state.generation + 1, changed_at = excluded.changed_at, "
+                     "stamp = excluded.stamp", (self.profile, self.now()))
 
     def generation(self) -> int:
         """How many changes this profile has seen; it only grows."""

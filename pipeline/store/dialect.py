@@ -32,6 +32,7 @@ class Dialect:
     whitespace: str  # an SQL string of every whitespace character, for trim()
     typed_columns: bool  # PostgreSQL enforces column types; SQLite stores whatever it is given
     fence: str  # ends a subquery the planner must not merge into the query around it (each expression once)
+    random_stamp: str  # a new random stamp (16 hex digits): what every change writes beside a profile's counter
 
     def age_days(self, now: str, column: str) -> str:
         """Days from the timestamp text ``column`` to the timestamp text ``now``."""
@@ -115,6 +116,7 @@ SQLITE = Dialect(
     whitespace="char(" + ", ".join(map(str, WHITESPACE_CODES)) + ")",
     typed_columns=False,
     fence="",  # SQLite's julianday() is cheap: merged, the query keeps its plan
+    random_stamp="lower(hex(randomblob(8)))",
 )
 POSTGRES = Dialect(
     name="postgresql",
@@ -125,4 +127,5 @@ POSTGRES = Dialect(
     whitespace="(" + " || ".join(f"chr({code})" for code in WHITESPACE_CODES) + ")",
     typed_columns=True,
     fence=" OFFSET 0",
+    random_stamp="substr(md5(random()::text || clock_timestamp()::text), 1, 16)",
 )

@@ -81,6 +81,17 @@ def count_erasure(store: Database, conn: Connection) -> None:
     """One more erasure of the profile: hosts that pinned its persona re-read it on their next check."""
     conn.execute("INSERT INTO persona_erasures (profile, erased) VALUES (?, 1) ON CONFLICT (profile) "
                  "DO UPDATE SET erased = persona_erasures.erased + 1", (store.profile,))
+    # The store's erasure stamp: a process of ours that keeps fact text in memory (the MCP server, the Hermes
+    # plugin) compares it before it answers, and drops what it kept when it moved (pipeline/caches.py).
+    conn.execute(f"UPDATE persona_identity SET erased = {store.dialect.random_stamp} WHERE id = 1")
+
+
+def erasure_stamp(store: Database) -> str | None:
+    """The store's erasure stamp (None before the schema that made it): it changes with every forget of any
+    profile, so a process that kept any profile's text knows to drop it. One primary-key read."""
+    with store.read() as conn:
+        row = conn.execute("SELECT erased FROM persona_identity WHERE id = 1").fetchone()
+    return None if row is None else str(row[0])
 
 
 def erasures(store: Database) -> int:

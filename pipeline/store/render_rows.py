@@ -21,7 +21,7 @@ ROWS_KEY_SQL = (
     "SELECT julianday(?), (SELECT schema_version FROM pragma_schema_version), "
     "(SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' AND name LIKE ?), "
     "(SELECT generation FROM persona_state WHERE session_id = ?), "
-    "(SELECT changed_at FROM persona_state WHERE session_id = ?)")
+    "(SELECT stamp FROM persona_state WHERE session_id = ?)")
 
 
 @functools.cache
@@ -75,7 +75,7 @@ def changed_rows(conn: Connection, profile: str, since: int) -> list[Any]:
 # The same key but for the trigger count, which a schema version already counted whole answers.
 KEY_SQL = ("SELECT julianday(?), (SELECT schema_version FROM pragma_schema_version), "
            "(SELECT generation FROM persona_state WHERE session_id = ?), "
-           "(SELECT changed_at FROM persona_state WHERE session_id = ?)")
+           "(SELECT stamp FROM persona_state WHERE session_id = ?)")
 
 
 class TriggersWhole:
@@ -90,7 +90,8 @@ class TriggersWhole:
 def rows_unchanged_key(conn: Connection, profile: str, now: str, whole: TriggersWhole | None = None
                        ) -> tuple[float, tuple[object, ...] | None]:
     """SQLite: julianday(``now``), and a key that is the same only while the profile's rows are: its change counter
-    and the time it last moved (a database made again counts from 0 again), and the schema's version; None
+    and the random stamp its last change wrote (a database made again, or restored, counts the same numbers by
+    another history), and the schema's version; None
     while any of our triggers (which move the counter for every writer) is missing. ``whole`` learns the
     connection and version they were counted whole at (:func:`state_and_key` then needs no count)."""
     row = conn.execute(ROWS_KEY_SQL, (now, TRIGGER_PREFIX + "%", profile, profile)).fetchone()

@@ -117,7 +117,7 @@ def test_a_database_keyed_before_normal_forms_is_re_keyed_by_its_migration(datab
     database.execute("UPDATE memoria_persona SET source_memory_id = 'import:chosen-by-hand' WHERE content = ?",
                      ("Uses pnpm.",))
     schema = postgres if database.is_postgres else sqlite
-    database.execute("UPDATE persona_schema SET version = ?", (schema.REKEYED_AT - 1,))
+    database.rewind_to(schema.REKEYED_AT - 1)
     if database.is_postgres:  # a new process: this one checked the schema when it opened its pool
         from pipeline.store.postgres.pools import close_pool
 

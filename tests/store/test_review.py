@@ -185,7 +185,7 @@ def test_open_flags_of_the_previous_schema_become_open_proposals(database):
                      "NOT NULL, flagged_at TEXT NOT NULL, PRIMARY KEY (session_id, old_id, new_id))")
     database.execute("INSERT INTO persona_flags VALUES ('alice', ?, ?, '2026-11-30 10:00:00')",
                      (proposal.old.id, proposal.new.id))
-    database.execute("UPDATE persona_schema SET version = ?", (version,))
+    database.rewind_to(version)
     if database.is_postgres:  # a new process: this one checked the schema when it opened its pool
         from pipeline.store.postgres.pools import close_pool
 
@@ -209,7 +209,7 @@ def test_the_migration_to_merge_proposals_keeps_open_proposals_as_updates_and_mn
         database.execute(f"DROP TABLE {table}")
     migrations = (postgres if database.is_postgres else sqlite).MIGRATIONS
     merges = next(version for version, group in enumerate(migrations) if any("persona_stems" in s for s in group))
-    database.execute("UPDATE persona_schema SET version = ?", (merges,))  # the version before merges
+    database.rewind_to(merges)  # the version before merges
     if database.is_postgres:  # a new process: this one checked the schema when it opened its pool
         from pipeline.store.postgres.pools import close_pool
 

@@ -97,6 +97,25 @@ class Db:
         with closing(sqlite3.connect(self.target)) as conn, conn:
             return [tuple(row) for row in conn.execute(sql, params).fetchall()]
 
+    def rewind_to(self, version: int) -> None:
+        """Set the schema version back to ``version``, taking out what the identity migration (the last) added
+        when ``version`` is before it, so the migrations from there run again as on a database of that age."""
+        from pipeline.store.postgres import schema as postgres
+        from pipeline.store.sqlite import schema as sqlite
+
+        if version < (postgres if self.is_postgres else sqlite).SCHEMA_VERSION:
+            if not self.is_postgres:
+                from pipeline.store.sqlite.triggers import CHANGES_TRIGGERS, NAMES
+
+                for name in NAMES:
+                    self.execute(f"DROP TRIGGER {name}")
+                for statement in CHANGES_TRIGGERS:
+                    self.execute(statement)
+                self.execute("DROP TABLE persona_record_homes")
+            self.execute("ALTER TABLE persona_state DROP COLUMN stamp")
+            self.execute("DROP TABLE persona_identity")
+        self.execute("UPDATE persona_schema SET version = ?", (version,))
+
     def explain_without_scans(self, sql: str, params: Any) -> list[str]:
         """PostgreSQL's plan for ``sql`` with sequential scans forbidden (a tiny table is scanned otherwise)."""
         import psycopg

@@ -13,12 +13,13 @@ from typing import Any
 
 import psycopg.errors
 
+from ...clock import to_db, utc_now
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
-from .triggers import NOW_TEXT, TRIGGERS
+from .triggers import HAS_TRIGGER, NOW_TEXT, TRIGGERS, restored, stamped
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -254,6 +255,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     merges_and_stems("BIGINT"),  # merge proposals and the proposal check's stem index (store/stem_tables.py)
     (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
+    stamped(),  # the store's identity, and a random stamp with every change (postgres/triggers.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -300,6 +302,7 @@ def _quoted_name(error: Exception) -> str:
 
 def _ensure_schema(conn: Any) -> None:
     if _version(conn) == SCHEMA_VERSION:
+        _restore_trigger(conn)
         return
     conn.execute("BEGIN")
     try:
@@ -320,6 +323,23 @@ def _ensure_schema(conn: Any) -> None:
             rekey(conn)
         conn.execute("INSERT INTO persona_schema (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE "
                      "SET version = excluded.version", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _restore_trigger(conn: Any) -> None:
+    """Put our trigger back if a tool rebuilt memoria_persona without it, moving every profile's counter and stamp
+    (one read when it is there; one process at a time)."""
+    if conn.execute(HAS_TRIGGER).fetchone()[0]:
+        return
+    conn.execute("BEGIN")
+    try:
+        conn.execute(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+        if not conn.execute(HAS_TRIGGER).fetchone()[0]:
+            for statement, parameters in restored(to_db(utc_now())):
+                conn.execute(statement, parameters)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

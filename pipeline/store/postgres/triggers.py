@@ -14,7 +14,14 @@ NOW_TEXT = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
 _CHANGED = " OR ".join(f"OLD.{column} IS DISTINCT FROM NEW.{column}" for column in WATCHED_COLUMNS)
 # Every writer of memoria_persona is seen: one function, run for each changed row, writes only our tables (see
 # the SQLite schema's TRIGGERS). A fact's birth is the first generation that held it.
-SEEN_FUNCTION = f"""CREATE OR REPLACE FUNCTION {TRIGGER_PREFIX}fact() RETURNS trigger LANGUAGE plpgsql AS $$
+# A random stamp every change writes beside the counter (see the SQLite triggers' STAMP).
+STAMP = "substr(md5(random()::text || clock_timestamp()::text), 1, 16)"
+
+
+def _seen_function(stamps: bool) -> str:
+    """The function our trigger runs; ``stamps``: with a new stamp for each change (schema 9 on)."""
+    columns, values, stamp = (", stamp", f", {STAMP}", ", stamp = excluded.stamp") if stamps else ("", "", "")
+    return f"""CREATE OR REPLACE FUNCTION {TRIGGER_PREFIX}fact() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE profile TEXT;
 BEGIN
     IF TG_OP = 'UPDATE' AND NOT ({_CHANGED}) THEN
@@ -25,9 +32,10 @@ BEGIN
                                         OR OLD.session_id IS DISTINCT FROM NEW.session_id) THEN OLD.session_id END]
     LOOP
         CONTINUE WHEN profile IS NULL;
-        INSERT INTO persona_state (session_id, generation, changed_at) VALUES (profile, 1, {NOW_TEXT})
+        INSERT INTO persona_state (session_id, generation, changed_at{columns})
+            VALUES (profile, 1, {NOW_TEXT}{values})
             ON CONFLICT (session_id) DO UPDATE SET generation = persona_state.generation + 1,
-            changed_at = excluded.changed_at;
+            changed_at = excluded.changed_at{stamp};
     END LOOP;
     IF TG_OP <> 'DELETE' AND NEW.session_id IS NOT NULL THEN
         INSERT INTO persona_births (profile, persona_id, generation)
@@ -36,10 +44,42 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$"""
-TRIGGERS = (
-    SEEN_FUNCTION,
-    f"CREATE TRIGGER {TRIGGER_PREFIX}fact AFTER INSERT OR DELETE OR UPDATE ON memoria_persona "
-    f"FOR EACH ROW EXECUTE FUNCTION {TRIGGER_PREFIX}fact()",
-)
+
+
+TRIGGER_NAME = f"{TRIGGER_PREFIX}fact"
+CREATE_TRIGGER = (f"CREATE TRIGGER {TRIGGER_NAME} AFTER INSERT OR DELETE OR UPDATE ON memoria_persona "
+                  f"FOR EACH ROW EXECUTE FUNCTION {TRIGGER_PREFIX}fact()")
+TRIGGERS = (_seen_function(stamps=False), CREATE_TRIGGER)  # as schema 3's migration made them
+SEEN_FUNCTION = _seen_function(stamps=True)
+# Whether our trigger is on memoria_persona (a tool that rebuilt the table dropped it).
+HAS_TRIGGER = (f"SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = '{TRIGGER_NAME}' "
+               "AND tgrelid = to_regclass('memoria_persona'))")
+
+
+def stamped() -> tuple[str, ...]:
+    """The migration that gives the store an identity and every change a random stamp (schema 9; see the SQLite
+    triggers' :func:`stamped`)."""
+    return (
+        "ALTER TABLE persona_state ADD COLUMN stamp TEXT",
+        f"UPDATE persona_state SET stamp = {STAMP}",
+        "CREATE TABLE persona_identity (id INTEGER PRIMARY KEY CHECK (id = 1), store_id TEXT NOT NULL, "
+        "erased TEXT NOT NULL)",
+        f"INSERT INTO persona_identity (id, store_id, erased) VALUES (1, md5(random()::text || "
+        f"clock_timestamp()::text), {STAMP})",
+        SEEN_FUNCTION,
+    )
+
+
+def restored(now: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Our trigger put back on memoria_persona, and every profile's counter and stamp moved (a write while it was
+    missing was never counted); each statement with its parameters."""
+    return (
+        (SEEN_FUNCTION, ()),
+        (f"DROP TRIGGER IF EXISTS {TRIGGER_NAME} ON memoria_persona", ()),
+        (CREATE_TRIGGER, ()),
+        (f"UPDATE persona_state SET generation = generation + 1, stamp = {STAMP}, changed_at = ?", (now,)),
+        ("INSERT INTO persona_state (session_id, generation, changed_at, stamp) SELECT DISTINCT session_id, 1, ?, "
+         f"{STAMP} FROM memoria_persona WHERE session_id IS NOT NULL ON CONFLICT (session_id) DO NOTHING", (now,)),
+    )
 
 # Each entry moves the schema from version N-1 to N. Append only.

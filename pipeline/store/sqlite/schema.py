@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 import sqlite3
 
+from ...clock import to_db, utc_now
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS, TRIGGER_PREFIX
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
-from .triggers import FIRST_TRIGGERS, TRIGGERS, row_changes
+from .triggers import FIRST_TRIGGERS, TRIGGERS, restamp_all, row_changes, stamped
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -309,6 +310,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     merges_and_stems("INTEGER"),  # merge proposals and the proposal check's stem index (store/stem_tables.py)
     (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
     row_changes(),  # each fact's last change, for a kept render's read of what changed (sqlite/triggers.py)
+    stamped(),  # the store's identity, and a random stamp with every change (sqlite/triggers.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -345,12 +347,27 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
 
 
 def _restore_triggers(conn: sqlite3.Connection) -> None:
-    """Put our triggers back if a tool rebuilt memoria_persona without them (one read when they are there)."""
-    have = conn.execute("SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' AND name LIKE ?",
-                        (TRIGGER_PREFIX + "%",)).fetchone()[0]
-    if have < len(TRIGGERS):
-        for statement in TRIGGERS:
-            conn.execute(statement)
+    """Put our triggers back if a tool rebuilt memoria_persona without them (one read when they are there), and
+    move every profile's counter and stamp: a write while they were missing was never counted, so nothing kept
+    of the rows before it may stand."""
+    if _our_triggers(conn) == len(TRIGGERS):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _our_triggers(conn) < len(TRIGGERS):  # another connection may have put them back meanwhile
+            for statement in TRIGGERS:
+                conn.execute(statement)
+            for statement, parameters in restamp_all(to_db(utc_now())):
+                conn.execute(statement, parameters)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _our_triggers(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' AND name LIKE ?",
+                            (TRIGGER_PREFIX + "%",)).fetchone()[0])
 
 
 def shadow_schema(conn: sqlite3.Connection) -> None:

@@ -12,11 +12,18 @@ _NOW = "strftime('%Y-%m-%d %H:%M:%S', 'now')"
 NAMES = tuple(f"{TRIGGER_PREFIX}{event}" for event in ("insert", "delete", "update"))
 
 
-def _bump(profile: str) -> str:
-    """One more change of ``profile``'s facts (an upsert; a profile's first change creates its row)."""
-    return (f"INSERT INTO persona_state (session_id, generation, changed_at) SELECT {profile}, 1, {_NOW} "
-            f"WHERE {profile} IS NOT NULL ON CONFLICT (session_id) DO UPDATE SET "
-            "generation = persona_state.generation + 1, changed_at = excluded.changed_at")
+# A random stamp every change writes beside the counter: a store restored from a backup and changed again reaches
+# the same counter by another history, and its stamp then differs from any the newer history wrote.
+STAMP = "lower(hex(randomblob(8)))"
+
+
+def _bump(profile: str, stamps: bool = True) -> str:
+    """One more change of ``profile``'s facts (an upsert; a profile's first change creates its row), with a new
+    stamp (``stamps``: schema 18 on; before, the counter alone)."""
+    columns, values, stamp = (", stamp", f", {STAMP}", ", stamp = excluded.stamp") if stamps else ("", "", "")
+    return (f"INSERT INTO persona_state (session_id, generation, changed_at{columns}) SELECT {profile}, 1, "
+            f"{_NOW}{values} WHERE {profile} IS NOT NULL ON CONFLICT (session_id) DO UPDATE SET "
+            f"generation = persona_state.generation + 1, changed_at = excluded.changed_at{stamp}")
 
 
 def _changed(row: str, when: str = "") -> str:
@@ -33,26 +40,28 @@ _WATCHED = " OR ".join(f"OLD.{column} IS NOT NEW.{column}" for column in WATCHED
 _MOVED = " AND OLD.session_id IS NOT NEW.session_id"
 
 
-def _triggers(changes: bool) -> tuple[str, ...]:
-    """The three triggers; ``changes``: also each fact's last change (schema 17 on; before, the counter alone)."""
+def _triggers(changes: bool, stamps: bool = True) -> tuple[str, ...]:
+    """The three triggers; ``changes``: also each fact's last change (schema 17 on; before, the counter alone);
+    ``stamps``: a new stamp with each change (schema 18 on)."""
     new, old, moved = (f"; {_changed('NEW')}", f"; {_changed('OLD')}", f"; {_changed('OLD', _MOVED)}") if changes \
         else ("", "", "")
     insert, delete, update = NAMES
     return (
         f"CREATE TRIGGER IF NOT EXISTS {insert} AFTER INSERT ON memoria_persona BEGIN "
-        f"{_bump('NEW.session_id')}; {_BIRTH}{new}; END",
+        f"{_bump('NEW.session_id', stamps)}; {_BIRTH}{new}; END",
         f"CREATE TRIGGER IF NOT EXISTS {delete} AFTER DELETE ON memoria_persona BEGIN "
-        f"{_bump('OLD.session_id')}{old}; END",
+        f"{_bump('OLD.session_id', stamps)}{old}; END",
         f"CREATE TRIGGER IF NOT EXISTS {update} AFTER UPDATE ON memoria_persona WHEN {_WATCHED} BEGIN "
-        f"{_bump('NEW.session_id')}; {_BIRTH}{new}; "
-        f"{_bump('CASE WHEN OLD.session_id IS NOT NEW.session_id THEN OLD.session_id END')}{moved}; END",
+        f"{_bump('NEW.session_id', stamps)}; {_BIRTH}{new}; "
+        f"{_bump('CASE WHEN OLD.session_id IS NOT NEW.session_id THEN OLD.session_id END', stamps)}{moved}; END",
     )
 
 
 # Every writer of memoria_persona is seen (Mnemosyne's own tools write it directly): each trigger writes only
 # our tables. A fact's birth is the first generation that held it; a forget drops what was rendered since.
 TRIGGERS = _triggers(changes=True)
-FIRST_TRIGGERS = _triggers(changes=False)  # as the migration that added them made them (it runs before 17's)
+FIRST_TRIGGERS = _triggers(changes=False, stamps=False)  # as the migration that added them made them
+CHANGES_TRIGGERS = _triggers(changes=True, stamps=False)  # as schema 17's migration made them
 
 
 def row_changes() -> tuple[str, ...]:
@@ -66,5 +75,31 @@ def row_changes() -> tuple[str, ...]:
         )""",
         "CREATE INDEX IF NOT EXISTS idx_persona_changes_generation ON persona_changes (profile, generation)",
         *(f"DROP TRIGGER IF EXISTS {name}" for name in NAMES),
+        *CHANGES_TRIGGERS,
+    )
+
+
+def stamped() -> tuple[str, ...]:
+    """The migration that gives the store an identity and every change a random stamp (schema 18): the store's id
+    and erasure stamp (``persona_identity``), each profile's stamp, the folders of records kept of this store
+    (``persona_record_homes``, so a forget finds them all), and the triggers that stamp each change."""
+    return (
+        "ALTER TABLE persona_state ADD COLUMN stamp TEXT",
+        f"UPDATE persona_state SET stamp = {STAMP}",
+        "CREATE TABLE persona_identity (id INTEGER PRIMARY KEY CHECK (id = 1), store_id TEXT NOT NULL, "
+        "erased TEXT NOT NULL)",
+        f"INSERT INTO persona_identity (id, store_id, erased) VALUES (1, lower(hex(randomblob(16))), {STAMP})",
+        "CREATE TABLE persona_record_homes (folder TEXT PRIMARY KEY, added_at TEXT NOT NULL)",
+        *(f"DROP TRIGGER IF EXISTS {name}" for name in NAMES),
         *TRIGGERS,
+    )
+
+
+def restamp_all(now: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Statements that move every profile's counter and stamp (our triggers were put back: a write while they were
+    missing was never counted), a profile with facts but no state row included; each with its parameters."""
+    return (
+        (f"UPDATE persona_state SET generation = generation + 1, stamp = {STAMP}, changed_at = ?", (now,)),
+        ("INSERT INTO persona_state (session_id, generation, changed_at, stamp) SELECT DISTINCT session_id, 1, ?, "
+         f"{STAMP} FROM memoria_persona WHERE session_id IS NOT NULL ON CONFLICT (session_id) DO NOTHING", (now,)),
     )
