@@ -1,0 +1,206 @@
+"""The one home of every in-process cache: each is declared here, by the module that owns it, with its owner, its
+key, its bound and whether it holds fact text.
+
+A cache keeps what a full computation gave, to give it again while its key holds. Each is one of two shapes:
+:func:`memo` (a function's results by its arguments, in the manner of ``functools.lru_cache``) and :func:`cache`
+(a map its owner reads and writes). Both are bounded (the least recently used entry goes first) and safe from any
+thread. ``owner`` says how long an entry can matter:
+
+- ``process``: as long as the process (compiled templates, stemmers, a word's forms);
+- ``settings``: what settings derive (a target's plan, a fingerprint);
+- ``profile``: one profile's (its kept rows, its last render's parts);
+- ``run``: one render's (dropped when it ends).
+
+A cache that ``holds_text`` may hold a fact's text: ``persona forget`` (every way in) clears them all
+(:func:`clear_fact_text`), and a long-running process of ours (the MCP server, the Hermes plugin) compares the
+store's erasure stamp before it answers (:func:`erasure_seen`), so a forget in another process reaches it too.
+``tests/test_layout.py`` fails on a ``functools`` cache or a module-level memo map anywhere but here, and
+``docs/architecture.md``'s "Copies we keep" lists every declaration (:func:`declared`).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast
+
+Owner = Literal["process", "settings", "profile", "run"]
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """What one cache is: its name (``module.what``), owner, key (in words), bound and whether it holds fact text."""
+
+    name: str
+    owner: Owner
+    key: str
+    bound: int
+    holds_text: bool
+
+
+class _Declared:
+    """Something declared here that can be cleared."""
+
+    declaration: Declaration
+
+    def clear(self) -> None:
+        raise NotImplementedError  # each shape clears its own store (the two below)
+
+
+_REGISTRY: dict[str, _Declared] = {}  # every cache by name: the registry itself, filled as modules load
+_guard = threading.Lock()
+
+
+def _register(item: _Declared) -> None:
+    with _guard:
+        if item.declaration.name in _REGISTRY:
+            raise ValueError(f"a cache named {item.declaration.name!r} is declared twice")
+        if item.declaration.bound < 1:
+            raise ValueError(f"cache {item.declaration.name!r}: a bound of at least 1 is needed")
+        _REGISTRY[item.declaration.name] = item
+
+
+class Cache(_Declared, Generic[K, V]):
+    """A bounded map, least recently used first out, safe from any thread (its lock is held only around the map)."""
+
+    def __init__(self, declaration: Declaration, on_evict: Callable[[K, V], None] | None = None) -> None:
+        self.declaration = declaration
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+        self._on_evict = on_evict
+
+    def get(self, key: K, default: V | None = None) -> V | None:
+        with self._lock:
+            if key not in self._items:
+                return default
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key: K, value: V) -> None:
+        evicted: list[tuple[K, V]] = []
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.declaration.bound:
+                evicted.append(self._items.popitem(last=False))
+        self._evicted(evicted)
+
+    def get_or_make(self, key: K, make: Callable[[], V]) -> V:
+        """The entry for ``key``, made (outside the lock: two threads may both make it) when missing."""
+        found = self.get(key, cast("V", _ABSENT))
+        if found is not _ABSENT:
+            return cast("V", found)
+        made = make()
+        self.put(key, made)
+        return made
+
+    def pop(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.pop(key, None)
+        if value is not None:
+            self._evicted([(key, value)])
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            evicted, self._items = list(self._items.items()), OrderedDict()
+        self._evicted(evicted)
+
+    def keys(self) -> list[K]:
+        with self._lock:
+            return list(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self.keys())
+
+    def _evicted(self, pairs: list[tuple[K, V]]) -> None:
+        if self._on_evict is not None:
+            for key, value in pairs:
+                self._on_evict(key, value)
+
+
+_ABSENT: Any = object()
+
+
+def cache(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool,
+          on_evict: Callable[[Any, Any], None] | None = None) -> Cache[Any, Any]:
+    """Declare a map named ``name`` (``module.what``): see the module. ``on_evict`` runs for each entry that goes
+    (an open connection pool is closed, say)."""
+    made: Cache[Any, Any] = Cache(Declaration(name, owner, key, bound, holds_text), on_evict)
+    _register(made)
+    return made
+
+
+class _Memo(_Declared):
+    def __init__(self, declaration: Declaration, function: Callable[..., Any]) -> None:
+        self.declaration = declaration
+        self.function = function
+
+    def clear(self) -> None:
+        self.function.cache_clear()  # type: ignore[attr-defined]
+
+
+def memo(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool = False
+         ) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Declare a function's results kept by its (hashable) arguments, at most ``bound`` of them: a decorator, as
+    ``functools.lru_cache`` is (whose C implementation keeps it as fast)."""
+    def declare(function: Callable[P, R]) -> Callable[P, R]:
+        kept = functools.lru_cache(maxsize=bound)(function)
+        _register(_Memo(Declaration(name, owner, key, bound, holds_text), kept))
+        return cast("Callable[P, R]", kept)
+    return declare
+
+
+def declared() -> list[Declaration]:
+    """Every cache declared so far (the modules that declare them loaded), by name."""
+    with _guard:
+        return sorted((item.declaration for item in _REGISTRY.values()), key=lambda found: found.name)
+
+
+def clear_fact_text() -> list[str]:
+    """Clear every cache that may hold a fact's text (a forget's last step, in this process); their names."""
+    with _guard:
+        holding = [item for item in _REGISTRY.values() if item.declaration.holds_text]
+    for item in holding:
+        item.clear()
+    return sorted(item.declaration.name for item in holding)
+
+
+def clear_all() -> None:
+    """Clear every cache (a test between cases, a process that starts over)."""
+    with _guard:
+        items = list(_REGISTRY.values())
+    for item in items:
+        item.clear()
+
+
+_ERASURES = cache("caches.erasures", owner="process", key="a store (its label and id)", bound=256,
+                  holds_text=False)
+
+
+def erasure_seen(store: Hashable, stamp: str | None) -> bool:
+    """Compare ``store``'s erasure stamp with the last one this process saw: when it moved (a forget elsewhere), or
+    this is the first look (text may have been kept before it), clear every cache that holds fact text; True when
+    anything was cleared for a stamp that moved."""
+    if stamp is None:
+        return False
+    last = _ERASURES.get(store)
+    if last == stamp:
+        return False
+    clear_fact_text()
+    _ERASURES.put(store, stamp)
+    return last is not None
