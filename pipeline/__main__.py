@@ -1,6 +1,6 @@
-"""The ``persona`` console script, and ``python -m pipeline``: a delivery recorded before is answered with the
-standard library alone (:mod:`pipeline.deliver`); then a help or a plain status without typer, else the typer
-app (:func:`pipeline.cli.main`)."""
+"""The ``persona`` console script, and ``python -m pipeline``: an answer recorded before, with nothing it read
+changed since, is replayed with the standard library alone (:mod:`pipeline.deliver`); then a help without typer,
+else the typer app (:func:`pipeline.cli.main`)."""
 
 import gc
 import sys

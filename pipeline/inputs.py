@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar, cast
 
 MISSING = "-"
 DIRECTORY = "d"
@@ -41,6 +41,9 @@ State = Any
 Checker = Callable[[str], State]
 _CHECKERS: dict[str, Checker] = {}  # a registry (filled at import by the modules that own a kind), not a cache
 _CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth", ".dist-info", ".egg-link")
+_PATH_KINDS = ("file", "link", "listing")
+# The kernel's own files (a process's, a device's): never what an answer is made of.
+_SYSTEM = ("/proc/", "/sys/", "/dev/")
 
 
 class Recorder:
@@ -49,9 +52,12 @@ class Recorder:
     def __init__(self) -> None:
         self.entries: dict[Entry, State] = {}
         self.unusable: str | None = None
+        self.covered: set[str] = set()
 
     def add(self, entry: Entry, state: State) -> None:
         """Note ``entry`` in ``state``; its first state stands (what the run saw first is what it used)."""
+        if entry[1] in self.covered and entry[0] in _PATH_KINDS:
+            return
         if entry not in self.entries:
             self.entries[entry] = state
             if isinstance(state, str) and state.startswith("!"):
@@ -98,6 +104,16 @@ def note(kind: str, subject: str, state: State) -> None:
 def wants(kind: str, subject: str) -> bool:
     """Whether an open recording has not noted ``(kind, subject)`` yet (a costly state is then worth reading)."""
     return any((kind, subject) not in recorder.entries for recorder in tuple(_open))
+
+
+def covered(paths: list[str]) -> None:
+    """These files are compared by another input (a database's, by what the store says of it): their own states,
+    which move with every write to any of its tables, are not inputs."""
+    for recorder in tuple(_open):
+        recorder.covered.update(paths)
+        for kind in _PATH_KINDS:
+            for path in paths:
+                recorder.entries.pop((kind, path), None)
 
 
 def register(kind: str, checker: Checker) -> None:
@@ -161,8 +177,14 @@ def _absolute(path: Any) -> str | None:
     return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
 
 
+# Where the interpreter and the installed packages live: what is read there is code, which changes with an
+# install (our own package's files are the "code" input; the rest are the environment the process runs in).
+_INSTALLED = tuple(dict.fromkeys(os.path.join(os.path.realpath(prefix), "") for prefix in
+                                 (sys.prefix, sys.base_prefix, sys.exec_prefix)))
+
+
 def _is_code(path: str) -> bool:
-    return path.endswith(_CODE_SUFFIXES) or "/__pycache__/" in path
+    return path.endswith(_CODE_SUFFIXES) or "/__pycache__/" in path or path.startswith(_INSTALLED + _SYSTEM)
 
 
 def _noting_stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
@@ -195,8 +217,14 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             _note_looked(path, follow=True)
     elif event in ("os.listdir", "os.scandir"):
         spelled = _absolute(args[0] if args[0] is not None else ".")
-        if spelled is not None:
+        if spelled is not None and not _is_code(os.path.join(spelled, "")) and not _on_sys_path(spelled):
             note("listing", spelled, listing_state(spelled))
+
+
+def _on_sys_path(folder: str) -> bool:
+    """A folder Python looks in for code and installed packages' metadata (the working directory under
+    ``python -m``): installed code is not an input (see :data:`_INSTALLED`)."""
+    return folder in {os.path.abspath(entry or ".") for entry in sys.path}
 
 
 def _reads(mode: Any, flags: Any) -> bool:
@@ -256,6 +284,18 @@ def expand_user(path: str) -> str:
     if path.startswith("~"):
         environ("HOME")
     return os.path.expanduser(path)
+
+
+PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
+
+
+def expanded(path: PathT) -> PathT:
+    """``path`` (a string or a path object, given back as the same type) with a leading ``~`` expanded."""
+    text: str = os.fspath(path)  # type: ignore[arg-type]
+    if not text.startswith("~"):
+        return path
+    found = expand_user(text)
+    return cast("PathT", found if isinstance(path, str) else type(path)(found))  # type: ignore[call-arg]
 
 
 def environment() -> os._Environ[str]:

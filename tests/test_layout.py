@@ -22,12 +22,13 @@ PACKAGE = Path(pipeline.__file__).parent
 # Lower layers first. A module may import its own folder and any folder of a lower layer;
 # folders that share a layer are siblings and may not import each other.
 LAYERS: list[set[str]] = [
-    {"errors", "clock", "tiers", "text", "warn_once", "defaults", "deliver"},
+    {"errors", "clock", "tiers", "text", "warn_once", "defaults", "inputs", "caches"},
     {"fs"},
     {"hosts"},  # what each host is, as data: every floor above reads the registry
     {"scopes"},  # a host scope names a registered host
     {"config"},
     {"store", "render"},
+    {"deliver"},  # the fast path: it compares with the records' home and the store's own statement
     {"interchange"},
     {"stages"},
     {"schedule"},
@@ -154,8 +155,7 @@ def _type_checking_names() -> set[str]:
 
 
 # One query reads every profile's tables at once to find the due ones; it lives with the schedule it serves.
-# The delivery fast path reads the change counter with sqlite3 alone: importing the store is what it avoids.
-SQL_OUTSIDE_THE_STORE = {"pipeline.schedule.due", "pipeline.deliver"}
+SQL_OUTSIDE_THE_STORE = {"pipeline.schedule.due"}
 
 
 def test_only_the_store_runs_sql() -> None:
@@ -239,3 +239,21 @@ def test_only_the_hosts_folder_names_a_host():
 def test_the_host_rule_sees_a_host_named_in_code_and_not_in_prose():
     tree = ast.parse('"""Writes for codex."""\nHOSTS = ("codex",)  # and cursor\n')
     assert string_constants(tree) & host_names() == {"codex"}
+
+
+# What reads the environment or the user's home: a recorded answer is keyed by what its run read, so every such
+# read goes through pipeline/inputs.py, which notes it (a child process's environment is handed on, not read).
+ENVIRONMENT_READS = ("os.environ", "os.getenv", "Path.home()", ".expanduser(", "os.path.expanduser")
+
+
+def test_only_the_inputs_module_reads_the_environment_or_the_home():
+    reading = {module_name(path): [needle for needle in ENVIRONMENT_READS if needle in path.read_text(encoding="utf-8")]
+               for path in FILES if module_name(path) != "pipeline.inputs"}
+    assert {module: found for module, found in reading.items() if found} == {}
+
+
+# Copies live in one home: a cache in pipeline/caches.py, a record in pipeline/fs/records.py. A record's writer
+# is the records module's: nothing else names the records folder.
+def test_only_the_records_module_names_the_records_folder():
+    naming = [module_name(path) for path in FILES if '"records"' in path.read_text(encoding="utf-8")]
+    assert naming == ["pipeline.fs.records"]

@@ -1,9 +1,9 @@
 """The ``persona`` command line.
 
 ``main`` is the console script. ``persona --help`` (and no arguments, and ``-h``) is answered from the table
-``make reference`` generates (``help_table.py``), and the plain spellings of ``persona status`` run
-(``fast_status.py``), before typer is imported; everything else runs the typer app of ``root.py``, which
-``app`` here names on first use.
+``make reference`` generates (``help_table.py``) before typer is imported; everything else runs the typer app of
+``root.py``, which ``app`` here names on first use. (A replayable command with nothing changed since its last
+run is answered before this: :mod:`pipeline.deliver`.)
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def main(prog_name: str | None = None) -> Any:
-    """Run ``persona`` with ``sys.argv``: a help answered from the table, a plain status, else the typer app."""
+    """Run ``persona`` with ``sys.argv``: a help answered from the table, else the typer app."""
     code = without_typer(sys.argv[1:], prog_name)
     if code is not None:
         return code
@@ -27,10 +27,9 @@ def main(prog_name: str | None = None) -> Any:
 
 def without_typer(args: list[str], prog_name: str | None) -> int | None:
     """The exit code of ``persona ARGS`` answered without typer, or None when typer must run it."""
-    from . import fast_help, fast_status
+    from . import fast_help
 
-    code = fast_help.answer(args, prog_name)
-    return fast_status.answer(args) if code is None else code
+    return fast_help.answer(args, prog_name)
 
 
 def __getattr__(name: str) -> Any:

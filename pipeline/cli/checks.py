@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import inputs
 from ..errors import InputError, PersonaError
 from ..hosts import registry
 from .plain import CliState
@@ -22,10 +23,10 @@ def target_checks(cli: CliState, profile: str | None, project: Path | None = Non
     hook's, as it runs in ``project`` (default: the working directory), and each plugin prompt section's (see
     :mod:`pipeline.config.host_loads`)."""
     settings = cli.settings()
-    where = None if project is None else project.expanduser().resolve()
+    where = None if project is None else inputs.expanded(project).resolve()
     checks = [_check(settings, name, profile) for name, target in settings.targets.items()
               if target.output != "store" and (where is None or not target.project
-                                               or Path(target.project).expanduser().resolve() == where)]
+                                               or inputs.expanded(Path(target.project)).resolve() == where)]
     return checks + hook_checks(cli, profile, project or Path.cwd()) + section_checks(cli, profile)
 
 
@@ -35,7 +36,7 @@ def _check(settings: Settings, name: str, profile: str | None) -> Check:
 
     try:
         return check_target(resolve_target(settings, name, profile=profile), settings.targets[name].host,
-                            Path.home(), settings.render.max_region_file_bytes)
+                            Path(inputs.home()), settings.render.max_region_file_bytes)
     except PersonaError as error:  # another profile's file, broken markers: said, not a cut
         return Check(name, Path(raw_path(settings, name)), (), (), f"cannot check: {error}", cut=False)
 
@@ -47,7 +48,7 @@ def hook_checks(cli: CliState, profile: str | None, project: Path) -> list[Check
 
     checks = []
     for host, limits in registry.hook_limits().items():  # made into settings' limits only where a hook runs
-        for settings_file in hook_files(host, Path.home(), project):
+        for settings_file in hook_files(host, Path(inputs.home()), project):
             found = _hook_check(cli, profile, host, limits, settings_file, project)
             checks += [found] if found is not None else []
     return checks

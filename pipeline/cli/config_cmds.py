@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from .. import inputs
 from ..errors import ConfigError, PersonaError
 from ..fs.locations import default_config_path
 from .common import CliState, JsonOption, emit_json, state
@@ -56,7 +56,8 @@ def _edit_target(cli: CliState, file: Path | None) -> Path:
         return file
     if cli.config_files:
         return cli.config_files[-1]
-    named = resolve_config_files(None, environ=os.environ) if os.environ.get("MNEMOSYNE_PERSONA_CONFIG") else []
+    explicit = inputs.environ("MNEMOSYNE_PERSONA_CONFIG")
+    named = resolve_config_files(None, environ=inputs.environment()) if explicit else []
     return named[-1] if named else default_config_path()
 
 

@@ -11,7 +11,6 @@ writes a new file and renames it over the old one both work.
 from __future__ import annotations
 
 import contextlib
-import os
 import shlex
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .. import inputs
 from ..errors import EditConflict, EditError, PersonaError
 from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, say_rendered, shown, state
@@ -85,7 +85,7 @@ def edit(
 def editor_command() -> list[str]:
     """$VISUAL, else $EDITOR, else vi; split as a shell would (``code --wait``)."""
     for name in ("VISUAL", "EDITOR"):
-        words = shlex.split(os.environ.get(name, ""))
+        words = shlex.split(inputs.environ(name) or "")
         if words:
             return words
     return [DEFAULT_EDITOR]

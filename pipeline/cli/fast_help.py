@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import inputs
+
 WIDTH = 80  # the terminal columns the table was made for, and any wider: click wraps to min(columns, 80) - 2
 
 
@@ -21,7 +23,7 @@ def answer(args: list[str], prog_name: str | None = None) -> int | None:
     """Print typer's answer to ``persona ARGS`` and return its exit code, when the table has it; else None."""
     if len(args) > 1 or (args and args[0] not in ("--help", "-h")) or not _ours(prog_name):
         return None
-    if "_PERSONA_COMPLETE" in os.environ or _columns() < WIDTH:
+    if inputs.environ("_PERSONA_COMPLETE") is not None or _columns() < WIDTH:
         return None
     from .help_table import ANSWERS
 
@@ -45,12 +47,12 @@ def _columns() -> int:
     """The terminal's width as ``shutil.get_terminal_size`` reads it for click (``$COLUMNS``, else the
     terminal of stdout, else 80), without importing shutil."""
     try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
+        columns = int(inputs.environ("COLUMNS") or "")
+    except ValueError:
         columns = 0
     try:
-        lines = int(os.environ["LINES"])
-    except (KeyError, ValueError):
+        lines = int(inputs.environ("LINES") or "")
+    except ValueError:
         lines = 0
     if columns <= 0 or lines <= 0:
         try:

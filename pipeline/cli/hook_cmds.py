@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from .. import inputs
 from ..errors import ConfigError, InputError
 from ..hosts import registry
 from .common import ProfileOption, state
@@ -33,7 +34,7 @@ def _settings_file(host: str, user: bool, project: Path | None) -> Path:
         raise ConfigError([f"unknown host {host!r}; hooks can be installed for: {', '.join(HOSTS)}"])
     if user and project is not None:
         raise ConfigError(["give --project DIR or --user, not both"])
-    return settings_file(user=project is None, project=project, home=Path.home())
+    return settings_file(user=project is None, project=project, home=Path(inputs.home()))
 
 
 InsteadOption = Annotated[bool, typer.Option(
@@ -88,14 +89,14 @@ def targets_reaching(ctx: typer.Context, host: str, project: Path | None) -> lis
     cli = state(ctx)
     settings = cli.settings()
     projects = projects_to_check(cli, project)
-    loaded = {path for where in projects for path in load_set(registry.HOSTS[host], where, Path.home()).paths}
+    loaded = {path for where in projects for path in load_set(registry.HOSTS[host], where, Path(inputs.home())).paths}
     found = []
     for name, target in settings.targets.items():
         if target.host != host or target.output == "store":
             continue
-        path = Path(raw_path(settings, name)).expanduser().resolve()
+        path = inputs.expanded(Path(raw_path(settings, name))).resolve()
         unrendered = not path.exists() and (target.project is None or
-                                            Path(target.project).expanduser().resolve() in projects)
+                                            inputs.expanded(Path(target.project)).resolve() in projects)
         if path in loaded or unrendered:
             found.append((name, path))
     return found

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import inputs
 from ..errors import InputError, PersonaError, StoreError
 from ..hosts import registry
 from .plain import CliState
@@ -20,7 +21,7 @@ def projects_to_check(cli: CliState, project: Path | None) -> list[Path]:
     """``project``, else every project directory a target names and the working directory."""
     from ..config.load_report import project_dirs
 
-    return [project.expanduser().resolve()] if project is not None else project_dirs(cli.settings(), [Path.cwd()])
+    return [inputs.expanded(project).resolve()] if project is not None else project_dirs(cli.settings(), [Path.cwd()])
 
 
 def host_reports(cli: CliState, profile: str | None, projects: list[Path]) -> list[HostReport]:
@@ -29,7 +30,7 @@ def host_reports(cli: CliState, profile: str | None, projects: list[Path]) -> li
     from ..config.load_report import host_reports as measured
 
     return measured(cli.settings(), _targets(cli, profile), projects, lambda: _fact_texts(cli, profile),
-                    lambda host, project: hook_deliveries(cli, profile, host, project), Path.home())
+                    lambda host, project: hook_deliveries(cli, profile, host, project), Path(inputs.home()))
 
 
 def _targets(cli: CliState, profile: str | None) -> list[ResolvedTarget]:
@@ -67,7 +68,7 @@ def hook_deliveries(cli: CliState, profile: str | None, host: str, project: Path
     if hook is None:
         return []
     found = []
-    for settings_file in hook_files(host, Path.home(), project):
+    for settings_file in hook_files(host, Path(inputs.home()), project):
         try:
             if not runs_ours(settings_file):
                 continue

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .. import inputs
 from ..text import counted
 from .common import ProfileOption, say_rendered, shown, state
 from .import_cmds import CONTENT_WIDTH, SkipBadOption, report_text
@@ -39,7 +40,7 @@ def init(
     cli = state(ctx)
     settings = cli.settings()
     with cli.store(profile, readonly=True) as store:
-        plan = plan_init(settings, store, Path.home())
+        plan = plan_init(settings, store, Path(inputs.home()))
         typer.echo(_plan_text(plan, preview(store, plan, skip_bad=skip_bad, accept_notes=accept_notes)))
     if dry_run or not (plan.sources or plan.targets):
         return

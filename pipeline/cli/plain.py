@@ -1,8 +1,5 @@
-"""What every command shares that needs no typer: the global options' state and plain text output.
-
-``persona status`` runs from here without typer (:mod:`pipeline.cli.fast_status`); the typer commands
-import the same names from :mod:`pipeline.cli.common`.
-"""
+"""What every command shares that needs no typer: the global options' state and plain text output (the typer
+commands import the same names from :mod:`pipeline.cli.common`)."""
 
 from __future__ import annotations
 

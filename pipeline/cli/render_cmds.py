@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import difflib
 import itertools
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .. import inputs
 from ..hosts import registry
 from ..scopes import HostName
 from ..text import counted
@@ -193,27 +193,32 @@ def inject(ctx: typer.Context, profile: ProfileOption = None, session_id: Annota
         raise InputError(f"unknown --format {format_!r}; known: {', '.join(INJECT_FORMATS)}")
     from ..inject import delivery
 
-    cli = state(ctx)
-    early = delivery.before_settings(cli.config_files)  # before the settings read them (pipeline.deliver)
+    with delivery.recording() as recorded:  # the next identical request with nothing changed replays this
+        text = _injected(state(ctx), format_, profile=profile, session_id=session_id, host=host, project=project)
+    if text is None:
+        return
+    typer.echo(text, nl=False)
+    if session_id is None:  # a session's pinned snapshot is the session's own: never replayed
+        delivery.keep(recorded, text)
+
+
+def _injected(cli: CliState, format_: str, *, profile: str | None, session_id: str | None, host: str | None,
+              project: str | None) -> str | None:
+    """What inject prints (None: nothing, injection being off, which it says on stderr)."""
     hook = format_ in HOOK_HOSTS
     if not (hook or host or cli.settings().injection.enabled):
         typer.echo("injection is disabled (injection.enabled = false); nothing would be appended", err=True)
-        return
+        return None
     from ..inject.views import Reader
 
     directory = _project_dir(format_, project)
-    begun = delivery.begin(cli.settings(), profile, early=early, config_files=cli.config_files, project=directory,
-                           session_id=session_id)
-    with delivery.watching(begun):
-        appended = persona_appendix(cli, profile=profile, session_id=session_id,
-                                    reader=Reader.at(_host(format_, host), directory), hook=hook)
-    text = appended
-    if hook:  # the shape Claude Code reads from a SessionStart hook's stdout
-        event = registry.hooks()[HOOK_HOSTS[format_]].event
-        text = json_text({"hookSpecificOutput": {"hookEventName": event, "additionalContext": appended}}) + "\n"
-    typer.echo(text, nl=False)
-    if begun is not None and appended:  # the next identical request is answered from this (pipeline.deliver)
-        begun.finish(text)  # (an empty persona may come with a warning on stderr: it is never recorded)
+    appended = persona_appendix(cli, profile=profile, session_id=session_id,
+                                reader=Reader.at(_host(format_, host), directory), hook=hook)
+    if not hook:
+        return appended
+    # the shape Claude Code reads from a SessionStart hook's stdout
+    event = registry.hooks()[HOOK_HOSTS[format_]].event
+    return json_text({"hookSpecificOutput": {"hookEventName": event, "additionalContext": appended}}) + "\n"
 
 
 def persona_appendix(cli: CliState, *, profile: str | None, session_id: str | None, reader: Reader,
@@ -259,5 +264,5 @@ def _host(format_: str, host: str | None) -> str | None:
 def _project_dir(format_: str, project: str | None) -> Path | None:
     """Where it is read: --project, else the hook's project directory (its variable, else the working one)."""
     if format_ in HOOK_HOSTS:
-        project = project or os.environ.get(PROJECT_DIR_ENV[format_]) or "."
+        project = project or inputs.environ(PROJECT_DIR_ENV[format_]) or "."
     return None if project is None else Path(project)

@@ -1,5 +1,5 @@
-"""What `persona status` says, importing only what it reports (no typer): run by the typer command and, for the
-plain spellings of the command, by :mod:`pipeline.cli.fast_status` before typer is imported."""
+"""What `persona status` says, as one text: the command prints it, and keeps it with what it read, so the next
+status with nothing changed is answered from that record (:mod:`pipeline.deliver`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..text import counted
-from . import settings_record
 from .checks import check_line, target_checks
 from .host_checks import head_lines
 from .plain import CliState, table
@@ -17,16 +16,18 @@ if TYPE_CHECKING:
     from ..config.host_loads import Check
     from ..config.load_report import HostReport
 
-Echo = Callable[..., object]  # typer.echo, or the plain writer fast_status gives
-
-
-def show_status(cli: CliState, profile: str | None, as_json: bool, echo: Echo) -> None:
+def status_text(cli: CliState, profile: str | None, as_json: bool) -> str:
     """Each trigger's state and reason, the last run, the fact counts per tier, the targets and open proposals."""
-    with settings_record.recording(cli):  # the full path: the next status reads these settings without pydantic
-        data, checks, reports = _gathered(cli, profile)
+    data, checks, reports = _gathered(cli, profile)
     if as_json:
-        echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-        return
+        return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    said: list[str] = []
+    _show(data, checks, reports, said.append)
+    return "".join(line + "\n" for line in said)
+
+
+def _show(data: dict[str, Any], checks: list[Check], reports: list[HostReport], echo: Callable[[str], object]
+          ) -> None:
     rows = [[t["name"], "on" if t["enabled"] else "off", "FIRES" if t["fired"] else "-", t["reason"]]
             for t in data["triggers"]]
     echo(table(["TRIGGER", "ENABLED", "STATE", "REASON"], rows))

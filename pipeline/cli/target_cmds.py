@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .. import inputs
 from ..errors import ConfigError, StoreError
 from ..hosts import registry
 from .checks import check_line, target_checks
@@ -58,7 +59,7 @@ def add(
     preset, beside = (preset, None) if user else _beside_users_file(preset, project_dir(project))
     cli = state(ctx)
     try:
-        path = preset_path(preset, project=project, user=user, home=Path.home())
+        path = preset_path(preset, project=project, user=user, home=Path(inputs.home()))
     except ValueError as error:
         raise ConfigError([str(error)]) from None
     config = _edit_target(cli, file)
@@ -163,7 +164,7 @@ def remove_target(cli: CliState, name: str, profile: str | None, file: Path | No
         current_region(region_path(target.path), region_id(target), settings.render.max_region_file_bytes)
     config = _edit_target(cli, file)
     owned = settings.targets[name].host is not None or target.template in OWNED_TEMPLATES
-    stop = Path(settings.targets[name].project or Path.home())
+    stop = Path(settings.targets[name].project or inputs.home())
     set_target(config, name, None, env_name=cli.env_name, protected=_protected(cli))
     return f"{config}: removed target {name!r}; {_take_out(target, cli, profile, owned=owned, stop=stop)}"
 
@@ -208,7 +209,7 @@ def _delete_if_ours(path: Path, cli: CliState, profile: str | None, stop: Path) 
 def _prune(directory: Path, stop: Path) -> None:
     """Remove the directories a preset's file left empty (``.windsurf/rules``...), up to ``stop`` (the project, or
     the home directory), which stays."""
-    stop = stop.expanduser().resolve()
+    stop = inputs.expanded(stop).resolve()
     directory = directory.resolve()
     while directory != stop and directory.is_relative_to(stop) and not any(directory.iterdir()):
         directory.rmdir()

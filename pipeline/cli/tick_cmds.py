@@ -30,9 +30,13 @@ def register(app: typer.Typer) -> None:
 
 def status(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
     """Show each trigger's state and reason, the last run and fact counts per tier."""
-    from .status_view import show_status
+    from ..inject import delivery
+    from .status_view import status_text
 
-    show_status(state(ctx), profile, as_json, typer.echo)
+    with delivery.recording() as recorded:  # the next status with nothing changed replays this (pipeline.deliver)
+        text = status_text(state(ctx), profile, as_json)
+    typer.echo(text, nl=False)
+    delivery.keep(recorded, text)
 
 
 def _say(result: TickResult, keep_days: int) -> str:

@@ -7,12 +7,12 @@ the existing tier's five flat names are mapped onto their nested fields.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from typing import Any
 
 from pydantic import BaseModel
 
+from .. import inputs
 from ..errors import ConfigError
 from .files import ConfigLayer, Path_, nest
 
@@ -42,15 +42,16 @@ def _legacy_label(path: Path_) -> str:
     return f"env {names[0]} (legacy)" if names else "legacy env"
 
 
-def _legacy_env() -> dict[str, Any]:
+def _legacy_env(found: dict[str, str]) -> dict[str, Any]:
     """The five legacy flat variables, nested onto their fields."""
-    return nest({path: os.environ[name] for name, path in LEGACY_ENV.items() if name in os.environ})
+    return nest({path: found[name] for name, path in LEGACY_ENV.items() if name in found})
 
 
 def env_layers(model: type[BaseModel]) -> list[ConfigLayer]:
-    legacy = ConfigLayer("legacy-env", _legacy_env(), label=_legacy_label)
-    ours = [name for name in os.environ if name.upper().startswith(ENV_PREFIX) and name not in LEGACY_ENV
-            and name != CONFIG_ENV]
+    # Every variable of ours, whatever its case, as pydantic-settings matches them: one input of a recorded answer.
+    found = inputs.environ_prefixed(ENV_PREFIX)
+    legacy = ConfigLayer("legacy-env", _legacy_env(found), label=_legacy_label)
+    ours = [name for name in found if name not in LEGACY_ENV and name != CONFIG_ENV]
     if not ours:
         return [legacy, ConfigLayer("env", {}, label=_env_label)]
     from pydantic_settings import EnvSettingsSource, SettingsError
@@ -77,10 +78,12 @@ def environment_problems(model: type[BaseModel]) -> list[str]:
     fields = {name.upper() for name in model.model_fields}
     known = set(LEGACY_ENV) | {CONFIG_ENV}
     problems = []
-    for name in sorted(os.environ):
+    found = {**inputs.environ_prefixed(ENV_PREFIX), **{name: value for name in READ_ENV
+                                                        if (value := inputs.environ(name)) is not None}}
+    for name in sorted(found):
         if name in READ_ENV or name.upper().startswith(ENV_PREFIX):
             try:
-                os.environ[name].encode("utf-8")
+                found[name].encode("utf-8")
             except UnicodeEncodeError:
                 problems.append(f"environment variable {name} is not valid UTF-8")
                 continue

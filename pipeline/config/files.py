@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import inputs
 from ..errors import ConfigError
 from ..fs.locations import default_config_path
 from ..fs.read import describe, read_regular_bytes
@@ -62,10 +63,10 @@ def resolve_config_files(explicit: list[Path] | None, *, environ: Mapping[str, s
     exist; the default file is optional.
     """
     if explicit:
-        named = [Path(p).expanduser() for p in explicit]
+        named = [inputs.expanded(Path(p)) for p in explicit]
     elif environ.get("MNEMOSYNE_PERSONA_CONFIG"):
         raw = environ["MNEMOSYNE_PERSONA_CONFIG"].split(os.pathsep)
-        named = [Path(p).expanduser() for p in raw if p]
+        named = [inputs.expanded(Path(p)) for p in raw if p]
     else:
         default = default_config_path()
         try:

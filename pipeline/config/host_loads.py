@@ -7,12 +7,12 @@ its own loads just the target's file.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import inputs
 from ..fs.projects import git_top_level
 from ..fs.read import read_file
 from ..fs.region_file import MAX_REGION_FILE_BYTES
@@ -58,7 +58,7 @@ def per_directory_chain(model: PerDirectory, path: Path, home: Path) -> Chain:
     (``$CODEX_HOME``, else ``~/.codex``: AGENTS.override.md, else AGENTS.md), then one file per directory from the
     git root down to ``path``'s (AGENTS.override.md, else AGENTS.md), empty files skipped. project_doc_max_bytes
     counts the project's files only (measured in the real Codex: tests/hosts/test_codex.py)."""
-    override = os.environ.get(model.home_env) if model.home_env else None
+    override = inputs.environ(model.home_env) if model.home_env else None
     host_home = Path(override or home / model.home_dir).resolve()
     found = first_non_empty(host_home, model.names)
     path = path.resolve()

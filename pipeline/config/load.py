@@ -14,16 +14,16 @@ environment and the files.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import inputs
 from ..errors import ConfigError
 from ..fs.locations import default_db_path, default_persona_file
 from ..fs.read import real_path
 from .aliases import renamed
-from .env import ENV_SWITCHER, env_layers, environment_problems
+from .env import CONFIG_ENV, ENV_SWITCHER, env_layers, environment_problems
 from .files import ConfigLayer, load_layers, nest, parse_value, resolve_config_files
 from .provenance import Provenance, validate_layers
 from .schema import Settings
@@ -69,8 +69,8 @@ def load_settings_with_provenance(
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Settings, Provenance]:
     """Like :func:`load_settings`, also saying where every effective value came from."""
-    files = resolve_config_files(config_files, environ=os.environ)
-    chosen_env = env_name if env_name is not None else os.environ.get(ENV_SWITCHER)
+    files = resolve_config_files(config_files, environ=inputs.environ_prefixed(CONFIG_ENV))
+    chosen_env = env_name if env_name is not None else inputs.environ(ENV_SWITCHER)
     layers = load_layers(files, chosen_env)
     layers += env_layers(Settings)
     layers.append(ConfigLayer("override", _expand_dotted(overrides or {})))

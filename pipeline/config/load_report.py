@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import inputs
 from ..hosts import registry
 from ..hosts.model import Limit, MemoryFiles, Unit
 from .host_loads import our_span, read_bounded, size_in
@@ -117,7 +118,7 @@ def host_limits(host: str) -> tuple[Limit, ...]:
 
 def project_dirs(settings: Settings, also: Sequence[Path] = ()) -> list[Path]:
     """Every project directory a target names, then ``also`` (the working directory), each once."""
-    named = [Path(t.project).expanduser().resolve() for t in settings.targets.values() if t.project]
+    named = [inputs.expanded(Path(t.project)).resolve() for t in settings.targets.values() if t.project]
     return list(dict.fromkeys([*named, *(path.resolve() for path in also)]))
 
 

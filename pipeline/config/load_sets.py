@@ -8,11 +8,11 @@ user's file under the home and the project's files in the project directory.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import inputs
 from ..fs.projects import git_top_level
 from ..hosts import registry
 from ..hosts.model import Host, MemoryFiles, PerDirectory, RulesFolders
@@ -48,7 +48,7 @@ class LoadSet:
 
 def load_set(host: Host, project: Path, home: Path) -> LoadSet:
     """What ``host`` loads in ``project`` (a directory), as its load model says."""
-    project = project.expanduser().resolve()
+    project = inputs.expanded(project).resolve()
     model = host.load
     if isinstance(model, MemoryFiles):
         return _memory_files(host, model, project, home)
@@ -163,7 +163,7 @@ def imports_of(path: Path, home: Path) -> list[Path]:
 def _per_directory(model: PerDirectory, project: Path, home: Path) -> tuple[Loaded, ...]:
     """Codex's way: the global file (outside project_doc_max_bytes), then one file per directory from the git root
     down to the project (the first non-empty of its names)."""
-    override = os.environ.get(model.home_env) if model.home_env else None
+    override = inputs.environ(model.home_env) if model.home_env else None
     host_home = Path(override or home / model.home_dir).resolve()
     found = [Loaded(path, "global file", counted=False) for path in [first_non_empty(host_home, model.names)]
              if path is not None]

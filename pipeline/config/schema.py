@@ -13,6 +13,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from .. import inputs
 from ..fs.locations import profile_slug
 from ..tiers import TIERS, Tier
 from .sections import (
@@ -180,7 +181,7 @@ class Settings(BaseModel):
             if target.output == "store":
                 continue
             raw = str(target.path or self.injection.file or Path("<injection.file>"))
-            where = str(Path(raw.replace("{profile}", profile_slug(self.store.profile))).expanduser())
+            where = inputs.expand_user(str(Path(raw.replace("{profile}", profile_slug(self.store.profile)))))
             if where in owners:
                 _may_share(where, owners[where], (name, target))
             owners.setdefault(where, (name, target))

@@ -3,11 +3,11 @@ no render may write."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from .. import inputs
 from ..errors import AnotherProfilesFile, ConfigError, FileSystemError, InputError, StageError
 from ..fs.locations import default_persona_file, hermes_home, profile_slug
 from ..fs.projects import identity_of
@@ -133,7 +133,7 @@ def _kept_protected(settings: Settings, besides: str, profile: str | None) -> di
     if settings.store.path is None and not (url and not url.startswith(SERVER_SCHEMES)):
         return protected_paths(settings, besides=besides, profile=profile)
     kept: dict[tuple[object, ...], dict[Path, str]] = settings.derived("protected paths", _none_protected)
-    key = (besides, profile, os.environ.get("HOME"),
+    key = (besides, profile, inputs.environ("HOME"),
            hermes_home() if any(_defaulted(settings, name) for name in settings.targets) else None)
     protected = kept.get(key)
     if protected is None:
@@ -221,7 +221,7 @@ def _none_resolved(_: Settings) -> dict[tuple[object, ...], ResolvedTarget]:
 def _home_key(settings: Settings, name: str) -> tuple[object, ...]:
     """What a resolved target reads of the environment: ``~`` (``$HOME``) in its paths, and the Hermes home for a
     target whose path is the default one (both as they are now)."""
-    return os.environ.get("HOME"), hermes_home() if _defaulted(settings, name) else None
+    return inputs.environ("HOME"), hermes_home() if _defaulted(settings, name) else None
 
 
 def _defaulted(settings: Settings, name: str) -> bool:
@@ -241,7 +241,7 @@ def _resolve(settings: Settings, name: str, profile: str) -> ResolvedTarget:
         )
     # A store target's "path" only names its block (in run records); nothing is written there.
     path = (Path(f"store:{profile_slug(profile)}") / name if target.output == "store"
-            else _usable(Path(raw.replace("{profile}", profile_slug(profile))).expanduser(), name))
+            else _usable(inputs.expanded(Path(raw.replace("{profile}", profile_slug(profile)))), name))
     if target.output == "file" and "{profile}" in raw:
         _not_anothers(settings, name, profile, path)
     return ResolvedTarget(
@@ -251,7 +251,7 @@ def _resolve(settings: Settings, name: str, profile: str) -> ResolvedTarget:
         budget=settings.cap.token_cap if target.budget is None else target.budget,
         boundary=target.boundary,
         note=settings.cap.truncation_note if target.truncation_note is None else target.truncation_note,
-        template_dirs=tuple(str(Path(d).expanduser()) for d in settings.render.template_dirs),
+        template_dirs=tuple(inputs.expand_user(str(d)) for d in settings.render.template_dirs),
         output=target.output,
         profile=profile,
         region=target.region,
@@ -269,7 +269,7 @@ def _not_anothers(settings: Settings, name: str, profile: str, path: Path) -> No
         other_raw = raw_path(settings, other)
         if other == name or target.output == "store" or "{profile}" in other_raw:
             continue
-        if same_file(path, Path(other_raw).expanduser()):
+        if same_file(path, inputs.expanded(Path(other_raw))):
             raise InputError(f"target {name!r} for profile {profile!r} would use {path}, which is target "
                              f"{other!r}'s file; give one of them another path")
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from .. import inputs
 from ..fs.locations import default_database, default_db_path
 
 if TYPE_CHECKING:
@@ -113,8 +114,8 @@ def db_path(settings: Settings) -> Path:
     """The SQLite file the settings point at (for a server URL, the file it would be without one)."""
     url = settings.store.url
     if url and not url.startswith(SERVER_SCHEMES):
-        return Path(url.removeprefix("sqlite://")).expanduser()
-    return (settings.store.path or default_db_path()).expanduser()
+        return inputs.expanded(Path(url.removeprefix("sqlite://")))
+    return inputs.expanded(settings.store.path or default_db_path())
 
 
 def store_target(settings: Settings) -> Path | str:
@@ -131,6 +132,6 @@ def describe_database(settings: Settings) -> str:
     if not settings.is_default("store.path"):
         return f"database: {target} (store.path)"
     choice = default_database()
-    if choice.path.expanduser() == target:
+    if inputs.expanded(choice.path) == target:
         return choice.describe()
     return f"database: {target} (Mnemosyne's database)"  # the home changed since the settings were read

@@ -20,11 +20,12 @@ This module repeats Mnemosyne's rules, read-only and without importing it:
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .. import inputs
 
 _TRUE = ("true", "1", "yes", "on")
 _PROFILE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -48,8 +49,8 @@ class BankChoice:
 
 def data_dir(home: Path) -> Path:
     """Mnemosyne's data directory for ``home`` (``$MNEMOSYNE_DATA_DIR`` wins, as in Mnemosyne)."""
-    if chosen := os.environ.get("MNEMOSYNE_DATA_DIR"):
-        return Path(chosen).expanduser()
+    if chosen := inputs.environ("MNEMOSYNE_DATA_DIR"):
+        return inputs.expanded(Path(chosen))
     return home / "mnemosyne" / "data"
 
 
@@ -79,8 +80,8 @@ def isolation_source(home: Path) -> Path | None:
 
 
 def _own_config(home: Path) -> Path:
-    if chosen := os.environ.get("MNEMOSYNE_DATA_DIR"):
-        return Path(chosen).expanduser() / "config.yaml"
+    if chosen := inputs.environ("MNEMOSYNE_DATA_DIR"):
+        return inputs.expanded(Path(chosen)) / "config.yaml"
     return home / "mnemosyne" / "config.yaml"
 
 
@@ -106,7 +107,7 @@ def hermes_profile_name(home: Path) -> str:
     root itself is ``default``, ``<root>/profiles/<name>`` is ``<name>``, and
     anything else is ``custom``.
     """
-    here = home.expanduser().resolve()
+    here = inputs.expanded(home).resolve()
     root = _hermes_root(here)
     if here == root:
         return "default"
@@ -116,7 +117,7 @@ def hermes_profile_name(home: Path) -> str:
 
 
 def _hermes_root(here: Path) -> Path:
-    native = (Path.home() / ".hermes").resolve()
+    native = (Path(inputs.home()) / ".hermes").resolve()
     if here.is_relative_to(native):
         return native
     return here.parent.parent if here.parent.name == "profiles" else here

@@ -12,8 +12,9 @@ quoted subsection is not. A file git refuses is an error here too.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from .. import inputs
 
 GIT_TIMEOUT_S = 2.0  # `git config --file` answers in milliseconds; a hung git falls back to the reader
 ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "\\": "\\", '"': '"'}
@@ -46,7 +47,7 @@ def _by_git(config: Path) -> list[Entry] | None:
     git = shutil.which("git")
     if git is None:
         return None
-    environment = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
+    environment = {name: value for name, value in inputs.environment().items() if not name.startswith("GIT_")}
     try:
         done = subprocess.run([git, "config", "--file", str(config), "--null", "--list"], capture_output=True,
                               stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S, check=False, env=environment)

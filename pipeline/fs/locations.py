@@ -6,21 +6,17 @@ and the Hermes plugin agree on the database, the config and the persona file.
 
 from __future__ import annotations
 
-import functools
-import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 
+from .. import caches, inputs
+from . import home
 from .banks import BankChoice, mnemosyne_database
+from .home import hermes_home_override, state_folder
 
-# A host that serves several Hermes homes in one process (Hermes' per-task
-# profiles) names the home for the current context; it wins over the environment.
-_HOME_OVERRIDE: ContextVar[Path | None] = ContextVar("persona_hermes_home", default=None)
+__all__ = ["hermes_home_override"]  # re-exported: the Hermes binding and installer name the home for a block
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-_PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")  # Hermes' own profile names
 
 
 HERMES_PLUGIN = "persona"  # our plugin's directory under Hermes' plugins/, its provider name and plugins.enabled entry
@@ -28,60 +24,22 @@ HERMES_PLUGIN = "persona"  # our plugin's directory under Hermes' plugins/, its 
 
 def hermes_plugin_dir(home: Path | None = None) -> Path:
     """Where `persona hermes install` writes our plugin in Hermes' home (default: the current one)."""
-    return (home or hermes_home()).expanduser() / "plugins" / HERMES_PLUGIN
+    return inputs.expanded(home or hermes_home()) / "plugins" / HERMES_PLUGIN
 
 
 def hermes_home() -> Path:
-    """The Hermes home, resolved as Hermes resolves it.
-
-    A context override, else ``$HERMES_HOME``, else the sticky profile that
-    ``hermes profile use NAME`` chose (``~/.hermes/profiles/NAME``), else
-    ``~/.hermes``. Asked every time (a render asks it for its lock), so it is
-    worked out on strings, with the file system asked as before.
-    """
-    override = _HOME_OVERRIDE.get()
-    if override is not None:
-        return override
-    if os.environ.get("HERMES_HOME"):
-        return Path(os.environ["HERMES_HOME"]).expanduser()
-    root = os.path.join(_user_home(), ".hermes")
-    return _as_path(_sticky_profile(root) or root)
+    """The Hermes home, resolved as Hermes resolves it (:func:`pipeline.fs.home.hermes_home`). Asked every time (a
+    render asks it for its lock), so it is worked out on strings, with the file system asked as before."""
+    return _as_path(home.hermes_home())
 
 
-def _user_home() -> str:
-    home = os.path.expanduser("~")
-    return home if home != "~" else str(Path.home())  # Path.home() raises where no home can be found
+_PATHS = caches.cache("locations.paths", owner="process", key="a home's path as text", bound=64, holds_text=False)
 
 
-@functools.lru_cache(maxsize=64)
 def _as_path(text: str) -> Path:
     """A path for a string (a pure function, kept for the few homes a process sees)."""
-    return Path(text)
-
-
-def _sticky_profile(root: str) -> str | None:
-    try:
-        with open(os.path.join(root, "active_profile"), encoding="utf-8") as file:
-            name = file.read().strip().lower()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not name or name == "default" or not _PROFILE_NAME.fullmatch(name):
-        return None
-    profile = os.path.join(root, "profiles", name)
-    return profile if os.path.isdir(profile) else None
-
-
-@contextmanager
-def hermes_home_override(home: str | os.PathLike[str] | None) -> Iterator[None]:
-    """Resolve every default path under ``home`` inside this block (no-op when None)."""
-    if home is None:
-        yield
-        return
-    token = _HOME_OVERRIDE.set(Path(home).expanduser())
-    try:
-        yield
-    finally:
-        _HOME_OVERRIDE.reset(token)
+    path: Path = _PATHS.get_or_make(text, lambda: Path(text))
+    return path
 
 
 def default_config_path() -> Path:
@@ -100,9 +58,9 @@ def default_database() -> BankChoice:
 
 
 def state_dir(home: Path | None = None) -> Path:
-    """persona-tier's own working files (lock files, hook backups): under the Hermes home (default: the current
-    one), never in a project."""
-    return (home or hermes_home()) / "mnemosyne" / "persona-tier"
+    """persona-tier's own working files (lock files, records): under the Hermes home (default: the current one),
+    never in a project (:func:`pipeline.fs.home.state_folder`)."""
+    return Path(state_folder(None if home is None else str(home)))
 
 
 def default_persona_file() -> Path:

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import inputs
 from .git_config import remote_urls
 
 MAX_CONFIG_BYTES = 1_000_000  # a git config larger than this is not read (the project is then its directory)
@@ -34,7 +35,7 @@ class Project:
 
 def project_of(directory: Path) -> Project:
     """The project ``directory`` belongs to (see the module)."""
-    start = directory.expanduser().resolve()
+    start = inputs.expanded(directory).resolve()
     top = git_top_level(start)
     if top is None:
         return Project(str(start), start)
@@ -120,7 +121,7 @@ def normalise_remote(url: str, *, base: Path | None = None) -> str:
         authority, _, path = rest.partition("/")
         host = authority.rpartition("@")[2].partition(":")[0] if not authority.startswith("[") else authority
     else:  # a local path used as a remote: the path is its identity (a relative one is relative to the checkout)
-        local = Path(text).expanduser()
+        local = inputs.expanded(Path(text))
         return str(((base / local) if base is not None and not local.is_absolute() else local).resolve())
     path = path.strip("/")
     path = path[:-4] if path.endswith(".git") else path

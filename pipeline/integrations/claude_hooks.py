@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..fs import bounded_json, json_spans
+from ..fs import bounded_json, json_spans, records
 from ..fs.json_spans import Node
 from ..fs.locations import state_dir
 from ..fs.lock import file_lock, lock_path
 from ..fs.read import read_regular_bytes, real_path
-from ..fs.write import PRIVATE_FILE, atomic_write_bytes, atomic_write_text
+from ..fs.write import PRIVATE_FILE, atomic_write_bytes
 from ..hosts.claude_code import HOOK  # the hook's shape, as Claude Code's module declares it
 
 EVENT = HOOK.event
@@ -176,10 +176,11 @@ def _outermost_alone(root: Node, hooks: Node, event: Node, ours: Node) -> tuple[
     return root, hooks
 
 
-# -- the file as it was before install, in our state directory ----------------------------------------------
+# -- the file as it was before install, a record of ours (pipeline/fs/records.py) -----------------------------
 
 
-def _record(path: Path) -> Path:
+def _legacy_record(path: Path) -> Path:
+    """Where releases before the records folder kept it (still read, and removed with the record)."""
     return state_dir() / "hooks" / f"{hashlib.sha256(os.fsencode(os.path.realpath(path))).hexdigest()[:32]}.json"
 
 
@@ -189,13 +190,16 @@ def _digest(data: bytes) -> str:
 
 def _keep(path: Path, before: bytes | None, written: bytes) -> None:
     original = None if before is None else base64.b64encode(before).decode("ascii")
-    atomic_write_text(_record(path), json.dumps({"path": str(path), "original": original,
-                                                 "written": _digest(written)}))
+    records.write(records.hook_path(str(path)), {"path": str(path), "original": original,
+                                                  "written": _digest(written)})
 
 
 def _kept(path: Path) -> dict[str, Any] | None:
+    found = records.read(records.hook_path(str(path)))
+    if found is not None:
+        return found
     try:
-        return dict(bounded_json.loads(_record(path).read_text(encoding="utf-8")))
+        return dict(bounded_json.loads(_legacy_record(path).read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return None
 
@@ -209,8 +213,9 @@ def _restore(path: Path, kept: dict[str, Any]) -> None:
 
 
 def _forget(path: Path) -> None:
+    records.remove(records.hook_path(str(path)))
     with suppress(FileNotFoundError):
-        _record(path).unlink()
+        _legacy_record(path).unlink()
 
 
 def _mode(path: Path) -> int:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
+from .. import inputs
 from ..clock import Throttle
 from ..config.load import load_settings
 from ..config.schema import Settings
@@ -58,7 +59,7 @@ def gateway_identity() -> Identity:
         from gateway.session_context import get_session_env
     except Exception:  # outside Hermes' gateway: the environment, as Hermes' own fallback reads it
         def get_session_env(name: str, default: str = "") -> str:
-            return os.environ.get(name, default)
+            return inputs.environ(name) or default
     user = get_session_env("HERMES_SESSION_USER_ID", "") or ""
     key = get_session_env("HERMES_SESSION_KEY", "") or ""
     if key and key in _run_sessions(get_session_env):
@@ -114,8 +115,8 @@ def working_directory() -> Path:
             return Path(resolve())
         except Exception:  # a Hermes whose resolver fails: the fallback below, as outside Hermes
             pass
-    raw = os.environ.get("TERMINAL_CWD", "").strip()
-    return Path(raw).expanduser() if raw and Path(raw).expanduser().is_dir() else Path.cwd()
+    raw = (inputs.environ("TERMINAL_CWD") or "").strip()
+    return inputs.expanded(Path(raw)) if raw and inputs.expanded(Path(raw)).is_dir() else Path.cwd()
 
 
 @functools.cache

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from .. import inputs
 from ..config.edit import edit_yaml_file
 from ..config.files import parse_yaml_file
 from ..config.load import load_settings
@@ -138,7 +139,7 @@ def plugin_dir(hermes_home: Path | None) -> Path:
 
 def install_plugin(hermes_home: Path | None, *, activate: bool = False, as_provider: bool = False) -> InstallResult:
     """Write the plugin directory and, with ``activate``, enable it; safe to run twice."""
-    home = (hermes_home or default_hermes_home()).expanduser()
+    home = inputs.expanded(hermes_home or default_hermes_home())
     target, config_path = plugin_dir(home), home / "config.yaml"
     mode: Mode = "provider" if as_provider else "plugin"
     current = _current_provider(config_path)
@@ -167,7 +168,7 @@ def install_plugin(hermes_home: Path | None, *, activate: bool = False, as_provi
 
 def uninstall_plugin(hermes_home: Path | None) -> InstallResult:
     """Reverse install: undo its config.yaml edits, then remove the plugin directory."""
-    home = (hermes_home or default_hermes_home()).expanduser()
+    home = inputs.expanded(hermes_home or default_hermes_home())
     target, config_path = plugin_dir(home), home / "config.yaml"
     state = _read_state(target)
     edited = (_restore(config_path, target, state) or _reverse(config_path, state)) if state else None

@@ -18,11 +18,11 @@ replaces it in place with the session's own persona (see
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from .. import inputs
 from .hermes_request import map_system_text, with_system_text
 
 MNEMOSYNE_HEADER = "# L3 Persona (Active Behavioral Rules)"  # hermes_persona_prompt.PERSONA_PROMPT_HEADER
@@ -59,7 +59,7 @@ def same_file(ours: Path, theirs: Path | None) -> bool:
     if theirs is None:
         return False
     try:
-        return ours.expanduser().resolve() == theirs.expanduser().resolve()
+        return inputs.expanded(ours).resolve() == inputs.expanded(theirs).resolve()
     except OSError:
         return False
 
@@ -130,10 +130,10 @@ def double_injection(home: Path, target: Path) -> str | None:
     Mnemosyne reads the variables then, so both places count.
     """
     dotenv = _dotenv(home / ".env")
-    for where, values in ((f"{home / '.env'}", dotenv), ("the environment", dict(os.environ))):
+    for where, values in ((f"{home / '.env'}", dotenv), ("the environment", dict(inputs.environment()))):
         if values.get(ENABLED_ENV, "").strip().lower() in TRUTHY:
-            theirs = values.get(FILE_ENV) or dotenv.get(FILE_ENV) or os.environ.get(FILE_ENV)
-            if same_file(target, Path(theirs) if theirs else Path.home() / ".hermes" / "memory" / "persona.md"):
+            theirs = values.get(FILE_ENV) or dotenv.get(FILE_ENV) or inputs.environ(FILE_ENV)
+            if same_file(target, Path(theirs) if theirs else Path(inputs.home()) / ".hermes" / "memory" / "persona.md"):
                 return where
     return None
 
@@ -152,6 +152,6 @@ def _token_cap() -> int:
     """Mnemosyne's word cap: the loaded mixin's, else what its variable would give it."""
     mixin = getattr(sys.modules.get(MIXIN_MODULE), "HermesPersonaPromptMixin", None)
     try:
-        return int(getattr(mixin, "PERSONA_TOKEN_CAP", None) or os.environ.get(CAP_ENV) or DEFAULT_CAP)
+        return int(getattr(mixin, "PERSONA_TOKEN_CAP", None) or inputs.environ(CAP_ENV) or DEFAULT_CAP)
     except (TypeError, ValueError):
         return DEFAULT_CAP

@@ -33,6 +33,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from .. import inputs
 from ..config.files import parse_yaml_text, read_yaml_text
 from ..errors import ConfigError, FactsFileError
 from ..fs.yaml import YamlTooComplex, check_yaml
@@ -149,5 +150,5 @@ def import_facts(store: PersonaStore, path: Path, *, prune: bool = False, force:
     """Bring the store in line with a facts file, in one transaction (:func:`~.importing.import_entries`)."""
     parsed = _parse_checked(_read(path), path)
     parsed.check_count(str(path), store.max_import_facts)
-    return import_entries(store, parsed, origin=str(Path(path).expanduser().absolute()), prune=prune, force=force,
+    return import_entries(store, parsed, origin=str(inputs.expanded(Path(path)).absolute()), prune=prune, force=force,
                           skip_bad=skip_bad, dry_run=dry_run)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .. import inputs
 from ..errors import TemplateError
 from ..fs.locations import package_dir, package_root
 from ..fs.read import describe, read_file, state_key
@@ -33,7 +34,7 @@ def builtin_template_dir() -> Path:
 
 def search_path(user_dirs: Sequence[Path]) -> tuple[str, ...]:
     """User directories first, so a user template of the same name wins; the built-in ones last."""
-    return (*(str(Path(d).expanduser()) for d in user_dirs), str(builtin_template_dir()))
+    return (*(inputs.expand_user(str(d)) for d in user_dirs), str(builtin_template_dir()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,50 @@ def find_template(search: Sequence[str], name: str) -> TemplateFile | None:
 def template_source(user_dirs: list[Path], name: str) -> str:
     """The template's source, for fingerprints; a TemplateError, as render would raise, if it cannot be used."""
     return read_template(search_path(user_dirs), name).source
+
+
+MAX_TEMPLATE_FILES = 1000  # a template directory is a handful of files: past this it is something else
+
+
+def every_source(user_dirs: Sequence[Path]) -> tuple[tuple[str, str], ...]:
+    """Every template a render could load, by name, as the search path gives it (a user's file wins over a
+    shipped one): a template's ``include``, ``import`` and ``extends`` reach any of them, by any name, so a
+    fingerprint holds them all. A file that cannot be used stands as why (the render that loads it says so,
+    where it is loaded); a directory past :data:`MAX_TEMPLATE_FILES` is a TemplateError."""
+    search = search_path(user_dirs)
+    names: set[str] = set()
+    for directory in search:
+        names.update(_names_under(directory, directory))
+        if len(names) > MAX_TEMPLATE_FILES:
+            raise TemplateError(f"template directory {directory} holds more than {MAX_TEMPLATE_FILES} files; "
+                                "give render.template_dirs directories that hold only templates")
+    return tuple((name, _source_or_why(search, name)) for name in sorted(names))
+
+
+def _source_or_why(search: Sequence[str], name: str) -> str:
+    try:
+        return read_template(search, name).source
+    except TemplateError as error:
+        return f"\0{error}"
+
+
+def _names_under(root: str, folder: str) -> list[str]:
+    """The relative names of the files under ``folder`` (hidden ones and Python's caches left out)."""
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as error:
+        raise TemplateError(f"template directory {folder} cannot be listed: {error.strerror}") from None
+    found = []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name == "__pycache__":
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            found += _names_under(root, entry.path)
+        else:
+            found.append(os.path.relpath(entry.path, root).replace(os.sep, "/"))
+    return found
 
 
 def _name_parts(name: str) -> list[str]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import inputs
 from ..defaults import DEFAULT_TOPIC
 from ..errors import TemplateError
 from ..fs.locations import package_root
@@ -120,7 +121,8 @@ def _render_in_child(search: tuple[str, ...], name: str, context: PersonaContext
     request = {"search": list(search), "name": name, "context": context.to_json(), "timeout_s": timeout_s,
                "max_chars": max_chars, "max_memory_mb": max_memory_mb}
     root = str(package_root())
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    environment = inputs.environment()  # the child's own: nothing of it is an input of the answer
+    env = {**environment, "PYTHONPATH": os.pathsep.join(filter(None, [root, environment.get("PYTHONPATH")]))}
     try:
         done = subprocess.run([sys.executable, "-m", CHILD_MODULE], input=json.dumps(request).encode(),
                               capture_output=True, timeout=timeout_s + CHILD_START_S, env=env)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import inputs
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
 from ..errors import FactsFileError, InputError
@@ -46,7 +47,7 @@ def adopt(settings: Settings, store: PersonaStore, path: Path, *, fmt: str | Non
     whose file it is over it. A ``dry_run`` only reports, on a store that may be read-only."""
     targets = targets_of(settings, store.profile, path)
     chosen = fmt or default_format(targets[0])
-    origin = str(path.expanduser().absolute())
+    origin = str(inputs.expanded(path).absolute())
     if not (dry_run or skip_bad):
         _refuse_forgotten(store, path, chosen, topic, origin, scope_of_file(targets[0]))
     imported = import_source(store, path, chosen, topic=topic, writer=f"adopt:{origin}", skip_bad=skip_bad,
@@ -86,7 +87,7 @@ def targets_of(settings: Settings, profile: str, path: Path) -> list[ResolvedTar
             resolved = resolve_target(settings, name, profile=profile)
         except InputError:  # another profile's file
             continue
-        if same_file(resolved.path, path.expanduser()):
+        if same_file(resolved.path, inputs.expanded(path)):
             found.append(resolved)
     if not found:
         raise InputError(f"{path} is no target's file (see `persona targets list`), so there is nothing to take "

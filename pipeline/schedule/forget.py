@@ -20,18 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import deliver
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, region_id, resolve_target
-from ..config.urls import store_target
 from ..errors import PersonaError
+from ..fs import records
 from ..fs.edit_files import remove_holding
 from ..fs.read import read_file
 from ..fs.regions import own_region
 from ..fs.yaml import check_yaml
 from ..render import prepared
 from ..render.sanitize import inline, xml
-from ..store import PersonaStore
+from ..store import PersonaStore, identity
 from ..store.erasure import Erasure, erase_profile, forget_fact
 from ..store.forgotten import fold
 from ..store.runs import paths_written_since, trim_runs
@@ -98,7 +97,7 @@ def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Eras
     once, and remove the profile's kept edit files that hold any of the texts (but ``editing``, the running
     edit's own). A target it cannot render is a warning: the erasure stands, and says so."""
     rendered, warnings = _rerender(settings, store)
-    _forget_deliveries(settings, store)
+    _forget_deliveries(store)
     since = min((erasure.since for _, erasure in erased), default=0)
     needles = set().union(*(text_forms(text) for text, _ in erased))
     held, users = _holding(settings, store, needles, paths_written_since(store, since))
@@ -143,7 +142,7 @@ def erase(settings: Settings, store: PersonaStore, *, keep_host_histories: bool 
     facts = store.list()
     done = Forgotten(erase_profile(store))
     done.rendered, done.render_warnings = _rerender(settings, store)
-    _forget_deliveries(settings, store)
+    _forget_deliveries(store)
     done.erasure.runs += trim_runs(store)
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
     done.still_holding, done.in_users_text = _holding(settings, store, needles, [])
@@ -152,11 +151,12 @@ def erase(settings: Settings, store: PersonaStore, *, keep_host_histories: bool 
     return done
 
 
-def _forget_deliveries(settings: Settings, store: PersonaStore) -> None:
-    """The profile's delivery snapshots (:mod:`pipeline.deliver`) hold its text as last delivered: they go."""
-    target = store_target(settings)
-    if isinstance(target, Path):
-        deliver.forget(str(target.absolute()), store.profile)
+def _forget_deliveries(store: PersonaStore) -> int:
+    """The profile's delivery records (:mod:`pipeline.fs.records`) hold its text as last delivered: they go, from
+    every records folder the store lists and this home's, whatever spelling of the store's path made them."""
+    with store.read() as conn:
+        found, folders = identity.store_identity(conn), identity.record_folders(conn)
+    return 0 if found is None else records.sweep([*folders, records.folder()], found[0], store.profile)
 
 
 def _rerender(settings: Settings, store: PersonaStore) -> tuple[list[str], list[str]]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import inputs
 from ..fs.json_scrub import Needles, holds, open_files, scrub_file
 from ..hosts.model import History
 from ..hosts.registry import HOSTS
@@ -40,11 +40,13 @@ class HostHistories:
 
 def history_folder(history: History, environ: dict[str, str] | None = None) -> Path:
     """The folder a host keeps its history in, resolved as the host resolves it."""
-    env = os.environ if environ is None else environ
-    if history.folder_env and env.get(history.folder_env):
-        return Path(env[history.folder_env]).expanduser()
-    home = Path(env[history.home_env]).expanduser() if history.home_env and env.get(history.home_env) else None
-    return (home or Path.home()) / history.folder
+    def read(name: str) -> str | None:
+        return inputs.environ(name) if environ is None else environ.get(name)
+
+    if history.folder_env and (folder := read(history.folder_env)):
+        return inputs.expanded(Path(folder))
+    home = inputs.expanded(Path(found)) if history.home_env and (found := read(history.home_env)) else None
+    return (home or Path(inputs.home())) / history.folder
 
 
 def forms(texts: Iterable[str]) -> list[str]:

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import inputs
 from ..clock import from_db
 from ..config.targets import ResolvedTarget, profile_targets, region_id
 from ..errors import PersonaError
@@ -24,7 +25,7 @@ from ..store.runs import LastRun, last_render, last_run
 from ..store.tick_state import AskedState, TickState, ask_tick_state, tick_state
 from ..text import counted
 
-if TYPE_CHECKING:  # status reads its settings without pydantic (cli/settings_record.py)
+if TYPE_CHECKING:
     from ..config.schema import RetentionSettings, Settings
 
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
@@ -152,6 +153,7 @@ def _daily(enabled: bool, hour: int, now: datetime, last: LastRun | None) -> Tri
     if not 0 <= hour <= 23:
         return TriggerState("daily_sync", False, False, f"daily_sync_hour {hour} is outside 0-23: off")
     slot = daily_slot(now, hour)
+    inputs.note_deadline((slot + timedelta(days=1)).timestamp())  # what status says of it stands until then
     due = last is None or from_db(last.run_at) < slot
     reason = (f"no render since {slot:%Y-%m-%d %H:%M} UTC" if due
               else f"rendered since {slot:%Y-%m-%d %H:%M} UTC")

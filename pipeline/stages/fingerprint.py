@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..render.template_sources import template_source
+from ..render.template_sources import every_source, template_source
 
 if TYPE_CHECKING:  # `persona status` asks for the hash of settings read without pydantic
     from ..config.schema import Settings
@@ -35,14 +35,15 @@ def output_json(settings: Settings) -> bytes:
 
 
 def config_hash(settings: Settings) -> str:
-    """A hash of the output-changing settings and of every target's template source.
+    """A hash of the output-changing settings and of every template a render could load (each target's, and
+    whatever they include, import or extend: :func:`~pipeline.render.template_sources.every_source`).
 
     The settings part is made once per (frozen) settings object; the templates are looked at every time,
     so an edited template changes the hash at once.
     """
-    sources = tuple((name, template_source(settings.render.template_dirs, settings.targets[name].template))
-                    for name in sorted(settings.targets))
-    return _digest(settings.derived("output_json", output_json), sources)
+    for target in settings.targets.values():  # a target's own template missing or refused: its error, at once
+        template_source(settings.render.template_dirs, target.template)
+    return _digest(settings.derived("output_json", output_json), every_source(settings.render.template_dirs))
 
 
 @functools.lru_cache(maxsize=64)

@@ -12,6 +12,7 @@ the old bytes beside it). An empty file holds nothing to lose.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from pathlib import Path
 
@@ -19,12 +20,14 @@ from filelock import Timeout
 
 from ..clock import Clock, utc_now
 from ..errors import FileSystemError
+from ..fs import records
 from ..fs.lock import file_lock, lock_path
 from ..fs.read import describe, read_regular_bytes
 from ..fs.write import atomic_write_bytes
 from ..store import PersonaStore
 from ..store.runs import rendered_here
 
+log = logging.getLogger(__name__)
 MAX_OURS_BYTES = 64 * 1024 * 1024  # far past any render's budget: a bigger file was never one of ours
 LOCK_WAIT_S = 30.0  # how long a render waits for another render of the same file (write's lock_timeout_s)
 
@@ -44,9 +47,29 @@ def foreign(store: PersonaStore, path: Path) -> bytes | None:
         return None
     except OSError as error:
         raise FileSystemError(f"cannot write persona file {path}: it {describe(error)}") from None
-    if not data or rendered_here(store, path, hashlib.sha256(data).hexdigest()):
+    digest = hashlib.sha256(data).hexdigest()
+    if not data or rendered_here(store, path, digest) or _rendered_before(store, path, digest):
         return None
     return data
+
+
+def _rendered_before(store: PersonaStore, path: Path, digest: str) -> bool:
+    """Whether a render of this store wrote these bytes in a history its runs no longer hold (a backup restored)."""
+    store_id = store.store_id()
+    try:
+        return store_id is not None and records.rendered(records.folder(), store_id, str(path), digest)
+    except RuntimeError:  # no home to keep records in: only the runs say what is ours
+        return False
+
+
+def remember_render(store: PersonaStore, path: Path, digest: str) -> None:
+    """Keep, beside the run, that this store's render wrote ``digest`` into ``path`` (see :func:`foreign`)."""
+    store_id = store.store_id()
+    if store_id is not None:
+        try:
+            records.note_render(records.folder(), store_id, str(path), digest)
+        except (OSError, RuntimeError) as error:  # the run stands: a later restore would not know this file as ours
+            log.debug("the render of %s was not remembered: %s", path, error)
 
 
 def foreign_settled(store: PersonaStore, path: Path, timeout_s: float = LOCK_WAIT_S) -> bytes | None:

@@ -16,7 +16,7 @@ from ..render.model import CappedRender, TargetReport
 from ..store.block_write import write_at_once
 from ..store.blocks import StoredBlock, put_block, read_block
 from .context import AFTER_LAST_WRITE, StageContext
-from .ownership import LOCK_WAIT_S, foreign, keep_copy, refusal
+from .ownership import LOCK_WAIT_S, foreign, keep_copy, refusal, remember_render
 from .registry import StageOptions, stage
 from .run_report import dry_run, overtaken, record, report, run_of
 from .write_region import write_region_target
@@ -81,6 +81,8 @@ def _write_locked(capped: CappedRender, ctx: StageContext, path: Path) -> Target
             log.debug("wrote %s:\n%s", path, capped.text)
         done = report(capped, previous, written=written, stale=stale)
         outcome = record(ctx, capped, done)
+    if written:
+        remember_render(ctx.store, path, done.sha256)
     log.info("target %s: %s (%d/%d tokens, generation %d)", done.target, outcome, done.tokens, done.budget,
              generation)
     return done

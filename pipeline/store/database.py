@@ -15,10 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast
 
+from .. import inputs
 from ..clock import Clock, to_db, utc_now
 from ..config.urls import store_target
 from ..errors import StoreError, StoreUnavailable
 from ..warn_once import ProblemLog
+from . import identity
 from .backend import Backend, Connection, open_backend
 from .render_rows import TriggersWhole
 from .validation import MAX_PROFILE_CHARS, check_text
@@ -115,6 +117,7 @@ class Database:
         self.known_secret = b""
         self.secret_made_in = -1  # the transaction that made the key, if this store made it
         self.triggers_whole = TriggersWhole()  # SQLite: a render's key counts our triggers once per schema version
+        self._store_id: str | None = None
 
     @property
     def session(self) -> str:
@@ -213,6 +216,8 @@ class Database:
             conn = self._connection()
             self._depth += 1
             try:
+                if inputs.recording_now():  # a replayable run: what the store says of the profile is an input
+                    self._note_state(conn)
                 yield conn
             finally:
                 self._depth -= 1
@@ -303,6 +308,25 @@ class Database:
                      f"{self.dialect.random_stamp}) ON CONFLICT (session_id) DO UPDATE SET "
                      "generation = persona_state.generation + 1, changed_at = excluded.changed_at, "
                      "stamp = excluded.stamp", (self.profile, self.now()))
+
+    def store_id(self) -> str | None:
+        """This store's random identity (:mod:`.identity`; None before the schema that made it), read once."""
+        if self._store_id is None:
+            with self.read() as conn:
+                found = identity.store_identity(conn)
+            self._store_id = None if found is None else found[0]
+        return self._store_id
+
+    def note_read(self, conn: Connection, name: str) -> None:
+        """A replayable run read ``name`` (:data:`.identity.READS`) of this profile: its state is an input."""
+        if inputs.recording_now() and self.backend.path is not None:
+            identity.note_read(conn, str(self.backend.path), self.profile, name)
+
+    def _note_state(self, conn: Connection) -> None:
+        if self.backend.path is None:
+            inputs.note("server", self.label, "!a server store: its answers are never recorded")
+        else:
+            identity.note_profile(conn, str(self.backend.path), self.profile)
 
     def generation(self) -> int:
         """How many changes this profile has seen; it only grows."""

@@ -72,11 +72,62 @@ def note_profile(conn: Any, db: str, profile: str) -> None:
     """Note ``profile``'s state in the SQLite file ``db`` (read on ``conn``) for every open recording that lacks it."""
     key = subject(db, profile)
     if inputs.wants(KIND, key):
+        whole = os.path.abspath(db)
+        inputs.covered([whole, *(whole + suffix for suffix in ("-wal", "-shm", "-journal"))])
         try:
             state = state_of(conn.execute(STATE_SQL, (profile,) * 3).fetchone())
         except Exception as error:  # an older schema, a table another tool broke: cannot be told
             state = f"!{error.__class__.__name__}"
         inputs.note(KIND, key, state)
+
+
+# What a replayable run reads beyond the profile's facts and runs, each a statement of the profile's that says
+# whether it changed (its parameters: the profile, as often as it asks).
+READS = {
+    # status's interval trigger counts the working memories Mnemosyne added since the last render
+    "memories": "SELECT (SELECT max(rowid) FROM working_memory), (SELECT count(*) FROM working_memory)",
+    # status lists the open proposals: one made, or one decided, changes it
+    "proposals": "SELECT (SELECT max(id) FROM persona_proposals WHERE session_id = ?), "
+                 "(SELECT count(*) FROM persona_proposals WHERE session_id = ? AND decision IS NOT NULL)",
+}
+READ_KIND = "sqlite-read"
+
+
+def note_read(conn: Any, db: str, profile: str, name: str) -> None:
+    """Note what the read ``name`` (:data:`READS`) says of ``profile`` now, for every open recording that lacks it."""
+    key = json.dumps([os.path.abspath(db), profile, name], ensure_ascii=False)
+    if inputs.wants(READ_KIND, key):
+        try:
+            state: list[Any] | str = _read_state(conn, profile, name)
+        except Exception as error:  # an older schema: cannot be told
+            state = f"!{error.__class__.__name__}"
+        inputs.note(READ_KIND, key, state)
+
+
+def _read_state(conn: Any, profile: str, name: str) -> list[Any]:
+    statement = READS[name]
+    return [None if value is None else int(value) if isinstance(value, int) else str(value)
+            for value in conn.execute(statement, (profile,) * statement.count("?")).fetchone()]
+
+
+def sqlite_read_state(key: str) -> list[Any] | str:
+    """The state now of the read ``key`` names, read-only with sqlite3 alone."""
+    import sqlite3
+    from urllib.parse import quote
+
+    db, profile, name = json.loads(key)
+    if not os.path.isfile(db) or name not in READS:
+        return "!no database"
+    try:
+        conn = sqlite3.connect(f"file:{quote(db)}?mode=ro", uri=True, timeout=0.05)
+    except sqlite3.Error as error:
+        return f"!{error}"
+    try:
+        return _read_state(conn, profile, name)
+    except sqlite3.Error as error:
+        return f"!{error}"
+    finally:
+        conn.close()
 
 
 def store_identity(conn: Any) -> tuple[str, str] | None:
@@ -86,3 +137,31 @@ def store_identity(conn: Any) -> tuple[str, str] | None:
 
 
 inputs.register(KIND, sqlite_state)
+inputs.register(READ_KIND, sqlite_read_state)
+
+
+def record_folders(conn: Any) -> list[str]:
+    """Every records folder that holds deliveries of this store (a forget sweeps each); none on a server."""
+    try:
+        return [str(row[0]) for row in conn.execute("SELECT folder FROM persona_record_homes ORDER BY folder")]
+    except Exception:  # a server store (no such table: its answers are never recorded) or an older schema
+        return []
+
+
+def add_record_folder(db: str, folder: str, now: str) -> bool:
+    """List ``folder`` among the records folders of the SQLite store ``db`` (a short write of its own, waiting at
+    most 50 ms for the file); False when it could not be written (the record is then not kept)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(db, timeout=0.05, isolation_level=None)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("INSERT INTO persona_record_homes (folder, added_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                     (folder, now))
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()

@@ -115,6 +115,7 @@ def _current(store: Database, conn: Connection, ids: Sequence[int] | None = None
 def open_proposals(store: Database) -> list[Proposal]:
     """The profile's open proposals, oldest first."""
     with store.read() as conn:
+        store.note_read(conn, "proposals")
         rows = conn.execute(PROPOSAL_SQL + "AND p.decision IS NULL ORDER BY p.id", (store.profile,)).fetchall()
     return [_proposal(row) for row in rows]
 

@@ -43,6 +43,7 @@ def tick_state(store: Database, *, targets: list[str], at_most: int, retention: 
                snapshots_before: str | None = None) -> TickState:
     """The profile's answers; ``retention`` and ``snapshots_before`` are asked only when given."""
     with store.read() as conn:
+        store.note_read(conn, "memories")
         return ask_tick_state(conn, store, targets=targets, at_most=at_most, retention=retention,
                               snapshots_before=snapshots_before).answer()
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import inputs
 from ..config.load_report import HooksOf, HostReport, host_reports, no_hooks, project_dirs
 from ..config.presets import PRESETS
 from ..config.schema import Settings
@@ -125,7 +126,7 @@ def host_loads(settings: Settings, store: PersonaStore, hooks_of: HooksOf = no_h
         except PersonaError:  # another profile's file: not this user's to show
             continue
     return host_reports(settings, targets, project_dirs(settings, [Path.cwd()]),
-                        lambda: [inline(fact.content) for fact in store.list()], hooks_of, Path.home())
+                        lambda: [inline(fact.content) for fact in store.list()], hooks_of, Path(inputs.home()))
 
 
 def _view(settings: Settings, report: TargetReport, loads: list[HostReport]) -> AgentView:

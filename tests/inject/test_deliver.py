@@ -1,6 +1,6 @@
-"""The delivery fast path (pipeline/deliver.py): `persona inject` and the SessionStart hook answered with the
-standard library alone when nothing changed, byte for byte what the full path prints, and the full path again
-the moment any part of the key moves.
+"""The fast path (pipeline/deliver.py): `persona inject` and the SessionStart hook answered with the standard
+library alone when nothing the last full run read has changed, byte for byte what the full path prints, and the
+full path again the moment any input it read moves.
 
 Every run is a real process (`python -X importtime -m pipeline`, as the console script runs), so a test sees
 which path answered by what the process imported.
@@ -20,15 +20,17 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import PersonaStore, load_settings
+from pipeline import PersonaStore
 from pipeline.fs.locations import hermes_home
-from pipeline.hosts import registry
 from pipeline.render.template_sources import builtin_template_dir
 
 from ..conftest import REPO
 from ..stages.test_scopes import repository
 
 HEAVY = ("pydantic", "typer", "jinja2", "yaml", "ruamel", "click")
+# What the fast path imports of ours: the records' home, the inputs it compares, the store's own statement.
+FAST_MODULES = {"pipeline", "pipeline.moved", "pipeline.deliver", "pipeline.inputs", "pipeline.fs", "pipeline.fs.home",
+                "pipeline.fs.records", "pipeline.store", "pipeline.store.contract", "pipeline.store.identity"}
 ALICE, BOB = "Answers tersely.", "Bob writes Haskell only."
 A_RULE, B_RULE = "Formats with biome here.", "Tabs, never spaces, here."
 
@@ -67,15 +69,34 @@ class World:
         rest = "\n".join(line for line in lines if not line.startswith("import time:"))
         return Run(done.returncode, done.stdout, rest, imported)
 
+    @property
+    def records(self) -> Path:
+        return self.home / "mnemosyne" / "persona-tier" / "records"
+
+    def full(self, *args: str, **kwargs: object) -> Run:
+        """What the full path answers now (nothing to replay: the records' pointers are set aside for the run)."""
+        pointers, aside = self.records / "pointers", self.root / "pointers-aside"
+        if pointers.exists():
+            shutil.move(pointers, aside)
+        try:
+            done = self.run(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            if pointers.exists():
+                shutil.rmtree(pointers)
+            if aside.exists():
+                shutil.move(aside, pointers)
+        assert not done.fast
+        return done
+
     def delivered(self, *args: str, **kwargs: object) -> tuple[Run, Run]:
-        """The full path's last answer, then the next identical request's. A reader's first request may render
-        its view (a delivery that rendered is not recorded): the one after it records."""
-        full = self.run(*args, **kwargs)  # type: ignore[arg-type]
-        assert full.code == 0 and not full.fast, full.stderr
-        after = self.run(*args, **kwargs)  # type: ignore[arg-type]
-        if not after.fast:
-            full, after = after, self.run(*args, **kwargs)  # type: ignore[arg-type]
-        return full, after
+        """The full path's answer now, then the request's answer once the fast path gives it (a run that rendered,
+        or raced a write, is not recorded: within three requests)."""
+        full = self.full(*args, **kwargs)
+        for _ in range(3):
+            after = self.run(*args, **kwargs)  # type: ignore[arg-type]
+            if after.fast:
+                return full, after
+        raise AssertionError(f"{args}: never answered by the fast path")
 
 
 def _store(db: Path) -> None:
@@ -173,7 +194,7 @@ def layout_heavy(run: Run) -> set[str]:
 def test_the_fast_path_imports_nothing_but_the_standard_library(world: World):
     _, fast = world.delivered(*HOOK)
     ours = {module for module in fast.imported if module.startswith("pipeline")}
-    assert "pipeline.deliver" in ours and ours <= {"pipeline", "pipeline.moved", "pipeline.deliver"}, ours
+    assert "pipeline.deliver" in ours and ours <= FAST_MODULES, ours
     assert layout_heavy(fast) == set()
 
 
@@ -191,10 +212,11 @@ def test_each_profile_and_project_has_its_own_answer(world: World):
     assert BOB.encode() not in answers["alice", "a"] and ALICE.encode() not in answers["bob", "a"]
 
 
-def _bump_counter(world: World) -> None:
-    """Another writer (Mnemosyne, another host) counting a change to alice's facts."""
+def _another_writer(world: World) -> None:
+    """Another tool (Mnemosyne, another host) changing one of alice's facts: our triggers count it."""
     with closing(sqlite3.connect(world.db)) as conn, conn:
-        conn.execute("UPDATE persona_state SET generation = generation + 1 WHERE session_id = 'alice'")
+        conn.execute("UPDATE memoria_persona SET reinforcement_count = reinforcement_count + 1 "
+                     "WHERE session_id = 'alice' AND content = ?", (ALICE,))
 
 
 def _edit(path: Path) -> None:
@@ -202,20 +224,14 @@ def _edit(path: Path) -> None:
 
 
 def _settled(world: World, *args: str, **kwargs: object) -> Run:
-    """The answer once the full path has recorded it: a full answer may render (a view, a changed profile) and
-    is then not recorded, so the fast one comes within three requests, and prints what the last full one did."""
-    full = world.run(*args, **kwargs)  # type: ignore[arg-type]
-    for _ in range(2):
-        after = world.run(*args, **kwargs)  # type: ignore[arg-type]
-        if after.fast:
-            assert (after.code, after.stdout, after.stderr) == (full.code, full.stdout, full.stderr)
-            return after
-        full = after
-    raise AssertionError(f"{args}: never answered by the fast path")
+    """The answer once the fast path gives it, which is what the full path answers now."""
+    full, fast = world.delivered(*args, **kwargs)
+    assert (fast.code, fast.stdout, fast.stderr) == (full.code, full.stdout, full.stderr)
+    return fast
 
 
 CHANGES = {
-    "the store's change counter": _bump_counter,
+    "another tool's write to the profile's facts": _another_writer,
     "a render": lambda w: w.run("render", "--force", "--profile", "alice"),
     "the home config's bytes": lambda w: _edit(w.home / "mnemosyne" / "persona.yaml"),
     "a local twin": lambda w: (w.home / "mnemosyne" / "persona.local.yaml").unlink(),
@@ -235,7 +251,7 @@ def test_each_part_of_the_key_changed_alone_sends_it_to_the_full_path(world: Wor
     for change, apply in CHANGES.items():
         apply(world)
         again = world.run(*HOOK, cwd=cwd)
-        assert not again.fast, f"{change}: answered from the snapshot"
+        assert not again.fast, f"{change}: answered from the record"
         assert again.code == 0, again.stderr
         _settled(world, *HOOK, cwd=cwd)
     assert _nearer_checkout_is_its_own_project(world, cwd)
@@ -261,7 +277,8 @@ def _sticky(world: World) -> None:
 
 ENV_CHANGES = {
     "a PERSONA_ variable": {"MNEMOSYNE_PERSONA_INJECTION__HEADER": "# Rules from the environment"},
-    "a HERMES_ variable": {"HERMES_PROFILE": "other"},
+    "a persona variable in lower case": {"mnemosyne_persona_injection__header": "# lower"},
+    "the Hermes home": {"HERMES_HOME": "elsewhere"},
     "the project directory's variable": {"CLAUDE_PROJECT_DIR": "b"},
 }
 
@@ -271,12 +288,13 @@ def test_each_part_of_the_environment_changed_alone_sends_it_to_the_full_path(wo
     first = _settled(world, *HOOK, env=env)
     unrelated = world.run(*HOOK, env=env | {"CLAUDE_SESSION_ID": "s-2", "TERM": "dumb"})
     assert unrelated.fast and unrelated.stdout == first.stdout, "a variable that shapes nothing may vary"
+    places = {"CLAUDE_PROJECT_DIR": str(world.projects["b"]), "HERMES_HOME": str(world.root / "other-home")}
     for change, extra in ENV_CHANGES.items():
-        changed = env | {name: str(world.projects["b"]) if name == "CLAUDE_PROJECT_DIR" else value
-                         for name, value in extra.items()}
+        changed = env | {name: places.get(name, value) for name, value in extra.items()}
         again = world.run(*HOOK, env=changed)
-        assert not again.fast and again.code == 0, change
-        _settled(world, *HOOK, env=changed)
+        assert not again.fast, change
+        full = world.full(*HOOK, env=changed)  # a lower-case variable is an error of the full path: the same here
+        assert (again.code, again.stdout, again.stderr) == (full.code, full.stdout, full.stderr), change
 
 
 def test_the_arguments_and_the_working_directory_are_part_of_the_key(world: World):
@@ -296,11 +314,14 @@ def test_a_new_package_sends_it_to_the_full_path(world: World, tmp_path: Path):
     assert not world.run(*HOOK, package=package).fast
 
 
-def test_the_snapshots_are_private_and_a_forget_erases_the_profiles(world: World):
+def _kept(world: World) -> list[Path]:
+    return sorted(path for path in world.records.rglob("*.json") if "deliveries" in path.parts)
+
+
+def test_the_records_are_private_and_a_forget_erases_the_profiles(world: World):
     for profile in ("alice", "bob"):
         world.delivered(*HOOK, "--profile", profile)
-    kept = sorted(world.db.parent.rglob("*.persona-delivered/*/*.json"))
-    pointers = sorted((world.home / "mnemosyne" / "persona-tier" / "delivered").iterdir())
+    kept, pointers = _kept(world), sorted((world.records / "pointers").iterdir())
     assert len(kept) == len(pointers) == 2
     for path in (*kept, *pointers):
         assert path.stat().st_mode & 0o777 == 0o600, path
@@ -309,11 +330,10 @@ def test_the_snapshots_are_private_and_a_forget_erases_the_profiles(world: World
     with PersonaStore(world.db, profile="alice") as store:
         fact = next(fact for fact in store.list() if fact.content == ALICE)
     assert world.run("forget", str(fact.id), "--profile", "alice").code == 0
-    ours = [path for path in world.root.rglob("*") if path.is_file()
-            and (".persona-delivered" in str(path) or "persona-tier" in str(path))]
+    ours = [path for path in world.root.rglob("*") if path.is_file() and "persona-tier" in str(path)]
     left = b"".join(path.read_bytes() for path in ours)
     assert ALICE.encode() not in left
-    assert BOB.encode() in left, "bob's snapshot stays"
+    assert BOB.encode() in left, "bob's record stays"
     answer = world.run(*HOOK, "--profile", "alice")
     assert not answer.fast and ALICE.encode() not in answer.stdout
 
@@ -327,38 +347,39 @@ def test_a_session_snapshot_or_a_postgresql_store_is_never_recorded(world: World
         assert not world.run("--db", url, *HOOK).fast
 
 
-def test_the_fast_paths_homes_and_variables_are_the_packages():
-    """The fast path finds the Hermes home as the package does, and keys every hook's project variable."""
-    from pipeline import deliver
-
-    for hook in registry.hooks().values():
-        assert deliver.request_digest([], "/", {hook.project_dir_env: "x"}) != deliver.request_digest([], "/", {})
-    assert deliver.hermes_home(os.environ) == str(hermes_home())
-
-
-def test_the_recorded_inputs_are_the_files_the_settings_and_the_project_come_from(
-        world: World, monkeypatch: pytest.MonkeyPatch):
-    from pipeline.inject.delivery import input_paths
+def test_the_fast_path_finds_the_records_where_the_full_path_keeps_them(world: World, monkeypatch):
+    """One definition of the Hermes home and the records' folder, whichever path asks."""
+    from pipeline.fs import records
 
     for name, value in world.env.items():
         monkeypatch.setenv(name, value)
-    settings = load_settings()
-    paths = input_paths(settings, "alice", config_files=[], project=world.projects["a"] / "src")
-    assert {str(world.home / "mnemosyne" / name) for name in ("persona.yaml", "persona.local.yaml")} <= set(paths)
-    assert str(world.projects["a"] / "src" / ".git") in paths and str(world.projects["a"] / ".git" / "config") in paths
-    assert str(world.home / "memory" / "persona-alice.md") in paths
+    assert records.folder() == str(hermes_home() / "mnemosyne" / "persona-tier" / "records")
 
 
-def test_erasing_a_profile_erases_its_snapshots_and_no_other(world: World):
+def test_the_recorded_inputs_are_what_the_full_path_read(world: World):
+    """The record names, as its inputs, the config files, the project's git files and the store the run read:
+    noted by the run itself, not listed beside it."""
+    _settled(world, *HOOK, cwd=world.projects["a"] / "src")
+    [record] = [json.loads(path.read_text()) for path in _kept(world)]
+    subjects = {subject for _, subject, _ in record["inputs"]}
+    kinds = {kind for kind, _, _ in record["inputs"]}
+    assert {str(world.home / "mnemosyne" / name) for name in ("persona.yaml", "persona.local.yaml")} <= subjects
+    assert str(world.projects["a"] / ".git" / "config") in subjects
+    assert str(world.home / "memory" / "persona-alice.md") in subjects
+    assert {"code", "sqlite", "env-prefix"} <= kinds
+    assert ("env", "CLAUDE_PROJECT_DIR") in {(kind, subject) for kind, subject, _ in record["inputs"]}
+
+
+def test_erasing_a_profile_erases_its_records_and_no_other(world: World):
     for profile in ("alice", "bob"):
         _settled(world, *HOOK, "--profile", profile)
     assert world.run("profile", "erase", "bob", "--yes").code == 0
-    kept = b"".join(path.read_bytes() for path in world.db.parent.rglob("*.persona-delivered/*/*.json"))
+    kept = b"".join(path.read_bytes() for path in _kept(world))
     assert BOB.encode() not in kept and ALICE.encode() in kept
     assert world.run(*HOOK, "--profile", "alice").fast
 
 
-def test_a_delivery_that_warns_is_never_answered_from_a_snapshot(world: World):
+def test_a_delivery_that_warns_is_never_answered_from_a_record(world: World):
     """The fast path says nothing on stderr: a full answer that warned is given by the full path every time."""
     persona = world.home / "memory" / "persona-alice.md"
     persona.write_bytes(persona.read_bytes() + b"\n- caf\xe9 au lait\n")
@@ -384,24 +405,18 @@ def test_python_m_pipeline_deliver_prints_the_recorded_answer_or_exits_1(world: 
 
 def test_records_are_kept_to_a_bound_the_oldest_going_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """One record per request, directory and environment: a user's many checkouts must not pile them up."""
-    from pipeline import deliver
+    from pipeline.fs import records
 
-    monkeypatch.setattr(deliver, "KEEP_RECORDS", 2)
-    db = tmp_path / "mnemosyne.db"
-    _store(db)
-    environ = {"HERMES_HOME": str(tmp_path / "home")}
-    seen = deliver.counters(str(db), "alice")
-    assert seen is not None
+    monkeypatch.setattr(records, "KEEP", 2)
+    home = str(tmp_path / "home")
     for number in range(4):
-        cwd = str(tmp_path / f"checkout-{number}")
-        deliver.record((["inject"], cwd, environ), db=str(db), profile="alice", seen=seen, inputs={},
-                       output=f"block {number}")
-        os.utime(deliver.pointer_path(deliver.request_digest(["inject"], cwd, environ), environ),
-                 ns=(number, number))  # distinct ages, whatever the clock's resolution
-        folder = deliver.snapshot_folder(str(db), "alice")
-        os.utime(os.path.join(folder, deliver.request_digest(["inject"], cwd, environ) + ".json"), ns=(number, number))
-    answers = [deliver.lookup(["inject"], str(tmp_path / f"checkout-{number}"), environ) for number in range(4)]
-    assert len(os.listdir(deliver.snapshot_folder(str(db), "alice"))) == 2
-    assert len(os.listdir(tmp_path / "home" / "mnemosyne" / "persona-tier" / "delivered")) == 2
-    assert answers[3] == "block 3"
-    assert answers[2] == "block 2" and answers[:2] == [None, None]
+        records.keep_delivery(records.folder(home), f"request-{number}", "store", "alice",
+                              {"inputs": [], "output": f"block {number}"})
+        for path in Path(records.folder(home)).rglob("*"):
+            if path.is_file() and f'"request-{number}"' in path.read_text():
+                os.utime(path, ns=(number, number))  # distinct ages, whatever the clock's resolution
+    profile = Path(records.profile_folder(records.folder(home), "store", "alice"))
+    assert len(list(profile.iterdir())) == 2
+    assert len(list((Path(records.folder(home)) / "pointers").iterdir())) == 2
+    kept = [json.loads(path.read_text())["output"] for path in profile.iterdir()]
+    assert sorted(kept) == ["block 2", "block 3"]

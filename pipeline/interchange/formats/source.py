@@ -6,6 +6,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from ... import inputs
 from ...errors import FactsFileError
 from ...fs.read import describe, read_file
 from ...store import PersonaStore
@@ -27,7 +28,7 @@ def read_source(path: Path | str, fmt: str = "facts", *, topic: str | None = Non
     ``max_facts`` entries is a FactsFileError with its count.
     """
     parser = get_format(fmt)
-    name = STDIN_NAME if str(path) == STDIN else str(Path(path).expanduser().absolute())
+    name = STDIN_NAME if str(path) == STDIN else str(inputs.expanded(Path(path)).absolute())
     parsed = parser.parse(Source(_text(path, name), name, topic or DEFAULT_TOPIC, max_facts))
     parsed.check_count(name, max_facts)
     if accept_notes:
@@ -57,7 +58,7 @@ def _text(path: Path | str, name: str) -> str:
         truncated = len(data) > MAX_IMPORT_BYTES
     else:
         try:
-            found = read_file(Path(path).expanduser(), MAX_IMPORT_BYTES, confine_symlinks=False)
+            found = read_file(inputs.expanded(Path(path)), MAX_IMPORT_BYTES, confine_symlinks=False)
         except OSError as error:
             raise FactsFileError(f"{name}: cannot read (it {describe(error)})") from None
         data, truncated = found.data, found.truncated

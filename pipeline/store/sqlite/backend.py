@@ -12,6 +12,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from ... import inputs
 from ...errors import StoreError
 from ...fs.locations import profile_slug
 from ...fs.lock import file_lock_or_busy
@@ -49,7 +50,7 @@ class SqliteBackend:
     features = Features()
 
     def __init__(self, path: Path, *, busy_timeout_ms: int, create_directory: bool, readonly: bool) -> None:
-        self.path = Path(path).expanduser()
+        self.path = inputs.expanded(Path(path))
         self.busy_timeout_ms = busy_timeout_ms
         self.create_directory = create_directory
         self.readonly = readonly

@@ -10,13 +10,12 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from ...clock import to_db, utc_now
 from ...errors import StoreError
 from ...tiers import sql_list
-from ..contract import REQUIRED_COLUMNS, TRIGGER_PREFIX
+from ..contract import REQUIRED_COLUMNS
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
-from .triggers import FIRST_TRIGGERS, TRIGGERS, restamp_all, row_changes, stamped
+from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, stamped
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -324,7 +323,7 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     so a database that cannot work is refused with nothing changed."""
     version = _version(conn)
     if version == SCHEMA_VERSION:
-        _restore_triggers(conn)
+        restore_triggers(conn)
         return
     check_compatible(conn, version)
     conn.execute("BEGIN IMMEDIATE")
@@ -344,30 +343,6 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-
-
-def _restore_triggers(conn: sqlite3.Connection) -> None:
-    """Put our triggers back if a tool rebuilt memoria_persona without them (one read when they are there), and
-    move every profile's counter and stamp: a write while they were missing was never counted, so nothing kept
-    of the rows before it may stand."""
-    if _our_triggers(conn) == len(TRIGGERS):
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if _our_triggers(conn) < len(TRIGGERS):  # another connection may have put them back meanwhile
-            for statement in TRIGGERS:
-                conn.execute(statement)
-            for statement, parameters in restamp_all(to_db(utc_now())):
-                conn.execute(statement, parameters)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-def _our_triggers(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' AND name LIKE ?",
-                            (TRIGGER_PREFIX + "%",)).fetchone()[0])
 
 
 def shadow_schema(conn: sqlite3.Connection) -> None:

@@ -6,6 +6,9 @@ They write only our tables (``persona_state``, ``persona_births``, ``persona_cha
 
 from __future__ import annotations
 
+import sqlite3
+
+from ...clock import to_db, utc_now
 from ..contract import TRIGGER_PREFIX, WATCHED_COLUMNS
 
 _NOW = "strftime('%Y-%m-%d %H:%M:%S', 'now')"
@@ -103,3 +106,27 @@ def restamp_all(now: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ("INSERT INTO persona_state (session_id, generation, changed_at, stamp) SELECT DISTINCT session_id, 1, ?, "
          f"{STAMP} FROM memoria_persona WHERE session_id IS NOT NULL ON CONFLICT (session_id) DO NOTHING", (now,)),
     )
+
+
+def restore_triggers(conn: sqlite3.Connection) -> None:
+    """Put our triggers back if a tool rebuilt memoria_persona without them (one read when they are there), and
+    move every profile's counter and stamp: a write while they were missing was never counted, so nothing kept
+    of the rows before it may stand."""
+    if _our_triggers(conn) == len(TRIGGERS):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _our_triggers(conn) < len(TRIGGERS):  # another connection may have put them back meanwhile
+            for statement in TRIGGERS:
+                conn.execute(statement)
+            for statement, parameters in restamp_all(to_db(utc_now())):
+                conn.execute(statement, parameters)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _our_triggers(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' AND name LIKE ?",
+                            (TRIGGER_PREFIX + "%",)).fetchone()[0])
