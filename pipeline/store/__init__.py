@@ -16,7 +16,7 @@ from .erasure import Erasure, erase_fact, reach, scrub, secure_delete
 from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, Proposal, check_id, content_key
 from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, metadata_topic, tombstone_text
 from .forgotten import REFUSED as FORGOTTEN  # why a forgotten text is refused, as every way in words it
-from .forgotten import ForgottenTest, admit, fold, forgotten_test
+from .forgotten import ForgottenTest, admit, forgotten_test, same_fact
 from .proposals import propose_after_import
 from .validation import MAX_TOPIC_CHARS, check_text, scope_in_file
 
@@ -43,7 +43,6 @@ __all__ = [
     "check_text",
     "content_key",
     "erase_fact",
-    "fold",
     "forgotten_test",
     "is_server_url",
     "metadata_topic",
@@ -52,6 +51,7 @@ __all__ = [
     "propose_after_import",
     "reach",
     "rescope",
+    "same_fact",
     "scope_in_file",
     "scrub",
     "secure_delete",
