@@ -184,18 +184,31 @@ def project_inputs(directory: str) -> list[str]:
 
 def _git_files(top: str, dot_git: str) -> list[str]:
     git_dir = dot_git
-    if os.path.isfile(dot_git):
-        with open(dot_git, encoding="utf-8", errors="replace") as file:
-            text = file.read().strip()
-        if text.startswith("gitdir:"):
-            git_dir = os.path.realpath(os.path.join(top, text.removeprefix("gitdir:").strip()))
+    pointer = _small_text(dot_git)
+    if pointer is not None and pointer.startswith("gitdir:"):
+        git_dir = os.path.realpath(os.path.join(top, pointer.removeprefix("gitdir:").strip()))
     found = [os.path.join(git_dir, "commondir"), os.path.join(git_dir, "config")]
-    try:
-        with open(found[0], encoding="utf-8") as file:
-            found.append(os.path.join(os.path.realpath(os.path.join(git_dir, file.read().strip())), "config"))
-    except OSError:
-        pass
+    common = _small_text(found[0])
+    if common is not None:
+        found.append(os.path.join(os.path.realpath(os.path.join(git_dir, common)), "config"))
     return found
+
+
+def _small_text(path: str) -> str | None:
+    """A small regular file's text, stripped; None for anything else (opened without blocking: a FIFO where a
+    checkout's ``.git`` file or ``commondir`` should be is never waited on, and its kind is in the key)."""
+    import stat
+
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        return _read_all(descriptor, 4096).decode("utf-8", "replace").strip()
+    finally:
+        os.close(descriptor)
 
 
 def _private_folder(folder: str) -> None:
