@@ -86,6 +86,9 @@ def test_a_text_that_says_something_else_is_not_refused(forgotten):
 def test_the_force_takes_back_the_dress_it_was_given(forgotten):
     assert persona(forgotten, "add", DRESSED["bold"], "--topic", "home", "-p", "alice", "--force").exit_code == 0
     assert DRESSED["bold"] in (forgotten / "persona-alice.md").read_text()
+    assert persona(forgotten, "add", "--topic", "home", "-p", "alice", "--", DRESSED["a bullet"]).exit_code == 0
+    again = persona(forgotten, "add", SECRET + ".", "--topic", "home", "-p", "alice")  # the forgotten spelling
+    assert (again.exit_code, again.stderr) == (1, f"error: {REFUSED}\n")
 
 
 def test_a_forget_takes_every_dress_of_the_fact_the_profile_holds(tmp_path, projects):
