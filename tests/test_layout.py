@@ -22,7 +22,7 @@ PACKAGE = Path(pipeline.__file__).parent
 # Lower layers first. A module may import its own folder and any folder of a lower layer;
 # folders that share a layer are siblings and may not import each other.
 LAYERS: list[set[str]] = [
-    {"errors", "clock", "tiers", "text", "warn_once", "defaults", "deliver"},
+    {"errors", "clock", "tiers", "text", "warn_once", "defaults", "deliver", "inputs", "caches"},
     {"fs"},
     {"hosts"},  # what each host is, as data: every floor above reads the registry
     {"scopes"},  # a host scope names a registered host
