@@ -41,7 +41,7 @@ _WORD, _ASCII_WORD = re.compile(_WORD_PATTERN), re.compile(_WORD_PATTERN, re.ASC
 # What else a non-ASCII text may hold; a mark on a letter (Mn, Mc: Devanagari's vowel signs) belongs to its word.
 _NOT_WORD = re.compile(r"[^\w\s\x00-\x7f]")
 _VARIATION_SELECTORS = frozenset(range(0xFE00, 0xFE10)) | frozenset(range(0xE0100, 0xE01F0))  # an emoji's marks
-_NUMBERED = re.compile(r"\W*?\d{1,3}[.)] ")  # a numbered list's marker ("1. ", "- 2) ") before the text
+_NUMBERED = re.compile(r"(?:[\W_]*?\d{1,3}[.)] )+")  # a numbered list's markers ("1. ", "- 2) ") before the text
 
 
 def fact_form(text: str) -> str:

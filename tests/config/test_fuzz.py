@@ -230,6 +230,6 @@ def test_inline_and_fact_form_fast_paths_match_the_general_paths(text):
     folded = unicodedata.normalize("NFKC", visible.casefold()).translate(texts.DASHES)
     normal = " ".join(folded.split()).rstrip(texts.FINAL_MARKS)
     assert texts.normal_form(text) == normal
-    normal = re.sub(r"^\W*?\d{1,3}[.)] ", "", normal)
+    normal = re.sub(r"^(?:[\W_]*?\d{1,3}[.)] )+", "", normal)
     shape = texts._NOT_WORD.sub(texts._mark_as_letter, normal)
     assert texts.fact_form(text) == " ".join(normal[m.start():m.end()] for m in texts._WORD.finditer(shape))

@@ -24,7 +24,7 @@ DRESSES = {
     "a star bullet": "* {}", "a dot bullet": "\u2022 {}", "a numbered bullet": "1. {}", "a quote mark": "> {}",
     "a heading": "## {}", "an emoji after": "{} \U0001f680", "an emoji before": "\u2705 {}",
     "an emoji with a variation selector": "\u2764\ufe0f {}", "a full stop": "{}.",
-    "all at once": '- **"{}"** \U0001f680',
+    "all at once": '- **"{}"** \U0001f680', "a numbered bullet in emphasis": "_1. {}_",
 }
 INNER = ["Uses uv; never pip", "Uses uv \u2014 never pip!", "Uses uv: never, pip", "Uses uv / never pip",
          "Uses: uv, never... pip"]
