@@ -1,5 +1,6 @@
 """Facts about text that every layer shares."""
 
+import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 
@@ -23,10 +24,56 @@ def normal_form(text: str) -> str:
 
     Compared, never shown: what is stored and rendered stays as the user wrote it.
     """
-    visible = "".join(char for char in unicodedata.normalize("NFKC", str(text)) if unicodedata.category(char) != "Cf")
+    if isinstance(text, str) and text.isascii():  # as below: NFKC, format characters and dashes touch no ASCII
+        return " ".join(text.lower().split()).rstrip(FINAL_MARKS)
+    visible = unicodedata.normalize("NFKC", str(text))
+    if not visible.isprintable():  # what may hold a format character (a printable text holds none)
+        visible = "".join(char for char in visible if unicodedata.category(char) != "Cf")
     # Casefolding can leave a text that is no longer NFKC ("ǰ" -> "ǰ"), hence the second pass.
     folded = unicodedata.normalize("NFKC", visible.casefold()).translate(DASHES)
     return " ".join(folded.split()).rstrip(FINAL_MARKS)
+
+
+# A word of the fact form: letters and digits, joined by underscores (snake_case) or, between digits, by ".", ","
+# or ":" (3.11, 1,000, 10:30), and ending in "+" or "#" when it does (C++, C#; a+b and #tag are words apart).
+_WORD_PATTERN = r"[^\W_]+(?:(?:_+|(?<=\d)[.,:](?=\d))[^\W_]+)*(?:[+#]+(?![^\W_]|[+#]))?"
+_WORD, _ASCII_WORD = re.compile(_WORD_PATTERN), re.compile(_WORD_PATTERN, re.ASCII)  # one rule: ASCII's is faster
+# What else a non-ASCII text may hold; a mark on a letter (Mn, Mc: Devanagari's vowel signs) belongs to its word.
+_NOT_WORD = re.compile(r"[^\w\s\x00-\x7f]")
+_VARIATION_SELECTORS = frozenset(range(0xFE00, 0xFE10)) | frozenset(range(0xE0100, 0xE01F0))  # an emoji's marks
+_NUMBERED = re.compile(r"(?:[\W_]*?\d{1,3}[.)] )+")  # a numbered list's markers ("1. ", "- 2) ") before the text
+
+
+def fact_form(text: str) -> str:
+    """The one sense in which two texts state the same fact: a render shows one of them (its dedupe), and a
+    forgotten one refuses the other. The :func:`normal_form`, dressed in nothing: quotes, emphasis (``**``, ``_``),
+    brackets, a list's bullet or number, emoji and the punctuation between words all read as a space, so
+    ``"**Uses uv**"``, ``- (uses uv) 🚀`` and ``Uses uv.`` are one fact. The marks that make a word stay
+    (``C++`` is not ``C``, ``3.11`` not ``311``), and so do the words: other words are another fact.
+
+    Compared, never shown.
+    """
+    return undressed(normal_form(text))
+
+
+def undressed(normal: str) -> str:
+    """:func:`fact_form` of a text already in its :func:`normal_form`."""
+    numbered = _NUMBERED.match(normal)
+    if numbered is not None:
+        normal = normal[numbered.end():]
+    if normal.isascii():
+        return " ".join(_ASCII_WORD.findall(normal))
+    # The words are found in a shape of the text, as long as it, where a mark on a letter reads as a letter.
+    shape = _NOT_WORD.sub(_mark_as_letter, normal)
+    if shape == normal:
+        return " ".join(_WORD.findall(normal))
+    return " ".join([normal[found.start():found.end()] for found in _WORD.finditer(shape)])
+
+
+def _mark_as_letter(found: re.Match[str]) -> str:
+    char = found.group()
+    marked = unicodedata.category(char) in ("Mn", "Mc") and ord(char) not in _VARIATION_SELECTORS
+    return "a" if marked else char
 
 
 # One spelling per topic: topics compare in their normal form (`Git` and `git` are one topic) and show in the

@@ -1,22 +1,37 @@
-"""A repository's remotes, read from its config file as git reads it.
+"""A repository's remotes, read from its config file as git reads it, and every file that reading consulted.
 
-``git config --file CONFIG`` reads it when git is on PATH (with a short
-timeout); otherwise :func:`parse_git_config` does, following git's own parser
-(``config.c``) rule for rule: ``;`` and ``#`` start a comment outside double
-quotes, quotes are taken out, ``\\"``, ``\\\\``, ``\\n``, ``\\t`` and ``\\b`` are
-escapes (any other is an error), a backslash at the end of a line continues
-the value on the next, and a following line, however deeply indented, is a
-variable of its own. Section and variable names are case-insensitive, a
-quoted subsection is not. A file git refuses is an error here too.
+``git config --file CONFIG --includes --show-origin`` reads it when git is on
+PATH (with ``GIT_DIR`` the repository's, so ``includeIf "gitdir:..."`` is
+judged as git judges it in that checkout, and a timeout: git waits on a FIFO
+forever), and names each file an answer came from; each ``include.path`` and
+``includeIf.*.path`` is looked for where git looks (``~`` expanded, a relative
+path beside the file that includes it). Without git, :func:`parse_git_config`
+reads it, following git's own parser (``config.c``) rule for rule: ``;`` and ``#``
+start a comment outside double quotes, quotes are taken out, ``\\"``, ``\\\\``,
+``\\n``, ``\\t`` and ``\\b`` are escapes (any other is an error), a backslash at
+the end of a line continues the value on the next, and a following line,
+however deeply indented, is a variable of its own. Section and variable names
+are case-insensitive, a quoted subsection is not. It follows ``include.path`` as
+git does, ten deep at most; it does not judge ``includeIf`` conditions, so those
+files are not followed (only looked at, for what a change to them means). A file
+git refuses is an error here too; each file is read without blocking, and only
+if it is a regular file.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import inputs
+from .read import read_file
 
-GIT_TIMEOUT_S = 2.0  # `git config --file` answers in milliseconds; a hung git falls back to the reader
+GIT_TIMEOUT_S = 2.0  # `git config` answers in milliseconds; a git that does not has met a FIFO or a dead mount
+MAX_CONFIG_BYTES = 1_000_000  # a config file larger than this is not read (the project is then its directory)
+MAX_INCLUDE_DEPTH = 10  # git's own limit on nested includes
 ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "\\": "\\", '"': '"'}
 SPACE = " \t\n\r"  # git's isspace()
 Entry = tuple[str, str | None]  # (section[.subsection].name, value); None for a name without `=`
@@ -26,41 +41,130 @@ class GitConfigError(ValueError):
     """A config file git would refuse ("bad config line N")."""
 
 
-def remote_urls(config: Path) -> list[tuple[str, str]] | None:
-    """Each remote's name and URL, in the file's order; None when the file cannot be read or git refuses it."""
-    entries = _by_git(config)
-    if entries is None:
-        try:
-            entries = parse_git_config(config.read_bytes().decode("utf-8", "surrogateescape"))
-        except (OSError, GitConfigError):
-            return None
+@dataclass(frozen=True, slots=True)
+class ConfigRead:
+    """A config file's variables as git reads them ([] when git refuses it), and every file the reading consulted:
+    the config, each file an answer came from, each include's target (there or not), in order, once each."""
+
+    entries: list[Entry]
+    consulted: list[str]
+
+
+def read_config(config: Path, git_dir: Path) -> ConfigRead:
+    """The config of the repository whose git directory is ``git_dir``, as git reads it (see the module). OSError
+    (TimeoutError among them) when git does not answer in time, or the config or a file it includes is not a
+    regular file: our reader walks them first, without blocking, so git never meets a FIFO we could have seen."""
+    walked = _by_reader(config)
+    by_git = _by_git(config, git_dir, walked)
+    if by_git is None:
+        return walked
+    return ConfigRead(by_git.entries, list(dict.fromkeys([*by_git.consulted, *walked.consulted])))
+
+
+def remote_urls(entries: list[Entry]) -> list[tuple[str, str]]:
+    """Each remote's name and URL, in the order git read them."""
     return [(key[len("remote."):-len(".url")], value) for key, value in entries
             if key.startswith("remote.") and key.endswith(".url") and value is not None]
 
 
-def _by_git(config: Path) -> list[Entry] | None:
-    """The file's variables as git lists them; None when git is missing or does not answer in time (the reader's
-    turn then), [] when git refuses the file."""
+def include_target(value: str, including: str) -> str:
+    """Where git looks for the file an include names: ``~`` expanded, a relative path beside ``including``."""
+    path = inputs.expand_user(value)
+    return path if os.path.isabs(path) else os.path.join(os.path.dirname(including), path)
+
+
+def _includes(key: str) -> bool:
+    return key == "include.path" or (key.startswith("includeif.") and key.endswith(".path"))
+
+
+def _git_environment(git_dir: Path) -> dict[str, str]:
+    """The environment git runs in: ours without any GIT_ variable, then this repository, and no system or
+    global config (neither says where a repository's remote is, and one that is a FIFO would hold git)."""
+    environment = {name: value for name, value in inputs.environment().items() if not name.startswith("GIT_")}
+    return {**environment, "GIT_DIR": str(git_dir), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
+def _by_git(config: Path, git_dir: Path, walked: ConfigRead) -> ConfigRead | None:
+    """The config as git lists it; None when git is missing or cannot run (the reader's answer, ``walked``, then)."""
     import shutil
     import subprocess  # only where a remote is read: `persona status` may never need it
 
     git = shutil.which("git")
     if git is None:
         return None
-    environment = {name: value for name, value in inputs.environment().items() if not name.startswith("GIT_")}
     try:
-        done = subprocess.run([git, "config", "--file", str(config), "--null", "--list"], capture_output=True,
-                              stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S, check=False, env=environment)
+        done = subprocess.run([git, "config", "--file", str(config), "--includes", "--show-origin", "--null",
+                               "--list"], capture_output=True, stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S,
+                              check=False, env=_git_environment(git_dir))
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"git config gave no answer in {GIT_TIMEOUT_S:g} s") from None
     except (OSError, subprocess.SubprocessError):
         return None
-    if done.returncode != 0:
-        return []
-    return [_entry(item) for item in done.stdout.decode("utf-8", "surrogateescape").split("\0")[:-1]]
+    if done.returncode != 0:  # git refuses the file, or one it includes
+        return ConfigRead([], walked.consulted)
+    return _listed(done.stdout.decode("utf-8", "surrogateescape"), config)
 
 
-def _entry(item: str) -> Entry:
-    key, newline, value = item.partition("\n")
-    return key, value if newline else None
+def _listed(output: str, config: Path) -> ConfigRead:
+    """``--show-origin --null --list``'s output: ``file:PATH``, then ``key\\nvalue``, each ended by NUL."""
+    items = output.split("\0")[:-1]
+    entries: list[Entry] = []
+    consulted = [str(config)]
+    for origin, item in zip(items[0::2], items[1::2], strict=False):
+        source = origin.removeprefix("file:")
+        key, newline, value = item.partition("\n")
+        entries.append((key, value if newline else None))
+        consulted.append(source)
+        if newline and _includes(key) and value:
+            consulted.append(include_target(value, source))
+    return ConfigRead(entries, list(dict.fromkeys(consulted)))
+
+
+def _by_reader(config: Path) -> ConfigRead:
+    """The config as our reader reads it, ``include.path`` followed (a missing file is skipped, as git skips it);
+    [] when git would refuse a file, with what was consulted up to it."""
+    consulted: list[str] = []
+    try:
+        entries = _read_following(str(config), 0, consulted)
+    except GitConfigError:
+        entries = []
+    return ConfigRead(entries, list(dict.fromkeys(consulted)))
+
+
+def _looked_at(path: str) -> str:
+    """``path``, when it is a regular file or missing (git may read it); OSError for a FIFO, socket or device."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return path
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "is not a regular file", path)
+    return path
+
+
+def _read_following(path: str, depth: int, consulted: list[str]) -> list[Entry]:
+    consulted.append(path)
+    try:
+        found = read_file(Path(path), MAX_CONFIG_BYTES, confine_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        if depth:
+            return []
+        raise
+    if found.truncated:
+        raise OSError(f"{path} is larger than {MAX_CONFIG_BYTES} bytes")
+    entries: list[Entry] = []
+    for key, value in parse_git_config(found.data.decode("utf-8", "surrogateescape")):
+        entries.append((key, value))
+        if not (value and _includes(key)):
+            continue
+        target = include_target(value, path)
+        if key != "include.path":  # an includeIf: its condition is git's to judge; only looked at
+            consulted.append(_looked_at(target))
+        elif depth >= MAX_INCLUDE_DEPTH:
+            raise GitConfigError(f"exceeded maximum include depth ({MAX_INCLUDE_DEPTH}) in {path}")
+        else:
+            entries += _read_following(target, depth + 1, consulted)
+    return entries
 
 
 def parse_git_config(text: str) -> list[Entry]:

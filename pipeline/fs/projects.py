@@ -3,26 +3,54 @@
 A repository with a remote is its normalised remote URL (``github.com/x/y``):
 two clones of one repository share their facts, wherever they sit. One
 without a remote is its root directory (the git top level); a directory that
-is not in a repository is itself. Nothing here runs git: the top level is
-found by walking up to ``.git`` (a directory, or a worktree's file pointing at
-one), and the remote is read from the repository's ``config`` as git reads it
-(:mod:`.git_config`: by ``git config`` itself when it is on PATH). A config is
-read once per state (its size, times and inode): a host looking up its
-directory's project per request runs git only when the file changed.
+is not in a repository is itself. The top level is found by walking up to
+``.git`` (a directory, or a worktree's file pointing at one), and the remote is
+read from the repository's ``config`` as git reads it, includes and all
+(:mod:`.git_config`: by ``git config`` itself when it is on PATH).
+
+The repository's own files (``.git`` when it is a file, ``commondir``, ``HEAD``,
+``config``) are opened without blocking and used only when each is a regular
+file, and the whole look has a deadline: a FIFO, a socket, a device, a config
+over :data:`~.git_config.MAX_CONFIG_BYTES`, or a slow mount means no remote (the
+project is then the directory, as for a repository without one), never a hang.
+
+A remote is read once per state of every file the reading consulted (the config,
+the files it includes, those its includes name but that are missing): a host
+looking up its directory's project per request runs git only when one changed.
+While a recording is open (:mod:`pipeline.inputs`), each of those files is noted,
+read by git or not, so a copy of an answer made from the project is keyed by them.
 """
 
 from __future__ import annotations
 
+import errno
 import re
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import inputs
-from .git_config import remote_urls
+from .git_config import GIT_TIMEOUT_S, MAX_CONFIG_BYTES, read_config, remote_urls
+from .read import probe_regular, read_file, within
 
-MAX_CONFIG_BYTES = 1_000_000  # a git config larger than this is not read (the project is then its directory)
-MAX_CONFIGS = 256  # remotes remembered, by config file and state; a process that sees more starts over
-_REMOTES: dict[tuple[str, int, int, int, int], str | None] = {}  # a race between threads costs one extra read
+LOOK_TIMEOUT_S = GIT_TIMEOUT_S + 1.0  # the whole look at a repository: its files, then git's answer
+MAX_POINTER_BYTES = 4096  # a `.git` file or `commondir` holds one path
+MAX_CONFIGS = 256  # remotes remembered, by repository and config file; a process that sees more starts over
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A remote as read, and the state of every file its reading consulted (:func:`pipeline.inputs.path_state`)."""
+
+    consulted: tuple[str, ...]
+    states: tuple[Any, ...]
+    remote: str | None
+
+
+# (git directory, config) -> what was read. The git directory is part of the key: linked worktrees share one
+# config, and an includeIf "gitdir:" in it may answer each differently. A race between threads costs one extra read.
+_REMOTES: dict[tuple[str, str], _Kept] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,23 +99,90 @@ def git_top_level(directory: Path) -> Path | None:
 
 
 def remote_url(top: Path) -> str | None:
-    """The ``origin`` remote's URL (else the first remote's), from the repository's config; None when it has none."""
-    config = _git_dir(top) / "config"
-    common = _git_dir(top) / "commondir"  # a linked worktree keeps its remotes in the main repository's config
+    """The ``origin`` remote's URL (else the first remote's), from the repository's config; None when it has none,
+    or when its files cannot be read as git would read them, without blocking, in time (see the module)."""
     try:
-        if common.is_file():
-            config = (_git_dir(top) / common.read_text(encoding="utf-8").strip()).resolve() / "config"
-        info = config.stat()
-    except OSError:
+        return within(LOOK_TIMEOUT_S, lambda: _remote_url(top))
+    except OSError:  # TimeoutError among them
         return None
-    if info.st_size > MAX_CONFIG_BYTES:
-        return None
-    state = (str(config), info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
-    if state not in _REMOTES:
-        if len(_REMOTES) >= MAX_CONFIGS:
-            _REMOTES.clear()
-        _REMOTES[state] = _chosen(remote_urls(config) or [])
-    return _REMOTES[state]
+
+
+def _remote_url(top: Path) -> str | None:
+    git_dir, config = repository_files(top)
+    key = (str(git_dir), str(config))
+    kept = _REMOTES.get(key)
+    known = kept.consulted if kept is not None else (str(config),)
+    before = _states(known)
+    if kept is not None and before == kept.states:
+        _note(known)
+        return kept.remote
+    read = read_config(config, git_dir)
+    found = _Kept(tuple(read.consulted), _states(tuple(read.consulted)), _chosen(remote_urls(read.entries)))
+    after = dict(zip(found.consulted, found.states, strict=True))
+    if all(after.get(path, state) == state for path, state in zip(known, before, strict=True)):
+        _keep(key, found)  # else a file changed while it was read: what was read may be older than its state
+    _note(found.consulted)
+    return found.remote
+
+
+def _keep(key: tuple[str, str], found: _Kept) -> None:
+    if len(_REMOTES) >= MAX_CONFIGS:
+        _REMOTES.clear()
+    _REMOTES[key] = found
+
+
+def repository_files(top: Path) -> tuple[Path, Path]:
+    """The checkout's git directory and the config its remotes are read from (a linked worktree's is the main
+    repository's), each of its files checked as git will meet it: OSError for one that is not a regular file
+    (a FIFO, a socket, a device), a config over MAX_CONFIG_BYTES, or one that cannot be read."""
+    git_dir = _git_dir(top)
+    with suppress(FileNotFoundError, NotADirectoryError):
+        probe_regular(git_dir / "HEAD", confine_symlinks=False)  # git reads it to know a repository
+    config = _common_dir(git_dir) / "config"
+    if probe_regular(config, confine_symlinks=False) > MAX_CONFIG_BYTES:
+        raise OSError(errno.EFBIG, f"is larger than {MAX_CONFIG_BYTES} bytes", str(config))
+    return git_dir, config
+
+
+def _git_dir(top: Path) -> Path:
+    dot_git = top / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    text = _pointer(dot_git)  # a linked worktree or a submodule: "gitdir: PATH"
+    if not text.startswith("gitdir:"):
+        raise OSError(errno.EINVAL, "names no git directory", str(dot_git))
+    return (top / text.removeprefix("gitdir:").strip()).resolve()
+
+
+def _common_dir(git_dir: Path) -> Path:
+    """Where a linked worktree keeps its remotes: the main repository, named in its ``commondir``."""
+    try:
+        return (git_dir / _pointer(git_dir / "commondir")).resolve()
+    except (FileNotFoundError, NotADirectoryError):
+        return git_dir
+
+
+def _pointer(path: Path) -> str:
+    """The one path a small git file holds (read without blocking: a FIFO is an OSError, never a wait)."""
+    found = read_file(path, MAX_POINTER_BYTES, confine_symlinks=False)
+    if found.truncated:
+        raise OSError(errno.EFBIG, f"is larger than {MAX_POINTER_BYTES} bytes", str(path))
+    return found.data.decode("utf-8", "replace").strip()
+
+
+def _states(paths: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(_frozen(inputs.path_state(path)) for path in paths)
+
+
+def _frozen(state: Any) -> Any:
+    return tuple(state) if isinstance(state, list) else state
+
+
+def _note(consulted: tuple[str, ...]) -> None:
+    """Note every file the remote's reading consulted, for a recording open now (git's reads are not seen)."""
+    if inputs.recording_now():
+        for path in consulted:
+            inputs.note_file(path)
 
 
 def _chosen(remotes: list[tuple[str, str]]) -> str | None:
@@ -95,15 +190,6 @@ def _chosen(remotes: list[tuple[str, str]]) -> str | None:
     url = next((url for name, url in remotes if name == "origin" and url.strip()), None) or \
         next((url for _, url in remotes if url.strip()), None)
     return url.strip() if url else None
-
-
-def _git_dir(top: Path) -> Path:
-    dot_git = top / ".git"
-    if dot_git.is_file():  # a linked worktree or a submodule: "gitdir: PATH"
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-        if text.startswith("gitdir:"):
-            return (top / text.removeprefix("gitdir:").strip()).resolve()
-    return dot_git
 
 
 _SCP_LIKE = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>(?!//).+)$")  # git@github.com:x/y.git

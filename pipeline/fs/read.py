@@ -5,8 +5,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def read_regular_text(path: Path) -> str:
@@ -77,11 +82,34 @@ def _open_regular(path: Path, confine_symlinks: bool) -> tuple[int, os.stat_resu
     return fd, info
 
 
-def probe_regular(path: Path) -> int:
+def probe_regular(path: Path, *, confine_symlinks: bool = True) -> int:
     """The size of a readable regular file, without reading it; OSError says why it is not one."""
-    fd, info = _open_regular(path, True)
+    fd, info = _open_regular(path, confine_symlinks)
     os.close(fd)
     return info.st_size
+
+
+def within(seconds: float, call: Callable[[], T]) -> T:
+    """``call()``'s answer, or TimeoutError when it takes longer than ``seconds``: a read stuck on a slow or dead
+    mount (which no O_NONBLOCK spares) is left to finish on a thread of its own, never waited for. An error
+    ``call`` raises is raised here."""
+    answers: list[T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            answers.append(call())
+        except BaseException as error:  # handed to the caller, whatever it is
+            errors.append(error)
+
+    worker = threading.Thread(target=run, name="persona-bounded-read", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if errors:
+        raise errors[0]
+    if not answers:
+        raise TimeoutError(errno.ETIMEDOUT, f"no answer in {seconds:g} s")
+    return answers[0]
 
 
 def state_key(info: os.stat_result) -> tuple[int, int, int, int]:

@@ -31,11 +31,11 @@ from ..store import (
     PersonaStore,
     content_key,
     erase_fact,
-    fold,
     forgotten_test,
     origins,
     profile_generation,
     reach,
+    same_fact,
     scrub,
     secure_delete,
     supersede,
@@ -279,10 +279,12 @@ def _forget_reach(store: PersonaStore, plan: Plan, edited: list[Edited]) -> list
     problems: list[Problem] = [(lines[kept], f"--forget forgets #{fact_id}, and with it #{kept} (the same text, or "
                                              f"one chain of replacements): remove #{kept} too, or demote instead")
                                for fact_id, ids in reached.items() for kept in sorted(ids & set(lines))]
-    texts = {fold(step.old.content): step.old.id for step in gone if step.old}
-    problems += [(step.line, f"--forget forgets this text with #{texts[fold(step.now.content)]}; keep that fact "
-                             "instead, or drop this entry")
-                 for step in plan.of("add", "replace") if step.now and fold(step.now.content) in texts]
+    texts = [(same_fact(step.old.content), step.old.id) for step in gone if step.old]
+    for step in plan.of("add", "replace"):
+        forgotten_with = next((fact_id for same, fact_id in texts if step.now and same(step.now.content)), None)
+        if forgotten_with is not None:
+            problems.append((step.line, f"--forget forgets this text with #{forgotten_with}; keep that fact "
+                                        "instead, or drop this entry"))
     return problems
 
 

@@ -21,7 +21,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sanitize import dedupe_key, inline
+from ..text import fact_form
+from .sanitize import inline
 from .template_context import TemplateItem
 from .tokens import ExactCounter, HeuristicCounter, TokenCounter
 
@@ -33,7 +34,7 @@ Scope = tuple[str, str]  # (database label, profile)
 
 @dataclass(slots=True)
 class Prepared:
-    dedupe: str  # rank's near-duplicate key
+    dedupe: str  # rank's near-duplicate key: the text's fact form (pipeline.text.fact_form)
     line: str  # the fact as one inert line, as every template sees it
     tokens: dict[str, int] = field(default_factory=dict)  # counter name -> exact count of the text
     items: dict[tuple[str, float, int], TemplateItem] = field(default_factory=dict)  # (tier, confidence, count)
@@ -78,7 +79,7 @@ class PreparedFacts:
         if found is None:
             found = self._previous.get(text)
             if found is None:
-                found = Prepared(dedupe_key(text), inline(text))
+                found = Prepared(fact_form(text), inline(text))
             self.used[text] = found
         return found
 

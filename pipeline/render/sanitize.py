@@ -10,9 +10,6 @@ from ..fs.regions import MARKER_WORD, defuse
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _SPACE = re.compile(r"\s+")
-_PUNCT = re.compile(r"[^\w\s]")
-# ASCII characters that are neither word characters nor whitespace: what _PUNCT removes from ASCII text.
-_ASCII_NON_WORD = {code: None for code in range(128) if not re.match(r"[\w\s]", chr(code))}
 
 
 def inline(text: str) -> str:
@@ -44,9 +41,3 @@ def xml(text: str) -> str:
     """Escape for XML text and attribute values (one translation; xml.sax costs start-up time)."""
     return str(text).translate(_XML)
 
-
-def dedupe_key(text: str) -> str:
-    """Two facts with the same key are near-duplicates: same words, ignoring case and punctuation."""
-    if text.isascii():  # the same result as below, by a translation table instead of a regex
-        return " ".join(text.lower().translate(_ASCII_NON_WORD).split())
-    return " ".join(_PUNCT.sub("", text.casefold()).split())

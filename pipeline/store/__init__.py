@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, Proposal, check_id, content_key
     from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, metadata_topic, tombstone_text
     from .forgotten import REFUSED as FORGOTTEN  # why a forgotten text is refused, as every way in words it
-    from .forgotten import ForgottenTest, admit, fold, forgotten_test
+    from .forgotten import ForgottenTest, admit, forgotten_test, same_fact
     from .proposals import propose_after_import
     from .validation import MAX_TOPIC_CHARS, check_text, scope_in_file
 
@@ -53,8 +53,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "check_text": (".validation", "check_text"),
     "content_key": (".fact_row", "content_key"),
     "erase_fact": (".erasure", "erase_fact"),
-    "fold": (".forgotten", "fold"),
     "forgotten_test": (".forgotten", "forgotten_test"),
+    "same_fact": (".forgotten", "same_fact"),
     "is_server_url": ("..config.urls", "is_server_url"),
     "metadata_topic": (".facts", "metadata_topic"),
     "origins": (".origins", None),
@@ -104,7 +104,6 @@ __all__ = [
     "check_text",
     "content_key",
     "erase_fact",
-    "fold",
     "forgotten_test",
     "is_server_url",
     "metadata_topic",
@@ -113,6 +112,7 @@ __all__ = [
     "propose_after_import",
     "reach",
     "rescope",
+    "same_fact",
     "scope_in_file",
     "scrub",
     "secure_delete",

@@ -1,8 +1,9 @@
 """Forget for real: every version of a fact, or everything a profile holds, and everything rendered from it.
 
 A forget names one version of a fact (current, superseded, or demoted to a
-tombstone) and takes every version that shares its text (case and spacing
-folded), with the supersession chains through them. One transaction removes
+tombstone) and takes every version that states the same fact (its text in
+other case and spacing, or in another dress: :func:`.forgotten.same_fact`),
+with the supersession chains through them. One transaction removes
 those rows and their lineage, and records their keyed hashes
 (:mod:`.forgotten`). What was rendered from them is found by *generation*, not
 by searching for the text's spellings: each fact's birth (the first profile
@@ -29,7 +30,7 @@ from .births import delete_births, earliest_birth, tombstone_of
 from .blocks import delete_blocks_since
 from .database import Database
 from .fact_row import check_id
-from .forgotten import count_erasure, fold, forgotten_digests, record, secret
+from .forgotten import count_erasure, forgotten_digests, record, same_fact, secret
 from .memories import delete_tombstones, every_tombstone
 from .proposals import forget_profile
 from .runs import delete_profile_runs
@@ -109,9 +110,9 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
     done = Erasure(store.profile)
     text = _named_text(store, conn, persona_id, tombstone_id)
     ids = _versions(store, conn, text)
-    current = _current_rows(store, conn, ids)
+    current, same = _current_rows(store, conn, ids), same_fact(text)
     buried = [row for row in every_tombstone(conn, store.profile)
-              if fold(row[1]) == fold(text) or row[0] == tombstone_id or row[2] in {f"persona:{i}" for i in ids}]
+              if same(row[1]) or row[0] == tombstone_id or row[2] in {f"persona:{i}" for i in ids}]
     done.since = earliest_birth(conn, store.profile, ids)
     superseded = forget_lineage(store, conn, sorted(ids))
     _remember(store, conn, [*((row[1], row[2]) for row in current), *superseded,
@@ -130,12 +131,12 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
 
 def reach(store: Database, conn: Connection, persona_id: int) -> set[int]:
     """Every fact, current or superseded, a forget of the current fact ``persona_id`` would erase: those with its
-    text (case and spacing folded) and the supersession chains through them."""
+    text (:func:`.forgotten.same_fact`) and the supersession chains through them."""
     return _versions(store, conn, _named_text(store, conn, persona_id, None))
 
 
 def _versions(store: Database, conn: Connection, text: str) -> set[int]:
-    return lineage_ids(store, conn, _ids_with_text(store, conn, fold(text)))
+    return lineage_ids(store, conn, _ids_with_text(store, conn, text))
 
 
 def erase_profile(store: PersonaStore) -> Erasure:
@@ -198,13 +199,14 @@ def _tombstone(conn: Connection, profile: str, which: Callable[[tuple[int, str, 
     return None
 
 
-def _ids_with_text(store: Database, conn: Connection, folded: str) -> set[int]:
-    """Every current or superseded fact of the profile whose text is ``folded`` once folded."""
+def _ids_with_text(store: Database, conn: Connection, text: str) -> set[int]:
+    """Every current or superseded fact of the profile that states ``text`` (:func:`.forgotten.same_fact`)."""
+    same = same_fact(text)
     found = set()
     for table in ("memoria_persona", "persona_superseded"):
         for fact_id, content in conn.execute(f"SELECT id, content FROM {table} WHERE session_id = ?",
                                              (store.profile,)):
-            if isinstance(content, str) and fold(content) == folded:
+            if same(content):
                 found.add(int(fact_id))
     return found
 

@@ -1,12 +1,17 @@
 """Forgotten facts: ``persona_forgotten`` (keyed hashes), ``persona_secret`` (their key), ``persona_erasures``.
 
-What remains of a forgotten fact is an HMAC-SHA256 of its text, in two forms,
+What remains of a forgotten fact is an HMAC-SHA256 of its text, in three forms,
 and of its source memory id, keyed by a random secret of this database's own.
-The text's forms: folded (case and spacing, what earlier releases kept, so their
-hashes stay valid) and its normal form (:func:`pipeline.text.normal_form`: also
-Unicode form, invisible characters, dashes and final punctuation), so no
-re-spelling of a forgotten fact comes back in. The text itself is gone; the hash is enough to refuse the same
-memory when it is proposed, promoted or added again. The key stays in the same
+The text's forms: folded (case and spacing), its normal form
+(:func:`pipeline.text.normal_form`: also Unicode form, invisible characters,
+dashes and final punctuation) and its fact form (:func:`pipeline.text.fact_form`:
+also quotes, emphasis, brackets, a bullet, emoji and the punctuation between
+words, the one sense in which the render's dedupe calls two texts the same fact),
+so no re-spelling or re-dressing of a forgotten fact comes back in. A text is
+tested in all three, so the hashes earlier releases kept (the folded form, then
+the normal form too) keep refusing what they refused. The text itself is gone;
+the hash is enough to refuse the same memory when it is proposed, promoted or
+added again. The key stays in the same
 database, so the hashes are worthless outside it (a list of them cannot be
 checked against guesses elsewhere); whoever holds the database can still test
 a guess, as they could read the memory Mnemosyne keeps.
@@ -21,7 +26,7 @@ import hmac
 from collections.abc import Callable, Iterable
 
 from ..errors import ForgottenError
-from ..text import normal_form
+from ..text import fact_form, normal_form, undressed
 from .backend import Connection
 from .database import Database
 
@@ -33,6 +38,16 @@ REFUSED = "that fact was forgotten (persona forget); pass --force to take it in 
 def fold(text: str) -> str:
     """The form a text is hashed in: case and whitespace do not make a forgotten fact new."""
     return " ".join(str(text).casefold().split())
+
+
+def same_fact(text: str) -> Callable[[object], bool]:
+    """A test of another text: is it ``text`` in other case and spacing (what a forget took before the fact
+    form), or in its fact form (:func:`pipeline.text.fact_form`: the same fact in another dress)?"""
+    folded, words = fold(text), fact_form(text)
+
+    def same(other: object) -> bool:
+        return isinstance(other, str) and (fold(other) == folded or (bool(words) and fact_form(other) == words))
+    return same
 
 
 def secret(store: Database, conn: Connection) -> bytes:
@@ -62,12 +77,19 @@ def digests(key: bytes, *, texts: Iterable[str] = (), memory_ids: Iterable[str |
 
 
 def forgotten_digests(key: bytes, *, texts: Iterable[str] = (), memory_ids: Iterable[str | None] = ()) -> list[str]:
-    """What a forgotten fact leaves, and what a text is tested by: :func:`digests`, and each text's normal form. A
-    forget before the normal form left only the folded one: a test of both finds those too."""
+    """What a forgotten fact leaves, and what a text is tested by: :func:`digests`, and each text's normal and fact
+    forms. A forget before the fact form left the folded and normal ones, and one before the normal form only the
+    folded one: a test of all three finds those too."""
     texts = list(texts)
-    normal = [hmac.digest(key, f"normal\x00{normal_form(text)}".encode("utf-8", "surrogatepass"), "sha256").hex()
-              for text in texts]
-    return digests(key, texts=texts, memory_ids=memory_ids) + normal
+    made = []
+    for text in texts:
+        normal = normal_form(text)
+        made.append(f"normal\x00{normal}")
+        words = undressed(normal)
+        if words:  # a text of no words (emoji alone, punctuation) is not every other such text
+            made.append(f"fact\x00{words}")
+    return digests(key, texts=texts, memory_ids=memory_ids) + [
+        hmac.digest(key, item.encode("utf-8", "surrogatepass"), "sha256").hex() for item in made]
 
 
 def record(store: Database, conn: Connection, found: list[str]) -> None:

@@ -74,3 +74,20 @@ def test_a_forget_from_before_the_normal_form_still_refuses_what_it_refused(tmp_
         record(store, conn, digests(secret(store, conn), texts=[PIN]))
     refused = persona(tmp_path / "m.db", "add", VARIANTS["other case and spacing"], "--topic", "money")
     assert refused.exit_code == 1 and "forgotten" in refused.stderr
+
+
+def test_a_forget_from_before_the_fact_form_still_refuses_the_text_re_spelled(tmp_path):
+    """Such a forget left the folded and the normal forms' hashes (issue 48 point 5 added the fact form's): the
+    text re-spelled stays out; re-dressed it cannot be found, its text being gone, and the docs say so."""
+    import hmac
+
+    from pipeline.text import normal_form
+
+    with PersonaStore(tmp_path / "m.db") as store, store.transaction() as conn:
+        key = secret(store, conn)
+        normal = hmac.digest(key, f"normal\x00{normal_form(PIN)}".encode(), "sha256").hex()
+        record(store, conn, [*digests(key, texts=[PIN]), normal])
+    for text in VARIANTS.values():
+        refused = persona(tmp_path / "m.db", "add", text, "--topic", "money")
+        assert refused.exit_code == 1 and "forgotten" in refused.stderr, text
+    assert persona(tmp_path / "m.db", "add", f"**{PIN}**", "--topic", "money").exit_code == 0

@@ -67,3 +67,20 @@ def test_a_file_the_page_cannot_render_is_named_in_the_note_and_the_write_stands
     assert (tmp_path / "persona.md").read_text() == "My own persona, written by hand.\n"
     with PersonaStore.from_settings(load_settings(overrides=overrides), readonly=True) as store:
         assert [fact.content for fact in store.list(topic="style")] == ["Answers tersely.", "Prefers tabs."]
+
+
+def test_a_text_forgotten_in_the_page_is_refused_there_in_any_dress(ui, tmp_path, overrides):
+    """Issue 48 point 5: the page's add and replace refuse a forgotten text dressed in quotes, emphasis, a bullet,
+    brackets or an emoji, as every other writer does."""
+    cookie = ui.login()
+    assert "added #2" in note(ui, cookie, "add", {"content": "Door code is 4721, then the gate.", "topic": "home"})
+    assert "forgot" in note(ui, cookie, "forget", {"id": "2"})
+    for dressed in ('"Door code is 4721, then the gate"', "**Door code is 4721 \u2014 then the gate**",
+                    "- (door code is 4721; then the gate) \U0001f510"):
+        said = note(ui, cookie, "add", {"content": dressed, "topic": "other"})
+        assert "error: that fact was forgotten (persona forget)" in said
+        said = note(ui, cookie, "replace", {"id": "1", "content": dressed})
+        assert "error: that fact was forgotten (persona forget)" in said
+    assert "4721" not in (tmp_path / "persona.md").read_text()
+    with PersonaStore.from_settings(load_settings(overrides=overrides), readonly=True) as store:
+        assert [fact.content for fact in store.list()] == ["Answers tersely."]
