@@ -8,6 +8,7 @@ import resource
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
@@ -50,13 +51,18 @@ def clock() -> Clock:
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Clear MNEMOSYNE_*, DYNACONF_* and the hosts' homes (HERMES_HOME, CODEX_HOME...); point HOME at a temp dir."""
+    """Clear MNEMOSYNE_*, DYNACONF_* and the hosts' homes (HERMES_HOME, CODEX_HOME...); point HOME, and the
+    temporary directory, at the test's own (`persona edit` keeps its files there, and a forget or a profile erase
+    removes the profile's from there: under `make test`'s parallel workers, never another test's)."""
     for name in list(os.environ):
         if name.startswith(("MNEMOSYNE_", "DYNACONF_")) or name in HOST_HOMES:
             monkeypatch.delenv(name)
-    home = tmp_path / "home"
+    home, temp = tmp_path / "home", tmp_path / "tmp"
     home.mkdir()
+    temp.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -146,7 +152,7 @@ def cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None, memory_mb
     """`persona ARGS` as a real process with a clean environment, a memory limit and a timeout."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    base = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(REPO)}
+    base = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(REPO), "TMPDIR": tempfile.gettempdir()}
 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 1024 * 1024, memory_mb * 1024 * 1024))
