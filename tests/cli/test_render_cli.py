@@ -109,7 +109,7 @@ def test_make_renders_demo_config_renders_every_target(tmp_path, monkeypatch):
         assert not report["changed"] and report["sections_dropped"] == 0, "the import rendered them already"
         assert (tmp_path / report["path"]).exists()
     injected = runner.invoke(app, [*args, "inject"]).stdout
-    assert injected.startswith("\n\n# L3 Persona (Active Behavioral Rules)\n## communication\n")
+    assert injected.startswith("# L3 Persona (Active Behavioral Rules)\n## communication\n")  # no blank lines first
 
 
 def test_bad_stage_in_config_is_exit_1(tmp_path):
