@@ -32,9 +32,10 @@ path: $(STAMP) ## put `persona` on PATH: link .venv/bin/persona into ~/.local/bi
 # ~/.hermes config can never send it to the user's real persona.
 DEMO := env -i PATH="$$PATH" HOME="$(CURDIR)/$(DEMO_DIR)/home" $(BIN)/persona -c config/demo.yaml
 
+# The import leaves the rendering to `render`, so each target is rendered once and its line says what was written.
 render: $(STAMP) ## import the example facts into var/demo and render every target of config/demo.yaml
 	mkdir -p -m 700 $(DEMO_DIR) $(DEMO_DIR)/home
-	$(DEMO) import config/facts.example.yaml
+	$(DEMO) import --no-render config/facts.example.yaml
 	$(DEMO) render
 
 # The README's test command, and what CI runs: a change that breaks the lint, the types or a docs link fails it.
