@@ -41,8 +41,12 @@ render: $(STAMP) ## import the example facts into var/demo and render every targ
 # The README's test command, and what CI runs: a change that breaks the lint, the types or a docs link fails it.
 test: lint typecheck docs pytest ## lint, typecheck, build the docs strictly, then run the test suite
 
-pytest: $(STAMP) ## run the test suite alone
-	$(BIN)/python -m pytest -q
+# One worker per core (pytest-xdist); `worksteal` moves queued tests to a worker that ran out, so the slow ones,
+# queued last, end up spread over both. PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= auto
+
+pytest: $(STAMP) ## run the test suite alone, on every core
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
 
 HERMES_VENV := var/hermes-venv
 

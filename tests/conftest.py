@@ -32,6 +32,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("slow") is not None)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Captured output holding a lone surrogate (a test of odd ids logs one) is escaped before pytest-xdist sends
+    the report to its controller: execnet sends UTF-8 only, and the worker would die with every test it had left."""
+    report.sections = [(title, text.encode("utf-8", "backslashreplace").decode("utf-8"))
+                       for title, text in report.sections]
+
+
 class Clock:
     """A clock that moves only when a test moves it (``clock.now += ...``), or by ``step`` at every reading."""
 
