@@ -145,7 +145,9 @@ def test_the_readme_is_short_and_keeps_the_two_commands():
     readme = text(README)
     assert len(readme.splitlines()) <= 200
     assert ("```sh\nmake render    # set up .venv, import the example facts, render every target under var/demo/\n"
-            "make test      # run the test suite\n```") in readme
+            "make test      # run the test suite") in readme
+    assert re.search(r"^make test      # run the test suite, .*\(\d+ minutes measured .*\)\n```$", readme, re.M), \
+        "the README says how long make test takes"
 
 
 USER_EXTRAS = {"ui", "mcp", "postgres"}  # the extras a command of persona needs; dev, docs, ui-test are ours
