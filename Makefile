@@ -32,16 +32,21 @@ path: $(STAMP) ## put `persona` on PATH: link .venv/bin/persona into ~/.local/bi
 # ~/.hermes config can never send it to the user's real persona.
 DEMO := env -i PATH="$$PATH" HOME="$(CURDIR)/$(DEMO_DIR)/home" $(BIN)/persona -c config/demo.yaml
 
+# The import leaves the rendering to `render`, so each target is rendered once and its line says what was written.
 render: $(STAMP) ## import the example facts into var/demo and render every target of config/demo.yaml
 	mkdir -p -m 700 $(DEMO_DIR) $(DEMO_DIR)/home
-	$(DEMO) import config/facts.example.yaml
+	$(DEMO) import --no-render config/facts.example.yaml
 	$(DEMO) render
 
 # The README's test command, and what CI runs: a change that breaks the lint, the types or a docs link fails it.
 test: lint typecheck docs pytest ## lint, typecheck, build the docs strictly, then run the test suite
 
-pytest: $(STAMP) ## run the test suite alone
-	$(BIN)/python -m pytest -q
+# One worker per core (pytest-xdist); `worksteal` moves queued tests to a worker that ran out, so the slow ones,
+# queued last, end up spread over both. PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= auto
+
+pytest: $(STAMP) ## run the test suite alone, on every core
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
 
 HERMES_VENV := var/hermes-venv
 

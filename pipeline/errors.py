@@ -125,3 +125,12 @@ class EditError(PersonaError):
 
 class EditConflict(EditError):
     """The profile changed while ``persona edit``'s editor was open; nothing was applied."""
+
+
+def extra_needed(what: str, extra: str) -> str:
+    """The one line for a command whose optional extra is not installed: how to add it however persona-tier was
+    installed (pip, pipx, uv tool; from a checkout, a wheel or an index), never a path that may not exist."""
+    return (f"{what} needs persona-tier's optional extra '{extra}': pip install 'persona-tier[{extra}]' in the "
+            f"environment persona-tier is installed in, or install it again with the extra: pipx install --force "
+            f"'SOURCE[{extra}]' or uv tool install --force 'SOURCE[{extra}]' (SOURCE: the checkout or wheel you "
+            "installed from; `make install` in a checkout has every extra)")

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,7 +145,22 @@ def test_the_readme_is_short_and_keeps_the_two_commands():
     readme = text(README)
     assert len(readme.splitlines()) <= 200
     assert ("```sh\nmake render    # set up .venv, import the example facts, render every target under var/demo/\n"
-            "make test      # run the test suite\n```") in readme
+            "make test      # run the test suite") in readme
+    assert re.search(r"^make test      # run the test suite, .*\(\d+ minutes measured .*\)\n```$", readme, re.M), \
+        "the README says how long make test takes"
+
+
+USER_EXTRAS = {"ui", "mcp", "postgres"}  # the extras a command of persona needs; dev, docs, ui-test are ours
+
+
+@pytest.mark.parametrize("page", [README, DOCS / "index.md"], ids=["README", "index"])
+def test_the_install_section_names_pip_pipx_and_uv_and_the_extras_there_are(page):
+    section = text(page).partition("## Installing it for everyday use")[2].partition("\n## ")[0]
+    for command in ("pip install ./persona-tier", "pipx install ./persona-tier", "uv tool install ./persona-tier"):
+        assert command in section, f"{page.name} does not say `{command}`"
+    declared = tomllib.loads(text(REPO / "pyproject.toml"))["project"]["optional-dependencies"]
+    named = set(re.findall(r"`(\w+)` for\s", section))
+    assert named == USER_EXTRAS and named <= set(declared)
 
 
 def test_every_link_in_the_readme_reaches_a_file_and_heading():

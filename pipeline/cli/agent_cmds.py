@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import PersonaError
+from ..errors import PersonaError, extra_needed
 from .common import state
 
 hermes_app = typer.Typer(rich_markup_mode=None, help="Install persona-tier into Hermes Agent.",
@@ -29,8 +29,7 @@ def mcp(ctx: typer.Context) -> None:
 
         load_sdk()
     except ImportError:
-        raise PersonaError("the MCP server needs the optional extra 'mcp': run pip install '.[mcp]' in the "
-                           "persona-tier checkout (make install includes it)") from None
+        raise PersonaError(extra_needed("the MCP server", "mcp")) from None
     # Settings are read on every tool call, so edits to the config are seen without a restart.
     serve(state(ctx).fresh_settings)
 

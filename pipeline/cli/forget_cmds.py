@@ -62,7 +62,16 @@ def forget(
         say_histories(done.host_histories)
     warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text,
                     render_warnings=done.render_warnings)
+    warn_sources(done.in_sources)
     warn_histories(done.host_histories)
+
+
+def warn_sources(paths: Sequence[str]) -> None:
+    """Each file the fact was imported from that still holds its text: persona-tier never edits a source."""
+    for path in paths:
+        typer.echo(f"warning: {path}, which the fact was imported from, still holds the text; persona-tier never "
+                   "edits a file you import from, so edit it out by hand (importing it again skips it as forgotten)",
+                   err=True)
 
 
 def scrub(ctx: typer.Context, profile: ProfileOption = None) -> None:

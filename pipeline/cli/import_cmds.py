@@ -58,6 +58,9 @@ def import_file(
         bool, typer.Option("--prune", help="Tombstone facts from this file that it no longer lists.")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Re-add facts that were demoted or forgotten.")] = False,
+    no_render: Annotated[bool, typer.Option(
+        "--no-render", help="Leave the targets to the next render (`persona render` after several imports renders "
+        "once); the injector and the hook render before they read.")] = False,
     project: ProjectOption = None,
     host: HostOption = None,
     profile: ProfileOption = None,
@@ -73,7 +76,7 @@ def import_file(
     with cli.store(profile, readonly=dry_run) as store:
         report = import_source(store, path, fmt, topic=topic, prune=prune, force=force, skip_bad=skip_bad,
                                dry_run=dry_run, accept_notes=accept_notes, scope=scope)
-        rendered = None if dry_run else cli.render_written(store)  # one render for the whole file
+        rendered = None if dry_run or no_render else cli.render_written(store)  # one render for the whole file
     if as_json:
         emit_json({**report.to_dict(), **(rendered.to_dict() if rendered is not None else {})})
     else:

@@ -16,6 +16,14 @@ if TYPE_CHECKING:
     from ..integrations.onboarding import InitPlan, NewTarget, Outcome
 
 
+# Each outcome of an entry the plan counts, and how its count reads when there are any (add and unchanged always).
+PREVIEWED = {
+    "add": "", "unchanged": "", "update": "to update",
+    "left out": "superseded (replaced in the store since: not brought back)",
+    "forgotten": "forgotten (`persona forget` keeps them out; never shown)",
+}
+
+
 def register(app: typer.Typer) -> None:
     app.command("init")(init)
 
@@ -82,9 +90,10 @@ def _preview_line(outcome: Outcome) -> str:
     if outcome.error is not None or outcome.report is None:
         return f"  cannot import it: {outcome.error}"
     entries = outcome.report.entries
-    count = {kind: sum(1 for entry in entries if entry["outcome"] == kind) for kind in ("add", "unchanged")}
-    line = (f"  {counted(count['add'], 'fact')} to add, {count['unchanged']} already there, "
-            f"{len(outcome.report.refused)} refused")
+    count = {kind: sum(1 for entry in entries if entry["outcome"] == kind) for kind in PREVIEWED}
+    line = f"  {counted(count['add'], 'fact')} to add, {count['unchanged']} already there"
+    line += "".join(f", {count[kind]} {said}" for kind, said in PREVIEWED.items() if said and count[kind])
+    line += f", {len(outcome.report.refused)} refused"
     if outcome.report.refused:
         line += " (nothing of this file is imported unless --skip-bad)"
     if outcome.report.notes:

@@ -223,8 +223,10 @@ def _injected(cli: CliState, format_: str, *, profile: str | None, session_id: s
 
 def persona_appendix(cli: CliState, *, profile: str | None, session_id: str | None, reader: Reader,
                      hook: bool) -> str:
-    """What ``reader`` gets appended to its prompt; for a host's hook, within that host's limits."""
+    """What ``reader`` gets appended to its prompt, as shown (:func:`pipeline.inject.prompt.shown`); for a host's
+    hook, within that host's limits."""
     from ..inject.injector import PersonaInjector
+    from ..inject.prompt import shown as shown_appendix
     from ..store.runs import recorded_tokens
 
     settings = cli.settings()
@@ -241,7 +243,7 @@ def persona_appendix(cli: CliState, *, profile: str | None, session_id: str | No
             warn_if_unknown(store)
     if hook:  # within the host's own limit on a hook's text (characters), header included
         block = hook_block(block, injector, counter)
-    return injector.appendix(block)
+    return shown_appendix(injector.appendix(block))
 
 
 def hook_block(block: str, injector: PersonaInjector, counter: str) -> str:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import PersonaError
+from ..errors import PersonaError, extra_needed
 from .common import ProfileOption, state
 
 
@@ -27,8 +27,7 @@ def ui(
 
         load()
     except ImportError:
-        raise PersonaError("the page needs the optional extra 'ui': run pip install '.[ui]' in the persona-tier "
-                           "checkout (make install includes it)") from None
+        raise PersonaError(extra_needed("the page (persona ui)", "ui")) from None
     cli = state(ctx)
     settings = cli.settings()  # read once now, so a bad config fails here rather than on the first page
     from .host_checks import hook_deliveries

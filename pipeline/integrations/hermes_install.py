@@ -187,9 +187,11 @@ def _write_files(target: Path, mode: Mode) -> None:
         installed = version("persona-tier")
     except PackageNotFoundError:
         installed = "0"
-    root = str(package_root())
-    source = (PROVIDER_INIT if mode == "provider" else PLUGIN_INIT).format(
-        package=__name__.split(".")[0], paths=[root, sysconfig.get_paths()["purelib"]])
+    # A checkout's root and the environment's site-packages; installed from a wheel, the package sits in that
+    # site-packages itself, so the two are one path, listed once.
+    paths = list(dict.fromkeys([str(package_root()), sysconfig.get_paths()["purelib"]]))
+    source = (PROVIDER_INIT if mode == "provider" else PLUGIN_INIT).format(package=__name__.split(".")[0],
+                                                                           paths=paths)
     kind = "exclusive" if mode == "provider" else "standalone"
     try:
         atomic_write_text(target / "__init__.py", source)

@@ -1,6 +1,6 @@
 """`persona mcp`: a stdio MCP server exposing every persona tool.
 
-Needs the optional extra ``mcp`` (``pip install '.[mcp]'``; ``make install`` has it). The SDK is
+Needs the optional extra ``mcp`` (``pip install 'persona-tier[mcp]'``; ``make install`` has it). The SDK is
 imported here only, so nothing else pays its start-up cost. In stdio mode
 stdout carries the protocol alone; logs go to stderr.
 """
@@ -93,7 +93,7 @@ def _add_resources(lowlevel: Any, texts: PersonaTexts, watcher: Watcher, bus: An
     async def read(ctx: Any, params: Any) -> Any:
         try:
             project = await session_root_project(ctx.session)
-            text = await anyio.to_thread.run_sync(lambda: texts.text(*parse_uri(params.uri), project=project))
+            text = await anyio.to_thread.run_sync(lambda: texts.served(*parse_uri(params.uri), project=project))
         except PersonaError as error:
             raise _persona_error(error) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text=text,
@@ -144,13 +144,9 @@ def _add_prompt(server: MCPServer, texts: PersonaTexts) -> None:
     async def persona(profile: str | None = None, target: str | None = None, ctx: Any = None) -> Any:
         project = await session_root_project(ctx.request_context.session if ctx is not None else None)
 
-        def text() -> str:
-            settings = texts.settings()
-            return texts.text(profile or settings.store.profile, target or settings.injection.target, settings,
-                              project=project)
-
         try:
-            return [UserMessage(await anyio.to_thread.run_sync(text))]
+            return [UserMessage(await anyio.to_thread.run_sync(
+                lambda: texts.served(profile, target, project=project)))]
         except PersonaError as error:
             raise _persona_error(error) from None
 

@@ -35,7 +35,7 @@ from ..config.targets import ResolvedTarget, resolve_target
 from ..config.urls import store_target
 from ..errors import InputError, PersonaError
 from ..hosts import registry
-from ..inject.prompt import appendix
+from ..inject.prompt import appendix, shown
 from ..inject.render_due import RenderBeforeRead
 from ..inject.source import Source, open_source
 from ..inject.views import Reader, view_of
@@ -51,6 +51,8 @@ MAX_SOURCES = 64  # open sources kept, least recently used closed first; one per
 MAX_WATCHED = 256  # distinct subscribed URIs per server: a client cannot make the poll unbounded
 MIN_POLL_S = 0.1  # check_interval_ms may be 0 (check on every call); the poll still sleeps this long
 SETTINGS_EVERY_MS = 5000  # the poll re-reads the settings (a config load is ms) at most this often
+DISABLED = ("injection is disabled (injection.enabled = false); set injection.enabled: true in the settings, or "
+            "MNEMOSYNE_PERSONA_ENABLED=1 in the server's environment (the tools work either way)")
 
 
 def uri(profile: str, target: str) -> str:
@@ -80,11 +82,22 @@ class PersonaTexts:
         """The configured profile's targets, as resources (uri, name, description)."""
         settings = self.settings()
         profile = settings.store.profile
-        off = "" if settings.injection.enabled else " Empty: injection is disabled (injection.enabled = false)."
+        off = "" if settings.injection.enabled else f" Not served now: {DISABLED}."
         return [{"uri": uri(profile, name), "name": f"{profile}/{name}",
-                 "description": f"Profile {profile!r}'s persona from target {name!r}, exactly as the injector "
+                 "description": f"The persona of profile {profile!r} from target {name!r}, exactly as the injector "
                                 f"appends it to a system prompt.{off}"}
                 for name in settings.targets]
+
+    def served(self, profile: str | None, target: str | None, *, project: str | None = None) -> str:
+        """What a read or the prompt answers for ``profile`` and ``target`` (None: store.profile, injection.target):
+        :meth:`text`; while injection is disabled, an InputError that says so and how to enable it, rather than an
+        empty text a user cannot tell from an empty persona."""
+        settings = self.settings()
+        profile, target = profile or settings.store.profile, target or settings.injection.target
+        if not settings.injection.enabled:
+            resolve_target(settings, target, profile=profile)  # a target not this profile's is refused as ever
+            raise InputError(f"{uri(profile, target)} is not served: {DISABLED}")
+        return self.text(profile, target, settings, project=project)
 
     def text(self, profile: str, target: str, settings: Settings | None = None, *, project: str | None = None
              ) -> str:
@@ -102,7 +115,7 @@ class PersonaTexts:
         text = self._source(settings, read, fresh=fresh).text()
         if not text and read is not resolved:  # no facts in the store yet: the target's own (hand-written) text
             text = self._source(settings, resolved, fresh=self._render_due(settings, resolved)).text()
-        return appendix(settings.injection.header, text)
+        return shown(appendix(settings.injection.header, text))
 
     def _source(self, settings: Settings, resolved: ResolvedTarget, *, fresh: bool = False) -> Source:
         # The profile is in the resolved target, so two users never share a source.

@@ -21,8 +21,9 @@ KEPT = "kept"
 FITTED_OUT = "fitted out (budget)"
 SECTION_DROPPED = "section dropped"
 ALREADY_YOURS = "already in your own text"  # a region's fact the user's own lines in its file hold (users_text)
+SUPERSEDED, DEMOTED = "superseded by", "demoted (tombstone)"  # its history: every target leaves it out alike
 FATE_ORDER = (KEPT, FITTED_OUT, SECTION_DROPPED, "over max_items_per_section", "duplicate of", ALREADY_YOURS,
-              "out of scope", "candidate below min_importance", "superseded by", "demoted (tombstone)")
+              "out of scope", "candidate below min_importance", SUPERSEDED, DEMOTED)
 
 
 @dataclass(frozen=True, slots=True)

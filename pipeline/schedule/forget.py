@@ -52,12 +52,13 @@ class Forgotten:
     edit_files: list[str] = field(default_factory=list)  # kept `persona edit` files that held it, removed
     render_warnings: list[str] = field(default_factory=list)  # targets not rendered again, each with why
     host_histories: HostHistories = field(default_factory=HostHistories)  # the hosts' transcripts
+    in_sources: list[str] = field(default_factory=list)  # files it was imported from that still hold it (never edited)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.erasure.to_dict(), "rendered": self.rendered, "still_holding": self.still_holding,
                 "in_users_text": self.in_users_text, "edit_files": self.edit_files,
                 "render_warnings": self.render_warnings, "host_histories": self.host_histories.to_dict(),
-                "takes_effect": TAKES_EFFECT}
+                "in_sources": self.in_sources, "takes_effect": TAKES_EFFECT}
 
 
 @dataclass
@@ -87,8 +88,18 @@ def forget(settings: Settings, store: PersonaStore, persona_id: int | None = Non
     histories (``keep_host_histories``: only named there). NotFoundError for an id it lacks."""
     text, erasure = forget_fact(store, persona_id, tombstone_id=tombstone_id)
     settled = settle(settings, store, [(text, erasure)])
+    in_sources = sources_holding(erasure.sources, [text], settings.injection.max_file_bytes,
+                                 named=settled.still_holding)
     return Forgotten(erasure, settled.rendered, settled.still_holding, settled.in_users_text, settled.edit_files,
-                     settled.render_warnings, scrub_histories([text], keep=keep_host_histories))
+                     settled.render_warnings, scrub_histories([text], keep=keep_host_histories), in_sources)
+
+
+def sources_holding(sources: list[str], texts: list[str], max_bytes: int, *, named: list[str]) -> list[str]:
+    """Of the files the forgotten facts were imported from, those that still hold one of ``texts``, but those
+    already ``named``: persona-tier never edits a source, so the user must (its next import skips the text)."""
+    holds = holding_any(texts)
+    return [path for path in sources if path not in named
+            and (data := _text(Path(path), max_bytes)) is not None and holds(data)]
 
 
 def settle(settings: Settings, store: PersonaStore, erased: list[tuple[str, Erasure]], *,

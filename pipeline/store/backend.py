@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..config.urls import is_server_url
-from ..errors import StoreError
+from ..errors import StoreError, extra_needed
 from .dialect import Dialect
 from .features import Features
 from .sqlite.backend import SqliteBackend
@@ -94,8 +94,8 @@ def open_backend(target: Path | str, *, busy_timeout_ms: int, readonly: bool, cr
         try:
             from .postgres.backend import PostgresBackend  # psycopg is needed only for a server
         except ModuleNotFoundError as missing:
-            raise StoreError(f"a PostgreSQL store needs the postgres extra ({missing.name} is not installed): "
-                             "pip install 'persona-tier[postgres]'") from None
+            raise StoreError(extra_needed(f"a PostgreSQL store ({missing.name} is not installed)", "postgres")
+                             ) from None
 
         return PostgresBackend(str(target), busy_timeout_ms=busy_timeout_ms, readonly=readonly,
                                statement_timeout_ms=statement_timeout_ms, lock_lease_ms=lock_lease_ms)

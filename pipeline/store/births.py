@@ -21,6 +21,7 @@ from .backend import Connection
 
 ANOTHER_TOOL = "another tool"  # a birth the triggers recorded, with no writer of ours
 UNKNOWN = "unknown"  # a fact from before births were kept
+STDIN = "<stdin>"  # the origin an import from standard input names
 BIRTH_JOIN = "LEFT JOIN persona_births b ON b.profile = p.session_id AND b.persona_id = p.id"
 
 
@@ -43,6 +44,23 @@ def writers(conn: Connection, profile: str, ids: Collection[int] | None = None) 
                         (profile,)).fetchall()
     wanted = None if ids is None else set(ids)
     return {int(row[0]): writer_of(row[1], row[2]) for row in rows if wanted is None or int(row[0]) in wanted}
+
+
+def source_files(conn: Connection, profile: str, ids: Collection[int]) -> list[str]:
+    """The files the facts ``ids`` were imported or adopted from, as their writers name them
+    (``import:FORMAT:FILE``, ``adopt:FILE``), each once, in id order; standard input is no file."""
+    found = writers(conn, profile, ids)
+    files = (_source_file(found[persona_id]) for persona_id in sorted(found))
+    return list(dict.fromkeys(file for file in files if file))
+
+
+def _source_file(writer: str) -> str | None:
+    kind, _, rest = writer.partition(":")
+    if kind == "import":
+        rest = rest.partition(":")[2]  # past the format
+    elif kind != "adopt":
+        return None
+    return rest if rest not in ("", "-", STDIN) else None
 
 
 def rescope(conn: Connection, profile: str, persona_id: int, scope: str | None) -> None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import NotFoundError
 from .backend import Connection
-from .births import delete_births, earliest_birth, tombstone_of
+from .births import delete_births, earliest_birth, source_files, tombstone_of
 from .blocks import delete_blocks_since
 from .database import Database
 from .fact_row import check_id
@@ -80,13 +80,14 @@ class Erasure:
     lineage: int = 0  # superseded versions
     runs: int = 0
     since: int = 0  # the earliest birth among them: everything rendered from this generation on may hold one
+    sources: list[str] = field(default_factory=list)  # files they were imported or adopted from (paths only)
     scrubbed: bool = True  # False: a reader kept the write-ahead log from being emptied (`persona scrub` finishes)
 
     def to_dict(self) -> dict[str, Any]:
         return {"profile": self.profile, "facts": self.facts,
                 "versions": [{"id": v.id, "kind": v.kind} for v in self.versions], "tombstones": self.tombstones,
                 "snapshots": self.snapshots, "blocks": self.blocks, "lineage": self.lineage, "runs": self.runs,
-                "scrubbed": self.scrubbed}
+                "sources": self.sources, "scrubbed": self.scrubbed}
 
 
 def forget_fact(store: PersonaStore, persona_id: int | None = None, *,
@@ -114,6 +115,7 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
     buried = [row for row in every_tombstone(conn, store.profile)
               if same(row[1]) or row[0] == tombstone_id or row[2] in {f"persona:{i}" for i in ids}]
     done.since = earliest_birth(conn, store.profile, ids)
+    done.sources = source_files(conn, store.profile, ids)
     superseded = forget_lineage(store, conn, sorted(ids))
     _remember(store, conn, [*((row[1], row[2]) for row in current), *superseded,
                             *((row[1], row[2]) for row in buried)])

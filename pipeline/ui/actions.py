@@ -99,6 +99,8 @@ def forget(settings: Settings, store: PersonaStore, form: Form) -> str:
     said += "".join(f"; warning: {warning}" for warning in done.render_warnings)
     if done.still_holding:
         said += "; still holding it (edit or delete by hand): " + ", ".join(done.still_holding)
+    if done.in_sources:
+        said += "; the file it was imported from still holds it (edit it out by hand): " + ", ".join(done.in_sources)
     histories = done.host_histories
     if histories.files:
         said += f"; replaced it with [forgotten] in {counted(len(histories.files), 'host history file')}"

@@ -74,7 +74,8 @@ def build_app(ui: Ui) -> Starlette:
         Route("/agents", _page(ui, "agents", _agents)),
         Route("/proposals", _page(ui, "proposals", _proposals)),
         Route("/history/{persona_id:int}", _page(ui, "history", _history)),
-        Route("/forget/{persona_id:int}", _page(ui, "forget", _forget_confirm)),
+        Route("/forget/{persona_id:int}", _page(ui, "forget", _confirm)),
+        Route("/demote/{persona_id:int}", _page(ui, "demote", _confirm)),
         Route("/do/{action}", _action(ui), methods=["POST"]),
         Route("/changes", _changes(ui)),
         Route("/static/{name}", _static),
@@ -147,10 +148,11 @@ def _page(ui: Ui, name: str, read: PageData) -> Callable[[Request], Awaitable[Re
 async def _rendered(ui: Ui, settings: Settings, request: Request, page: str, template: str,
                     context: dict[str, Any], status: int) -> Response:
     """A template with what every page shows: the navigation, the note an action left, the change counter."""
-    generation = await run_in_threadpool(_generation, ui, settings)
+    generation, open_proposals = await run_in_threadpool(_header, ui, settings)
     note = ui.notes.pop(request.query_params.get("note", ""), None)
     html = ui.templates.get_template(f"{template}.html.j2").render({
         "page": page, "csrf": ui.keys.csrf, "csrf_field": CSRF_FIELD, "generation": generation, "note": note,
+        "open_proposals": open_proposals,
         "poll_ms": settings.ui.poll_ms, "profile": ui.profile or settings.store.profile, "tiers": TIERS,
         "default_tier": DEFAULT_TIER, "default_confidence": DEFAULT_CONFIDENCE, "failure": None, **context})
     return HTMLResponse(html, status_code=status)
@@ -164,6 +166,15 @@ def _generation(ui: Ui, settings: Settings) -> int:
         return -1  # no database yet: the first write changes this and the page reloads
 
 
+def _header(ui: Ui, settings: Settings) -> tuple[int, int]:
+    """What every page's header shows: the change counter (for the poll) and how many proposals are open."""
+    try:
+        with ui.store(settings, readonly=True) as store:
+            return store.generation(), len(pages.proposals(store))
+    except PersonaError:
+        return -1, 0  # no database yet (see _generation)
+
+
 def _facts(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
     query = request.query_params.get("q", "")
     with ui.store(settings, readonly=True) as store:
@@ -173,7 +184,8 @@ def _facts(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
 
 def _agents(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
     with ui.store(settings, readonly=True) as store:
-        return {"agents": pages.agent_views(settings, store, ui.hooks_of)}
+        shown = pages.agents_page(settings, store, ui.hooks_of)
+    return {"agents": shown.agents, "history": shown.history}
 
 
 def _proposals(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
@@ -187,7 +199,8 @@ def _history(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
         return {"persona_id": persona_id, "links": pages.history(store, persona_id)}
 
 
-def _forget_confirm(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
+def _confirm(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
+    """The fact a demote or a forget asks about before it acts."""
     persona_id = request.path_params["persona_id"]
     with ui.store(settings, readonly=True) as store:
         return {"fact": store.get(persona_id)}
@@ -237,7 +250,7 @@ def _back(path: str, note: str) -> str:
     """Where the browser goes after an action: a page of ours (never another site), with the note's key."""
     if not path.startswith("/") or path.startswith("//") or "\\" in path:
         path = "/"
-    if path.startswith("/forget/"):  # the confirmation of a fact that is gone now
+    if path.startswith(("/forget/", "/demote/")):  # the confirmation of a fact that is gone now
         path = "/"
     return path + ("&" if "?" in path else "?") + urlencode({"note": note})
 

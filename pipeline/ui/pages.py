@@ -17,7 +17,7 @@ from ..config.presets import PRESETS
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, project_identity, resolve_target
 from ..errors import ConfigError, PersonaError
-from ..render.explain import KEPT, Explanation, FactFate
+from ..render.explain import DEMOTED, KEPT, SUPERSEDED, Explanation, FactFate
 from ..render.limits import measure
 from ..render.model import TargetReport
 from ..render.sanitize import inline
@@ -30,6 +30,7 @@ from ..store.supersede import Link
 from ..text import spellings
 
 UNITS = {"chars": "characters"}  # how a limit's unit reads on the page
+HISTORY_FATES = (SUPERSEDED, DEMOTED)  # left out of every target alike, for what happened to the fact
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,13 +108,34 @@ class AgentView:
     loads: tuple[HostReport, ...] = ()  # per project, everything the target's host loads beside this file
 
 
+@dataclass(frozen=True, slots=True)
+class AgentsPage:
+    """What each agent sees, and the facts every target leaves out alike (superseded, demoted), said once."""
+
+    agents: tuple[AgentView, ...]
+    history: tuple[FactFate, ...]
+
+
 def agent_views(settings: Settings, store: PersonaStore, hooks_of: HooksOf = no_hooks) -> list[AgentView]:
     """Every target rendered as `persona render --dry-run` would (nothing written), with `persona explain`, and
     the whole load set of its host in each project where the host loads its file (with the session-start hook
     ``hooks_of`` finds)."""
+    return list(agents_page(settings, store, hooks_of).agents)
+
+
+def agents_page(settings: Settings, store: PersonaStore, hooks_of: HooksOf = no_hooks) -> AgentsPage:
+    """:func:`agent_views`, each target's left-out facts without the history every target leaves out alike, which
+    the page shows once."""
     reports = run_pipeline(settings, store=store, dry_run=True, explain=True)
     loads = host_loads(settings, store, hooks_of)
-    return [_view(settings, report, loads) for report in reports]
+    history = next((tuple(fact for fact in report.explanation.facts if is_history(fact.fate)) for report in reports),
+                   ())
+    return AgentsPage(tuple(_view(settings, report, loads) for report in reports), history)
+
+
+def is_history(fate: str) -> bool:
+    """A fate that is the fact's history, not the target's choice: the same for every target of the profile."""
+    return fate.startswith(HISTORY_FATES)
 
 
 def host_loads(settings: Settings, store: PersonaStore, hooks_of: HooksOf = no_hooks) -> list[HostReport]:
@@ -135,7 +157,8 @@ def _view(settings: Settings, report: TargetReport, loads: list[HostReport]) -> 
     path = report.path.resolve()
     return AgentView(report.target, host_label(settings, report.target), str(report.path), report.text,
                      tuple(bars(settings, report)), explanation.sections,
-                     tuple(fact for fact in facts if fact.fate != KEPT), sum(1 for fact in facts if fact.fate == KEPT),
+                     tuple(fact for fact in facts if fact.fate != KEPT and not is_history(fact.fate)),
+                     sum(1 for fact in facts if fact.fate == KEPT),
                      tuple(load for load in loads if any(file.path == path for file in load.files)))
 
 

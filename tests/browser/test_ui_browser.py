@@ -139,3 +139,39 @@ def test_the_page_has_an_icon_and_no_request_fails(page: Page):
     page.wait_for_load_state("networkidle")
     assert failed == []
     assert page.locator('link[rel="icon"]').count() == 1
+
+
+def test_demote_asks_first_and_says_what_it_does(page: Page):
+    page.locator("tr", has_text="Uses uv, never pip.").get_by_role("link", name="Demote…").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Demote #")
+    expect(page.locator("main")).to_contain_text("a tombstone keeps it from being proposed or imported again")
+    page.get_by_role("button", name="Demote it").click()
+    expect(page.get_by_role("status")).to_contain_text("demoted #")
+    expect(page.locator("td.content .text", has_text="Uses uv, never pip.")).to_have_count(0)
+
+
+def test_the_header_counts_the_open_proposals(page: Page):
+    expect(page.get_by_role("link", name="Proposals")).to_have_text("Proposals (1)")
+    page.get_by_role("link", name="Proposals").click()
+    page.locator("tr", has_text=PNPM).get_by_role("button", name="Accept").click()
+    expect(page.get_by_role("link", name="Proposals")).to_have_text("Proposals")
+
+
+def test_what_each_agent_sees_is_a_summary_and_folded_details_a_few_screens_tall(page: Page):
+    page.get_by_role("link", name="What each agent sees").click()
+    summary = page.locator("table.summary")
+    expect(summary.locator("a", has_text="codex")).to_have_attribute("href", "#target-codex")
+    expect(page.locator("details.history summary")).to_contain_text("1 fact superseded or demoted")
+    expect(page.locator("#target-codex details.left-out")).not_to_have_attribute("open", "")
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height <= 3 * 900, height  # three screens at most for three targets (a newcomer's was 14,500 px)
+
+
+def test_a_writer_is_shown_whole_in_its_column(page: Page, overrides):
+    with PersonaStore.from_settings(load_settings(overrides=overrides),
+                                    writer="import:instructions:/home/someone/work/AGENTS.md") as store:
+        store.add("Writes tests before the fix.", topic="workflow")
+    page.reload()
+    cell = page.locator("tr", has_text="Writes tests before the fix.").locator("td.writer")
+    expect(cell).to_have_text("import:AGENTS.md")
+    assert cell.evaluate("cell => cell.scrollWidth <= cell.clientWidth"), "the label is cut"

@@ -8,7 +8,6 @@ import json
 import re
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -69,15 +68,6 @@ elif mode == "fails":
     save(corrected(text))
     sys.exit(3)
 '''
-
-
-@pytest.fixture(autouse=True)
-def private_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The edit file's temporary directory is made under tmp_path, so a kept one is the test's to remove."""
-    made = tmp_path / "tmp"
-    made.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(made))
-    return made
 
 
 @pytest.fixture

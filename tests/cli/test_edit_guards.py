@@ -21,7 +21,6 @@ from pipeline import PersonaStore
 from pipeline.cli import app
 
 from ..conftest import REPO, write
-from .test_edit import private_temp  # noqa: F401  (autouse: kept edit files under tmp_path)
 
 runner = CliRunner()
 

@@ -185,3 +185,26 @@ def test_forgetting_a_fact_init_imported_names_the_users_own_lines_truly(tmp_pat
         other = next(f for f in store.list() if f.writer and f.writer.endswith(str(claude)) and f.content in own)
     answer = json.loads(runner.invoke(app, ["forget", "--json", str(other.id)]).stdout)
     assert answer["in_users_text"] == [str(claude)] == answer["still_holding"]
+
+
+def test_the_dry_run_counts_the_entries_the_store_has_superseded_or_forgotten(database):
+    """A source still listing a fact the user replaced since, and one the user forgot: the plan counts both, says
+    why neither comes back, and never shows a forgotten text; another profile's plan offers both as new."""
+    home = Path(os.environ["HOME"])
+    codex = home / ".codex" / "AGENTS.md"
+    codex.parent.mkdir()
+    codex.write_text("## Git\n\n- Never force-push; ask first.\n- Rebases onto main before merging.\n")
+    args = store_args(database)
+    assert runner.invoke(app, [*args, "import", "--from", "instructions", str(codex)]).exit_code == 0
+    with PersonaStore(database.target if database.is_postgres else home / MNEMOSYNE_DB) as store:
+        ids = {fact.content: fact.id for fact in store.list()}
+    replaced = runner.invoke(app, [*args, "replace", str(ids["Never force-push; ask first."]), "Never force-push."])
+    assert replaced.exit_code == 0, replaced.output
+    assert runner.invoke(app, [*args, "forget", str(ids["Rebases onto main before merging."])]).exit_code == 0
+    plan = runner.invoke(app, [*args, "init", "--dry-run"]).stdout
+    assert (f"Codex: {codex} (--from instructions)\n  0 facts to add, 0 already there, 1 superseded (replaced in "
+            "the store since: not brought back), 1 forgotten (`persona forget` keeps them out; never shown), "
+            "0 refused") in plan, plan
+    assert "Rebases onto main" not in plan
+    bob = runner.invoke(app, [*args, "init", "--dry-run", "-p", "bob"]).stdout
+    assert f"Codex: {codex} (--from instructions)\n  2 facts to add, 0 already there, 0 refused" in bob, bob

@@ -100,16 +100,17 @@ def test_make_renders_demo_config_renders_every_target(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "var" / "demo").mkdir(parents=True)
     args = ["-c", "config/demo.yaml"]
-    imported = runner.invoke(app, [*args, "import", "config/facts.example.yaml"])
-    assert imported.exit_code == 0 and imported.stdout.splitlines()[-1] == "rendered 4 targets"
+    imported = runner.invoke(app, [*args, "import", "--no-render", "config/facts.example.yaml"])  # as make render
+    assert imported.exit_code == 0 and "rendered" not in imported.stdout
+    assert not (tmp_path / "var" / "demo" / "persona.md").exists()  # left to the render: each target rendered once
     result = runner.invoke(app, [*args, "render", "--json"])
     reports = {r["target"]: r for r in json.loads(result.stdout)}
     assert set(reports) == {"markdown", "xml", "text", "json"}
     for report in reports.values():
-        assert not report["changed"] and report["sections_dropped"] == 0, "the import rendered them already"
+        assert report["written"] and report["sections_dropped"] == 0
         assert (tmp_path / report["path"]).exists()
     injected = runner.invoke(app, [*args, "inject"]).stdout
-    assert injected.startswith("\n\n# L3 Persona (Active Behavioral Rules)\n## communication\n")
+    assert injected.startswith("# L3 Persona (Active Behavioral Rules)\n## communication\n")  # no blank lines first
 
 
 def test_bad_stage_in_config_is_exit_1(tmp_path):
@@ -126,4 +127,6 @@ def test_make_render_never_touches_a_real_persona_file(tmp_path):
     assert done.returncode == 0, done.stderr
     assert not elsewhere.exists() and not (tmp_path / "real.db").exists() and not (tmp_path / "hh").exists()
     assert (REPO / "var" / "demo" / "persona.md").exists()
+    said = [line for line in done.stdout.splitlines() if " -> var/demo/" in line]
+    assert len(said) == 4 and "rendered 4 targets" not in done.stdout  # each target rendered once, and said
     assert "WARNING" not in done.stderr and "deprecated" not in done.stderr  # a newcomer's first command is clean

@@ -97,8 +97,10 @@ def test_a_postgresql_url_without_the_extra_is_one_line_naming_it(tmp_path):
     done = subprocess.run([sys.executable, "-c", MISSING_PSYCOPG], capture_output=True, text=True, timeout=60,
                           env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(REPO)})
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1] == ("error: a PostgreSQL store needs the postgres extra (psycopg is "
-                                                     "not installed): pip install 'persona-tier[postgres]'")
+    said = done.stderr.strip().splitlines()[-1]
+    assert said.startswith("error: a PostgreSQL store (psycopg is not installed) needs persona-tier's optional extra "
+                           "'postgres': pip install 'persona-tier[postgres]'"), said
+    assert "pipx install --force 'SOURCE[postgres]'" in said and "uv tool install --force 'SOURCE[postgres]'" in said
 
 
 @pytest.mark.parametrize("text", ["plain", "中文字", "e\u0301"])

@@ -29,6 +29,7 @@ from pipeline.render.notes import truncation_note
 from ..conftest import REPO, local_settings, obeying_file_modes, write
 
 HEADER = "\n\n# L3 Persona (Active Behavioral Rules)\n"
+SHOWN = HEADER.removeprefix("\n\n")  # the appendix as `persona inject` prints it
 O200K = get_counter("o200k_base")
 
 
@@ -179,7 +180,7 @@ def test_inject_command_prints_exactly_the_appendix(persona_file, tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["--set", "injection.enabled=true", "--set", f"injection.file={persona_file}",
                                  "inject"])
-    assert result.stdout == HEADER + "## a\n\n- x\n"
+    assert result.stdout == SHOWN + "## a\n\n- x\n"  # from the header on: no blank lines before it
     disabled = runner.invoke(app, ["--set", f"injection.file={persona_file}", "inject"])
     assert disabled.stdout == "" and "injection is disabled" in disabled.stderr
 
@@ -237,15 +238,15 @@ def test_inject_trusts_the_count_a_render_recorded_and_caps_anything_else(tmp_pa
             store.add(f"Fact number {i} about how the user likes to work", topic=f"topic {i % 7}")
         report = run_pipeline(settings, store=store)[0]
     assert report.tokens == O200K.count(persona_file.read_text())  # the recorded count is the file's exact count
-    counted = PersonaInjector(settings).inject("")
+    counted = PersonaInjector(settings).inject("").removeprefix("\n\n")  # inject prints from the header on
 
     printed, loaded = inject_in_a_process(tmp_path, persona_file)
     assert printed == counted and not loaded  # the same bytes out, and no tokenizer load for them
 
     persona_file.write_text(persona_file.read_text() + "## added by hand\n\n" + "- a long hand-written line\n" * 60)
     printed, loaded = inject_in_a_process(tmp_path, persona_file)
-    assert loaded and printed == PersonaInjector(settings).inject("")
-    assert O200K.count(printed.removeprefix(HEADER)) <= 120 and "added by hand" not in printed
+    assert loaded and printed == PersonaInjector(settings).inject("").removeprefix("\n\n")
+    assert O200K.count(printed.removeprefix(SHOWN)) <= 120 and "added by hand" not in printed
 
 
 HOST_FIRST_BLOCK = """

@@ -154,4 +154,7 @@ def test_mcp_without_the_extra_is_one_clear_error(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pipeline", "mcp"], capture_output=True, text=True, timeout=60,
                           env={"PATH": os.environ["PATH"], "HOME": str(tmp_path),
                                "PYTHONPATH": f"{fake.parent.parent}{os.pathsep}{REPO}"})
-    assert "optional extra 'mcp'" in failed_cleanly(done)
+    said = failed_cleanly(done)
+    # however persona-tier was installed (pip, pipx, uv tool; a checkout or a wheel): never "in the checkout"
+    assert "optional extra 'mcp': pip install 'persona-tier[mcp]'" in said and "checkout (" not in said
+    assert "pipx install --force 'SOURCE[mcp]'" in said and "uv tool install --force 'SOURCE[mcp]'" in said

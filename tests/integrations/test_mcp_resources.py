@@ -104,7 +104,23 @@ async def test_a_resource_is_exactly_what_the_injector_appends_for_its_profile(w
         assert await read(client, BOB_MD) == bob
         assert ALICE_FACT not in bob
         fixed = await read(client, ALICE_FIXED)
-        assert ALICE_FACT in fixed and fixed.startswith("\n\n# L3 Persona")
+        assert ALICE_FACT in fixed and fixed.startswith("# L3 Persona")  # from the header on, as inject shows it
+
+
+async def test_with_injection_disabled_a_read_says_so_and_how_to_enable_it_and_the_tools_still_work(workdir):
+    disabled = server(workdir)
+    disabled.env = {**disabled.env, "MNEMOSYNE_PERSONA_ENABLED": "false"}
+    async with Client(disabled) as client:
+        listed = {r.uri: r.description for r in (await client.list_resources()).resources}
+        assert listed[ALICE_MD].startswith("The persona of profile 'alice' from target 'markdown', exactly as")
+        assert "Not served now: injection is disabled (injection.enabled = false)" in listed[ALICE_MD]
+        for reader in (client.read_resource(ALICE_MD), client.get_prompt("persona", {"profile": "bob"})):
+            with pytest.raises(MCPError, match=r"is not served: injection is disabled .*MNEMOSYNE_PERSONA_ENABLED=1"):
+                await reader
+        with pytest.raises(MCPError, match="belongs to profile 'alice'"):  # refused for what it is, first
+            await client.read_resource("persona://bob/fixed")
+        listing = await client.call_tool("persona_list", {})
+        assert not listing.is_error and ALICE_FACT in str(listing.structured_content)
 
 
 async def test_another_profiles_file_is_a_clear_error_never_its_text(workdir):

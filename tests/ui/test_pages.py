@@ -99,7 +99,7 @@ def test_what_each_agent_sees_is_the_hosts_whole_load_set_in_each_project(tmp_pa
     templates = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined)
     page = templates.get_template("agents.html.j2").render(
         agents=list(views.values()), csrf="x", csrf_field="", failure=None, generation=0, next="", note=None,
-        poll_ms=1000, profile="default", page="agents")
+        poll_ms=1000, profile="default", page="agents", history=(), open_proposals=0)
     assert f"What Claude Code loads in {shop.resolve()}: each fact once" in page
     assert "Claude Code drops HTML comments (our region&#39;s markers)." in page
 

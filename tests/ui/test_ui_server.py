@@ -211,7 +211,8 @@ def test_without_the_ui_extra_the_command_says_how_to_install_it(tmp_path):
     done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, cwd=tmp_path,
                           env={"HOME": str(tmp_path), "PYTHONPATH": str(REPO)})
     assert done.returncode == 1
-    assert "needs the optional extra 'ui'" in done.stderr and "Traceback" not in done.stderr
+    assert "needs persona-tier's optional extra 'ui': pip install 'persona-tier[ui]'" in done.stderr
+    assert "uv tool install --force 'SOURCE[ui]'" in done.stderr and "Traceback" not in done.stderr
 
 
 def _contents(db_settings: dict[str, str]) -> set[str]:
