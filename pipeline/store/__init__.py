@@ -12,7 +12,7 @@ from .backend import Connection
 from .births import rescope
 from .database import Database, profile_generation
 from .dialect import POSTGRES, SQLITE, Dialect
-from .erasure import Erasure, erase_fact, reach, scrub, secure_delete
+from .erasure import Erasure, Journal, erase_fact, reach, scrub, secure_delete
 from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, Proposal, check_id, content_key
 from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, metadata_topic, tombstone_text
 from .forgotten import REFUSED as FORGOTTEN  # why a forgotten text is refused, as every way in words it
@@ -35,6 +35,7 @@ __all__ = [
     "Erasure",
     "Fact",
     "ForgottenTest",
+    "Journal",
     "PersonaStore",
     "Promotion",
     "Proposal",

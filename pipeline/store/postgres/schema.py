@@ -16,6 +16,7 @@ import psycopg.errors
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS
+from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
 from .triggers import NOW_TEXT, TRIGGERS
@@ -254,6 +255,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     merges_and_stems("BIGINT"),  # merge proposals and the proposal check's stem index (store/stem_tables.py)
     (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
+    history_scrubs(),  # a forget's pending scrub of the hosts' histories, by keyed hash (store/history_scrubs.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
