@@ -24,10 +24,14 @@ HOOK = Hook(format=NAME, settings_dir=".claude", settings_name="settings.json", 
 # "cwd", "gitBranch", "version", "timestamp", "message": {"role", "model", "content": "..." or [{"type": "text",
 # "text"}, {"type": "thinking", "thinking", "signature"}, {"type": "tool_use", "id", "name", "input": {...}},
 # {"type": "tool_result", "tool_use_id", "content"}]}, "toolUseResult": {...}}; a summary's "summary"; a
-# file-history snapshot's paths (keys) and backups; history.jsonl's {"display", "pastedContents", "project"}.
+# file-history snapshot's paths (keys) and backups; history.jsonl's {"display", "pastedContents", "project"}. 2.1.332
+# also writes the prompt queued ("queue-operation"'s "content") and last typed ("last-prompt"'s "lastPrompt"), each
+# request's messages ("api-request-blob"), and attachments: the instruction files read, hooks' context, their
+# "rendered" text (seen in tests/hosts/test_histories.py).
 HISTORY_FORMAT = HistoryFormat(
     text=frozenset({"content", "text", "thinking", "input", "toolUseResult", "summary", "display", "pastedContents",
-                    "todos", "prompt", "additionalContext", "stdout", "stderr"}),
+                    "todos", "prompt", "additionalContext", "stdout", "stderr", "lastPrompt", "rendered",
+                    "systemPrompt", "addedLines"}),
     structure=frozenset({"type", "role", "id", "uuid", "parentUuid", "leafUuid", "logicalParentUuid", "sessionId",
                          "requestId", "messageId", "tool_use_id", "toolUseID", "sourceToolUseID", "agentId", "cwd",
                          "gitBranch", "version", "timestamp", "model", "name", "userType", "isSidechain", "isMeta",

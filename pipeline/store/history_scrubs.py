@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the schema imports this module for its table, before the ba
 
 def history_scrubs() -> tuple[str, ...]:
     """The schema migration that adds the table (the same on both backends)."""
-    return ("""CREATE TABLE persona_history_scrubs (
+    return ("""CREATE TABLE IF NOT EXISTS persona_history_scrubs (
             profile TEXT NOT NULL,
             place TEXT NOT NULL,
             digest TEXT NOT NULL,
