@@ -56,10 +56,10 @@ class Scrubbed:
 @dataclass
 class _Scan:
     spans: list[tuple[int, int]] = field(default_factory=list)  # byte spans of the file to become the marker
-    bad: list[str] = field(default_factory=list)  # lines that may hold the text and could not be parsed, with why
+    bad: list[tuple[int, str]] = field(default_factory=list)  # (byte offset of a line, or -1 for the file: why it
+    # may hold the text and could not be parsed); the line's number is counted only when one is named
     short: bool = False
     end: int = 0  # bytes read
-    number: int = 0  # lines read
 
 
 class _Lines:
@@ -69,6 +69,7 @@ class _Lines:
         self.probe, self.finder, self.roles = probe, finder, roles
         self.long_holds = False  # the overlong line being skipped may hold the text
         self.long_tail = b""  # its last bytes read: a text that straddles two reads is seen whole
+        self.long_at = 0  # where it starts
 
     def scan(self, handle: int, start: int, scan: _Scan) -> _Scan:
         """Read from byte ``start`` to the end, adding to ``scan``."""
@@ -86,7 +87,7 @@ class _Lines:
             carry = data[cut:]
             if len(carry) > LINE_MAX:  # one line longer than the bound: not parsed, skipped to its end
                 self.long_holds, self.long_tail = self.probe.may_hold(carry), carry[-OVERLAP:]
-                skipping, at, carry = True, at + len(carry), b""
+                self.long_at, skipping, at, carry = at, True, at + len(carry), b""
         if carry:
             self._block(carry, at, scan)
             at += len(carry)
@@ -107,34 +108,28 @@ class _Lines:
         return False, block[newline + 1:], at + newline + 1
 
     def _end_overlong(self, scan: _Scan) -> None:
-        scan.number += 1
         if self.long_holds:
-            scan.bad.append(f"line {scan.number} is longer than {LINE_MAX >> 20} MB, so it was not read")
+            scan.bad.append((self.long_at, f"is longer than {LINE_MAX >> 20} MB, so it was not read"))
         self.long_holds = False
 
     def _block(self, block: bytes, at: int, scan: _Scan) -> None:
-        if not self.probe.may_hold(block):
-            scan.number += block.count(b"\n") + (not block.endswith(b"\n"))
-            return
-        for line in block.split(b"\n")[:-1] if block.endswith(b"\n") else block.split(b"\n"):
-            scan.number += 1
-            if line.strip() and self.probe.may_hold(line):
-                self.line(line, at, scan, f"line {scan.number}")
-            at += len(line) + 1
+        for start, end in self.probe.lines(block):
+            self.line(block[start:end], at + start, scan)
 
-    def line(self, line: bytes, at: int, scan: _Scan, where: str) -> None:
-        """Find the edits in one JSON text starting at byte ``at``; ``where`` names it in a reason."""
+    def line(self, line: bytes, at: int, scan: _Scan, whole: bool = False) -> None:
+        """Find the edits in one JSON text starting at byte ``at`` (``whole``: the file's one document)."""
+        where = -1 if whole else at
         try:
             text = line.decode("utf-8")
             found = edits(text, parse(text), self.roles, self.finder)
         except UnicodeDecodeError:
-            scan.bad.append(f"{where} is not UTF-8")
+            scan.bad.append((where, "is not UTF-8"))
             return
         except JsonTooDeep as error:
-            scan.bad.append(f"{where} is {error.msg}")
+            scan.bad.append((where, f"is {error.msg}"))
             return
         except (ValueError, RecursionError):
-            scan.bad.append(f"{where} is not JSON")
+            scan.bad.append((where, "is not JSON"))
             return
         scan.short |= found.short_left
         scan.spans += _byte_spans(text, found.spans, at)
@@ -187,9 +182,9 @@ def _scrub_open(path: Path, handle: int, probe: Probe, finder: Finder, roles: Ro
     else:
         scan = _Lines(probe, finder, roles).scan(handle, 0, _Scan())
     if not scan.spans:
-        return _unchanged(path, scan)
+        return _unchanged(path, handle, scan)
     if dry_run:
-        return Scrubbed(path, len(scan.spans), "; ".join(scan.bad), short=scan.short)
+        return Scrubbed(path, len(scan.spans), _reasons(handle, scan), short=scan.short)
     holder = (held() if held else {}).get((before.st_dev, before.st_ino))
     if holder is not None:
         return Scrubbed(path, reason=f"a running process (pid {holder}) holds it open, so a replaced file would "
@@ -198,10 +193,26 @@ def _scrub_open(path: Path, handle: int, probe: Probe, finder: Finder, roles: Ro
     return _rewrite(path, handle, before, scan, _Lines(probe, finder, roles), path.suffix == ".json")
 
 
-def _unchanged(path: Path, scan: _Scan) -> Scrubbed | None:
+def _unchanged(path: Path, handle: int, scan: _Scan) -> Scrubbed | None:
     if scan.bad or scan.short:
-        return Scrubbed(path, reason="; ".join(scan.bad), short=scan.short)
+        return Scrubbed(path, reason=_reasons(handle, scan), short=scan.short)
     return None
+
+
+def _reasons(handle: int, scan: _Scan) -> str:
+    """Each line left, by its number (counted now: the file is read again up to it), with why."""
+    named, lines, read = [], 1, 0
+    for at, why in sorted(scan.bad):
+        if at < 0:
+            named.append(f"it {why}")
+            continue
+        while read < at:
+            block = os.pread(handle, min(BLOCK, at - read), read)
+            if not block:
+                break
+            lines, read = lines + block.count(b"\n"), read + len(block)
+        named.append(f"line {lines} {why}")
+    return "; ".join(named)
 
 
 def _document(handle: int, size: int, probe: Probe, finder: Finder, roles: Roles, max_bytes: int) -> _Scan:
@@ -209,11 +220,11 @@ def _document(handle: int, size: int, probe: Probe, finder: Finder, roles: Roles
     scan = _Scan(end=size)
     data = os.pread(handle, max_bytes + 1, 0) if size <= max_bytes else b""
     if size > max_bytes:
-        scan.bad.append(f"it is larger than {max_bytes >> 20} MB, so it was not read")
+        scan.bad.append((-1, f"is larger than {max_bytes >> 20} MB, so it was not read"))
         return scan
     if not probe.may_hold(data):
         return scan
-    _Lines(probe, finder, roles).line(data, 0, scan, "it")
+    _Lines(probe, finder, roles).line(data, 0, scan, whole=True)
     return scan
 
 
@@ -240,7 +251,7 @@ def _rewrite(path: Path, handle: int, before: os.stat_result, scan: _Scan, lines
             os.unlink(temp)
     fsync_dir(path.parent)
     moved = [(start, len(MARKER) - (end - start)) for start, end in scan.spans]
-    reason = "; ".join(scan.bad)
+    reason = _reasons(handle, scan)
     return Scrubbed(path, len(scan.spans), reason, short=scan.short, moved=moved)
 
 

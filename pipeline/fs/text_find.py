@@ -27,10 +27,20 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")  # a word, or one mark: the windows a hashed
 _DOMAIN = b"history\x00"  # keeps these hashes apart from the store's other keyed hashes
 
 
+# Unicode's format characters (category Cf), which the normal form drops (a test checks the list against Python's
+# Unicode database): a regular expression removes them faster than a look at each character's category.
+_FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+                     "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+                     "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+                     "\U000e0020-\U000e007f]")
+
+
 def fold(text: str) -> str:
     """The normal form's character mapping, without collapsing spaces: NFKC, format characters dropped, case
-    folded, NFKC again, dashes unified."""
-    visible = "".join(char for char in unicodedata.normalize("NFKC", text) if unicodedata.category(char) != "Cf")
+    folded, NFKC again, dashes unified (for ASCII text: lower case, the same)."""
+    if text.isascii():
+        return text.lower()
+    visible = _FORMAT.sub("", unicodedata.normalize("NFKC", text))
     return unicodedata.normalize("NFKC", visible.casefold()).translate(DASHES)
 
 
@@ -76,6 +86,7 @@ class Finder:
         self._long = _pattern(known)
         self._short = {n.normal for n in self.needles if n.normal and n.short}
         self._short_any = _pattern(sorted(self._short, key=len, reverse=True))
+        self._forms = [n.normal for n in self.needles if n.normal]
         self._hashed = [n for n in self.needles if n.normal is None]
         self._hashed_digests = {n.digest: n for n in self._hashed}
         self._windows = sorted({(n.tokens, n.chars) for n in self._hashed if not n.short})
@@ -104,10 +115,12 @@ class Finder:
 
     def _may_hold(self, normal: str, message: bool) -> bool:
         """A quick look at the whole field's normal form before the mapped one is built."""
-        if self._hashed or normal in self._short:
+        if normal in self._short or any(form in normal for form in self._forms):
             return True
-        return bool(self._long and self._long.search(normal)) or bool(self._short_any and
-                                                                       self._short_any.search(normal))
+        if not self._hashed:
+            return False
+        return self._whole_short(normal) or any(hit is not None for _, hit in self._windows_of(
+            normal, {(n.tokens, n.chars) for n in self._hashed}))
 
     def _whole_short(self, normal: str) -> bool:
         if normal in self._short:
@@ -132,12 +145,16 @@ class Finder:
     def _windows_of(self, normal: str, sizes: Iterable[tuple[int, int]] | None = None
                     ) -> Iterator[tuple[tuple[int, int], Needle | None]]:
         """Each window of ``normal``'s tokens as long as a hashed needle, with the needle its hash names."""
-        tokens = [m.span() for m in _TOKEN.finditer(normal)]
+        spans = [match.span() for match in _TOKEN.finditer(normal)]
+        starts, ends = [start for start, _ in spans], [end for _, end in spans]
+        wanted: dict[int, set[int]] = {}
         for count, chars in sizes or self._windows:
-            for first in range(len(tokens) - count + 1):
-                start, end = tokens[first][0], tokens[first + count - 1][1]
-                if end - start == chars:
-                    yield (start, end), self._hashed_digests.get(digest(self.key, normal[start:end]))
+            wanted.setdefault(count, set()).add(chars)
+        for count, lengths in wanted.items():  # only windows of a hashed text's length are hashed
+            fits = (end - start in lengths for start, end in zip(starts, ends[count - 1:], strict=False))
+            for first in [index for index, fit in enumerate(fits) if fit]:
+                start, end = starts[first], ends[first + count - 1]
+                yield (start, end), self._hashed_digests.get(digest(self.key, normal[start:end]))
 
 
 def _pattern(forms: list[str]) -> re.Pattern[str] | None:

@@ -112,7 +112,7 @@ def test_a_file_it_cannot_change_and_a_hosts_database_are_named_with_the_reason(
     """A half-written last line (its host still writing), and Hermes' SQLite store, which only Hermes rewrites."""
     base, secret = configured(tmp_path)
     half = histories["claude-a"].parent / "s3.jsonl"
-    half.write_text(json.dumps(said(SECRET)) + "\n" + json.dumps(said(SECRET))[:-5], "utf-8")
+    half.write_text(json.dumps(said(SECRET)) + "\n" + json.dumps(said(SECRET))[:-3], "utf-8")
     state = Path.home() / ".hermes" / "state.db"
     with closing(sqlite3.connect(state)) as conn, conn:
         conn.execute("CREATE TABLE messages (content TEXT)")
@@ -124,7 +124,7 @@ def test_a_file_it_cannot_change_and_a_hosts_database_are_named_with_the_reason(
     # the cut last line is left as it is, and named: it holds the text; the whole line before it is scrubbed
     lines = half.read_text("utf-8").split("\n")
     assert json.loads(lines[0])["message"]["content"] == "remember: [forgotten]"
-    assert lines[1] == json.dumps(said(SECRET))[:-5]
+    assert lines[1] == json.dumps(said(SECRET))[:-3]
     assert f"warning: {half} (Claude Code) still holds the text: line 2 is not JSON" in done.stderr
     assert (f"warning: {state} (Hermes Agent) still holds the text: Hermes' own SQLite store, with full-text "
             "indexes: persona-tier never rewrites it; `hermes sessions delete ID` removes a session") in done.stderr
