@@ -155,7 +155,8 @@ def _type_checking_names() -> set[str]:
 
 
 # One query reads every profile's tables at once to find the due ones; it lives with the schedule it serves.
-SQL_OUTSIDE_THE_STORE = {"pipeline.schedule.due"}
+# A forget scrubs a host's own SQLite database (Codex's copies of its threads) in place: not our store's tables.
+SQL_OUTSIDE_THE_STORE = {"pipeline.schedule.due", "pipeline.fs.host_sqlite"}
 
 
 def test_only_the_store_runs_sql() -> None:

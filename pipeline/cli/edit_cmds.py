@@ -169,6 +169,7 @@ class Result:
     outcome: str = "unchanged"
     forgotten: dict[str, Any] = field(default_factory=dict)
     rendered: WriteRender | None = None  # the render after an edit that forgot nothing (a forget renders its own)
+    erased_texts: list[str] = field(default_factory=list)  # every version its forgets erased, for the histories
 
 
 def _edit(store: PersonaStore, base: EditBase, file: EditFile, editor: list[str], options: Options, *,
@@ -176,6 +177,7 @@ def _edit(store: PersonaStore, base: EditBase, file: EditFile, editor: list[str]
     """Open the editor until the file applies, the user leaves it unchanged, or the profile changed meanwhile."""
     from ..interchange.edit import apply_edit, plan_edit
     from ..interchange.edit_file import parse_edit, with_problems
+    from ..schedule.history_journal import Recorder
 
     for _ in range(MAX_ROUNDS):
         saved = file.edit(editor)
@@ -191,7 +193,9 @@ def _edit(store: PersonaStore, base: EditBase, file: EditFile, editor: list[str]
             if not quiet:
                 typer.echo(describe(plan))
             _confirm_removals(plan, options.yes, file, saved)
-            return Result(plan, apply_edit(store, plan, force=options.force), "applied")
+            recorder = Recorder(store, keep=False)
+            applied = apply_edit(store, plan, force=options.force, journal=recorder)
+            return Result(plan, applied, "applied", erased_texts=recorder.texts)
         except EditConflict as error:
             raise EditConflict(f"{error}{file.keep_note(saved)} (run `persona edit` again and carry it "
                                "across)") from None
@@ -238,10 +242,10 @@ def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditF
     note = file.keep_note(file.read()) if result.outcome == "dry run" else ""
     if result.applied is not None and result.applied.erased:
         from ..schedule.forget import settle
-        from ..schedule.host_histories import scrub_histories
+        from ..schedule.history_journal import scrub_after
 
         done = settle(settings, store, result.applied.erased, editing=file.path)
-        histories = scrub_histories([text for text, _ in result.applied.erased])
+        histories = scrub_after(store, result.erased_texts)
         result.forgotten = {"rendered": done.rendered, "still_holding": done.still_holding,
                             "in_users_text": done.in_users_text, "edit_files": done.edit_files,
                             "render_warnings": done.render_warnings, "host_histories": histories.to_dict()}
@@ -261,6 +265,8 @@ def _finish(settings: Settings, store: PersonaStore, result: Result, file: EditF
         _say(result, note)
     if result.rendered is not None:
         say_rendered(result.rendered, as_json=as_json)
+    if result.forgotten and not result.forgotten["host_histories"]["complete"]:
+        raise typer.Exit(1)  # a host's history still holds a forgotten text (each is named above)
 
 
 def _say(result: Result, note: str) -> None:

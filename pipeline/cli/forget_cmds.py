@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from ..schedule.host_histories import HostHistories
 
 KeepHistories = Annotated[bool, typer.Option(
-    "--keep-host-histories", help="Leave the text in the hosts' own histories (Claude Code's and Codex's transcripts, "
-    "Gemini CLI's chats, Hermes' sessions) and only list the files that hold it.")]
+    "--keep-host-histories", help="Leave the text in the hosts' own histories (Claude Code's and Codex's transcripts "
+    "and Codex's databases, Gemini CLI's chats, Hermes' sessions) and only list the files that hold it.")]
 
 profile_app = typer.Typer(rich_markup_mode=None, help="Whole profiles: erase everything one holds.",
                           no_args_is_help=True)
@@ -63,7 +63,7 @@ def forget(
     warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text,
                     render_warnings=done.render_warnings)
     warn_sources(done.in_sources)
-    warn_histories(done.host_histories)
+    exit_unless_scrubbed(done.host_histories)
 
 
 def warn_sources(paths: Sequence[str]) -> None:
@@ -74,16 +74,25 @@ def warn_sources(paths: Sequence[str]) -> None:
                    err=True)
 
 
-def scrub(ctx: typer.Context, profile: ProfileOption = None) -> None:
-    """Finish a forget whose scrub a reader held up: rebuild the database and empty its write-ahead log."""
+def scrub(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+    """Finish what a forget left: the hosts' histories it could not scrub yet (a running session, a kill, a full
+    disk; its journal knows them), and the database's freed pages and write-ahead log a reader held up. Exits 1
+    when a history still holds a forgotten text."""
+    from ..schedule.history_journal import scrub_after
     from ..store.erasure import scrub as scrub_store
 
     cli = state(ctx)
     with cli.store(profile) as store:
+        histories = scrub_after(store, [])
         if not scrub_store(store):
             raise StoreError(f"a reader still keeps the write-ahead log of {store.label} from being emptied; close "
                              "what has the database open and run `persona scrub` again")
-    typer.echo(f"scrubbed {store.label}: no freed page or write-ahead log holds a forgotten fact")
+    if as_json:
+        emit_json({"database": store.label, "host_histories": histories.to_dict()})
+    else:
+        typer.echo(f"scrubbed {store.label}: no freed page or write-ahead log holds a forgotten fact")
+        say_histories(histories)
+    exit_unless_scrubbed(histories)
 
 
 @profile_app.command("erase")
@@ -113,7 +122,7 @@ def erase(
         say_histories(done.host_histories)
     warn_unfinished(done.still_holding, scrubbed=done.erasure.scrubbed, in_users_text=done.in_users_text,
                     render_warnings=done.render_warnings)
-    warn_histories(done.host_histories)
+    exit_unless_scrubbed(done.host_histories)
 
 
 def say_edit_files(paths: Sequence[str]) -> None:
@@ -142,6 +151,8 @@ def warn_unfinished(still_holding: list[str], *, scrubbed: bool, in_users_text: 
 
 def say_histories(histories: HostHistories) -> None:
     """Every host history file the forget changed (or, kept, that holds the text), one a line."""
+    if histories.swept:
+        typer.echo(f"removed {counted(histories.swept, 'temporary file')} an interrupted scrub had left")
     if not histories.files:
         return
     many = len(histories.files)
@@ -155,6 +166,21 @@ def say_histories(histories: HostHistories) -> None:
 
 
 def warn_histories(histories: HostHistories) -> None:
-    """Each host history file that holds the text and could not be changed safely, with the reason."""
+    """Each host history that holds the text and could not be changed safely, with the reason; each holding a
+    short fact where it is not replaced; and whether the journal keeps the scrub pending."""
     for file in histories.left:
         typer.echo(f"warning: {file['path']} ({file['host']}) still holds the text: {file['reason']}", err=True)
+    for file in histories.short:
+        typer.echo(f"warning: {file['path']} ({file['host']}) still holds the text: it is one or two short words, "
+                   "replaced only where it is a message's whole text, and here it stands inside other text or "
+                   "outside a message; edit it out by hand or delete the session", err=True)
+    if not histories.kept and not histories.finished:
+        typer.echo("warning: the scrub of the hosts' histories is pending; `persona scrub` (or the next forget or "
+                   "status) finishes it", err=True)
+
+
+def exit_unless_scrubbed(histories: HostHistories) -> None:
+    """Name what the hosts' histories still hold, and exit 1 when anything is left."""
+    warn_histories(histories)
+    if not histories.complete:
+        raise typer.Exit(1)

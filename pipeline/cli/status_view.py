@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import inputs
 from ..text import counted
 from .checks import check_line, target_checks
 from .host_checks import head_lines
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 def status_text(cli: CliState, profile: str | None, as_json: bool) -> str:
     """Each trigger's state and reason, the last run, the fact counts per tier, the targets and open proposals."""
     data, checks, reports = _gathered(cli, profile)
+    if data["history_scrub"]["pending"]:
+        data["history_scrub"] = _finish_scrub(cli, profile)
     if as_json:
         return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
     said: list[str] = []
@@ -39,6 +42,7 @@ def _show(data: dict[str, Any], checks: list[Check], reports: list[HostReport], 
         echo("\ntargets:\n" + "\n".join("  " + check_line(check) for check in checks))
     if reports:  # per host and project: each fact once, the user's files loaded whole
         echo("\nhosts:\n" + "\n".join("  " + line for line in head_lines(reports)))
+    _say_scrub(data["history_scrub"], echo)
     if data["proposals"]:
         from .review_cmds import proposal_line
 
@@ -48,14 +52,43 @@ def _show(data: dict[str, Any], checks: list[Check], reports: list[HostReport], 
 
 def _gathered(cli: CliState, profile: str | None) -> tuple[dict[str, Any], list[Check], list[HostReport]]:
     from ..config.urls import describe_database
+    from ..schedule.history_journal import pending
     from ..schedule.triggers import status_data
     from .host_checks import host_reports, projects_to_check
 
     with cli.store(profile, readonly=True) as store:
         data = status_data(cli.settings(), store)
+        data["history_scrub"] = {"pending": len(pending(store))}
     data["database"] = describe_database(cli.settings()).removeprefix("database: ")
     checks = target_checks(cli, profile)
     data["targets"] = [check.as_dict() for check in checks]
     reports = host_reports(cli, profile, projects_to_check(cli, None))
     data["hosts"] = [report.as_dict() for report in reports]
     return data, checks, reports
+
+
+def _finish_scrub(cli: CliState, profile: str | None) -> dict[str, Any]:
+    """Finish the profile's pending scrubs of the hosts' histories (a forget killed or interrupted left them)."""
+    from ..schedule.history_journal import pending, scrub_after
+
+    # This status did a forget's unfinished work: what it says is of this run alone, never replayed.
+    inputs.note("work", "history scrub", "!status finished a forget's scrub of the hosts' histories")
+    with cli.store(profile) as store:
+        waiting = pending(store)
+        done = scrub_after(store, [])
+        return {"pending": len(pending(store)), "since": min(item.recorded_at for item in waiting) if waiting else None,
+                "finished": done.to_dict()}
+
+
+def _say_scrub(scrub: dict[str, Any], echo: Callable[[str], object]) -> None:
+    """What status did with a forget's pending scrub of the hosts' histories."""
+    done = scrub.get("finished")
+    if done is None:
+        return
+    files, left = len(done["files"]), [*done["left"], *done["short"]]
+    state = (f"still pending (a later status or `persona scrub` goes on; recorded {scrub['since']})"
+             if scrub["pending"] else "finished")
+    echo(f"\nhost histories: a forget's scrub was pending; {state}: the text replaced in "
+         f"{counted(files, 'file')}, {counted(len(left), 'place')} still holding it")
+    for item in left:
+        echo(f"  {item['path']} ({item['host']}): {item.get('reason') or 'a short fact inside other text'}")

@@ -31,6 +31,8 @@ def loads(text: str, **options: Any) -> Any:
 
 def check_depth(text: str) -> None:
     """Raise :class:`JsonTooDeep` at the first bracket past :data:`MAX_DEPTH`; do nothing otherwise."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:  # so few openings cannot nest deeper (a quick count)
+        return
     depth = 0
     for match in _TOKEN.finditer(text):
         token = match.group()

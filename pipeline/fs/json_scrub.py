@@ -1,114 +1,314 @@
-"""Taking a text out of another program's JSON or JSON Lines file (a host's transcript), every other byte kept.
+"""Taking a text out of one history file of a host's (JSON Lines, or one JSON document), every other byte kept.
 
-Only JSON string values change: in each one that holds the text (as stored, or JSON-escaped once more, as
-a tool call's arguments hold it), each occurrence becomes a fixed marker. The string's own bytes are
-edited where the text's escaped form stands in them; a string escaped some other way (``\\u0041`` for
-``A``) is written again whole, in its own ASCII-or-not style. The file is swapped atomically and keeps its
-mode. A file another process holds open (a host's running session, which would go on writing to the
-replaced file and lose what it writes) or that changed while we read it is left alone, and the caller says so.
+A JSON Lines file is read in blocks of whole lines, so memory stays bounded whatever its size; a block the quick
+look (:mod:`.json_probe`) clears is never parsed, and a line that may hold the text is parsed and edited in its text
+fields only (:mod:`.json_text`). A line that cannot be parsed (not JSON, not UTF-8, nested past the bound, longer
+than :data:`LINE_MAX`) is left as it was and, when it may hold the text, named; every other line is still scrubbed.
+
+The new file is written beside the old one under a temporary name of ours (swept by the next run if we are killed),
+then swapped in with its mode kept, only if the file is as it was read. A host that appended meanwhile (its session
+went on) has its new lines read and scrubbed too before the swap; a file another process holds open (a running
+session would go on writing into the replaced inode) is left, and so is one that kept changing: the caller says so,
+and its journal finishes the job later.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .write import atomic_write_bytes
+from .bounded_json import JsonTooDeep
+from .json_probe import Probe
+from .json_text import Roles, edits, parse
+from .text_find import MARKER, Finder
+from .write import fsync_dir
 
-MARKER = "[forgotten]"
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+BLOCK = 4 << 20  # bytes read at a time
+LINE_MAX = 64 << 20  # a longer line is not parsed (named, when it may hold the text)
+OVERLAP = 64 << 10  # of such a line, the bytes read again with the next piece: a text never straddles unseen
+CATCH_UP = 5  # times the lines a host appended while we read are read in turn before the file is left
+TEMP = re.compile(r"^\..+\.persona-scrub-[0-9a-f]{12}$")  # our temporary files: the next run sweeps what a kill left
+Held = Callable[[], dict[tuple[int, int], int]]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Scrubbed:
-    """One file's outcome: how many times the text was replaced, or why the file was left as it was."""
+    """One file's outcome: the text replaced how many times; or, left, why, and whether a later run can finish it
+    (``retry``: a writer, a lock, a full disk) or it needs a person (``reason`` says what)."""
 
     path: Path
     replaced: int = 0
-    reason: str = ""  # set: the file holds the text and could not be changed safely
+    reason: str = ""
+    retry: bool = False
+    short: bool = False  # a short fact stands in it where it is not replaced (named, with why)
+    moved: list[tuple[int, int]] = field(default_factory=list)  # (old offset, bytes added) of each edit
+
+    def shift(self, offset: int) -> int:
+        """Where a byte offset of the old file stands in the new one (a host's index of its lines follows it)."""
+        return offset + sum(delta for at, delta in self.moved if at < offset)
 
 
-class Needles:
-    """The text's forms, and how to find them in a decoded string and in a string's raw JSON bytes."""
-
-    def __init__(self, forms: Iterable[str]) -> None:
-        self.forms = sorted({form for form in forms if form.strip()}, key=len, reverse=True)
-        raw = {escaped for form in self.forms for escaped in _escaped(form)}
-        self.decoded = _pattern(self.forms)
-        self.raw = _pattern(sorted(raw, key=len, reverse=True))
-        self.probes = [form.encode("utf-8") for form in {*self.forms, *raw}]
-
-    def in_bytes(self, data: bytes) -> bool:
-        """Whether ``data`` may hold the text at all (a quick look before any parsing)."""
-        return bool(self.forms) and any(probe in data for probe in self.probes)
+@dataclass
+class _Scan:
+    spans: list[tuple[int, int]] = field(default_factory=list)  # byte spans of the file to become the marker
+    bad: list[tuple[int, str]] = field(default_factory=list)  # (byte offset of a line, or -1 for the file: why it
+    # may hold the text and could not be parsed); the line's number is counted only when one is named
+    short: bool = False
+    end: int = 0  # bytes read
 
 
-def _escaped(form: str) -> set[str]:
-    """``form`` as it stands inside a JSON string, in either ASCII style."""
-    return {json.dumps(form, ensure_ascii=ascii_only)[1:-1] for ascii_only in (False, True)}
+class _Lines:
+    """Reads a JSON Lines file's lines that may hold the text, and finds the edits in each."""
 
+    def __init__(self, probe: Probe, finder: Finder, roles: Roles) -> None:
+        self.probe, self.finder, self.roles = probe, finder, roles
+        self.long_holds = False  # the overlong line being skipped may hold the text
+        self.long_tail = b""  # its last bytes read: a text that straddles two reads is seen whole
+        self.long_at = 0  # where it starts
 
-def _pattern(forms: list[str]) -> re.Pattern[str] | None:
-    """A match for any of ``forms`` that is not part of a longer word (``Go`` is not taken out of ``Google``)."""
-    if not forms:
-        return None
-    pieces = [(r"(?<!\w)" if form[0].isalnum() or form[0] == "_" else "") + re.escape(form)
-              + (r"(?!\w)" if form[-1].isalnum() or form[-1] == "_" else "") for form in forms]
-    return re.compile("|".join(pieces))
+    def scan(self, handle: int, start: int, scan: _Scan) -> _Scan:
+        """Read from byte ``start`` to the end, adding to ``scan``."""
+        carry, at, skipping = b"", start, False
+        for block in _blocks(handle, start):
+            if skipping:
+                skipping, block, at = self._skip(block, at, scan)
+                if skipping:
+                    continue
+            data = carry + block
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                self._block(data[:cut], at, scan)
+                at += cut
+            carry = data[cut:]
+            if len(carry) > LINE_MAX:  # one line longer than the bound: not parsed, skipped to its end
+                self.long_holds, self.long_tail = self.probe.may_hold(carry), carry[-OVERLAP:]
+                self.long_at, skipping, at, carry = at, True, at + len(carry), b""
+        if carry:
+            self._block(carry, at, scan)
+            at += len(carry)
+        if skipping:
+            self._end_overlong(scan)
+        scan.end = at
+        return scan
 
+    def _skip(self, block: bytes, at: int, scan: _Scan) -> tuple[bool, bytes, int]:
+        """Go on skipping an overlong line through ``block``: (still skipping, the rest of the block, offset)."""
+        newline = block.find(b"\n")
+        piece = self.long_tail + (block if newline < 0 else block[:newline])
+        self.long_holds = self.long_holds or self.probe.may_hold(piece)
+        self.long_tail = piece[-OVERLAP:]
+        if newline < 0:
+            return True, b"", at + len(block)
+        self._end_overlong(scan)
+        return False, block[newline + 1:], at + newline + 1
 
-def scrub_text(text: str, needles: Needles, *, lines: bool) -> tuple[str, int]:
-    """``text`` (one JSON document, or JSON Lines) with the text replaced in its string values; the count.
-    ValueError, naming the line, when it is not valid JSON."""
-    _check(text, lines=lines)
-    count = 0
+    def _end_overlong(self, scan: _Scan) -> None:
+        if self.long_holds:
+            scan.bad.append((self.long_at, f"is longer than {LINE_MAX >> 20} MB, so it was not read"))
+        self.long_holds = False
 
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
-        new, found = _scrub_string(match.group(0), needles)
-        count += found
-        return new
-    return _STRING.sub(replace, text), count
+    def _block(self, block: bytes, at: int, scan: _Scan) -> None:
+        for start, end in self.probe.lines(block):
+            self.line(block[start:end], at + start, scan)
 
-
-def _check(text: str, *, lines: bool) -> None:
-    documents = text.split("\n") if lines else [text]  # not splitlines: a string may hold U+2028 as it is
-    for number, document in enumerate(documents, 1):
-        if lines and not document.strip():
-            continue
+    def line(self, line: bytes, at: int, scan: _Scan, whole: bool = False) -> None:
+        """Find the edits in one JSON text starting at byte ``at`` (``whole``: the file's one document)."""
+        where = -1 if whole else at
         try:
-            json.loads(document)
-        except ValueError:
-            raise ValueError(f"line {number} is not JSON" if lines else "it is not JSON") from None
+            text = line.decode("utf-8")
+            found = edits(text, parse(text), self.roles, self.finder)
+        except UnicodeDecodeError:
+            scan.bad.append((where, "is not UTF-8"))
+            return
+        except JsonTooDeep as error:
+            scan.bad.append((where, f"is {error.msg}"))
+            return
+        except (ValueError, RecursionError):
+            scan.bad.append((where, "is not JSON"))
+            return
+        scan.short |= found.short_left
+        scan.spans += _byte_spans(text, found.spans, at)
 
 
-def _scrub_string(token: str, needles: Needles) -> tuple[str, int]:
-    """One JSON string token (quotes included) with the text replaced, and how many times."""
-    assert needles.decoded is not None and needles.raw is not None
-    value = json.loads(token)
-    want, count = needles.decoded.subn(MARKER, value)
-    if not count:
-        return token, 0
-    edited = token[0] + needles.raw.sub(lambda m: _unescaped_at(token, m), token[1:-1]) + token[-1]
+def _blocks(handle: int, start: int) -> Iterator[bytes]:
+    at = start
+    while block := os.pread(handle, BLOCK, at):
+        yield block
+        at += len(block)
+
+
+def _byte_spans(text: str, spans: list[tuple[int, int]], at: int) -> list[tuple[int, int]]:
+    """Character spans of ``text`` as byte spans of the file, ``text`` starting at byte ``at``."""
+    if text.isascii():
+        return [(at + start, at + end) for start, end in spans]
+    out, chars, offset = [], 0, at
+    for start, end in spans:
+        offset += len(text[chars:start].encode("utf-8"))
+        width = len(text[start:end].encode("utf-8"))
+        out.append((offset, offset + width))
+        offset, chars = offset + width, end
+    return out
+
+
+def scrub_file(path: Path, probe: Probe, finder: Finder, roles: Roles, *, dry_run: bool = False,
+               held: Held | None = None, max_bytes: int = LINE_MAX) -> Scrubbed | None:
+    """Replace the texts in one history file (JSON Lines, or one JSON document when its name ends ``.json``);
+    None when it holds none of them. ``dry_run``: only say whether it does. ``held``: the files other processes
+    hold open (asked only when a file is to change); ``max_bytes``: the largest JSON document read whole."""
     try:
-        if json.loads(edited) == want:
-            return edited, count
-    except ValueError:
-        pass
-    return json.dumps(want, ensure_ascii=token.isascii()), count
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        return Scrubbed(path, reason=_why(error), retry=True)
+    try:
+        return _scrub_open(path, handle, probe, finder, roles, dry_run, held, max_bytes)
+    except OSError as error:
+        return Scrubbed(path, reason=_why(error), retry=True)
+    finally:
+        os.close(handle)
 
 
-def _unescaped_at(token: str, match: re.Match[str]) -> str:
-    """The marker, unless the match starts right after a backslash (it is then part of an escape)."""
-    start = match.start() + 1  # the match ran over token[1:-1]
-    backslashes = len(token[:start]) - len(token[:start].rstrip("\\"))
-    return match.group(0) if backslashes % 2 else MARKER
+def _scrub_open(path: Path, handle: int, probe: Probe, finder: Finder, roles: Roles, dry_run: bool,
+                held: Held | None, max_bytes: int) -> Scrubbed | None:
+    before = os.fstat(handle)
+    if not stat.S_ISREG(before.st_mode):
+        return None
+    if path.suffix == ".json":
+        scan = _document(handle, before.st_size, probe, finder, roles, max_bytes)
+    else:
+        scan = _Lines(probe, finder, roles).scan(handle, 0, _Scan())
+    if not scan.spans:
+        return _unchanged(path, handle, scan)
+    if dry_run:
+        return Scrubbed(path, len(scan.spans), _reasons(handle, scan), short=scan.short)
+    holder = (held() if held else {}).get((before.st_dev, before.st_ino))
+    if holder is not None:
+        return Scrubbed(path, reason=f"a running process (pid {holder}) holds it open, so a replaced file would "
+                                     "lose what it writes next; `persona scrub` finishes it once that session has "
+                                     "ended", retry=True)
+    return _rewrite(path, handle, before, scan, _Lines(probe, finder, roles), path.suffix == ".json")
+
+
+def _unchanged(path: Path, handle: int, scan: _Scan) -> Scrubbed | None:
+    if scan.bad or scan.short:
+        return Scrubbed(path, reason=_reasons(handle, scan), short=scan.short)
+    return None
+
+
+def _reasons(handle: int, scan: _Scan) -> str:
+    """Each line left, by its number (counted now: the file is read again up to it), with why."""
+    named, lines, read = [], 1, 0
+    for at, why in sorted(scan.bad):
+        if at < 0:
+            named.append(f"it {why}")
+            continue
+        while read < at:
+            block = os.pread(handle, min(BLOCK, at - read), read)
+            if not block:
+                break
+            lines, read = lines + block.count(b"\n"), read + len(block)
+        named.append(f"line {lines} {why}")
+    return "; ".join(named)
+
+
+def _document(handle: int, size: int, probe: Probe, finder: Finder, roles: Roles, max_bytes: int) -> _Scan:
+    """One JSON document, read whole (up to ``max_bytes``)."""
+    scan = _Scan(end=size)
+    data = os.pread(handle, max_bytes + 1, 0) if size <= max_bytes else b""
+    if size > max_bytes:
+        scan.bad.append((-1, f"is larger than {max_bytes >> 20} MB, so it was not read"))
+        return scan
+    if not probe.may_hold(data):
+        return scan
+    _Lines(probe, finder, roles).line(data, 0, scan, whole=True)
+    return scan
+
+
+def _rewrite(path: Path, handle: int, before: os.stat_result, scan: _Scan, lines: _Lines,
+             whole: bool) -> Scrubbed:
+    """Write the scrubbed copy beside ``path`` and swap it in if the file is as read (lines a host appended
+    meanwhile are read and copied too); else leave it."""
+    temp = path.with_name(f".{path.name}.persona-scrub-{os.urandom(6).hex()}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.fchmod(fd, stat.S_IMODE(before.st_mode))
+        copied = _copy(handle, fd, scan.spans, 0, scan.end)
+        done = _catch_up(path, handle, fd, before, scan, lines, copied, whole)
+        if done is None:
+            return Scrubbed(path, reason="it kept changing while it was read (its host is writing it); "
+                                         "`persona scrub` finishes it once that session has ended", retry=True)
+        os.fsync(fd)
+        os.replace(temp, path)
+    except OSError as error:
+        return Scrubbed(path, reason=_why(error), retry=True)
+    finally:
+        os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+    fsync_dir(path.parent)
+    moved = [(start, len(MARKER) - (end - start)) for start, end in scan.spans]
+    reason = _reasons(handle, scan)
+    return Scrubbed(path, len(scan.spans), reason, short=scan.short, moved=moved)
+
+
+def _catch_up(path: Path, handle: int, fd: int, before: os.stat_result, scan: _Scan, lines: _Lines, copied: int,
+              whole: bool) -> int | None:
+    """Copy what a host appended after the scan (its lines scrubbed too) until the file stands still; None when it
+    was replaced or cut instead, or kept growing."""
+    seen = before
+    for _ in range(CATCH_UP):
+        now = os.lstat(path)
+        if (now.st_ino, now.st_size, now.st_mtime_ns) == (seen.st_ino, scan.end, seen.st_mtime_ns):
+            return copied
+        if now.st_ino != before.st_ino or now.st_size < scan.end or whole:
+            return None
+        start, count = scan.end, len(scan.spans)
+        lines.scan(handle, start, scan)
+        copied = _copy(handle, fd, scan.spans[count:], start, scan.end)
+        seen = now
+    return None
+
+
+def _copy(handle: int, fd: int, spans: list[tuple[int, int]], start: int, end: int) -> int:
+    """Copy bytes ``start``-``end`` of ``handle`` to ``fd``, each span replaced by the marker."""
+    at = start
+    for span_start, span_end in [*spans, (end, end)]:
+        while at < span_start:
+            block = os.pread(handle, min(BLOCK, span_start - at), at)
+            if not block:
+                raise OSError("the file was cut while it was copied")
+            _write_all(fd, block)
+            at += len(block)
+        if span_end > span_start:
+            _write_all(fd, MARKER.encode("ascii"))
+            at = span_end
+    return at
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _why(error: OSError) -> str:
+    return f"it cannot be read or replaced: {error.strerror or error}"
+
+
+def sweep_temps(folder: Path) -> int:
+    """Remove the temporary files a killed scrub left in ``folder`` (ours only, by their name)."""
+    removed = 0
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if TEMP.match(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
 
 
 def open_files() -> dict[tuple[int, int], int]:
@@ -131,75 +331,3 @@ def _held_by(process: str) -> list[tuple[int, int]]:
                 if stat.S_ISREG(info.st_mode):
                     held.append((info.st_dev, info.st_ino))
     return held
-
-
-def scrub_file(path: Path, needles: Needles, *, max_bytes: int, dry_run: bool = False,
-               held: Callable[[], dict[tuple[int, int], int]] | None = None) -> Scrubbed | None:
-    """Replace the text in one JSON (``.json``) or JSON Lines file, swapping it atomically with its mode kept;
-    None when the file does not hold it. ``dry_run``: only say whether it does. ``held``: the files other
-    processes hold open (:func:`open_files`, asked only when a file is to be replaced), left as they are."""
-    try:
-        before = os.lstat(path)
-        if stat.S_ISLNK(before.st_mode):
-            return _if_holding(path, needles, max_bytes, "a symbolic link: persona-tier rewrites only plain files")
-        if before.st_size > max_bytes:
-            return Scrubbed(path, reason=f"larger than {max_bytes} bytes (injection.max_file_bytes)")
-        data = path.read_bytes()
-    except OSError as error:
-        return Scrubbed(path, reason=f"cannot be read: {error.strerror or error}")
-    if not needles.in_bytes(data):
-        return None
-    try:
-        text, count = scrub_text(data.decode("utf-8"), needles, lines=path.suffix != ".json")
-    except UnicodeDecodeError:
-        return Scrubbed(path, reason="it is not UTF-8")
-    except ValueError as error:
-        return Scrubbed(path, reason=f"{error}, so the text cannot be found in its strings safely")
-    if not count or dry_run:
-        return Scrubbed(path, count) if count else None
-    holder = (held() if held else {}).get((before.st_dev, before.st_ino))
-    if holder is not None:
-        return Scrubbed(path, reason=f"a running process (pid {holder}) holds it open, so a replaced file would lose "
-                                     "what it writes next; run the forget again once that session has ended")
-    return _swap(path, before, text.encode("utf-8"), count)
-
-
-def _if_holding(path: Path, needles: Needles, max_bytes: int, reason: str) -> Scrubbed | None:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes)
-    except OSError:
-        return None
-    return Scrubbed(path, reason=reason) if needles.in_bytes(data) else None
-
-
-def _swap(path: Path, before: os.stat_result, data: bytes, count: int) -> Scrubbed:
-    def unchanged_then_rename(temp: Path, target: Path) -> bool:
-        now = os.lstat(target)
-        if (now.st_ino, now.st_size, now.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns):
-            return False
-        os.replace(temp, target)
-        return True
-    try:
-        placed = atomic_write_bytes(path, data, mode=stat.S_IMODE(before.st_mode), swap=unchanged_then_rename)
-    except OSError as error:
-        return Scrubbed(path, reason=f"cannot be replaced: {error.strerror or error}")
-    if not placed:
-        return Scrubbed(path, reason="it changed while it was read (its host is writing it); run the forget "
-                                     "again once that session has ended")
-    return Scrubbed(path, count)
-
-
-def holds(path: Path, needles: Needles, *, chunk: int = 1 << 20) -> bool:
-    """Whether a file another program owns (a database) holds the text anywhere in its bytes, read in chunks."""
-    overlap = max((len(probe) for probe in needles.probes), default=1) - 1
-    tail = b""
-    try:
-        with path.open("rb") as handle:
-            while block := handle.read(chunk):
-                if needles.in_bytes(tail + block):
-                    return True
-                tail = (tail + block)[-overlap:] if overlap else b""
-    except OSError:
-        return False
-    return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import History, Hook, Host, Limit, MemoryFiles, Preset
+from .model import History, HistoryFormat, Hook, Host, Limit, MemoryFiles, Preset
 
 NAME = "claude-code"
 DISPLAY = "Claude Code"
@@ -20,7 +20,28 @@ HOOK = Hook(format=NAME, settings_dir=".claude", settings_name="settings.json", 
 # Every session's transcript, a JSON Lines file per session under the project's folder (subagents' beside it),
 # replayed on --resume; and the prompts typed, for the up arrow (seen in the real Claude Code 2.1.332:
 # tests/hosts/test_histories.py). CLAUDE_CONFIG_DIR stands for ~/.claude.
-HISTORY = History(".claude", files=("projects/**/*.jsonl", "history.jsonl"), folder_env="CLAUDE_CONFIG_DIR")
+# A transcript line is a record: {"type": "user"|"assistant"|"summary"|"system"|..., "uuid", "parentUuid", "sessionId",
+# "cwd", "gitBranch", "version", "timestamp", "message": {"role", "model", "content": "..." or [{"type": "text",
+# "text"}, {"type": "thinking", "thinking", "signature"}, {"type": "tool_use", "id", "name", "input": {...}},
+# {"type": "tool_result", "tool_use_id", "content"}]}, "toolUseResult": {...}}; a summary's "summary"; a
+# file-history snapshot's paths (keys) and backups; history.jsonl's {"display", "pastedContents", "project"}. 2.1.332
+# also writes the prompt queued ("queue-operation"'s "content") and last typed ("last-prompt"'s "lastPrompt"), each
+# request's messages ("api-request-blob"), and attachments: the instruction files read, hooks' context, their
+# "rendered" text (seen in tests/hosts/test_histories.py).
+HISTORY_FORMAT = HistoryFormat(
+    text=frozenset({"content", "text", "thinking", "input", "toolUseResult", "summary", "display", "pastedContents",
+                    "todos", "prompt", "additionalContext", "stdout", "stderr", "lastPrompt", "rendered",
+                    "systemPrompt", "addedLines"}),
+    structure=frozenset({"type", "role", "id", "uuid", "parentUuid", "leafUuid", "logicalParentUuid", "sessionId",
+                         "requestId", "messageId", "tool_use_id", "toolUseID", "sourceToolUseID", "agentId", "cwd",
+                         "gitBranch", "version", "timestamp", "model", "name", "userType", "isSidechain", "isMeta",
+                         "subtype", "level", "stop_reason", "stop_sequence", "usage", "signature", "media_type",
+                         "data", "source", "filePath", "file_path", "notebook_path", "path", "project", "snapshot",
+                         "backupFileName", "permissionMode", "slug", "is_error", "interrupted", "isImage",
+                         "subagent_type", "status"}),
+    messages=frozenset({"content", "text", "display", "summary"}))
+HISTORY = History(".claude", files=("projects/**/*.jsonl", "history.jsonl"), format=HISTORY_FORMAT,
+                  folder_env="CLAUDE_CONFIG_DIR")
 
 HOST = Host(
     name=NAME, display=DISPLAY,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import History, Host, MemoryFiles, Preset
+from .model import History, HistoryFormat, Host, MemoryFiles, Preset
 
 NAME = "gemini"
 DISPLAY = "Gemini CLI"
@@ -11,8 +11,23 @@ DISPLAY = "Gemini CLI"
 # JSON file), `/chat save TAG` checkpoints (checkpoint-TAG.json), the restore checkpoints (checkpoints/*.json)
 # and the prompts typed (logs.json). Read from Gemini CLI 0.61.0's bundle and seen in the real CLI
 # (tests/hosts/test_histories.py); GEMINI_CLI_HOME stands for the home.
+# A chat line is a session's metadata ({"sessionId", "projectHash", "startTime", "lastUpdated"}) or a message:
+# {"id", "timestamp", "type": "user" | "gemini" | "info" | ..., "content", "displayContent", "thoughts":
+# [{"subject", "description"}], "toolCalls": [{"id", "name", "args", "result", "resultDisplay", "status"}], "model",
+# "tokens"}; a checkpoint is the model's history, [{"role", "parts": [{"text"}, {"functionCall": {"name", "args"}},
+# {"functionResponse": {"name", "response"}}]}]; logs.json the prompts, [{"sessionId", "messageId", "message"}].
+HISTORY_FORMAT = HistoryFormat(
+    text=frozenset({"content", "displayContent", "text", "thoughts", "args", "result", "response", "resultDisplay",
+                    "output", "message", "messages", "description", "subject", "parts", "history",
+                    "clientHistory"}),
+    structure=frozenset({"id", "type", "role", "name", "displayName", "timestamp", "sessionId", "projectHash",
+                         "startTime", "lastUpdated", "model", "status", "messageId", "callId", "kind", "tokens",
+                         "mimeType", "fileUri", "data", "thoughtSignature", "renderOutputAsMarkdown", "filePath",
+                         "path", "directory", "commitHash", "toolCall"}),
+    messages=frozenset({"content", "displayContent", "text", "message"}))
 HISTORY = History(".gemini", files=("tmp/*/chats/*.jsonl", "tmp/*/chats/*.json", "tmp/*/checkpoint-*.json",
-                                    "tmp/*/checkpoints/*.json", "tmp/*/logs.json"), home_env="GEMINI_CLI_HOME")
+                                    "tmp/*/checkpoints/*.json", "tmp/*/logs.json"), format=HISTORY_FORMAT,
+                  home_env="GEMINI_CLI_HOME")
 
 HOST = Host(
     name=NAME, display=DISPLAY,

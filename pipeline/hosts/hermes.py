@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import History, Host, Limit, PromptSection
+from .model import History, HistoryFormat, Host, Limit, PromptSection
 
 NAME = "hermes"
 DISPLAY = "Hermes Agent"
@@ -17,8 +17,17 @@ SECTION = PromptSection(
 # Hermes keeps sessions in its SQLite store, state.db (full-text indexes, a write-ahead log), per profile; a
 # session's messages go to sessions/ID.jsonl when state.db was replaced under it, and older releases logged
 # sessions as JSON there (hermes-agent's hermes_state.py). HERMES_HOME stands for ~/.hermes.
+# A session log is {"session_id", "model", "platform", "session_start", "last_updated", "system_prompt", "tools",
+# "messages": [...]}, a session's lines its messages; a message is OpenAI's chat shape: {"role", "content",
+# "reasoning", "tool_calls": [{"id", "type", "function": {"name", "arguments"}}], "tool_call_id", "timestamp"}.
+HISTORY_FORMAT = HistoryFormat(
+    text=frozenset({"content", "text", "reasoning", "arguments", "system_prompt", "messages", "summary"}),
+    structure=frozenset({"role", "id", "type", "name", "tool_call_id", "session_id", "model", "base_url",
+                         "platform", "session_start", "last_updated", "timestamp", "tools", "message_count",
+                         "finish_reason", "source"}),
+    messages=frozenset({"content", "text"}))
 HISTORY = History(".hermes", files=("sessions/*.json", "sessions/*.jsonl", "profiles/*/sessions/*.json",
-                                    "profiles/*/sessions/*.jsonl"),
+                                    "profiles/*/sessions/*.jsonl"), format=HISTORY_FORMAT,
                   stores=("state.db", "state.db-wal", "profiles/*/state.db", "profiles/*/state.db-wal"),
                   store_reason="Hermes' own SQLite store, with full-text indexes: persona-tier never rewrites it; "
                                "`hermes sessions delete ID` removes a session", folder_env="HERMES_HOME")

@@ -130,8 +130,56 @@ class PromptSection:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryFormat:
+    """How a host writes a record of its history, read from the host's own code and seen in its files: which keys
+    hold text (the user's, the assistant's, tools' output and arguments, summaries), and which are structure.
+
+    A string under a ``text`` key is scrubbed (and everything under it, unless a ``structure`` key says otherwise);
+    a string under a ``structure`` key (type, role, ids, uuids, cwd, paths, timestamps, model names) never changes,
+    wherever it stands, and neither does a key. ``messages``: the text keys whose own string is a message's whole
+    text, where a fact of one or two short words is replaced (anywhere else it is only reported).
+    """
+
+    text: frozenset[str]
+    structure: frozenset[str]
+    messages: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryTable:
+    """A table of a host's SQLite database that holds text: its text columns (plain text, or JSON in the host's
+    record format), scrubbed in place; the other columns never change."""
+
+    name: str
+    text: tuple[str, ...] = ()
+    json: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LineIndex:
+    """Columns of a host's database that hold byte offsets into a history file (Codex pages a thread's rollout by
+    them): a scrub that shortens the file moves each offset with it. The rows of a file are those whose
+    ``key_column`` is the id (a UUID) its name ends with."""
+
+    table: str
+    offsets: tuple[str, ...]
+    key_column: str
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryDatabase:
+    """A SQLite database a host keeps its history in too: the tables scrubbed in place with SQL, in one
+    transaction, while no process holds it open; and the byte offsets into its history files it keeps."""
+
+    file: str  # under the history folder
+    tables: tuple[HistoryTable, ...]
+    offsets: tuple[LineIndex, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class History:
-    """Where a host keeps what its sessions said (a resumed session sends it again): `persona forget` scrubs it.
+    """Where a host keeps what its sessions said (a resumed session sends it again), and how: `persona forget`
+    scrubs it.
 
     The folder is ``folder`` under the home; ``folder_env`` names a variable that is that folder instead (Codex's
     ``CODEX_HOME``), ``home_env`` one that is the home instead (Gemini CLI's ``GEMINI_CLI_HOME``).
@@ -139,6 +187,8 @@ class History:
 
     folder: str
     files: tuple[str, ...]  # globs under the folder: JSON or JSON Lines files, rewritten with the text replaced
+    format: HistoryFormat
+    databases: tuple[HistoryDatabase, ...] = ()  # SQLite databases scrubbed in place
     stores: tuple[str, ...] = ()  # globs of files it also keeps them in (databases): never rewritten, only named
     store_reason: str = "a database of the host's own: persona-tier never rewrites it"  # why, and what to do
     folder_env: str | None = None

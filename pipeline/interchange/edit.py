@@ -28,6 +28,7 @@ from ..store import (
     Connection,
     Erasure,
     Fact,
+    Journal,
     PersonaStore,
     content_key,
     erase_fact,
@@ -291,10 +292,11 @@ def _forget_reach(store: PersonaStore, plan: Plan, edited: list[Edited]) -> list
 # -- applying it ----------------------------------------------------------------------------------------
 
 
-def apply_edit(store: PersonaStore, plan: Plan, *, force: bool = False) -> Applied:
+def apply_edit(store: PersonaStore, plan: Plan, *, force: bool = False, journal: Journal | None = None) -> Applied:
     """Apply the plan in one transaction: nothing if the profile changed since the editor opened
     (:class:`EditConflict`), or if any step is refused (EditError naming its line). Forgotten facts' pages are
-    scrubbed after the commit; rendering their files again is the caller's (``schedule.forget.settle``)."""
+    scrubbed after the commit; rendering their files again is the caller's (``schedule.forget.settle``).
+    ``journal``: told each forget's texts in the transaction (the pending scrub of the hosts' histories)."""
     done = Applied()
     guard: AbstractContextManager[None] = secure_delete(store) if plan.of("forget") else nullcontext()
     with guard, store.transaction() as conn:
@@ -302,7 +304,7 @@ def apply_edit(store: PersonaStore, plan: Plan, *, force: bool = False) -> Appli
         final: dict[Step, int] = {}  # the id each fact has after its step (a replace and an add give a new one)
         for step in plan.steps:
             try:
-                final[step] = _apply_step(store, conn, step, done, force)
+                final[step] = _apply_step(store, conn, step, done, force, journal)
             except InputError as error:  # forgotten text and the like, met inside the transaction
                 raise refused([(step.line, str(error))]) from None
         _apply_keys(store, conn, final)
@@ -327,12 +329,13 @@ def _unchanged_since(store: PersonaStore, conn: Connection, base: EditBase) -> N
                        f"({what or 'a fact was written and changed back'}); nothing was applied")
 
 
-def _apply_step(store: PersonaStore, conn: Connection, step: Step, done: Applied, force: bool) -> int:
+def _apply_step(store: PersonaStore, conn: Connection, step: Step, done: Applied, force: bool,
+                journal: Journal | None = None) -> int:
     """Apply one step; the id of its fact afterwards (a replace's and an add's is new)."""
     old, now = step.old, step.now
     if old is not None and now is None:
         if step.kind == "forget":
-            done.erased.append(erase_fact(store, conn, old.id))
+            done.erased.append(erase_fact(store, conn, old.id, journal=journal))
         else:
             store.bury(conn, old, "removed in persona edit")
             done.demoted.append(old.id)

@@ -34,7 +34,8 @@ from ..store import PersonaStore, identity
 from ..store.erasure import Erasure, erase_profile, forget_fact
 from ..store.forgotten import fold
 from ..store.runs import paths_written_since, trim_runs
-from .host_histories import HostHistories, scrub_histories
+from .history_journal import Recorder, scrub_after
+from .host_histories import HostHistories
 from .tick import tick
 
 log = logging.getLogger(__name__)
@@ -85,13 +86,16 @@ def forget(settings: Settings, store: PersonaStore, persona_id: int | None = Non
            tombstone_id: int | None = None, keep_host_histories: bool = False) -> Forgotten:
     """Forget a fact of the store's profile everywhere: the version named (a current, superseded or demoted fact's
     id, or a tombstone's), every version sharing its text, and their chains, then its text in the hosts'
-    histories (``keep_host_histories``: only named there). NotFoundError for an id it lacks."""
-    text, erasure = forget_fact(store, persona_id, tombstone_id=tombstone_id)
+    histories (``keep_host_histories``: only named there), every version's, with any scrub an earlier forget left
+    pending. NotFoundError for an id it lacks."""
+    recorder = Recorder(store, keep=keep_host_histories)
+    text, erasure = forget_fact(store, persona_id, tombstone_id=tombstone_id, journal=recorder)
     settled = settle(settings, store, [(text, erasure)])
     in_sources = sources_holding(erasure.sources, [text], settings.injection.max_file_bytes,
                                  named=settled.still_holding)
     return Forgotten(erasure, settled.rendered, settled.still_holding, settled.in_users_text, settled.edit_files,
-                     settled.render_warnings, scrub_histories([text], keep=keep_host_histories), in_sources)
+                     settled.render_warnings, scrub_after(store, recorder.texts, keep=keep_host_histories),
+                     in_sources)
 
 
 def sources_holding(sources: list[str], texts: list[str], max_bytes: int, *, named: list[str]) -> list[str]:
@@ -151,14 +155,15 @@ def erase(settings: Settings, store: PersonaStore, *, keep_host_histories: bool 
     records of the renders before go too; the facts' texts leave the hosts' histories (``keep_host_histories``:
     are only named there)."""
     facts = store.list()
-    done = Forgotten(erase_profile(store))
+    recorder = Recorder(store, keep=keep_host_histories)
+    done = Forgotten(erase_profile(store, journal=recorder))
     done.rendered, done.render_warnings = _rerender(settings, store)
     _forget_deliveries(store)
     done.erasure.runs += trim_runs(store)
     needles = set().union(*(text_forms(fact.content) for fact in facts)) if facts else set()
     done.still_holding, done.in_users_text = _holding(settings, store, needles, [])
     done.edit_files = [str(path) for path in remove_holding(store.profile, lambda text: True)]
-    done.host_histories = scrub_histories([fact.content for fact in facts], keep=keep_host_histories)
+    done.host_histories = scrub_after(store, recorder.texts, keep=keep_host_histories)
     return done
 
 

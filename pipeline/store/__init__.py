@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .births import rescope
     from .database import Database, profile_generation
     from .dialect import POSTGRES, SQLITE, Dialect
-    from .erasure import Erasure, erase_fact, reach, scrub, secure_delete
+    from .erasure import Erasure, Journal, erase_fact, reach, scrub, secure_delete
     from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, Proposal, check_id, content_key
     from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, metadata_topic, tombstone_text
     from .forgotten import REFUSED as FORGOTTEN  # why a forgotten text is refused, as every way in words it
@@ -36,6 +36,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "Database": (".database", "Database"),
     "Dialect": (".dialect", "Dialect"),
     "Erasure": (".erasure", "Erasure"),
+    "Journal": (".erasure", "Journal"),
     "FACT_COLUMNS": (".fact_row", "FACT_COLUMNS"),
     "FORGOTTEN": (".forgotten", "REFUSED"),
     "Fact": (".fact_row", "Fact"),
@@ -96,6 +97,7 @@ __all__ = [
     "Erasure",
     "Fact",
     "ForgottenTest",
+    "Journal",
     "PersonaStore",
     "Promotion",
     "Proposal",

@@ -53,6 +53,7 @@ FACT_TEXT = (
 ERASED_TABLES = ("memoria_persona", "memoria_preferences", "persona_origins", "persona_snapshots", "persona_blocks",
                  "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births")
 Kind = Literal["current", "superseded", "tombstone"]
+Journal = Callable[[Connection, list[str]], None]  # told the erased texts inside the erasure's transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,22 +91,24 @@ class Erasure:
                 "sources": self.sources, "scrubbed": self.scrubbed}
 
 
-def forget_fact(store: PersonaStore, persona_id: int | None = None, *,
-                tombstone_id: int | None = None) -> tuple[str, Erasure]:
+def forget_fact(store: PersonaStore, persona_id: int | None = None, *, tombstone_id: int | None = None,
+                journal: Journal | None = None) -> tuple[str, Erasure]:
     """Forget the version named by ``persona_id`` (a current or superseded fact, or a demoted one: its tombstone)
     or by ``tombstone_id``, every version sharing its text, and the supersession chains through them, in one
     transaction; then scrub the pages.
 
-    Returns the named text (for the caller's check of files it could not render) and what went.
+    Returns the named text (for the caller's check of files it could not render) and what went. ``journal`` is
+    given every erased version's text inside the transaction, before anything is deleted (the pending scrub of the
+    hosts' histories is recorded there, so it commits with the erasure or not at all).
     """
     with secure_delete(store), store.transaction() as conn:
-        text, done = erase_fact(store, conn, persona_id, tombstone_id=tombstone_id)
+        text, done = erase_fact(store, conn, persona_id, tombstone_id=tombstone_id, journal=journal)
     done.scrubbed = scrub(store)
     return text, done
 
 
 def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = None, *,
-               tombstone_id: int | None = None) -> tuple[str, Erasure]:
+               tombstone_id: int | None = None, journal: Journal | None = None) -> tuple[str, Erasure]:
     """:func:`forget_fact` inside the caller's transaction (opened under :func:`secure_delete`), without the scrub,
     which must run after it commits (``persona edit --forget`` forgets several facts in one transaction)."""
     done = Erasure(store.profile)
@@ -117,8 +120,10 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
     done.since = earliest_birth(conn, store.profile, ids)
     done.sources = source_files(conn, store.profile, ids)
     superseded = forget_lineage(store, conn, sorted(ids))
-    _remember(store, conn, [*((row[1], row[2]) for row in current), *superseded,
-                            *((row[1], row[2]) for row in buried)])
+    erased = [*((row[1], row[2]) for row in current), *superseded, *((row[1], row[2]) for row in buried)]
+    _remember(store, conn, erased)
+    if journal is not None:
+        journal(conn, [text, *(item for item, _ in erased)])
     done.facts = [int(row[0]) for row in current]
     done.versions = [Version(fact_id, "current" if fact_id in done.facts else "superseded")
                      for fact_id in sorted(ids)] + [Version(row[0], "tombstone") for row in buried]
@@ -141,10 +146,10 @@ def _versions(store: Database, conn: Connection, text: str) -> set[int]:
     return lineage_ids(store, conn, _ids_with_text(store, conn, text))
 
 
-def erase_profile(store: PersonaStore) -> Erasure:
+def erase_profile(store: PersonaStore, *, journal: Journal | None = None) -> Erasure:
     """Everything the profile holds: facts, tombstones, snapshots, blocks, lineage and run records.
 
-    The hashes of its facts stay, so nothing it held is proposed to it again.
+    The hashes of its facts stay, so nothing it held is proposed to it again. ``journal``: as :func:`forget_fact`'s.
     """
     done = Erasure(store.profile)
     with secure_delete(store), store.transaction() as conn:
@@ -155,6 +160,9 @@ def erase_profile(store: PersonaStore) -> Erasure:
         done.facts, done.tombstones = [fact.id for fact in facts], len(buried)
         versions = forget_lineage(store, conn, done.facts)
         _remember(store, conn, versions)
+        if journal is not None:
+            journal(conn, [*(fact.content for fact in facts), *(row[1] for row in buried),
+                           *(text for text, _ in versions)])
         done.lineage = len(versions)
         forget_profile(store, conn)
         delete_tombstones(conn, [row[0] for row in buried])

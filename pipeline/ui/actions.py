@@ -107,6 +107,11 @@ def forget(settings: Settings, store: PersonaStore, form: Form) -> str:
     if histories.left:
         said += "; hosts' histories still holding it: " + ", ".join(f"{f['path']} ({f['reason']})"
                                                                   for f in histories.left)
+    if histories.short:
+        said += ("; a fact this short is replaced only where it is a message's whole text, and these still hold "
+                 "it inside other text: " + ", ".join(f["path"] for f in histories.short))
+    if not histories.finished:
+        said += "; `persona scrub` finishes the hosts' histories"
     if not done.erasure.scrubbed:
         said += "; a reader kept the write-ahead log from being emptied: run `persona scrub` once it is idle"
     return said

@@ -238,7 +238,8 @@ def test_an_edit_that_forgets_takes_the_text_out_of_the_hosts_histories_too(data
                        '{"message":{"content":"Answers tersely."}}\n{"message":{"content":"Lives in Berlin"}}\n')
     done = edit(database, tmp_path, editor("edits"), "--forget")
     assert done.exit_code == 0, done.output
-    assert transcript.read_text() == ('{"message":{"content":"[forgotten]"}}\n'
+    # the fact's normal form is matched (its final full stop is punctuation, and stays)
+    assert transcript.read_text() == ('{"message":{"content":"[forgotten]."}}\n'
                                       '{"message":{"content":"Lives in Berlin"}}\n')
     assert done.stdout.splitlines()[-2:] == ["replaced the text with [forgotten] in 1 host history file:",
                                              f"  {transcript} (Claude Code, 1 time)"]

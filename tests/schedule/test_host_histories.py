@@ -112,17 +112,20 @@ def test_a_file_it_cannot_change_and_a_hosts_database_are_named_with_the_reason(
     """A half-written last line (its host still writing), and Hermes' SQLite store, which only Hermes rewrites."""
     base, secret = configured(tmp_path)
     half = histories["claude-a"].parent / "s3.jsonl"
-    half.write_text(json.dumps(said(SECRET)) + "\n" + json.dumps(said(SECRET))[:40], "utf-8")
+    half.write_text(json.dumps(said(SECRET)) + "\n" + json.dumps(said(SECRET))[:-3], "utf-8")
     state = Path.home() / ".hermes" / "state.db"
     with closing(sqlite3.connect(state)) as conn, conn:
         conn.execute("CREATE TABLE messages (content TEXT)")
         conn.execute("INSERT INTO messages VALUES (?)", (SECRET,))
-    kept = half.read_bytes(), state.read_bytes()
+    kept = state.read_bytes()
     done = runner.invoke(app, [*base, "forget", str(secret), "-p", "alice"])
-    assert done.exit_code == 0, done.output
-    assert (half.read_bytes(), state.read_bytes()) == kept
-    assert (f"warning: {half} (Claude Code) still holds the text: line 2 is not JSON, so the text cannot be found "
-            "in its strings safely") in done.stderr
+    assert done.exit_code == 1, done.output  # a history still holds the text
+    assert state.read_bytes() == kept
+    # the cut last line is left as it is, and named: it holds the text; the whole line before it is scrubbed
+    lines = half.read_text("utf-8").split("\n")
+    assert json.loads(lines[0])["message"]["content"] == "remember: [forgotten]"
+    assert lines[1] == json.dumps(said(SECRET))[:-3]
+    assert f"warning: {half} (Claude Code) still holds the text: line 2 is not JSON" in done.stderr
     assert (f"warning: {state} (Hermes Agent) still holds the text: Hermes' own SQLite store, with full-text "
             "indexes: persona-tier never rewrites it; `hermes sessions delete ID` removes a session") in done.stderr
     assert "Quetzal" not in histories["hermes"].read_text()
@@ -160,9 +163,14 @@ def test_a_transcript_a_running_process_holds_open_is_named_and_left(tmp_path: P
         assert writer.stdout is not None and writer.stdout.readline() == "open\n"
         done = runner.invoke(app, [*base, "forget", str(secret), "-p", "alice"])
         writer.communicate("")
-    assert done.exit_code == 0, done.output
+    assert done.exit_code == 1, done.output
     assert held.read_bytes() == before
     assert (f"warning: {held} (Claude Code) still holds the text: a running process (pid {writer.pid}) holds it "
-            "open, so a replaced file would lose what it writes next; run the forget again once that session has "
-            "ended") in done.stderr
+            "open, so a replaced file would lose what it writes next; `persona scrub` finishes it once that session "
+            "has ended") in done.stderr
+    assert "warning: the scrub of the hosts' histories is pending" in done.stderr
+    finished = runner.invoke(app, [*base, "scrub", "-p", "alice"])  # the session has ended: the journal finishes
+    assert finished.exit_code == 0, finished.output
+    assert f"  {held} (Claude Code, 1 time)" in finished.stdout
+    assert "Quetzal" not in held.read_text("utf-8")
     assert "Quetzal" not in histories["gemini"].read_text()

@@ -98,12 +98,15 @@ class Db:
             return [tuple(row) for row in conn.execute(sql, params).fetchall()]
 
     def rewind_to(self, version: int) -> None:
-        """Set the schema version back to ``version``, taking out what the identity migration (the last) added
-        when ``version`` is before it, so the migrations from there run again as on a database of that age."""
+        """Set the schema version back to ``version``, taking out what the identity migration added when
+        ``version`` is before it, so the migrations from there run again as on a database of that age (the others
+        since are made to run again as they are)."""
         from pipeline.store.postgres import schema as postgres
         from pipeline.store.sqlite import schema as sqlite
 
-        if version < (postgres if self.is_postgres else sqlite).SCHEMA_VERSION:
+        migrations = (postgres if self.is_postgres else sqlite).MIGRATIONS
+        stamped = next(index for index, group in enumerate(migrations) if any("persona_identity" in s for s in group))
+        if version <= stamped:
             if not self.is_postgres:
                 from pipeline.store.sqlite.triggers import CHANGES_TRIGGERS, NAMES
 

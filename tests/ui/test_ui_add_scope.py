@@ -89,4 +89,4 @@ def test_a_forget_in_the_page_reaches_the_hosts_histories_too(ui: Running, tmp_p
     answer = ui.post("/do/forget", cookie, {"id": "1", "csrf": ui.csrf(cookie)})
     said = html.unescape(ui.follow(answer, cookie).body)
     assert "replaced it with [forgotten] in 1 host history file" in said
-    assert transcript.read_text(encoding="utf-8") == '{"message":{"content":"[forgotten]"}}\n'
+    assert transcript.read_text(encoding="utf-8") == '{"message":{"content":"[forgotten]."}}\n'  # its full stop stays

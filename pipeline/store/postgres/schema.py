@@ -17,6 +17,7 @@ from ...clock import to_db, utc_now
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS
+from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
 from .triggers import HAS_TRIGGER, NOW_TEXT, TRIGGERS, restored, stamped
@@ -256,6 +257,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     merges_and_stems("BIGINT"),  # merge proposals and the proposal check's stem index (store/stem_tables.py)
     (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
     stamped(),  # the store's identity, and a random stamp with every change (postgres/triggers.py)
+    history_scrubs(),  # a forget's pending scrub of the hosts' histories, by keyed hash (store/history_scrubs.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

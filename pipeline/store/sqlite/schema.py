@@ -1,8 +1,7 @@
 """SQLite schema: Mnemosyne's tables when missing, and our own versioned tables.
 
-Mnemosyne's tables are created with ``IF NOT EXISTS`` and exactly Mnemosyne's
-columns; an existing table is never altered. Our tables carry the prefix
-``persona_`` and evolve only through :data:`MIGRATIONS`.
+Mnemosyne's tables are created with ``IF NOT EXISTS`` and exactly Mnemosyne's columns; an existing table is never
+altered. Our tables carry the prefix ``persona_`` and evolve only through :data:`MIGRATIONS`.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import sqlite3
 from ...errors import StoreError
 from ...tiers import sql_list
 from ..contract import REQUIRED_COLUMNS
+from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
 from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, stamped
@@ -84,8 +84,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX idx_persona_origins_origin ON persona_origins(origin)",
     ),
     (
-        # A counter bumped by every store change: renders carry it, so an older
-        # render never overwrites a newer one, and triggers see "store changed".
+        # A counter bumped by every store change: renders carry it, so an older render never overwrites a newer
+        # one, and triggers see "store changed".
         """CREATE TABLE persona_state (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             generation INTEGER NOT NULL DEFAULT 0,
@@ -128,8 +128,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
     ),
     (
-        # Snapshots belong to a profile as well as a host session, and remember the compaction
-        # (the host's summary) they were taken at, so a restarted host does not refresh twice.
+        # Snapshots belong to a profile as well as a host session, and remember the compaction (the host's
+        # summary) they were taken at, so a restarted host does not refresh twice.
         """CREATE TABLE persona_snapshots_v4 (
             profile TEXT NOT NULL,
             session_id TEXT NOT NULL,
@@ -147,26 +147,26 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE persona_snapshots_v4 RENAME TO persona_snapshots",
     ),
     (
-        # What the facts file said at the last import: a re-import changes a row only when the file
-        # changed, so confidence earned by reinforcement survives importing the same file again.
+        # What the facts file said at the last import: a re-import changes a row only when the file changed, so
+        # confidence earned by reinforcement survives importing the same file again.
         "ALTER TABLE persona_origins ADD COLUMN file_tier TEXT",
         "ALTER TABLE persona_origins ADD COLUMN file_confidence REAL",
         "ALTER TABLE persona_origins ADD COLUMN file_reason TEXT",
     ),
     (
-        # "Is this topic and text already a fact?" (add, import) without reading the whole table:
-        # an OR across two columns defeated the source index and made a 10k import quadratic.
+        # "Is this topic and text already a fact?" (add, import) without reading the whole table: an OR across two
+        # columns defeated the source index and made a 10k import quadratic.
         "CREATE INDEX IF NOT EXISTS idx_persona_topic_content ON memoria_persona(session_id, topic, content)",
     ),
     (
-        # The counter a run's token count is exact under: `persona inject` trusts a recorded count
-        # for the same bytes and counter instead of loading the tokenizer.
+        # The counter a run's token count is exact under: `persona inject` trusts a recorded count for the same
+        # bytes and counter instead of loading the tokenizer.
         "ALTER TABLE persona_runs ADD COLUMN counter TEXT",
     ),
     (
-        # Each profile has its own generation: in a database shared by many profiles, one profile's
-        # change must not make every other profile look changed. Profiles that exist start at the
-        # old shared generation, so every run already recorded stays comparable.
+        # Each profile has its own generation: in a database shared by many profiles, one profile's change must not
+        # make every other profile look changed. Profiles that exist start at the old shared generation, so every
+        # run already recorded stays comparable.
         "CREATE TABLE persona_state_v8 (session_id TEXT PRIMARY KEY, generation INTEGER NOT NULL DEFAULT 0, "
         "changed_at TEXT)",
         "INSERT INTO persona_state_v8 (session_id, generation, changed_at) "
@@ -230,9 +230,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
     ),
     (
-        # Forget for real (store/forgotten.py): what remains of a forgotten fact is a keyed hash of its text
-        # and source, under a secret of this database's own, so the same memory is never proposed again
-        # while the text itself is gone. Each profile counts its erasures, the cheap check hosts make.
+        # Forget for real (store/forgotten.py): what remains of a forgotten fact is a keyed hash of its text and
+        # source, under a secret of this database's own, so the same memory is never proposed again while the text
+        # itself is gone. Each profile counts its erasures, the cheap check hosts make.
         "CREATE TABLE persona_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret TEXT NOT NULL)",
         """CREATE TABLE persona_forgotten (
             profile TEXT NOT NULL,
@@ -243,17 +243,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TABLE persona_erasures (profile TEXT PRIMARY KEY, erased INTEGER NOT NULL DEFAULT 0)",
     ),
     (
-        # When a session last used its snapshot (recorded, refreshed at a compaction, inherited), so
-        # store.keep_snapshot_days can prune the rows of sessions long gone and never a live one's.
+        # When a session last used its snapshot (recorded, refreshed at a compaction, inherited), so store.
+        # keep_snapshot_days can prune the rows of sessions long gone and never a live one's.
         "ALTER TABLE persona_snapshots ADD COLUMN used_at TEXT",
         "UPDATE persona_snapshots SET used_at = recorded_at",
         "CREATE INDEX idx_persona_snapshots_used ON persona_snapshots (profile, used_at)",
     ),
     (
         # Every writer is seen (TRIGGERS), and a forget knows what was rendered from a fact by generation, not by
-        # searching for its text: a fact's birth (who wrote it: NULL for another tool; its scope: NULL for
-        # global, project:ID or host:NAME, never in Mnemosyne's table), and the profile's generation when a
-        # snapshot was recorded.
+        # searching for its text: a fact's birth (who wrote it: NULL for another tool; its scope: NULL for global,
+        # project:ID or host:NAME, never in Mnemosyne's table), and the profile's generation at a snapshot.
         """CREATE TABLE persona_births (
             profile TEXT NOT NULL,
             persona_id INTEGER NOT NULL,
@@ -265,9 +264,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         *FIRST_TRIGGERS,
         "ALTER TABLE persona_snapshots ADD COLUMN store_generation INTEGER",
-        # Scoped facts: a session's reader (its agent and project) is fixed when its snapshot is first taken, so
-        # a later refresh renders the same view; a key names a slot
-        # within one scope ('' for global), so a project's package_manager never supersedes the global one.
+        # Scoped facts: a session's reader (its agent and project) is fixed when its snapshot is first taken, so a
+        # later refresh renders the same view; a key names a slot within one scope ('' for global), so a project's
+        # package_manager never supersedes the global one.
         "ALTER TABLE persona_snapshots ADD COLUMN host TEXT",
         "ALTER TABLE persona_snapshots ADD COLUMN project TEXT",
         """CREATE TABLE persona_keys_v2 (
@@ -310,6 +309,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
     row_changes(),  # each fact's last change, for a kept render's read of what changed (sqlite/triggers.py)
     stamped(),  # the store's identity, and a random stamp with every change (sqlite/triggers.py)
+    history_scrubs(),  # a forget's pending scrub of the hosts' histories, by keyed hash (store/history_scrubs.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
