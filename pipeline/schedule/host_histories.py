@@ -126,7 +126,7 @@ def _scrub_host(host: str, history: History, folder: Path, search: _Search, done
 
 
 def _scrub_folder(host: str, history: History, folder: Path, search: _Search, done: HostHistories) -> None:
-    walk = _Walk(folder)
+    walk = _Walk(folder, history.files + history.stores)
     files = walk.matching(history.files)
     done.swept += sum(sweep_temps(directory) for directory in walk.directories)
     for path in walk.outside:
@@ -181,11 +181,13 @@ def _holds(path: Path, search: _Search, chunk: int = 1 << 20) -> bool:
 
 
 class _Walk:
-    """The files under a host's folder, a symbolic link to a folder followed when it stays inside the home (or
-    the folder itself), and named otherwise."""
+    """The files under a host's folder that its patterns can reach, a symbolic link to a folder followed when it
+    stays inside the home (or the folder itself), and named otherwise. A folder no pattern reaches (a plugin's
+    source, a cache) is never entered nor named: it holds no history."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, patterns: tuple[str, ...]) -> None:
         self.folder = folder
+        self.patterns = [pattern.split("/") for pattern in patterns]
         self.roots = [os.path.realpath(folder), os.path.realpath(inputs.home())]
         self.directories: list[Path] = []
         self.outside: list[Path] = []
@@ -217,17 +219,38 @@ class _Walk:
             return
         for entry in entries:
             path, name = Path(entry.path), relative + entry.name
+            if entry.is_dir() and not self._reachable(name):
+                continue
             if entry.is_symlink() and not self._inside(path):
-                if entry.is_dir() or entry.is_file():
+                if entry.is_dir() or (entry.is_file() and self._matches(name)):
                     self.outside.append(path)
             elif entry.is_dir():
                 stack.append((path, name + "/"))
             elif entry.is_file():
                 yield name, Path(os.path.realpath(path)) if entry.is_symlink() else path
 
+    def _reachable(self, relative: str) -> bool:
+        """Whether a file matching a pattern can lie under the folder at ``relative`` (``**`` any depth)."""
+        parts = relative.split("/")
+        return any(_leads(pattern, parts) for pattern in self.patterns)
+
+    def _matches(self, relative: str) -> bool:
+        return any(_glob("/".join(pattern)).fullmatch(relative) for pattern in self.patterns)
+
     def _inside(self, path: Path) -> bool:
         real = os.path.realpath(path)
         return any(real == root or real.startswith(root + os.sep) for root in self.roots)
+
+
+def _leads(pattern: list[str], folders: list[str]) -> bool:
+    for depth, folder in enumerate(folders):
+        if depth >= len(pattern) - 1:  # the pattern's last part names a file
+            return False
+        if pattern[depth] == "**":
+            return True
+        if not _glob(pattern[depth]).fullmatch(folder):
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=64)

@@ -65,11 +65,18 @@ class Record:
 
 def persona(home: Home, *args: str) -> str:
     """The persona CLI as the user runs it, with HERMES_HOME set and nothing else."""
+    code, output = persona_run(home, *args)
+    if code != 0:
+        raise RuntimeError(f"persona {' '.join(args)} failed:\n{output}")
+    return output
+
+
+def persona_run(home: Home, *args: str) -> tuple[int, str]:
+    """The persona CLI's exit code and output, for a command whose exit code is itself the answer (a forget
+    while Hermes holds the session's text in its own store)."""
     done = subprocess.run([str(VENV_BIN / "persona"), *args], env=hermes_env(home), capture_output=True,
                           text=True, timeout=120, cwd=str(home.root))
-    if done.returncode != 0:
-        raise RuntimeError(f"persona {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
-    return done.stdout + done.stderr
+    return done.returncode, done.stdout + done.stderr
 
 
 def tool_results(server: FakeLLM) -> dict[str, Any]:

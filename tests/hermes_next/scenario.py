@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.hermes_host.driver import Record, finish, grow, persona
+from tests.hermes_host.driver import Record, finish, grow, persona, persona_run
 from tests.hermes_host.fact_life import child_answer, child_tools, fact_id, repository, respond
 from tests.hermes_host.fake_llm import FakeLLM
 from tests.hermes_host.harness import CLISession, Home, hermes_cmd, make_home
@@ -101,7 +101,7 @@ def section(server: FakeLLM, root: Path, *, mnemosyne_persona: bool = False) -> 
         record.prompt("after_add")
         compress(session, record, "after_add_compress")
         compress(session, record, "after_unchanged_compress")
-        persona(home, "forget", str(fact_id(home, SECRET)))
+        record.note("forget", persona_run(home, "forget", str(fact_id(home, SECRET))))
         session.turn("a turn after a forget")
         record.prompt("after_forget")
         compress(session, record, "after_forget_compress")

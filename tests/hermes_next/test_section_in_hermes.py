@@ -84,6 +84,18 @@ def test_a_forget_leaves_at_the_next_compaction(run, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_forget_mid_session_names_only_hermes_own_store(run, mode):
+    """Hermes keeps the running session's prompt in state.db, which persona-tier never rewrites: the forget says so
+    and exits 1 (not everything was scrubbed); the plugin's folder, a link outside the home, holds no history and
+    is never named."""
+    code, output = run(mode)["notes"]["forget"]
+    warnings = [line for line in output.splitlines() if line.startswith("warning:")]
+    assert code == 1 and output.startswith("forgot #")
+    assert warnings and all("state.db (Hermes Agent) still holds the text" in line for line in warnings)
+    assert "plugins" not in output
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_resumed_session_keeps_its_frozen_bytes(run, mode):
     """`hermes chat --resume`: the host reads the section back from the stored prompt; a fact added meanwhile
     waits for the next compaction."""

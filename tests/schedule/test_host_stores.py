@@ -140,6 +140,25 @@ def test_a_folder_linked_inside_the_home_is_scrubbed_and_one_outside_is_named(tm
            "outside your home" in done.stderr
 
 
+def test_a_linked_folder_no_history_lives_in_is_neither_entered_nor_named(tmp_path: Path) -> None:
+    """A Hermes plugin installed as a link to its source (outside the home) holds no history: the forget neither
+    walks it nor names it, and exits 0 when every transcript was scrubbed."""
+    base, [fact] = configured(tmp_path, SECRET)
+    hermes = Path.home() / ".hermes"
+    source = tmp_path / "src" / "mnemosyne"
+    source.mkdir(parents=True)
+    (source / "notes.jsonl").write_text(json.dumps({"content": SECRET}) + "\n", "utf-8")
+    (hermes / "plugins").mkdir(parents=True)
+    (hermes / "plugins" / "mnemosyne").symlink_to(source)
+    (hermes / "sessions").mkdir()
+    log = hermes / "sessions" / "s1.jsonl"
+    log.write_text(json.dumps({"role": "user", "content": f"Remember: {SECRET}"}) + "\n", "utf-8")
+    done = runner.invoke(app, [*base, "forget", str(fact), "-p", "alice"])
+    assert done.exit_code == 0, done.output
+    assert "Quetzal" not in log.read_text("utf-8") and "plugins" not in done.output
+    assert "Quetzal" in (source / "notes.jsonl").read_text("utf-8")  # not ours, never touched
+
+
 def test_short_facts_leave_structure_alone_and_name_the_transcripts_left(tmp_path: Path) -> None:
     """Forgetting `user` and `Go` turned every "type":"user" into "[forgotten]": now only a message that is the
     fact alone changes, and each transcript holding it inside other text is named; forget exits 1."""
