@@ -23,6 +23,7 @@ class PersonaCli(LazyGroup):
         "import": "import_cmds", "adopt": "import_cmds",
         "init": "init_cmds",
         "replace": "fact_cmds", "undo-replace": "fact_cmds", "history": "fact_cmds", "export": "fact_cmds",
+        "lock": "fact_cmds", "unlock": "fact_cmds",
         "edit": "edit_cmds",
         "render": "render_cmds", "explain": "render_cmds", "inject": "render_cmds",
         "status": "tick_cmds", "tick": "tick_cmds", "watch": "tick_cmds", "retention": "tick_cmds",

@@ -32,7 +32,7 @@ from ..render.tokens import get_counter
 from ..schedule.triggers import status_data
 from ..scopes import host_scope, project_scope
 from ..stages.runner import run_pipeline
-from ..store import PersonaStore
+from ..store import PersonaStore, reach
 from ..store.supersede import SAME_SCOPE
 from ..tiers import Tier
 from .tool_answers import changed, may_update, ok, related
@@ -174,6 +174,7 @@ class PersonaTools:
             it, leaving a tombstone so it is not proposed again. When the user states what is true instead, use
             persona_replace; to erase it entirely, persona_forget."""
             with self.store(profile, session) as store:
+                store.check_unlocked([persona_id], doing="demote")
                 fact = store.demote(persona_id, reason=reason)
                 rendered = self.rendered(store)
             return changed(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict(), **rendered)
@@ -317,6 +318,7 @@ class PersonaTools:
             where = SAME_SCOPE if scope is None else self.scope(scope)
             with self.store(profile, session) as store:
                 target = persona_id if persona_id is not None else self.by_text(store, str(old_text))
+                store.check_unlocked([target], doing="replace")
                 result = store.replace(target, content, reason=reason, force=force, scope=where)
                 rendered = self.rendered(store)
             return changed(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
@@ -336,6 +338,8 @@ def _forget_tool(tools: PersonaTools) -> Tool:
         from ..schedule.forget import forget
 
         with tools.store(profile, session) as store:
+            with store.read() as conn:  # every version a forget would erase: none of them may be locked
+                store.check_unlocked(reach(store, conn, persona_id), doing="forget")
             done = forget(tools.settings(), store, persona_id)
         clear_memo()  # this process's capped texts: the persona as it was is not kept even in memory
         return ok(persona_id=persona_id, forgotten=True, **done.to_dict())
@@ -367,6 +371,9 @@ def _review_tool(tools: PersonaTools) -> Tool:
             if action == "dismiss":
                 done = store.dismiss(proposal)
                 return ok(proposal=done.id, dismissed=True, kept=[done.old.id, done.new.id])
+            for item in store.proposals():  # the fact an accept lets go (a merge's shorter) may be locked
+                if item.id == proposal:
+                    store.check_unlocked([item.old.id], doing="merge" if item.kind == "merge" else "replace")
             done = store.accept(proposal)
             rendered = tools.rendered(store)
         return changed(proposal=done.id, persona_id=done.new.id, superseded=done.old.id, fact=done.new.to_dict(),

@@ -29,6 +29,7 @@ from .backend import Connection
 from .births import delete_births, earliest_birth, source_files, tombstone_of
 from .blocks import delete_blocks_since
 from .database import Database
+from .fact_locks import forget_locks
 from .fact_row import check_id
 from .forgotten import count_erasure, forgotten_digests, record, same_fact, secret
 from .memories import delete_tombstones, every_tombstone
@@ -132,6 +133,7 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
     delete_tombstones(conn, [row[0] for row in buried])
     _drop_rendered_since(store, conn, done)
     delete_births(conn, store.profile, ids)
+    forget_locks(store, conn)
     count_erasure(store, conn)
     return text, done
 
@@ -169,6 +171,7 @@ def erase_profile(store: PersonaStore, *, journal: Journal | None = None) -> Era
         store.erase_rows(conn, store.all_ids(conn))
         _drop_rendered_since(store, conn, done)  # since 0: every snapshot and block
         delete_births(conn, store.profile, None)
+        forget_locks(store, conn)
         done.runs = delete_profile_runs(store, conn)
         count_erasure(store, conn)
     done.scrubbed = scrub(store)

@@ -23,8 +23,8 @@ from . import proposals, render_rows, supersede
 from .already import existing_fact
 from .backend import Connection, Cursor
 from .births import BIRTH_JOIN, link_tombstone, stamp, writer_of
-from .database import Database
 from .dialect import SQLITE
+from .fact_locks import LockedFacts
 from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, ROW_FIELDS, Fact, Promotion, Proposal, check_id, content_key
 from .forgotten import ForgottenTest, admit
 from .render_rows import RenderState, persona_sql, render_read, render_state, rows_unchanged_key, state_and_key
@@ -61,8 +61,8 @@ def tombstone_text(tier: str, content: str) -> str:
     return f"[demoted from {tier}] {content}"
 
 
-class PersonaStore(Database):
-    """Store operations on ``memoria_persona``, scoped to one profile (``session``); see :class:`Database`."""
+class PersonaStore(LockedFacts):
+    """Store operations on ``memoria_persona``, one profile (``session``); locks: :mod:`.fact_locks`."""
 
     # -- reads ---------------------------------------------------------
 

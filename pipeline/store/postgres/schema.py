@@ -16,6 +16,7 @@ import psycopg.errors
 from ...clock import to_db, utc_now
 from ...errors import StoreError
 from ...tiers import sql_list
+from ..agent_tables import fact_locks
 from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
@@ -258,6 +259,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
     stamped(),  # the store's identity, and a random stamp with every change (postgres/triggers.py)
     history_scrubs(),  # a forget's pending scrub of the hosts' histories, by keyed hash (store/history_scrubs.py)
+    fact_locks(),  # facts no agent tool may replace, demote, merge or forget (store/fact_locks.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
