@@ -13,3 +13,24 @@ def fact_locks() -> tuple[str, ...]:
             PRIMARY KEY (profile, persona_id)
         )""",)
 
+
+def held_writes(id_column: str, real: str) -> tuple[str, ...]:
+    """The migration that adds held writes (:mod:`.held_writes`); ``id_column``: the backend's generated key,
+    ``real``: its floating-point type."""
+    return (f"""CREATE TABLE IF NOT EXISTS persona_held (
+            id {id_column},
+            profile TEXT NOT NULL,
+            action TEXT NOT NULL,
+            persona_id BIGINT,
+            memory_id TEXT,
+            topic TEXT,
+            content TEXT,
+            tier TEXT,
+            confidence {real},
+            scope TEXT,
+            reason TEXT,
+            force INTEGER NOT NULL DEFAULT 0,
+            writer TEXT NOT NULL,
+            held_at TEXT NOT NULL
+        )""",
+            "CREATE INDEX IF NOT EXISTS idx_persona_held_profile ON persona_held (profile, id)")

@@ -32,6 +32,7 @@ from .database import Database
 from .fact_locks import forget_locks
 from .fact_row import check_id
 from .forgotten import count_erasure, forgotten_digests, record, same_fact, secret
+from .held_writes import forget_held
 from .memories import delete_tombstones, every_tombstone
 from .proposals import forget_profile
 from .runs import delete_profile_runs
@@ -49,10 +50,12 @@ FACT_TEXT = (
     ("memoria_preferences", "preference"),
     ("persona_snapshots", "text"),
     ("persona_blocks", "text"),
+    ("persona_held", "content"),
 )
 # Tables a forget deletes from, for the scrub that overwrites what the deleted rows left behind.
 ERASED_TABLES = ("memoria_persona", "memoria_preferences", "persona_origins", "persona_snapshots", "persona_blocks",
-                 "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births")
+                 "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births",
+                 "persona_held")
 Kind = Literal["current", "superseded", "tombstone"]
 Journal = Callable[[Connection, list[str]], None]  # told the erased texts inside the erasure's transaction
 
@@ -134,6 +137,7 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
     _drop_rendered_since(store, conn, done)
     delete_births(conn, store.profile, ids)
     forget_locks(store, conn)
+    forget_held(store, conn, ids | set(done.facts), text)
     count_erasure(store, conn)
     return text, done
 
@@ -172,6 +176,7 @@ def erase_profile(store: PersonaStore, *, journal: Journal | None = None) -> Era
         _drop_rendered_since(store, conn, done)  # since 0: every snapshot and block
         delete_births(conn, store.profile, None)
         forget_locks(store, conn)
+        forget_held(store, conn, set(), None)
         done.runs = delete_profile_runs(store, conn)
         count_erasure(store, conn)
     done.scrubbed = scrub(store)

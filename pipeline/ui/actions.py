@@ -137,7 +137,17 @@ def dismiss(settings: Settings, store: PersonaStore, form: Form) -> str:
     return f"dismissed proposal {done.id}: #{done.old.id} and #{done.new.id} both stay"
 
 
+def accept_write(settings: Settings, store: PersonaStore, form: Form) -> str:
+    """An agent's held write (writes.agents: ask), made now as it asked."""
+    held, _ = store.approve(form.get("held", ""))
+    return f"accepted {held.name} ({held.action}, asked by {held.writer}); {rendered(settings, store)}"
+
+
+def dismiss_write(settings: Settings, store: PersonaStore, form: Form) -> str:
+    return f"dismissed {store.dismiss_held(form.get('held', '')).name}: nothing was written"
+
+
 ACTIONS: dict[str, Action] = {
     "add": add, "replace": replace, "demote": demote, "forget": forget, "undo-replace": undo_replace,
-    "accept": accept, "dismiss": dismiss,
+    "accept": accept, "dismiss": dismiss, "accept-write": accept_write, "dismiss-write": dismiss_write,
 }

@@ -170,7 +170,7 @@ def _header(ui: Ui, settings: Settings) -> tuple[int, int]:
     """What every page's header shows: the change counter (for the poll) and how many proposals are open."""
     try:
         with ui.store(settings, readonly=True) as store:
-            return store.generation(), len(pages.proposals(store))
+            return store.generation(), len(pages.proposals(store)) + len(store.held_writes())
     except PersonaError:
         return -1, 0  # no database yet (see _generation)
 
@@ -190,7 +190,7 @@ def _agents(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
 
 def _proposals(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
     with ui.store(settings, readonly=True) as store:
-        return {"proposals": pages.proposals(store)}
+        return {"proposals": pages.proposals(store), "held": store.held_writes()}
 
 
 def _history(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
