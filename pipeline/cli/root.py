@@ -26,6 +26,7 @@ class PersonaCli(LazyGroup):
         "lock": "fact_cmds", "unlock": "fact_cmds",
         "edit": "edit_cmds",
         "render": "render_cmds", "explain": "render_cmds", "inject": "render_cmds",
+        "learn": "learn_cmds",
         "status": "tick_cmds", "tick": "tick_cmds", "watch": "tick_cmds", "retention": "tick_cmds",
         "mcp": "agent_cmds",
         "forget": "forget_cmds", "scrub": "forget_cmds",

@@ -34,3 +34,16 @@ def held_writes(id_column: str, real: str) -> tuple[str, ...]:
             held_at TEXT NOT NULL
         )""",
             "CREATE INDEX IF NOT EXISTS idx_persona_held_profile ON persona_held (profile, id)")
+
+
+def learned() -> tuple[str, ...]:
+    """The migration that adds the record of what `persona learn` took from the hosts' memory (:mod:`.learned`):
+    keyed hashes, never text."""
+    return ("""CREATE TABLE IF NOT EXISTS persona_learned (
+            profile TEXT NOT NULL,
+            host TEXT NOT NULL,
+            file TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            learned_at TEXT NOT NULL,
+            PRIMARY KEY (profile, host, file, digest)
+        )""",)

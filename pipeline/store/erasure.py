@@ -33,6 +33,7 @@ from .fact_locks import forget_locks
 from .fact_row import check_id
 from .forgotten import count_erasure, forgotten_digests, record, same_fact, secret
 from .held_writes import forget_held
+from .learned import forget_learned
 from .memories import delete_tombstones, every_tombstone
 from .proposals import forget_profile
 from .runs import delete_profile_runs
@@ -177,6 +178,7 @@ def erase_profile(store: PersonaStore, *, journal: Journal | None = None) -> Era
         delete_births(conn, store.profile, None)
         forget_locks(store, conn)
         forget_held(store, conn, set(), None)
+        forget_learned(store)
         done.runs = delete_profile_runs(store, conn)
         count_erasure(store, conn)
     done.scrubbed = scrub(store)

@@ -11,7 +11,7 @@ import sqlite3
 
 from ...errors import StoreError
 from ...tiers import sql_list
-from ..agent_tables import fact_locks, held_writes
+from ..agent_tables import fact_locks, held_writes, learned
 from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
@@ -313,6 +313,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     history_scrubs(),  # a forget's pending scrub of the hosts' histories, by keyed hash (store/history_scrubs.py)
     fact_locks(),  # facts no agent tool may replace, demote, merge or forget (store/fact_locks.py)
     held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # agents' writes awaiting approval (held_writes.py)
+    learned(),  # what persona learn took from the hosts' memory, by keyed hash (store/learned.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
