@@ -1,7 +1,9 @@
 """The cost of `persona learn`: 1,000 entries in each host's memory (Hermes' USER.md, Gemini CLI's GEMINI.md after its
 baseline, a Claude Code project's MEMORY.md), learned into an empty store, beside importing the same entries with
 `persona import` (the floor: the same engine, without the record of what was learned or the files' discovery).
-The issue's bar is learning at most twice the import's time."""
+The issue's bar is learning at most twice the import's time. Each host's entries have a topic of their own (Hermes'
+are all `general`): within one topic every added fact is judged against the others, in both, and that judgement
+would be the figure instead."""
 
 from __future__ import annotations
 
@@ -48,9 +50,9 @@ def _files(home: Path, project: Path) -> dict[str, tuple[Path, str]]:
     slug = re.sub(r"[^A-Za-z0-9]", "-", str(project))
     files = {"hermes": (home / ".hermes" / "memories" / "USER.md", "\n§\n".join(_facts("hermes")), "hermes"),
              "gemini": (home / ".gemini" / "GEMINI.md",
-                        "".join(f"- {fact}\n" for fact in _facts("gemini")), "instructions"),
+                        "## gemini\n" + "".join(f"- {fact}\n" for fact in _facts("gemini")), "instructions"),
              "claude": (home / ".claude" / "projects" / slug / "memory" / "MEMORY.md",
-                        "".join(f"- {fact}\n" for fact in _facts("claude")), "instructions")}
+                        "## claude\n" + "".join(f"- {fact}\n" for fact in _facts("claude")), "instructions")}
     for path, text, _ in files.values():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

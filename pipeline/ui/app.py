@@ -179,7 +179,8 @@ def _facts(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
     query = request.query_params.get("q", "")
     with ui.store(settings, readonly=True) as store:
         return {"topics": pages.facts_by_topic(store, query), "query": query, "scope_label": pages.scope_label,
-                "writer_label": pages.writer_label, "hosts": HOSTS, "projects": pages.user_projects(settings, store)}
+                "locked": store.locked_ids(), "writer_label": pages.writer_label, "hosts": HOSTS,
+                "projects": pages.user_projects(settings, store)}
 
 
 def _agents(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:

@@ -158,3 +158,29 @@ async def test_mcp_tools_answer_a_tool_error_for_a_locked_fact(workdir):  # noqa
         assert not (await client.call_tool("persona_demote", {"persona_id": bobs, "profile": "bob"})).is_error
     with PersonaStore(workdir / "m.db") as store:
         assert [f.content for f in store.list()] == ["Answers tersely."]
+
+
+@pytest.mark.slow
+def test_the_page_locks_and_unlocks_a_fact(tmp_path):
+    import html
+
+    from ..ui.running import config_file, start
+    from ..ui.test_ui_writes import note
+
+    overrides = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "persona.md")}
+    with PersonaStore(tmp_path / "m.db") as store, PersonaStore(tmp_path / "m.db", profile="bob") as bob:
+        fact = store.add("Answers tersely.", topic="style").fact.id
+        bobs = bob.add("Answers tersely.", topic="style").fact.id
+    running = start(tmp_path, config_file(tmp_path, overrides))
+    try:
+        cookie = running.login()
+        assert f"#{fact} is now locked" in note(running, cookie, "lock", {"id": str(fact)})
+        assert 'action="/do/unlock"' in html.unescape(running.get("/", cookie).body)
+        settings = load_settings(overrides=overrides)
+        tools = PersonaTools(lambda: settings).catalog(legacy=False)
+        assert "is locked" in answer(tools, "persona_demote", persona_id=fact)["error"]
+        assert answer(tools, "persona_demote", persona_id=bobs, profile="bob")["status"] == "ok"
+        assert f"#{fact} is now unlocked" in note(running, cookie, "unlock", {"id": str(fact)})
+        assert answer(tools, "persona_demote", persona_id=fact)["status"] == "ok"
+    finally:
+        assert running.stop() == 0
