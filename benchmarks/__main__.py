@@ -26,6 +26,7 @@ from pipeline import (
 
 from .corpus import corpus
 from .host_histories import rows as history_rows
+from .learn import rows as learn_rows
 from .processes import print_table as print_processes
 from .scopes import rows as scope_rows
 from .supersede import rows as supersede_rows
@@ -332,6 +333,7 @@ def main() -> None:
     rows += supersede_rows()
     rows += scope_rows()
     rows += history_rows()
+    rows += learn_rows()
     print(f"persona-tier benchmarks: {platform.machine()}, Python {sys.version.split()[0]}, "
           f"SQLite {sqlite3.sqlite_version}")
     print()

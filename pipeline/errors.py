@@ -19,6 +19,7 @@ __all__ = [
     "FileSystemError",
     "ForgottenError",
     "InputError",
+    "LockedError",
     "NoProfile",
     "NotFoundError",
     "PersonaError",
@@ -112,6 +113,11 @@ class AnotherProfilesFile(InputError):
 
 class ForgottenError(InputError):
     """A text or memory the user asked to forget was offered again (any way in) without ``force``; nothing changed."""
+
+
+class LockedError(InputError):
+    """An agent tool asked to replace, demote, merge or forget a fact the user locked (``persona lock``); nothing
+    changed."""
 
 
 class EditError(PersonaError):

@@ -210,6 +210,8 @@ NOT_A_HOST = {
     "pipeline.fs.banks": {"hermes"},
     "pipeline.interchange.formats.hermes": {"hermes"},
     "pipeline.integrations.onboarding": {"hermes"},
+    # the old assistants an import prompt is for (Google's Gemini app, Microsoft's Copilot), not the coding hosts
+    "pipeline.interchange.import_prompt": {"gemini", "copilot"},
 }
 
 

@@ -1,4 +1,5 @@
-"""Commands that change a fact's life: replace, undo-replace, history, and export (for editing and re-importing)."""
+"""Commands that change a fact's life: replace, undo-replace, history, lock and unlock, and export (for editing and
+re-importing)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ def register(app: typer.Typer) -> None:
     app.command("replace")(replace)
     app.command("undo-replace")(undo_replace)
     app.command("history")(history)
+    app.command("lock")(lock)
+    app.command("unlock")(unlock)
     app.command("export")(export)
 
 
@@ -80,6 +83,32 @@ def history(
     rows = [[f"#{link.id}", "current" if link.current else f"superseded by #{link.superseded_by} ({link.how})",
              link.superseded_at or "-", shown(link.writer, 32), shown(link.content, CONTENT_WIDTH)] for link in links]
     typer.echo(table(["ID", "STATE", "WHEN", "WRITER", "FACT"], rows))
+
+
+LockedId = Annotated[int, typer.Argument(help="The fact (see `persona list`).")]
+
+
+def lock(ctx: typer.Context, persona_id: LockedId, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+    """Lock a fact: no agent tool (MCP, Hermes) may replace, demote, merge or forget it; you still can."""
+    with state(ctx).store(profile) as store:
+        changed = store.lock_fact(persona_id)
+    _say_lock(persona_id, locked=True, changed=changed, as_json=as_json)
+
+
+def unlock(ctx: typer.Context, persona_id: LockedId, profile: ProfileOption = None,
+           as_json: JsonOption = False) -> None:
+    """Unlock a fact: agents' tools may change it again."""
+    with state(ctx).store(profile) as store:
+        changed = store.unlock_fact(persona_id)
+    _say_lock(persona_id, locked=False, changed=changed, as_json=as_json)
+
+
+def _say_lock(persona_id: int, *, locked: bool, changed: bool, as_json: bool) -> None:
+    if as_json:
+        emit_json({"persona_id": persona_id, "locked": locked, "changed": changed})
+        return
+    state_word = "locked" if locked else "unlocked"
+    typer.echo(f"#{persona_id} {'is now' if changed else 'was already'} {state_word}")
 
 
 def export(

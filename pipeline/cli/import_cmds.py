@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from ..interchange.importing import ImportReport
     from ..schedule.adopt import Adoption
 
-FORMATS = "facts (default), persona-md, hermes, instructions, lines or mem0; see docs/importing.md"
+FORMATS = ("facts (default), persona-md, hermes, instructions, lines, mem0 or assistant (an answer to --prompt, "
+           "found by itself); see docs/importing.md")
 TopicOption = Annotated[str | None, typer.Option(
     "--topic", help="Topic of entries the source gives none (no heading, no field); default: general.")]
 DryRunOption = Annotated[bool, typer.Option(
@@ -47,8 +48,13 @@ def register(app: typer.Typer) -> None:
 
 def import_file(
     ctx: typer.Context,
-    path: Annotated[str, typer.Argument(metavar="PATH", help="The file to import, or - for standard input.")],
-    fmt: Annotated[str, typer.Option("--from", metavar="FORMAT", help=f"The source's format: {FORMATS}.")] = "facts",
+    path: Annotated[str | None, typer.Argument(metavar="PATH", help="The file to import, or - for standard input.")
+                    ] = None,
+    fmt: Annotated[str | None, typer.Option("--from", metavar="FORMAT", help=f"The source's format: {FORMATS}.")
+                   ] = None,
+    prompt: Annotated[str | None, typer.Option(
+        "--prompt", metavar="ASSISTANT", help="Print the prompt to paste into chatgpt, claude, gemini or copilot: "
+        "it answers with everything it remembers about you, for `persona import -`.")] = None,
     topic: TopicOption = None,
     dry_run: DryRunOption = False,
     skip_bad: SkipBadOption = False,
@@ -71,6 +77,9 @@ def import_file(
     scope itself (a project's AGENTS.md holds that project's rules)."""
     from ..interchange.formats import import_source
 
+    if prompt is not None or path is None:
+        _print_prompt(prompt, path)
+        return
     scope = scope_of(project, host) if project is not None or host is not None else None
     cli = state(ctx)
     with cli.store(profile, readonly=dry_run) as store:
@@ -83,6 +92,17 @@ def import_file(
         typer.echo(report_text(report))
     if rendered is not None:
         say_rendered(rendered, as_json=as_json)
+
+
+def _print_prompt(assistant: str | None, path: str | None) -> None:
+    from ..errors import InputError
+    from ..interchange.import_prompt import import_prompt
+
+    if assistant is None:
+        raise InputError("give the file to import (PATH, or - for standard input), or --prompt ASSISTANT")
+    if path is not None:
+        raise InputError("--prompt prints a prompt and imports nothing; give it without PATH")
+    typer.echo(import_prompt(assistant), nl=False)
 
 
 def report_text(report: ImportReport, *, notes: bool = True) -> str:

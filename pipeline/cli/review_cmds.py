@@ -1,4 +1,5 @@
-"""`persona review [list | accept ID | dismiss ID]`: the facts writes said they may update, settled by the user.
+"""`persona review [list | accept ID | dismiss ID]`: the facts writes said they may update, and the writes agents
+asked for under ``writes.agents: ask`` (ids ``wN``), settled by the user.
 
 Also the lines every write, `status` and `explain` print about proposals, so all of them say it alike.
 """
@@ -15,11 +16,13 @@ MERGE = "merge"  # a proposal's kind (store/supersede_rules.py): the two say the
 
 if TYPE_CHECKING:
     from ..store import Proposal
+    from ..store.held_writes import HeldWrite
 
 CONTENT_WIDTH = 60
 review_app = typer.Typer(rich_markup_mode=None, invoke_without_command=True,
                          help="Settle proposals: facts a write said it may update (supersede.detect: propose).")
-ProposalArg = Annotated[int, typer.Argument(metavar="PROPOSAL", help="The proposal's id (see `persona review`).")]
+ProposalArg = Annotated[str, typer.Argument(metavar="PROPOSAL", help="The proposal's id, or a held write's wN "
+                                             "(see `persona review`).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -56,10 +59,12 @@ def review(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOptio
 def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
     """List the open proposals, oldest first."""
     with state(ctx).store(profile, readonly=True) as store:
-        found = store.proposals()
+        found, held = store.proposals(), store.held_writes()
     if as_json:
-        emit_json([proposal.to_dict() for proposal in found])
+        emit_json([proposal.to_dict() for proposal in found] + [write.to_dict() for write in held])
         return
+    if held:
+        _list_held(held)
     if not found:
         typer.echo("no open proposals")
         return
@@ -72,13 +77,37 @@ def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: J
                "again.")
 
 
+def _list_held(held: list[HeldWrite]) -> None:
+    rows = [[write.name, write.writer, shown(write.summary(), 2 * CONTENT_WIDTH), write.held_at] for write in held]
+    typer.echo(table(["ID", "ASKED BY", "WRITE (AWAITS YOUR APPROVAL)", "WHEN"], rows))
+    typer.echo("\n`persona review accept wN` makes the write, as its agent asked; `persona review dismiss wN` drops "
+               "it.\n")
+
+
+def _is_held(proposal: str) -> bool:
+    return proposal.strip().lower().startswith("w")
+
+
+def _number(proposal: str) -> int:
+    from ..errors import InputError
+    from ..store import check_id
+
+    if not proposal.strip().isdecimal():
+        raise InputError(f"invalid proposal {proposal!r}: expected its number, or wN for a held write (see `persona "
+                         "review`)")
+    return check_id(int(proposal.strip()))
+
+
 @review_app.command("accept")
 def accept(ctx: typer.Context, proposal: ProposalArg, profile: ProfileOption = None,
            as_json: JsonOption = False) -> None:
     """Accept a proposal: its newer fact supersedes the older one, with lineage (`persona undo-replace` undoes it)."""
     cli = state(ctx)
+    if _is_held(proposal):
+        _approve(cli, proposal, profile, as_json)
+        return
     with cli.store(profile) as store:
-        done = store.accept(proposal)
+        done = store.accept(_number(proposal))
         rendered = cli.render_written(store)
     if as_json:
         emit_json({**done.to_dict(), **rendered.to_dict()})
@@ -93,8 +122,28 @@ def dismiss(ctx: typer.Context, proposal: ProposalArg, profile: ProfileOption = 
             as_json: JsonOption = False) -> None:
     """Dismiss a proposal: both facts stay, and the same pair of texts is never proposed again."""
     with state(ctx).store(profile) as store:
-        done = store.dismiss(proposal)
+        if _is_held(proposal):
+            held = store.dismiss_held(proposal)
+            if as_json:
+                emit_json(held.to_dict())
+            else:
+                typer.echo(f"dismissed {held.name}: nothing was written")
+            return
+        done = store.dismiss(_number(proposal))
     if as_json:
         emit_json(done.to_dict())
     else:
         typer.echo(f"dismissed proposal {done.id}: #{done.old.id} and #{done.new.id} both stay")
+
+
+def _approve(cli: Any, proposal: str, profile: str | None, as_json: bool) -> None:
+    """Accept a held write: the write is made now, as its agent asked, and rendered as every write is."""
+    with cli.store(profile) as store:
+        held, outcome = store.approve(proposal)
+        rendered = cli.render_written(store)
+    made = getattr(outcome, "fact", None) or getattr(outcome, "new", None) or outcome
+    if as_json:
+        emit_json({"held": held.to_dict(), "fact": made.to_dict(), **rendered.to_dict()})
+    else:
+        typer.echo(f"{held.name} accepted: {held.action} #{made.id} (written by {held.writer})")
+    say_rendered(rendered, as_json=as_json)

@@ -14,8 +14,11 @@ from ..errors import InputError, PersonaError
 from ..text import counted
 
 if TYPE_CHECKING:
+    from ..schedule.learn import Learned
     from ..schedule.tick import ProfileTick, TickResult
+    from ..store import PersonaStore
 from .common import CliState, JsonOption, ProfileOption, emit_json, shown, state
+from .learn_cmds import learned_line, say_unreadable
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +82,26 @@ def tick_command(
         _tick_all(cli, force, as_json)
         return
     with cli.store(profile) as store:
+        learned = _learn(cli, store)
         result = tick(cli.settings(), store=store, force=force)
     emit_json(result.to_dict()) if as_json else typer.echo(_say(result, cli.settings().store.keep_snapshot_days))
+    if learned is not None and (learned.added or learned.held) and not as_json:
+        typer.echo(learned_line(learned))
     _warn_skipped(result)
+
+
+def _learn(cli: CliState, store: PersonaStore) -> Learned | None:
+    """Learn from the hosts' memory before the tick renders (its facts are rendered with the rest); a memory file
+    that cannot be read, or a learn that fails, is a warning: the tick goes on."""
+    from ..schedule.learn import learn
+
+    try:
+        done = learn(cli.settings(), store)
+    except PersonaError as error:
+        typer.echo(f"warning: persona learn failed: {error}", err=True)
+        return None
+    say_unreadable(done)
+    return done
 
 
 def _tick_all(cli: CliState, force: bool, as_json: bool) -> None:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from .. import inputs
 from ..fs.locations import profile_slug
 from ..tiers import TIERS, Tier
+from .control import LearnSettings, WritesSettings
 from .sections import (
     CapSettings,
     HermesSettings,
@@ -39,6 +40,7 @@ __all__ = [
     "CapSettings",
     "HermesSettings",
     "InjectionSettings",
+    "LearnSettings",
     "RenderSettings",
     "ResolvedTarget",
     "RetentionSettings",
@@ -51,6 +53,7 @@ __all__ = [
     "TopicSettings",
     "TriggerSettings",
     "UiSettings",
+    "WritesSettings",
 ]
 
 StageEntry = str | dict[str, dict[str, Any]]
@@ -92,6 +95,8 @@ class Settings(BaseModel):
     )
     ui: UiSettings = Field(default_factory=UiSettings, description="`persona ui`: the local page.")
     topics: TopicSettings = Field(default_factory=TopicSettings, description="Topics: one spelling each.")
+    writes: WritesSettings = Field(default_factory=WritesSettings, description="What agents may write.")
+    learn: LearnSettings = Field(default_factory=LearnSettings, description="Learning from the hosts' own memory.")
     pipeline: list[StageEntry] = Field(
         default_factory=lambda: list[StageEntry](["extract", "rank", "render", "cap", "write"]),
         description="Stages in order; each a bare name or `name: {options}` (see docs/rendering.md, Stages).",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import History, HistoryFormat, Hook, Host, Limit, MemoryFiles, Preset
+from .model import History, HistoryFormat, Hook, Host, Limit, MemoryFiles, OwnMemory, Preset
 
 NAME = "claude-code"
 DISPLAY = "Claude Code"
@@ -67,4 +67,8 @@ HOST = Host(
     hook=HOOK,
     offered_by_init=True,
     history=HISTORY,
+    # Auto memory: ~/.claude/projects/<slug>/memory/MEMORY.md, the index the model keeps for the project whose
+    # working directory the slug names, one fact a list item (code.claude.com/docs/en/memory).
+    memory=(OwnMemory(".claude", ("projects/*/memory/MEMORY.md",), "instructions", project="slug",
+                      folder_env="CLAUDE_CONFIG_DIR"),),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import History, HistoryFormat, Host, MemoryFiles, Preset
+from .model import History, HistoryFormat, Host, MemoryFiles, OwnMemory, Preset
 
 NAME = "gemini"
 DISPLAY = "Gemini CLI"
@@ -38,4 +38,11 @@ HOST = Host(
     load=MemoryFiles(names=("GEMINI.md",), user_files=(".gemini/GEMINI.md",), import_depth=5),
     offered_by_init=True,
     history=HISTORY,
+    # Gemini CLI 0.61's model keeps the user's global personal memory in ~/.gemini/GEMINI.md with its own edit
+    # tools (older releases appended `- fact` under "## Gemini Added Memories"): its list items outside our region,
+    # new since the last learn; and a private project memory, tmp/<name>/memory/MEMORY.md, one fact a line, for the
+    # project whose root projects.json names by <name>. GEMINI_CLI_HOME stands for the home.
+    memory=(OwnMemory(".gemini", ("GEMINI.md",), "instructions", home_env="GEMINI_CLI_HOME", baseline=True),
+            OwnMemory(".gemini", ("tmp/*/memory/MEMORY.md",), "instructions", project="index",
+                      home_env="GEMINI_CLI_HOME", index="projects.json")),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import History, HistoryFormat, Host, Limit, PromptSection
+from .model import History, HistoryFormat, Host, Limit, OwnMemory, PromptSection
 
 NAME = "hermes"
 DISPLAY = "Hermes Agent"
@@ -32,4 +32,8 @@ HISTORY = History(".hermes", files=("sessions/*.json", "sessions/*.jsonl", "prof
                   store_reason="Hermes' own SQLite store, with full-text indexes: persona-tier never rewrites it; "
                                "`hermes sessions delete ID` removes a session", folder_env="HERMES_HOME")
 
-HOST = Host(name=NAME, display=DISPLAY, section=SECTION, history=HISTORY)
+# The memory tool's facts about the user: memories/USER.md, entries between `\n§\n` lines (MEMORY.md holds the
+# agent's own notes, offered and never learned: docs/importing.md).
+MEMORY = OwnMemory(".hermes", ("memories/USER.md",), "hermes", folder_env="HERMES_HOME")
+
+HOST = Host(name=NAME, display=DISPLAY, section=SECTION, history=HISTORY, memory=(MEMORY,))

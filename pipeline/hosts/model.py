@@ -196,6 +196,28 @@ class History:
 
 
 @dataclass(frozen=True, slots=True)
+class OwnMemory:
+    """Where a host keeps its own memory (what its model writes when the user says "remember ..."), and how
+    `persona learn` reads it: ``files`` (globs) under ``folder`` (under the home; ``folder_env`` names a variable
+    that is that folder instead, ``home_env`` one that is the home instead), read by the import format ``format``;
+    ``project`` says whose the facts are: None for the user's (global); ``slug`` for the project whose working
+    directory the file's folder two levels up is named after (every character but a letter or digit as ``-``:
+    Claude Code's ``~/.claude/projects/<slug>/memory``); ``index`` for the project whose root the JSON file
+    ``index`` (under ``folder``) maps to that folder's name (Gemini CLI's ``projects.json``). With ``baseline``,
+    the first learn of a file only notes what it holds (the user's own lines, imported by `persona init`), and
+    later learns take what is new."""
+
+    folder: str
+    files: tuple[str, ...]
+    format: str
+    project: Literal["slug", "index"] | None = None
+    folder_env: str | None = None
+    home_env: str | None = None
+    index: str | None = None  # project: index; {"projects": {root: name}}
+    baseline: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Host:
     """One agent persona-tier writes for or serves: everything the rest of the package knows about it."""
 
@@ -209,3 +231,4 @@ class Host:
     user_override: str | None = None  # a user-level file the host loads instead of its usual one while it exists
     section: PromptSection | None = None  # a plugin prompt section the host renders (Hermes 0.22 and later)
     history: History | None = None  # None: the host keeps no transcript persona-tier knows of
+    memory: tuple[OwnMemory, ...] = ()  # the host's own memory files, for `persona learn`

@@ -48,6 +48,11 @@ def sections() -> dict[str, PromptSection]:
     return {host.name: host.section for host in HOSTS.values() if host.section is not None}
 
 
+def learners() -> tuple[str, ...]:
+    """The hosts that keep a memory of their own `persona learn` reads."""
+    return tuple(host.name for host in HOSTS.values() if host.memory)
+
+
 def offered_by_init() -> tuple[str, ...]:
     """The hosts `persona init` adds a user-level preset for when their folder exists."""
     return tuple(host.name for host in HOSTS.values() if host.offered_by_init)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..store import Fact, Proposal
+from ..store.held_writes import HeldWrite
 
 # When a change reaches the prompt: a session keeps its persona until its next compaction (the prompt
 # cache), and a new session starts with the store as it is. A forget is the one exception (privacy first).
@@ -38,3 +39,10 @@ def may_update(proposals: tuple[Proposal, ...]) -> dict[str, Any]:
 def related(facts: tuple[Fact, ...]) -> dict[str, Any]:
     """The write's neighbourhood: the facts of its topic and scope (supersede.related of them), ids and text."""
     return {"related": [{"persona_id": fact.id, "content": fact.content} for fact in facts]} if facts else {}
+
+
+def awaiting(held: HeldWrite) -> dict[str, Any]:
+    """A held write's answer (``writes.agents: ask``): nothing changed yet, and the model should tell the user."""
+    return ok(held=held.name, awaiting_approval=True, write=held.to_dict(), next=(
+        f"This {held.action} awaits the user's approval (held as {held.name}): nothing is in the persona until the "
+        f"user accepts it with `persona review accept {held.name}` or on the page's Proposals. Tell the user."))

@@ -32,10 +32,11 @@ from ..render.tokens import get_counter
 from ..schedule.triggers import status_data
 from ..scopes import host_scope, project_scope
 from ..stages.runner import run_pipeline
-from ..store import PersonaStore
+from ..store import PersonaStore, reach
+from ..store.held_writes import Action
 from ..store.supersede import SAME_SCOPE
 from ..tiers import Tier
-from .tool_answers import changed, may_update, ok, related
+from .tool_answers import awaiting, changed, may_update, ok, related
 from .tool_calls import Tool, call, call_json, error_json, openai_schema
 
 __all__ = ["CALLER", "ERASING_TOOLS", "WRITE_TOOLS", "PersonaTools", "Tool", "call", "call_json", "error_json",
@@ -124,6 +125,10 @@ class PersonaTools:
         return PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly,
                                           writer=f"tool:{self.host()}")
 
+    def held(self, store: PersonaStore, action: Action, **write: Any) -> dict[str, Any] | None:
+        """Under ``writes.agents: ask``: the write held for the user's approval, and the answer that says so."""
+        return awaiting(store.hold(action, **write)) if self.settings().writes.agents == "ask" else None
+
     def rendered(self, store: PersonaStore) -> dict[str, Any]:
         """After a write committed: the targets it left behind, rendered once (a running session's snapshot
         stays until its compaction); what could not be rendered is a warning in the answer, never an error."""
@@ -159,6 +164,8 @@ class PersonaTools:
             one, merge them (persona_review accept the merge proposal, or persona_replace the shorter with the
             fuller text)."""
             with self.store(profile, session) as store:
+                if held := self.held(store, "promote", memory_id=memory_id, tier=tier, reason=reason, force=force):
+                    return held
                 result = store.promote(memory_id, tier=tier, reason=reason, force=force)
                 rendered = self.rendered(store)
             fact = result.fact
@@ -174,6 +181,9 @@ class PersonaTools:
             it, leaving a tombstone so it is not proposed again. When the user states what is true instead, use
             persona_replace; to erase it entirely, persona_forget."""
             with self.store(profile, session) as store:
+                store.check_unlocked([persona_id], doing="demote")
+                if held := self.held(store, "demote", persona_id=persona_id, reason=reason):
+                    return held
                 fact = store.demote(persona_id, reason=reason)
                 rendered = self.rendered(store)
             return changed(persona_id=fact.id, demoted_to="memoria_preferences", fact=fact.to_dict(), **rendered)
@@ -228,6 +238,9 @@ class PersonaTools:
             what is true of the user everywhere."""
             where = self.scope(scope)
             with self.store(profile, session) as store:
+                if held := self.held(store, "add", content=content, topic=topic, tier=tier, confidence=confidence,
+                                     reason=reason, force=force, scope=where):
+                    return held
                 result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason,
                                    force=force, scope=where)
                 rendered = self.rendered(store)
@@ -317,6 +330,10 @@ class PersonaTools:
             where = SAME_SCOPE if scope is None else self.scope(scope)
             with self.store(profile, session) as store:
                 target = persona_id if persona_id is not None else self.by_text(store, str(old_text))
+                store.check_unlocked([target], doing="replace")
+                if held := self.held(store, "replace", persona_id=target, content=content, reason=reason, force=force,
+                                     scope=None if where is SAME_SCOPE else where or "global"):
+                    return held
                 result = store.replace(target, content, reason=reason, force=force, scope=where)
                 rendered = self.rendered(store)
             return changed(persona_id=result.new.id, superseded=result.old.id, fact=result.new.to_dict(),
@@ -336,6 +353,8 @@ def _forget_tool(tools: PersonaTools) -> Tool:
         from ..schedule.forget import forget
 
         with tools.store(profile, session) as store:
+            with store.read() as conn:  # every version a forget would erase: none of them may be locked
+                store.check_unlocked(reach(store, conn, persona_id), doing="forget")
             done = forget(tools.settings(), store, persona_id)
         clear_memo()  # this process's capped texts: the persona as it was is not kept even in memory
         return ok(persona_id=persona_id, forgotten=True, **done.to_dict())
@@ -367,6 +386,12 @@ def _review_tool(tools: PersonaTools) -> Tool:
             if action == "dismiss":
                 done = store.dismiss(proposal)
                 return ok(proposal=done.id, dismissed=True, kept=[done.old.id, done.new.id])
+            for item in store.proposals():  # the fact an accept lets go (a merge's shorter) may be locked
+                if item.id == proposal:
+                    store.check_unlocked([item.old.id], doing="merge" if item.kind == "merge" else "replace")
+            if tools.settings().writes.agents == "ask":  # the proposal stays open, for the user
+                return ok(proposal=proposal, awaiting_approval=True, next=f"the user accepts it with `persona review "
+                          f"accept {proposal}` or on the page's Proposals")
             done = store.accept(proposal)
             rendered = tools.rendered(store)
         return changed(proposal=done.id, persona_id=done.new.id, superseded=done.old.id, fact=done.new.to_dict(),

@@ -29,8 +29,11 @@ from .backend import Connection
 from .births import delete_births, earliest_birth, source_files, tombstone_of
 from .blocks import delete_blocks_since
 from .database import Database
+from .fact_locks import forget_locks
 from .fact_row import check_id
 from .forgotten import count_erasure, forgotten_digests, record, same_fact, secret
+from .held_writes import forget_held
+from .learned import forget_learned
 from .memories import delete_tombstones, every_tombstone
 from .proposals import forget_profile
 from .runs import delete_profile_runs
@@ -48,10 +51,12 @@ FACT_TEXT = (
     ("memoria_preferences", "preference"),
     ("persona_snapshots", "text"),
     ("persona_blocks", "text"),
+    ("persona_held", "content"),
 )
 # Tables a forget deletes from, for the scrub that overwrites what the deleted rows left behind.
 ERASED_TABLES = ("memoria_persona", "memoria_preferences", "persona_origins", "persona_snapshots", "persona_blocks",
-                 "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births")
+                 "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births",
+                 "persona_held")
 Kind = Literal["current", "superseded", "tombstone"]
 Journal = Callable[[Connection, list[str]], None]  # told the erased texts inside the erasure's transaction
 
@@ -132,6 +137,8 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
     delete_tombstones(conn, [row[0] for row in buried])
     _drop_rendered_since(store, conn, done)
     delete_births(conn, store.profile, ids)
+    forget_locks(store, conn)
+    forget_held(store, conn, ids | set(done.facts), text)
     count_erasure(store, conn)
     return text, done
 
@@ -169,6 +176,9 @@ def erase_profile(store: PersonaStore, *, journal: Journal | None = None) -> Era
         store.erase_rows(conn, store.all_ids(conn))
         _drop_rendered_since(store, conn, done)  # since 0: every snapshot and block
         delete_births(conn, store.profile, None)
+        forget_locks(store, conn)
+        forget_held(store, conn, set(), None)
+        forget_learned(store)
         done.runs = delete_profile_runs(store, conn)
         count_erasure(store, conn)
     done.scrubbed = scrub(store)

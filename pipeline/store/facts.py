@@ -23,10 +23,10 @@ from . import proposals, render_rows, supersede
 from .already import existing_fact
 from .backend import Connection, Cursor
 from .births import BIRTH_JOIN, link_tombstone, stamp, writer_of
-from .database import Database
 from .dialect import SQLITE
 from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, ROW_FIELDS, Fact, Promotion, Proposal, check_id, content_key
 from .forgotten import ForgottenTest, admit
+from .held_writes import HeldWrites
 from .render_rows import RenderState, persona_sql, render_read, render_state, rows_unchanged_key, state_and_key
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_scope, check_text, check_tier
 
@@ -61,8 +61,8 @@ def tombstone_text(tier: str, content: str) -> str:
     return f"[demoted from {tier}] {content}"
 
 
-class PersonaStore(Database):
-    """Store operations on ``memoria_persona``, scoped to one profile (``session``); see :class:`Database`."""
+class PersonaStore(HeldWrites):
+    """Store operations on ``memoria_persona``, one profile (``session``); :mod:`.fact_locks`, :mod:`.held_writes`."""
 
     # -- reads ---------------------------------------------------------
 

@@ -137,7 +137,29 @@ def dismiss(settings: Settings, store: PersonaStore, form: Form) -> str:
     return f"dismissed proposal {done.id}: #{done.old.id} and #{done.new.id} both stay"
 
 
+def accept_write(settings: Settings, store: PersonaStore, form: Form) -> str:
+    """An agent's held write (writes.agents: ask), made now as it asked."""
+    held, _ = store.approve(form.get("held", ""))
+    return f"accepted {held.name} ({held.action}, asked by {held.writer}); {rendered(settings, store)}"
+
+
+def dismiss_write(settings: Settings, store: PersonaStore, form: Form) -> str:
+    return f"dismissed {store.dismiss_held(form.get('held', '')).name}: nothing was written"
+
+
+def lock(settings: Settings, store: PersonaStore, form: Form) -> str:
+    """No agent tool may replace, demote, merge or forget the fact (`persona lock`); the page and CLI still may."""
+    fact_id = number(form, "id")
+    return f"#{fact_id} {'is now' if store.lock_fact(fact_id) else 'was already'} locked: no agent tool may change it"
+
+
+def unlock(settings: Settings, store: PersonaStore, form: Form) -> str:
+    fact_id = number(form, "id")
+    return f"#{fact_id} {'is now' if store.unlock_fact(fact_id) else 'was already'} unlocked"
+
+
 ACTIONS: dict[str, Action] = {
     "add": add, "replace": replace, "demote": demote, "forget": forget, "undo-replace": undo_replace,
-    "accept": accept, "dismiss": dismiss,
+    "accept": accept, "dismiss": dismiss, "accept-write": accept_write, "dismiss-write": dismiss_write,
+    "lock": lock, "unlock": unlock,
 }

@@ -170,7 +170,7 @@ def _header(ui: Ui, settings: Settings) -> tuple[int, int]:
     """What every page's header shows: the change counter (for the poll) and how many proposals are open."""
     try:
         with ui.store(settings, readonly=True) as store:
-            return store.generation(), len(pages.proposals(store))
+            return store.generation(), len(pages.proposals(store)) + len(store.held_writes())
     except PersonaError:
         return -1, 0  # no database yet (see _generation)
 
@@ -179,7 +179,8 @@ def _facts(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
     query = request.query_params.get("q", "")
     with ui.store(settings, readonly=True) as store:
         return {"topics": pages.facts_by_topic(store, query), "query": query, "scope_label": pages.scope_label,
-                "writer_label": pages.writer_label, "hosts": HOSTS, "projects": pages.user_projects(settings, store)}
+                "locked": store.locked_ids(), "writer_label": pages.writer_label, "hosts": HOSTS,
+                "projects": pages.user_projects(settings, store)}
 
 
 def _agents(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
@@ -190,7 +191,7 @@ def _agents(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
 
 def _proposals(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
     with ui.store(settings, readonly=True) as store:
-        return {"proposals": pages.proposals(store)}
+        return {"proposals": pages.proposals(store), "held": store.held_writes()}
 
 
 def _history(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:

@@ -81,8 +81,8 @@ def test_the_facts_format_is_the_default_and_the_json_names_format_and_entries(d
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--from", "chatgpt"], "unknown import format 'chatgpt'; known: facts, hermes, instructions, lines, mem0, "
-                            "persona-md"),
+    (["--from", "chatgpt"], "unknown import format 'chatgpt'; known: assistant, facts, hermes, instructions, "
+                            "lines, mem0, persona-md"),
     (["--from", "lines", "missing.txt"], "missing.txt: cannot read (it does not exist)"),
 ])
 def test_a_bad_format_or_path_is_one_clear_line(tmp_path, args, message):

@@ -64,6 +64,10 @@ SOURCES = {
          "long_term", 0.7),
         ("Work context", "Reviews are async; prefers written design docs over meetings.", "long_term", 0.7),
         ("Personal context", "Lives in Lyon and cycles to work.", "long_term", 0.7)}),
+    "claude-answer": ("pasted/claude-answer.md", "assistant", {
+        ("work", "Staff engineer at a logistics company; works mostly on routing services in Go.", "long_term", 0.7),
+        ("work", "Prefers written design docs over meetings.", "long_term", 0.7),
+        ("style", "Wants answers without a summary of what was just said.", "long_term", 0.7)}),
     "mem0-get-all": ("mem0/get_all.json", "mem0", {
         ("general", "Is a vegetarian and allergic to nuts", "long_term", 0.7),
         ("communication", "Prefers concise answers without small talk", "long_term", 0.7),

@@ -40,10 +40,12 @@ def test_at_most_ten_table_functions_take_the_whole_store() -> None:
 
 def test_the_ones_that_do_compose_the_fact_table_with_others() -> None:
     # A replace inserts through PersonaStore.insert_row; a forget erases fact rows and reads the listed facts; a
-    # topic's rename lists the facts and moves each as a replace does.
+    # topic's rename lists the facts and moves each as a replace does; an agent's held write, once the user
+    # accepts it, is made by the store's own add, promote, replace or demote.
     assert sorted(whole_store_functions()) == ["erasure.py:erase_fact", "erasure.py:erase_profile",
-                                               "erasure.py:forget_fact", "supersede.py:replace",
-                                               "topics.py:_move", "topics.py:rename", "topics.py:topics"]
+                                               "erasure.py:forget_fact", "held_writes.py:_make",
+                                               "supersede.py:replace", "topics.py:_move", "topics.py:rename",
+                                               "topics.py:topics"]
 
 
 def test_the_count_sees_a_quoted_annotation() -> None:

@@ -13,37 +13,53 @@ from ...store import PersonaStore
 from ...text import normal_form
 from ..fact_entry import MAX_IMPORT_BYTES, Offered, Parsed
 from ..importing import ImportReport, import_entries
+from .assistant import is_answer
 from .registry import DEFAULT_TOPIC, Source, get_format
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 
 
-def read_source(path: Path | str, fmt: str = "facts", *, topic: str | None = None,
+def read_source(path: Path | str, fmt: str | None = "facts", *, topic: str | None = None,
                 accept_notes: bool = False, max_facts: int | None = None) -> tuple[str, Parsed]:
-    """The source's name (an absolute path, or ``<stdin>`` for ``-``) and what format ``fmt`` reads in it.
+    """The source's name (an absolute path, or ``<stdin>`` for ``-``) and what format ``fmt`` reads in it (None:
+    :func:`sniffed`).
 
     Repeats of a fact within the source are dropped (a facts file refuses them instead); with ``accept_notes``,
     notes offered for review (Hermes' ``MEMORY.md``) are taken in as facts. A source holding more than
     ``max_facts`` entries is a FactsFileError with its count.
     """
-    parser = get_format(fmt)
+    name, _, parsed = _read(path, fmt, topic=topic, accept_notes=accept_notes, max_facts=max_facts)
+    return name, parsed
+
+
+def sniffed(text: str) -> str:
+    """The format of a source no ``--from`` names: an old assistant's answer to ``persona import --prompt`` when
+    it carries its mark, else a facts file."""
+    return "assistant" if is_answer(text) else "facts"
+
+
+def _read(path: Path | str, fmt: str | None, *, topic: str | None, accept_notes: bool,
+          max_facts: int | None) -> tuple[str, str, Parsed]:
     name = STDIN_NAME if str(path) == STDIN else str(inputs.expanded(Path(path)).absolute())
-    parsed = parser.parse(Source(_text(path, name), name, topic or DEFAULT_TOPIC, max_facts))
+    text = _text(path, name)
+    fmt = fmt or sniffed(text)
+    parser = get_format(fmt)
+    parsed = parser.parse(Source(text, name, topic or DEFAULT_TOPIC, max_facts))
     parsed.check_count(name, max_facts)
     if accept_notes:
         parsed = replace(parsed, facts=[*parsed.facts, *parsed.notes], notes=[])
-    return name, replace(parsed, facts=_first_of_each(parsed.facts, by_text=not parser.declarative))
+    return name, fmt, replace(parsed, facts=_first_of_each(parsed.facts, by_text=not parser.declarative))
 
 
-def import_source(store: PersonaStore, path: Path | str, fmt: str = "facts", *, topic: str | None = None,
+def import_source(store: PersonaStore, path: Path | str, fmt: str | None = "facts", *, topic: str | None = None,
                   writer: str | None = None, prune: bool = False, force: bool = False, skip_bad: bool = False,
                   dry_run: bool = False, accept_notes: bool = False, scope: str | None = None) -> ImportReport:
-    """Import the facts a source holds, in format ``fmt`` (see :func:`read_source` and
+    """Import the facts a source holds, in format ``fmt`` (None: :func:`sniffed`; see :func:`read_source` and
     :func:`~..importing.import_entries`); ``path`` may be ``-`` for standard input. ``scope`` (stored form:
     ``project:ID``, ``host:NAME``) is given to every entry that names none itself: a project's instruction file
     holds that project's rules."""
-    origin, parsed = read_source(path, fmt, topic=topic, accept_notes=accept_notes, max_facts=store.max_import_facts)
+    origin, fmt, parsed = _read(path, fmt, topic=topic, accept_notes=accept_notes, max_facts=store.max_import_facts)
     if scope is not None:
         parsed.facts = [item if item.fact.scope is not None else
                         replace(item, fact=item.fact.model_copy(update={"scope": scope})) for item in parsed.facts]

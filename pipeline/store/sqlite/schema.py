@@ -11,6 +11,7 @@ import sqlite3
 
 from ...errors import StoreError
 from ...tiers import sql_list
+from ..agent_tables import fact_locks, held_writes, learned
 from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
@@ -310,6 +311,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     row_changes(),  # each fact's last change, for a kept render's read of what changed (sqlite/triggers.py)
     stamped(),  # the store's identity, and a random stamp with every change (sqlite/triggers.py)
     history_scrubs(),  # a forget's pending scrub of the hosts' histories, by keyed hash (store/history_scrubs.py)
+    fact_locks(),  # facts no agent tool may replace, demote, merge or forget (store/fact_locks.py)
+    held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # agents' writes awaiting approval (held_writes.py)
+    learned(),  # what persona learn took from the hosts' memory, by keyed hash (store/learned.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
