@@ -91,10 +91,13 @@ def tick_command(
 
 
 def _learn(cli: CliState, store: PersonaStore) -> Learned | None:
-    """Learn from the hosts' memory before the tick renders (its facts are rendered with the rest); a memory file
-    that cannot be read, or a learn that fails, is a warning: the tick goes on."""
+    """Learn from the hosts' memory before the tick renders (its facts are rendered with the rest), when
+    ``learn.on_tick`` asks; a memory file that cannot be read, or a learn that fails, is a warning: the tick goes
+    on."""
     from ..schedule.learn import learn
 
+    if not cli.settings().learn.on_tick:
+        return None
     try:
         done = learn(cli.settings(), store)
     except PersonaError as error:

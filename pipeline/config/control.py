@@ -30,6 +30,12 @@ class LearnSettings(Section):
         f"own memory becomes a fact written by that host, for every other agent. Hosts with a memory: "
         f"{spelled(learners(), 'and')}; [] learns from none.",
     )
+    on_tick: bool = Field(
+        False,
+        description="Learn at every `persona tick` too, before it renders. Off by default: a learned fact still "
+        "reaches the host that saved it, beside that host's own memory (twice there), until a learned fact is kept "
+        "out of its own host's targets; `persona learn` learns when you run it.",
+    )
     approve: Approval = Field(
         "allow",
         description="allow: a learned fact is written at once; ask: each is held for your approval in `persona "
