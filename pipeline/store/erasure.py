@@ -36,6 +36,7 @@ from .proposals import forget_profile
 from .runs import delete_profile_runs
 from .snapshots import delete_snapshots_since
 from .supersede import forget_lineage, lineage_ids
+from .token_counts import forget as forget_counts
 
 if TYPE_CHECKING:
     from .facts import PersonaStore
@@ -51,7 +52,8 @@ FACT_TEXT = (
 )
 # Tables a forget deletes from, for the scrub that overwrites what the deleted rows left behind.
 ERASED_TABLES = ("memoria_persona", "memoria_preferences", "persona_origins", "persona_snapshots", "persona_blocks",
-                 "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births")
+                 "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births",
+                 "persona_token_counts")
 Kind = Literal["current", "superseded", "tombstone"]
 Journal = Callable[[Connection, list[str]], None]  # told the erased texts inside the erasure's transaction
 
@@ -132,6 +134,7 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
     delete_tombstones(conn, [row[0] for row in buried])
     _drop_rendered_since(store, conn, done)
     delete_births(conn, store.profile, ids)
+    forget_counts(conn, sorted(ids))  # a count is kept by its text's digest: none outlives the text
     count_erasure(store, conn)
     return text, done
 
@@ -169,6 +172,7 @@ def erase_profile(store: PersonaStore, *, journal: Journal | None = None) -> Era
         store.erase_rows(conn, store.all_ids(conn))
         _drop_rendered_since(store, conn, done)  # since 0: every snapshot and block
         delete_births(conn, store.profile, None)
+        forget_counts(conn, done.facts)
         done.runs = delete_profile_runs(store, conn)
         count_erasure(store, conn)
     done.scrubbed = scrub(store)

@@ -20,6 +20,7 @@ from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
+from ..token_counts import token_counts
 from .triggers import HAS_TRIGGER, NOW_TEXT, TRIGGERS, restored, stamped
 
 MNEMOSYNE_TABLES = (
@@ -258,6 +259,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (),  # Text keys hash the normal form of topic and text: store/rekey.py re-keys every row, in Python.
     stamped(),  # the store's identity, and a random stamp with every change (postgres/triggers.py)
     history_scrubs(),  # a forget's pending scrub of the hosts' histories, by keyed hash (store/history_scrubs.py)
+    token_counts("BIGINT"),  # each current fact's exact token count, by text digest (store/token_counts.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

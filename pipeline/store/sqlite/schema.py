@@ -15,6 +15,7 @@ from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
+from ..token_counts import token_counts
 from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, stamped
 
 MNEMOSYNE_TABLES = (
@@ -310,6 +311,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     row_changes(),  # each fact's last change, for a kept render's read of what changed (sqlite/triggers.py)
     stamped(),  # the store's identity, and a random stamp with every change (sqlite/triggers.py)
     history_scrubs(),  # a forget's pending scrub of the hosts' histories, by keyed hash (store/history_scrubs.py)
+    token_counts("INTEGER"),  # each current fact's exact token count, by text digest (store/token_counts.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
