@@ -304,7 +304,21 @@ def _quoted_name(error: Exception) -> str:
     return found.group(1) if found else "of the same name"
 
 
+SETTLED = f"SELECT (SELECT version FROM persona_schema WHERE id = 1), ({HAS_TRIGGER})"
+
+
+def _settled(conn: Any) -> bool:
+    """Whether the schema is this version's with our trigger, in one round trip (every new pool asks)."""
+    try:
+        version, trigger = conn.execute(SETTLED).fetchone()
+    except psycopg.errors.UndefinedTable:  # no persona_schema yet
+        return False
+    return bool(version == SCHEMA_VERSION and trigger)
+
+
 def _ensure_schema(conn: Any) -> None:
+    if _settled(conn):
+        return
     if _version(conn) == SCHEMA_VERSION:
         _restore_trigger(conn)
         return
