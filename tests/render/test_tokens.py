@@ -145,3 +145,35 @@ def test_forget_leaves_no_count_nor_digest_of_the_fact(tmp_path):
     assert gone_id not in {row[0] for row in rows} and gone_digest not in {row[2] for row in rows}
     assert len(rows) == 59  # every other fact's count, both profiles', stays
     assert gone_digest.encode() not in (tmp_path / "m.db").read_bytes()  # the deleted row's bytes were scrubbed
+
+
+def test_counts_are_kept_and_forgotten_on_either_backend(tmp_path, database):
+    """The fit's counts on SQLite and PostgreSQL alike: kept for the rendered profile's facts alone, read back by
+    the next render, and gone with a forgotten fact."""
+    from pipeline import run_pipeline
+    from pipeline.store.erasure import forget_fact
+
+    from ..conftest import local_settings
+
+    for profile in ("alice", "bob"):
+        store = database.store(profile=profile)
+        for index in range(30):
+            store.add(f"{profile} prefers habit number {index} when working on the project.", topic=f"t{index % 3}")
+    settings = local_settings(tmp_path, {"cap.token_cap": 120, "injection.file": str(tmp_path / "{profile}.md")},
+                              database=database)
+    alice = database.store(profile="alice")
+    run_pipeline(settings, store=alice)
+    ids = {fact.id for fact in alice.list()}
+    kept = database.execute("SELECT persona_id, tokens FROM persona_token_counts")
+    assert {row[0] for row in kept} == ids  # alice's facts, none of bob's
+    counter = get_counter("o200k_base")
+    texts = {fact.id: fact.content for fact in alice.list()}
+    assert all(tokens == counter.count(texts[persona_id]) for persona_id, tokens in kept)
+    first = (tmp_path / "alice.md").read_text()
+    (tmp_path / "alice.md").unlink()
+    run_pipeline(settings, store=database.store(profile="alice"))
+    assert (tmp_path / "alice.md").read_text() == first
+    gone = min(ids)
+    forget_fact(alice, gone)
+    assert gone not in {row[0] for row in database.execute("SELECT persona_id FROM persona_token_counts")}
+    assert len(database.execute("SELECT persona_id FROM persona_token_counts")) == 29
