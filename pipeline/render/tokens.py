@@ -60,7 +60,10 @@ class ExactCounter:
         self._lock = threading.Lock()
 
     def load(self) -> None:
-        """Import toktok and build the encoding's table (once; the first exact count does it)."""
+        """Import toktok and build the encoding's table (once; the first exact count does it).
+
+        Not in the background of the render: the build takes the GIL, and beside a render's Python work it was
+        starved (measured on 2 cores: a fresh 1,000-fact render 1.6x slower with the load in a thread)."""
         if self._loaded is None:
             with self._lock:
                 if self._loaded is None:
@@ -68,18 +71,6 @@ class ExactCounter:
 
                     toktok.batch_count(["warm up"], self.name)  # the table, now rather than mid-count
                     self._loaded = (toktok.batch_count, toktok.truncate)
-
-    def prefetch(self) -> None:
-        """Start loading in the background (a render that will need exact counts, while it reads and ranks): the
-        table's build leaves the GIL free most of the time, and a count that comes first waits on the lock."""
-        if self._loaded is None:
-            threading.Thread(target=self._quiet_load, name="persona-tokenizer", daemon=True).start()
-
-    def _quiet_load(self) -> None:
-        try:
-            self.load()
-        except Exception:  # the count that needs it loads again, and reports it
-            log.debug("loading the tokenizer in the background failed", exc_info=True)
 
     @property
     def loaded(self) -> bool:

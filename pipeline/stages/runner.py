@@ -173,8 +173,6 @@ def _run(steps: list[PlannedStage], chosen: list[ResolvedTarget], ctx: StageCont
     while done < len(shared) and not isinstance(value, FactSet):
         value = shared[done].spec.func(value, ctx=ctx, options=shared[done].options)
         done += 1
-    if isinstance(value, FactSet):
-        _prefetch_counter(ctx, value, chosen)
     reports: dict[str, TargetReport] = {}
     for scopes, targets in _by_scopes(chosen).items():
         result = within(value, scopes, explain=ctx.explain) if isinstance(value, FactSet) else value
@@ -183,22 +181,6 @@ def _run(steps: list[PlannedStage], chosen: list[ResolvedTarget], ctx: StageCont
         for target in targets:
             reports[target.name] = _per_target(steps[len(shared):], result, ctx.for_target(target))
     return [reports[target.name] for target in chosen]
-
-
-def _prefetch_counter(ctx: StageContext, facts: FactSet, chosen: list[ResolvedTarget]) -> None:
-    """Start loading the exact counter in the background when the facts' text alone is past a target's budget in
-    bytes (their bound): that target's fit will count exactly, and the load overlaps ranking and rendering. A
-    render within its bound never loads it."""
-    prefetch = getattr(ctx.counter, "prefetch", None)
-    if prefetch is None or not chosen:
-        return
-    smallest = min(target.budget for target in chosen)
-    size = 0
-    for fact in facts.facts:
-        size += len(fact.content)  # characters: at most the bytes, so no load for text that may well fit
-        if size > smallest:
-            prefetch()
-            return
 
 
 def _per_target(steps: list[PlannedStage], value: Any, ctx: StageContext) -> TargetReport:

@@ -2,10 +2,9 @@
 
 A count is a pure function of the encoding and the text, so a row says which fact (``persona_id``), under which
 encoding, and the sha256 of the text it was made from: a fact whose text another tool changed has another digest
-and is counted again. Rows live only as long as their fact is current: a forget deletes them with the fact, and
-whatever no current fact owns any more (replaced, demoted, forgotten, deleted by another tool) is pruned with the
-next counts kept and at every forget, so no digest of a gone text stays. Imports nothing of the backends, so each
-backend's schema can take the migration.
+and is counted again. A forget deletes the counts of every version it erases, and every count no current fact owns
+any more (replaced, demoted, deleted by another tool), so no digest of a forgotten text stays. Imports nothing of
+the backends, so each backend's schema can take the migration.
 """
 
 from __future__ import annotations
@@ -48,9 +47,7 @@ def known(store: Database, encoding: str, facts: Mapping[int, str]) -> dict[int,
     """The kept counts of ``facts`` (id -> text) under ``encoding``, for those whose text is the one counted."""
     found: dict[int, int] = {}
     ids = sorted(facts)
-    with store.read() as conn:
-        if TABLE not in store.backend.tables(conn):
-            return found  # a read-only view of a database at an older version
+    with store.read() as conn:  # (a read-only view of an older database has the table as an empty TEMP one)
         for start in range(0, len(ids), CHUNK):
             chunk = ids[start:start + CHUNK]
             marks = ", ".join("?" for _ in chunk)
@@ -63,14 +60,14 @@ def known(store: Database, encoding: str, facts: Mapping[int, str]) -> dict[int,
 
 
 def keep(store: Database, encoding: str, counted: Iterable[tuple[int, str, int]]) -> None:
-    """Keep (id, text, tokens) counts, and prune every count no current fact owns, in one transaction."""
+    """Keep (id, text, tokens) counts, in a transaction that need not wait for the disk: a count lost to a power
+    cut is only counted again."""
     rows = [(persona_id, encoding, digest(text), tokens) for persona_id, text, tokens in counted]
     if not rows:
         return
-    with store.transaction() as conn:
+    with store.transaction(durable=False, batched=True) as conn:
         for row in rows:
             conn.execute(UPSERT, row)
-        prune(conn)
 
 
 def forget(conn: Connection, ids: Sequence[int]) -> None:
