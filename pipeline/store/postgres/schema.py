@@ -21,7 +21,7 @@ from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
 from ..token_counts import token_counts
-from .triggers import HAS_TRIGGER, NOW_TEXT, TRIGGERS, restored, stamped
+from .triggers import HAS_TRIGGER, NOW_TEXT, TRIGGERS, restored, settled, stamped
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -304,20 +304,8 @@ def _quoted_name(error: Exception) -> str:
     return found.group(1) if found else "of the same name"
 
 
-SETTLED = f"SELECT (SELECT version FROM persona_schema WHERE id = 1), ({HAS_TRIGGER})"
-
-
-def _settled(conn: Any) -> bool:
-    """Whether the schema is this version's with our trigger, in one round trip (every new pool asks)."""
-    try:
-        version, trigger = conn.execute(SETTLED).fetchone()
-    except psycopg.errors.UndefinedTable:  # no persona_schema yet
-        return False
-    return bool(version == SCHEMA_VERSION and trigger)
-
-
 def _ensure_schema(conn: Any) -> None:
-    if _settled(conn):
+    if settled(conn, SCHEMA_VERSION):
         return
     if _version(conn) == SCHEMA_VERSION:
         _restore_trigger(conn)
@@ -348,10 +336,8 @@ def _ensure_schema(conn: Any) -> None:
 
 
 def _restore_trigger(conn: Any) -> None:
-    """Put our trigger back if a tool rebuilt memoria_persona without it, moving every profile's counter and stamp
-    (one read when it is there; one process at a time)."""
-    if conn.execute(HAS_TRIGGER).fetchone()[0]:
-        return
+    """Put our trigger back if a tool rebuilt memoria_persona without it (the settled check found it missing),
+    moving every profile's counter and stamp (one process at a time: checked again under the lock)."""
     conn.execute("BEGIN")
     try:
         conn.execute(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")

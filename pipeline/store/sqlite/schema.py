@@ -11,12 +11,12 @@ import sqlite3
 
 from ...errors import StoreError
 from ...tiers import sql_list
-from ..contract import REQUIRED_COLUMNS, TRIGGER_PREFIX
+from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
 from ..token_counts import token_counts
-from .triggers import FIRST_TRIGGERS, TRIGGERS, restore_triggers, row_changes, stamped
+from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, settled, stamped
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -323,7 +323,7 @@ _CREATE_TABLE = re.compile(r"^\s*CREATE TABLE (IF NOT EXISTS )?(\w+)", re.IGNORE
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Create missing tables and apply pending migrations, in one transaction; compatibility is checked first,
     so a database that cannot work is refused with nothing changed."""
-    if _settled(conn):
+    if settled(conn, SCHEMA_VERSION):
         return
     version = _version(conn)
     if version == SCHEMA_VERSION:
@@ -347,19 +347,6 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-
-
-SETTLED = ("SELECT (SELECT version FROM main.persona_schema WHERE id = 1), (SELECT count(*) FROM main.sqlite_master "
-           "WHERE type = 'trigger' AND name LIKE ?)")
-
-
-def _settled(conn: sqlite3.Connection) -> bool:
-    """Whether the schema is this version's with every trigger of ours, in one statement (every connection asks)."""
-    try:
-        version, triggers = conn.execute(SETTLED, (TRIGGER_PREFIX + "%",)).fetchone()
-    except sqlite3.OperationalError:  # no persona_schema yet
-        return False
-    return bool(version == SCHEMA_VERSION and triggers == len(TRIGGERS))
 
 
 def shadow_schema(conn: sqlite3.Connection) -> None:
