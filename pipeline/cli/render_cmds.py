@@ -79,7 +79,7 @@ def _summary(report: TargetReport, dry_run: bool) -> str:
     return (
         f"{report.target}: {counted(report.facts_written, 'fact')} written, {report.facts_left_out} left out, "
         f"{counted(report.sections_kept, 'section')} kept, "
-        f"{report.sections_dropped} dropped{left_out}{fitted}, {report.tokens}/{report.budget} tokens -> "
+        f"{report.sections_dropped} dropped{left_out}{fitted}, {report.tokens_shown}/{report.budget} tokens -> "
         f"{report.path} ({state_})"
     )
 

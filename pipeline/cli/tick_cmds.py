@@ -50,8 +50,8 @@ def _say(result: TickResult, keep_days: int) -> str:
                      f"{counted(keep_days, 'day')}")
     if result.rendered:
         lines.append(f"rendered ({result.reason})")
-        lines += [f"  {r.target}: {r.tokens}/{r.budget} tokens -> {r.path} ({'written' if r.written else 'unchanged'})"
-                  for r in result.reports]
+        lines += [f"  {r.target}: {r.tokens_shown}/{r.budget} tokens -> {r.path} "
+                  f"({'written' if r.written else 'unchanged'})" for r in result.reports]
     elif result.skipped:
         lines.append(f"nothing rendered ({result.reason}): this profile has no file in any target (see the warning)")
     else:

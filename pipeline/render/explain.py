@@ -72,7 +72,8 @@ def explain(capped: CappedRender, counter: TokenCounter, writers: Mapping[int, s
     chunks = split_sections(capped.text, target.boundary).sections
     sections = tuple((section.topic, count) for section, count in
                      zip(capped.kept, counter.count_many(list(chunks)), strict=False))
-    return Explanation(target.name, capped.capped.budget, capped.capped.tokens, sections, tuple(facts))
+    total = capped.capped.tokens if capped.capped.exact else counter.count(capped.text)  # explain counts exactly
+    return Explanation(target.name, capped.capped.budget, total, sections, tuple(facts))
 
 
 def _writer(key: str, writers: Mapping[int, str]) -> str | None:

@@ -63,6 +63,7 @@ class Fit:
     tokens: int
     left_out: frozenset[str]  # keys of facts fitted out
     dropped_topics: tuple[str, ...]  # sections none of whose facts fit
+    exact: bool = True  # tokens is the exact count; False: the full render's upper bound (nothing counted)
 
 
 def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, counter: TokenCounter,
@@ -78,6 +79,9 @@ def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, 
     else ``render``, ``note`` and ``counter`` depend on (the template's source, the target, its note).
     """
     sections = tuple(sections)
+    bound = counter.bound(full_text)
+    if bound <= budget:  # far inside the budget: nothing to fit, and nothing to count
+        return Fit(sections, full_text, bound, frozenset(), (), exact=False)
     count_texts = count_texts or counter.count_many
     tokens = count_texts([full_text])[0]
     if tokens <= budget:

@@ -19,13 +19,14 @@ if TYPE_CHECKING:
     from ..config.sections import HostLimit, LimitUnit
 
 
-def measure(text: str, unit: LimitUnit, counter: TokenCounter) -> int:
-    """``text``'s size in ``unit``: tokens under ``counter``, Unicode characters, or UTF-8 bytes."""
+def measure(text: str, unit: LimitUnit, counter: TokenCounter, *, bound: bool = False) -> int:
+    """``text``'s size in ``unit``: tokens under ``counter`` (with ``bound``, its upper bound), Unicode
+    characters, or UTF-8 bytes."""
     if unit == "chars":
         return len(text)
     if unit == "bytes":
         return len(text.encode("utf-8", "surrogatepass"))
-    return counter.count(text)
+    return counter.bound(text) if bound else counter.count(text)
 
 
 class LimitedCounter:
@@ -48,11 +49,16 @@ class LimitedCounter:
     def count_many(self, texts: Sequence[str]) -> list[int]:
         return [self.count(text) for text in texts]
 
-    def _scaled(self, text: str, limit: HostLimit) -> int:
-        room = limit.amount - measure(self.overhead, limit.unit, self.counter)
+    def bound(self, text: str) -> int:
+        # The text's bound over the overhead's own: the room left is never overstated, nor the text's share of it.
+        tokens = self.counter.bound(text)
+        return max([tokens, *(self._scaled(text, limit, bound=True) for limit in self.limits)]) if text else tokens
+
+    def _scaled(self, text: str, limit: HostLimit, *, bound: bool = False) -> int:
+        room = limit.amount - measure(self.overhead, limit.unit, self.counter, bound=bound)
         if room <= 0:
             return self.budget + 1
-        return math.ceil(measure(text, limit.unit, self.counter) * self.budget / room)
+        return math.ceil(measure(text, limit.unit, self.counter, bound=bound) * self.budget / room)
 
 
 def limited(counter: TokenCounter, budget: int, limits: Sequence[HostLimit], overhead: str = "") -> TokenCounter:

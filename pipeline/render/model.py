@@ -143,6 +143,12 @@ class TargetReport:
     explanation: Any = None  # an Explanation, when the run was asked to explain
     facts_written: int = 0  # the facts the text holds (`persona explain`'s "kept")
     facts_left_out: int = 0  # the profile's other facts: out of scope, duplicates, over the maximum, fitted out
+    tokens_exact: bool = True  # False: tokens is an upper bound (the text fit by its UTF-8 length, uncounted)
+
+    @property
+    def tokens_shown(self) -> str:
+        """The tokens as a person reads them: ``≤N`` when only their upper bound was needed."""
+        return str(self.tokens) if self.tokens_exact else f"≤{self.tokens}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -156,6 +162,7 @@ class TargetReport:
             "dropped_topics": list(self.dropped_topics),
             "fitted_out": self.fitted_out,
             "tokens": self.tokens,
+            "tokens_exact": self.tokens_exact,
             "budget": self.budget,
             "changed": self.changed,
             "written": self.written,

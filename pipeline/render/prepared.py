@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,12 +83,16 @@ class PreparedFacts:
             self.used[text] = found
         return found
 
-    def tokens(self, texts: Sequence[str], counter: TokenCounter) -> list[int]:
-        """Exact counts of ``texts`` under ``counter``; only texts never counted before reach the tokenizer."""
+    def tokens(self, texts: Sequence[str], counter: TokenCounter,
+               missing: Callable[[Sequence[str]], list[int]] | None = None) -> list[int]:
+        """Exact counts of ``texts`` under ``counter``; only texts this memo never saw reach ``missing`` (default:
+        the counter; the stage context's looks in the store first)."""
         prepared = [self.get(text) for text in texts]
-        missing = [index for index, entry in enumerate(prepared) if counter.name not in entry.tokens]
-        for index, count in zip(missing, counter.count_many([texts[i] for i in missing]), strict=True):
-            prepared[index].tokens[counter.name] = count
+        todo = [index for index, entry in enumerate(prepared) if counter.name not in entry.tokens]
+        if todo:
+            counted = (missing or counter.count_many)([texts[i] for i in todo])
+            for index, count in zip(todo, counted, strict=True):
+                prepared[index].tokens[counter.name] = count
         return [entry.tokens[counter.name] for entry in prepared]
 
 
@@ -96,7 +100,7 @@ class PreparedFacts:
         """Exact counts of whole texts (a render, its sections) under ``counter``: a text this profile's previous
         render counted is not counted again. Only a plain counter's counts are kept (its name is all that
         decides them); a wrapping counter (line ends, host limits) counts each time."""
-        if type(counter) not in (ExactCounter, HeuristicCounter):
+        if not isinstance(counter, ExactCounter | HeuristicCounter):
             return counter.count_many(texts)
         keys = [(counter.name, text) for text in texts]
         known = {key: count for key in keys

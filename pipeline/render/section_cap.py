@@ -33,6 +33,7 @@ class Capped:
     sections_kept: int
     partial: bool = False
     kept_indexes: tuple[int, ...] | None = None  # which sections survived; None means all of them
+    exact: bool = True  # tokens is the exact count; False: an upper bound (it fit by its bound, uncounted)
 
     @property
     def sections_dropped(self) -> int:
@@ -68,7 +69,7 @@ Note = str | Callable[[], str]  # a callable is asked only when something is act
 
 
 def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, note: Note,
-             tokens: int | None = None) -> Capped:
+             tokens: int | None = None, exact: bool = True) -> Capped:
     """Fit ``text`` into ``budget`` tokens without cutting a section or a line.
 
     Whole sections are kept in order; one that does not fit is skipped and
@@ -76,10 +77,23 @@ def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, no
     note is appended, inside the budget. If no section fits, the first
     section's leading whole lines that fit are kept, so the persona is never
     empty merely because one section is large. ``tokens`` is the exact count of ``text`` under
-    ``counter`` if the caller already made it.
+    ``counter`` if the caller already made it (with ``exact`` False, an upper bound of it).
+
+    A text whose upper bound (:meth:`TokenCounter.bound`) is within the budget is kept whole uncounted: only a
+    count that decides a cut is made exactly, so a render far inside its budget loads no tokenizer.
     """
     if budget <= 0 or not text:
         return Capped("", 0, budget, _count_sections(text, boundary), 0, kept_indexes=())
+    if tokens is None:
+        bound = counter.bound(text)
+        if bound <= budget:
+            total = _count_sections(text, boundary)
+            return Capped(text, bound, budget, total, total, exact=False)
+    elif tokens <= budget:
+        total = _count_sections(text, boundary)
+        return Capped(text, tokens, budget, total, total, exact=exact)
+    elif not exact:
+        tokens = None  # a bound past the budget decides nothing
     short = len(text) <= budget * LIKELY_CHARS_PER_TOKEN
     if tokens is None and short:  # the common case, a file that fits: one count, no split
         tokens = counter.count(text)

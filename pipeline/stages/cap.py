@@ -40,13 +40,14 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=counter,
                        render=lambda sections: template_text(ranked, sections, ctx),
                        note=lazy_note(target), boundary=target.boundary,
-                       text_tokens=lambda texts: ctx.prepared.tokens(texts, counter), memo=ctx.prepared,
+                       text_tokens=lambda texts: ctx.fact_tokens(texts, counter, ranked.sections), memo=ctx.prepared,
                        memo_key=ctx.template_key(target), count_texts=lambda texts: ctx.prepared.counts(texts, counter))
     text = fit.text if fit is not None else rendered.text
     capped = cap_text(text, budget=target.budget, counter=counter, boundary=target.boundary,
-                      note=lazy_note(target), tokens=fit.tokens if fit is not None else None)
-    if counter is not tokens:  # report the text's real tokens, not the limits' scaled units
-        capped = replace(capped, tokens=tokens.count(capped.text))
+                      note=lazy_note(target), tokens=fit.tokens if fit is not None else None,
+                      exact=fit.exact if fit is not None else True)
+    if counter is not tokens:  # report the text's real tokens (or their bound), not the limits' scaled units
+        capped = replace(capped, tokens=tokens.count(capped.text) if capped.exact else tokens.bound(capped.text))
     # Without a fit, the fair fit found no fact fits beside its heading (the guard kept a heading alone), or no
     # fit was tried (sections): then the guard's sections are what is left.
     kept = fit.sections if fit is not None else () if options.strategy == "fair" and capped.partial else (

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock, utc_now
 from ..config.schema import Settings
@@ -11,11 +12,15 @@ from ..config.targets import ResolvedTarget
 from ..errors import StageError
 from ..render import prepared as prepared_facts
 from ..render.prepared import PreparedFacts
-from ..render.tokens import TokenCounter
-from ..store import PersonaStore
+from ..render.tokens import TokenCounter, plain_exact
+from ..store import PersonaStore, token_counts
+
+if TYPE_CHECKING:
+    from ..render.model import RankedSection
 
 # In a run's cache: what a stored block's write sends after its COMMIT (runner.run_pipeline's ``then``).
 AFTER_LAST_WRITE = "after the last write"
+NEW_COUNTS = "new token counts"  # in a run's cache: (encoding, id, text, tokens) counted by this run, to keep
 
 
 @dataclass
@@ -50,9 +55,34 @@ class StageContext:
         return self._prepared
 
     def keep_prepared(self) -> None:
-        """After a run: what it derived is kept for the profile's next render."""
+        """After a run: what it derived is kept for the profile's next render, and the facts it counted (exactly,
+        for the first time) are kept in the store, so no process counts them again."""
         if self._prepared is not None:
             prepared_facts.keep(self.scope, self._prepared)
+        counted: list[tuple[str, int, str, int]] = self.cache.pop(NEW_COUNTS, [])
+        if counted and not self.dry_run:
+            for encoding in sorted({row[0] for row in counted}):
+                token_counts.keep(self.store, encoding, [row[1:] for row in counted if row[0] == encoding])
+
+    def fact_tokens(self, texts: Sequence[str], counter: TokenCounter,
+                    sections: Sequence[RankedSection]) -> list[int]:
+        """Exact counts of facts' texts under ``counter``: this process's memo first, then the store's kept counts
+        (by fact id and text digest), and only then the tokenizer."""
+        ids = {r.fact.content: int(r.fact.key[2:]) for s in sections for r in s.facts if r.fact.key.startswith("p:")}
+        return self.prepared.tokens(texts, counter, missing=lambda todo: self._stored_tokens(todo, counter, ids))
+
+    def _stored_tokens(self, texts: Sequence[str], counter: TokenCounter, ids: dict[str, int]) -> list[int]:
+        exact = {text: found for text in texts if text in ids and (found := plain_exact(counter, text)) is not None}
+        if not exact:
+            return counter.count_many(texts)
+        encoding = next(iter(exact.values())).name
+        kept = token_counts.known(self.store, encoding, {ids[text]: text for text in exact})
+        todo = [text for text in texts if ids.get(text) not in kept]
+        counts = dict(zip(todo, counter.count_many(todo), strict=True))
+        new = self.cache.setdefault(NEW_COUNTS, [])
+        new += [(found.name, ids[text], text, counts[text]) for text, found in exact.items()
+                if text in counts and found.exact]
+        return [counts[text] if text in counts else kept[ids[text]] for text in texts]
 
     def template_key(self, target: ResolvedTarget) -> tuple[object, ...]:
         """What a render of ``target`` depends on besides the facts: the template (the run's settings fingerprint,

@@ -39,6 +39,7 @@ def report(capped: CappedRender, previous: str | None, *, written: bool, stale: 
         previous=previous,
         facts_written=held,
         facts_left_out=ranked.facts_extracted + ranked.out_of_scope - held,
+        tokens_exact=capped.capped.exact,
     )
 
 

@@ -39,6 +39,7 @@ from .proposals import forget_profile
 from .runs import delete_profile_runs
 from .snapshots import delete_snapshots_since
 from .supersede import forget_lineage, lineage_ids
+from .token_counts import forget as forget_counts
 
 if TYPE_CHECKING:
     from .facts import PersonaStore
@@ -56,7 +57,7 @@ FACT_TEXT = (
 # Tables a forget deletes from, for the scrub that overwrites what the deleted rows left behind.
 ERASED_TABLES = ("memoria_persona", "memoria_preferences", "persona_origins", "persona_snapshots", "persona_blocks",
                  "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births",
-                 "persona_held")
+                 "persona_held", "persona_token_counts")
 Kind = Literal["current", "superseded", "tombstone"]
 Journal = Callable[[Connection, list[str]], None]  # told the erased texts inside the erasure's transaction
 
@@ -139,6 +140,7 @@ def erase_fact(store: PersonaStore, conn: Connection, persona_id: int | None = N
     delete_births(conn, store.profile, ids)
     forget_locks(store, conn)
     forget_held(store, conn, ids | set(done.facts), text)
+    forget_counts(conn, sorted(ids))  # a count is kept by its text's digest: none outlives the text
     count_erasure(store, conn)
     return text, done
 
@@ -179,6 +181,7 @@ def erase_profile(store: PersonaStore, *, journal: Journal | None = None) -> Era
         forget_locks(store, conn)
         forget_held(store, conn, set(), None)
         forget_learned(store)
+        forget_counts(conn, done.facts)
         done.runs = delete_profile_runs(store, conn)
         count_erasure(store, conn)
     done.scrubbed = scrub(store)

@@ -103,7 +103,10 @@ def test_the_fit_properties_hold_across_corpora_and_budgets(case):
     report, again, ranked, size = run_fit(seed, topics, facts, budget)
     assert report.text == again.text  # the same bytes twice
     counter = get_counter("o200k_base")
-    assert report.tokens == counter.count(report.text) <= budget  # never over budget, in exact tokens
+    exact = counter.count(report.text)
+    assert exact <= report.tokens <= budget  # never over budget, in exact tokens
+    # The report's count is exact, or, for a render that fit by its bound alone, that bound: its UTF-8 length.
+    assert report.tokens == (exact if report.tokens_exact else len(report.text.encode()))
     fates = {fact.id: fact.fate for fact in report.explanation.facts}
     kept = {s.topic: [r for r in s.facts if fates[_label(r)] == "kept"] for s in ranked.sections}
     if all(fate == "kept" for fate in fates.values() if fate in ("kept", "fitted out (budget)", "section dropped")):
@@ -113,6 +116,7 @@ def test_the_fit_properties_hold_across_corpora_and_budgets(case):
         if not kept[section.topic]:  # a dropped topic: its best fact must not fit beside what was kept
             trial = _with(ranked, kept, section.topic, section.facts[0])
             assert size(trial) > budget, section.topic
+    assert report.tokens_exact  # something was left out: the cut was decided by exact counts
     if report.tokens < 0.95 * budget:
         first_out = next(r for s in _priority_order(ranked) for r in [s] if fates[_label(r[1])] != "kept")
         assert size(_with(ranked, kept, first_out[0], first_out[1])) > budget

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.pg_wire import Relay, Tally
-from pipeline import PersonaStore, Settings, StoreError, tick
+from pipeline import PersonaStore, Settings, StoreError, get_counter, tick
 from pipeline.schedule.tick import tick_all
 from pipeline.store.blocks import read_block
 from pipeline.store.postgres.pools import close_pool
@@ -159,4 +159,6 @@ def test_a_sweep_renders_a_settings_change_of_an_unchanged_store(tmp_path, relay
     for profile in PROFILES:
         with PersonaStore.from_settings(settings_for(tmp_path, url, profile)) as store:
             block = read_block(store, "markdown")
-        assert block is not None and block.tokens <= 12
+        # The block fits in exact tokens (its recorded count may be the bound an earlier, roomier render recorded:
+        # a render of the same text leaves the row as it was).
+        assert block is not None and get_counter("o200k_base").count(block.text) <= 12

@@ -6,6 +6,8 @@ adds to Mnemosyne's table".
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..contract import TRIGGER_PREFIX, WATCHED_COLUMNS
 
 # The server's time as our timestamps are written: UTC text, so both backends compare and parse them alike.
@@ -83,3 +85,18 @@ def restored(now: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     )
 
 # Each entry moves the schema from version N-1 to N. Append only.
+
+
+SETTLED = f"SELECT (SELECT version FROM persona_schema WHERE id = 1), ({HAS_TRIGGER})"
+
+
+def settled(conn: Any, schema_version: int) -> bool:
+    """Whether the schema is at ``schema_version`` with our trigger, in one round trip (every new pool asks; the
+    schema's full check takes over otherwise)."""
+    import psycopg
+
+    try:
+        version, trigger = conn.execute(SETTLED).fetchone()
+    except psycopg.errors.UndefinedTable:  # no persona_schema yet
+        return False
+    return bool(version == schema_version and trigger)

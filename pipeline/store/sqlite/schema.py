@@ -16,7 +16,8 @@ from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
-from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, stamped
+from ..token_counts import token_counts
+from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, settled, stamped
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -314,6 +315,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     fact_locks(),  # facts no agent tool may replace, demote, merge or forget (store/fact_locks.py)
     held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # agents' writes awaiting approval (held_writes.py)
     learned(),  # what persona learn took from the hosts' memory, by keyed hash (store/learned.py)
+    token_counts("INTEGER"),  # each current fact's exact token count, by text digest (store/token_counts.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -325,6 +327,8 @@ _CREATE_TABLE = re.compile(r"^\s*CREATE TABLE (IF NOT EXISTS )?(\w+)", re.IGNORE
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Create missing tables and apply pending migrations, in one transaction; compatibility is checked first,
     so a database that cannot work is refused with nothing changed."""
+    if settled(conn, SCHEMA_VERSION):
+        return
     version = _version(conn)
     if version == SCHEMA_VERSION:
         restore_triggers(conn)

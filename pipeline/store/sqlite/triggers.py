@@ -130,3 +130,17 @@ def restore_triggers(conn: sqlite3.Connection) -> None:
 def _our_triggers(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' AND name LIKE ?",
                             (TRIGGER_PREFIX + "%",)).fetchone()[0])
+
+
+SETTLED = ("SELECT (SELECT version FROM main.persona_schema WHERE id = 1), (SELECT count(*) FROM main.sqlite_master "
+           "WHERE type = 'trigger' AND name LIKE ?)")
+
+
+def settled(conn: sqlite3.Connection, schema_version: int) -> bool:
+    """Whether the schema is at ``schema_version`` with every trigger of ours, in one statement (every connection
+    asks; the schema's full check and :func:`restore_triggers` take over otherwise)."""
+    try:
+        version, triggers = conn.execute(SETTLED, (TRIGGER_PREFIX + "%",)).fetchone()
+    except sqlite3.OperationalError:  # no persona_schema yet
+        return False
+    return bool(version == schema_version and triggers == len(TRIGGERS))
