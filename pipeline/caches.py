@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
@@ -163,6 +164,39 @@ def memo(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool = Fa
         _register(_Memo(Declaration(name, owner, key, bound, holds_text), kept))
         return cast("Callable[P, R]", kept)
     return declare
+
+
+class Kind(_Declared):
+    """One declaration whose maps are made per object (a plugin's, a server's): each holds its own entries, and
+    clearing the declaration clears every one of them still alive."""
+
+    def __init__(self, declaration: Declaration, on_evict: Callable[[Any, Any], None] | None) -> None:
+        self.declaration = declaration
+        self._on_evict = on_evict
+        self._made: weakref.WeakSet[Cache[Any, Any]] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def new(self) -> Cache[Any, Any]:
+        """A map of this declaration for one object (its bound is each map's)."""
+        made: Cache[Any, Any] = Cache(self.declaration, self._on_evict)
+        with self._lock:
+            self._made.add(made)
+        return made
+
+    def clear(self) -> None:
+        with self._lock:
+            made = list(self._made)
+        for each in made:
+            each.clear()
+
+
+def per_object(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool,
+               on_evict: Callable[[Any, Any], None] | None = None) -> Kind:
+    """Declare the maps an object of ``name``'s module makes for itself (:meth:`Kind.new`), as :func:`cache`
+    declares one map."""
+    made = Kind(Declaration(name, owner, key, bound, holds_text), on_evict)
+    _register(made)
+    return made
 
 
 def declared() -> list[Declaration]:

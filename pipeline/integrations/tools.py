@@ -33,6 +33,7 @@ from ..schedule.triggers import status_data
 from ..scopes import host_scope, project_scope
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
+from ..store.forgotten import erasure_seen
 from ..store.supersede import SAME_SCOPE
 from ..tiers import Tier
 from .tool_answers import changed, may_update, ok, related
@@ -120,9 +121,17 @@ class PersonaTools:
         return project_scope(project)
 
     def store(self, profile: str | None, session: str | None = None, *, readonly: bool = False) -> PersonaStore:
-        """The store of ``profile`` (``session`` is its deprecated name)."""
-        return PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly,
-                                          writer=f"tool:{self.host()}")
+        """The store of ``profile`` (``session`` is its deprecated name), opened for one call: before the call answers,
+        a forget another process made is seen (:func:`~pipeline.store.forgotten.erasure_seen`), so no cache of this
+        one (an MCP server, a Hermes plugin) still holds the text."""
+        store = PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly,
+                                           writer=f"tool:{self.host()}")
+        try:
+            erasure_seen(store)
+        except BaseException:
+            store.close()
+            raise
+        return store
 
     def rendered(self, store: PersonaStore) -> dict[str, Any]:
         """After a write committed: the targets it left behind, rendered once (a running session's snapshot
@@ -332,12 +341,10 @@ def _forget_tool(tools: PersonaTools) -> Tool:
         every session snapshot and every rendered file, from the very next request; `versions` lists each one
         erased, so tell the user. Only a keyed hash remains, so it is never taken in again unless the user asks.
         Use demote instead for a fact that is merely wrong or outdated."""
-        from ..inject.capped import clear_memo
         from ..schedule.forget import forget
 
-        with tools.store(profile, session) as store:
+        with tools.store(profile, session) as store:  # the forget clears this process's text caches too
             done = forget(tools.settings(), store, persona_id)
-        clear_memo()  # this process's capped texts: the persona as it was is not kept even in memory
         return ok(persona_id=persona_id, forgotten=True, **done.to_dict())
 
     return persona_forget

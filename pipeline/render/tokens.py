@@ -6,9 +6,9 @@ import logging
 import math
 import re
 from collections.abc import Sequence
-from functools import cache
 from typing import Protocol
 
+from .. import caches
 from ..errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class HeuristicCounter:
         return [self.count(text) for text in texts]
 
 
-@cache
+@caches.memo("tokens.get_counter", owner="process", key="a counter's name", bound=8)
 def get_counter(name: str) -> TokenCounter:
     """The counter for a name; falls back to the heuristic, with a warning, if the tokenizer cannot load."""
     if name == HEURISTIC:
