@@ -21,6 +21,7 @@ store's erasure stamp before it answers (:func:`erasure_seen`), so a forget in a
 from __future__ import annotations
 
 import functools
+import gc
 import threading
 import weakref
 from collections import OrderedDict
@@ -52,7 +53,10 @@ class _Declared:
     declaration: Declaration
 
     def clear(self) -> None:
-        raise NotImplementedError  # each shape clears its own store (the two below)
+        raise NotImplementedError  # each shape clears its own store (the three below)
+
+    def entries(self) -> list[Any]:
+        raise NotImplementedError  # each shape shows its own store
 
 
 _REGISTRY: dict[str, _Declared] = {}  # every cache by name: the registry itself, filled as modules load
@@ -118,6 +122,10 @@ class Cache(_Declared, Generic[K, V]):
         with self._lock:
             return list(self._items)
 
+    def entries(self) -> list[Any]:
+        with self._lock:
+            return [item for pair in self._items.items() for item in pair]
+
     def __contains__(self, key: object) -> bool:
         with self._lock:
             return key in self._items
@@ -154,6 +162,12 @@ class _Memo(_Declared):
     def clear(self) -> None:
         self.function.cache_clear()  # type: ignore[attr-defined]
 
+    def entries(self) -> list[Any]:
+        # lru_cache's C implementation shows its keys and results to the garbage collector alone.
+        own = (self.function.__wrapped__, self.function.__dict__)  # type: ignore[attr-defined]
+        return [found for found in gc.get_referents(self.function)
+                if not isinstance(found, type) and type(found) is not object and not any(found is o for o in own)]
+
 
 def memo(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool = False
          ) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -184,10 +198,15 @@ class Kind(_Declared):
         return made
 
     def clear(self) -> None:
-        with self._lock:
-            made = list(self._made)
-        for each in made:
+        for each in self._maps():
             each.clear()
+
+    def entries(self) -> list[Any]:
+        return [entry for each in self._maps() for entry in each.entries()]
+
+    def _maps(self) -> list[Cache[Any, Any]]:
+        with self._lock:
+            return list(self._made)
 
 
 def per_object(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool,
@@ -203,6 +222,13 @@ def declared() -> list[Declaration]:
     """Every cache declared so far (the modules that declare them loaded), by name."""
     with _guard:
         return sorted((item.declaration for item in _REGISTRY.values()), key=lambda found: found.name)
+
+
+def entries(name: str) -> list[Any]:
+    """The keys and values the cache ``name`` holds now, for a test or a debugger to look into."""
+    with _guard:
+        item = _REGISTRY[name]
+    return item.entries()
 
 
 def clear_fact_text() -> list[str]:
