@@ -248,7 +248,7 @@ def clear_all() -> None:
         item.clear()
 
 
-_ERASURES = cache("caches.erasures", owner="process", key="a store (its label and id)", bound=256,
+_ERASURES = cache("caches.erasures", owner="process", key="a store, by its label", bound=256,
                   holds_text=False)
 
 
