@@ -130,6 +130,18 @@ class Cache(_Declared, Generic[K, V]):
         with self._lock:
             return key in self._items
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a map of the same entries (an object that holds one compares as if it held a dict)."""
+        if not isinstance(other, Cache):
+            return NotImplemented
+        return dict(self._snapshot()) == dict(other._snapshot())
+
+    __hash__ = None  # type: ignore[assignment]  # equal by its entries, which change
+
+    def _snapshot(self) -> list[tuple[K, V]]:
+        with self._lock:
+            return list(self._items.items())
+
     def __len__(self) -> int:
         return len(self._items)
 
@@ -187,14 +199,15 @@ class Kind(_Declared):
     def __init__(self, declaration: Declaration, on_evict: Callable[[Any, Any], None] | None) -> None:
         self.declaration = declaration
         self._on_evict = on_evict
-        self._made: weakref.WeakSet[Cache[Any, Any]] = weakref.WeakSet()
+        self._made: list[weakref.ref[Cache[Any, Any]]] = []  # by identity: a map is equal to another by its entries
         self._lock = threading.Lock()
 
     def new(self) -> Cache[Any, Any]:
         """A map of this declaration for one object (its bound is each map's)."""
         made: Cache[Any, Any] = Cache(self.declaration, self._on_evict)
         with self._lock:
-            self._made.add(made)
+            self._made = [ref for ref in self._made if ref() is not None]
+            self._made.append(weakref.ref(made))
         return made
 
     def clear(self) -> None:
@@ -206,7 +219,7 @@ class Kind(_Declared):
 
     def _maps(self) -> list[Cache[Any, Any]]:
         with self._lock:
-            return list(self._made)
+            return [made for ref in self._made if (made := ref()) is not None]
 
 
 def per_object(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool,
