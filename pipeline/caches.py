@@ -88,7 +88,8 @@ class Cache(_Declared, Generic[K, V]):
             self._items.move_to_end(key)
             return self._items[key]
 
-    def put(self, key: K, value: V) -> None:
+    def put(self, key: K, value: V) -> list[V]:
+        """Keep ``value`` as the most recent; the values evicted to make room (``on_evict`` has seen each)."""
         evicted: list[tuple[K, V]] = []
         with self._lock:
             self._items[key] = value
@@ -96,6 +97,21 @@ class Cache(_Declared, Generic[K, V]):
             while len(self._items) > self.declaration.bound:
                 evicted.append(self._items.popitem(last=False))
         self._evicted(evicted)
+        return [value for _, value in evicted]
+
+    def replace(self, key: K, value: V) -> None:
+        """Replace a kept value, leaving its place in the order as it was (nothing when ``key`` is not kept)."""
+        with self._lock:
+            if key in self._items:
+                self._items[key] = value
+
+    def drop(self, which: Callable[[K], bool]) -> None:
+        """Drop every entry whose key ``which`` picks."""
+        for key in [key for key in self.keys() if which(key)]:
+            self.pop(key)
+
+    def items(self) -> list[tuple[K, V]]:
+        return self._snapshot()
 
     def get_or_make(self, key: K, make: Callable[[], V]) -> V:
         """The entry for ``key``, made (outside the lock: two threads may both make it) when missing."""

@@ -376,7 +376,8 @@ class PersonaPlugin:
 
     def close(self) -> None:
         with self.state.lock:
-            profiles = self.state.profiles.clear()
+            profiles = [profile for _, profile in self.state.profiles.items()]
+            self.state.profiles.clear()
             self.state.seen.clear()
             self.state.previous.clear()
         for profile in profiles:

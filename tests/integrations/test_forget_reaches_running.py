@@ -30,29 +30,14 @@ DUMP_BOUND_S = 60  # generous: a shared machine; a server that never answers the
 # reach the needle (in any string they hold, or hold through what they hold), and every string any object of the
 # process holds with it in (but the needle itself, given in hex so the environment does not hold it either).
 SERVER = """
-import gc, json, os, runpy, signal, sys, types
-from pipeline import caches
-
-def strings(roots, depth=8):
-    seen, stack = set(), [(root, 0) for root in roots]
-    while stack:
-        item, level = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        if isinstance(item, (str, bytes)):
-            yield item if isinstance(item, str) else item.decode("utf-8", "replace")
-        elif level < depth and not isinstance(item, (type, types.ModuleType, types.FunctionType)):
-            stack += [(found, level + 1) for found in gc.get_referents(item)]
+import json, os, runpy, signal, sys
+from tests.integrations.text_traces import anywhere, caches_holding, text_caches
 
 def dump(signum, frame):
     needle, path = bytes.fromhex(os.environ["PERSONA_NEEDLE_HEX"]).decode(), os.environ["PERSONA_DUMP"]
-    text = [d.name for d in caches.declared() if d.holds_text]
-    holding = sorted(name for name in text if any(needle in s for s in strings(caches.entries(name))))
-    gc.collect()
-    anywhere = [s[:200] for s in strings(gc.get_objects(), depth=1) if needle in s and s is not needle]
+    found = {"text_caches": text_caches(), "holding": caches_holding(needle), "anywhere": anywhere(needle)}
     with open(path + ".tmp", "w") as out:
-        json.dump({"text_caches": text, "holding": holding, "anywhere": anywhere}, out)
+        json.dump(found, out)
     os.replace(path + ".tmp", path)
 
 signal.signal(signal.SIGUSR1, dump)
