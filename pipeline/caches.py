@@ -75,11 +75,20 @@ def _register(item: _Declared) -> None:
 class Cache(_Declared, Generic[K, V]):
     """A bounded map, least recently used first out, safe from any thread (its lock is held only around the map)."""
 
-    def __init__(self, declaration: Declaration, on_evict: Callable[[K, V], None] | None = None) -> None:
+    def __init__(self, declaration: Declaration, on_evict: Callable[[K, V], None] | None = None,
+                 kind: Kind | None = None) -> None:
         self.declaration = declaration
         self._items: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
         self._on_evict = on_evict
+        self._kind = kind
+
+    def __copy__(self) -> Cache[K, V]:
+        """A copy starts empty (what it would hold is made again on demand), as its kind's (an object's copy)."""
+        return self._kind.new() if self._kind is not None else Cache(self.declaration, self._on_evict)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Cache[K, V]:
+        return self.__copy__()
 
     def get(self, key: K, default: V | None = None) -> V | None:
         with self._lock:
@@ -220,7 +229,7 @@ class Kind(_Declared):
 
     def new(self) -> Cache[Any, Any]:
         """A map of this declaration for one object (its bound is each map's)."""
-        made: Cache[Any, Any] = Cache(self.declaration, self._on_evict)
+        made: Cache[Any, Any] = Cache(self.declaration, self._on_evict, self)
         with self._lock:
             self._made = [ref for ref in self._made if ref() is not None]
             self._made.append(weakref.ref(made))

@@ -80,6 +80,11 @@ def plausible(text: str | bytes, tokens: int) -> bool:
     return len(text) <= max(tokens, 1) * MAX_CHARS_PER_TOKEN
 
 
+def clear_memo() -> None:
+    """Drop every remembered capped text (benchmarks measure a first read with it)."""
+    _CAPPED.clear()
+
+
 MAX_CHARS_PER_TOKEN = 32  # prose is about 4; beyond this a recorded count is implausible, so the text is counted
 MEMO_SIZE = 64  # distinct (content, target) pairs remembered; persona files are a few KB each
 _CAPPED = caches.cache("capped.texts", owner="profile", key="a persona file's text, its target and the counter",
