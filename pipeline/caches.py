@@ -92,9 +92,10 @@ class Cache(_Declared, Generic[K, V]):
 
     def get(self, key: K, default: V | None = None) -> V | None:
         with self._lock:
-            if key not in self._items:
+            try:
+                self._items.move_to_end(key)  # one lookup when it is there (the warm path's case)
+            except KeyError:
                 return default
-            self._items.move_to_end(key)
             return self._items[key]
 
     def put(self, key: K, value: V) -> list[V]:
