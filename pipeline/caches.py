@@ -21,7 +21,9 @@ store's erasure stamp before it answers (:func:`erasure_seen`), so a forget in a
 from __future__ import annotations
 
 import functools
+import gc
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
@@ -51,7 +53,10 @@ class _Declared:
     declaration: Declaration
 
     def clear(self) -> None:
-        raise NotImplementedError  # each shape clears its own store (the two below)
+        raise NotImplementedError  # each shape clears its own store (the three below)
+
+    def entries(self) -> list[Any]:
+        raise NotImplementedError  # each shape shows its own store
 
 
 _REGISTRY: dict[str, _Declared] = {}  # every cache by name: the registry itself, filled as modules load
@@ -70,20 +75,31 @@ def _register(item: _Declared) -> None:
 class Cache(_Declared, Generic[K, V]):
     """A bounded map, least recently used first out, safe from any thread (its lock is held only around the map)."""
 
-    def __init__(self, declaration: Declaration, on_evict: Callable[[K, V], None] | None = None) -> None:
+    def __init__(self, declaration: Declaration, on_evict: Callable[[K, V], None] | None = None,
+                 kind: Kind | None = None) -> None:
         self.declaration = declaration
         self._items: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
         self._on_evict = on_evict
+        self._kind = kind
+
+    def __copy__(self) -> Cache[K, V]:
+        """A copy starts empty (what it would hold is made again on demand), as its kind's (an object's copy)."""
+        return self._kind.new() if self._kind is not None else Cache(self.declaration, self._on_evict)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Cache[K, V]:
+        return self.__copy__()
 
     def get(self, key: K, default: V | None = None) -> V | None:
         with self._lock:
-            if key not in self._items:
+            try:
+                self._items.move_to_end(key)  # one lookup when it is there (the warm path's case)
+            except KeyError:
                 return default
-            self._items.move_to_end(key)
             return self._items[key]
 
-    def put(self, key: K, value: V) -> None:
+    def put(self, key: K, value: V) -> list[V]:
+        """Keep ``value`` as the most recent; the values evicted to make room (``on_evict`` has seen each)."""
         evicted: list[tuple[K, V]] = []
         with self._lock:
             self._items[key] = value
@@ -91,6 +107,21 @@ class Cache(_Declared, Generic[K, V]):
             while len(self._items) > self.declaration.bound:
                 evicted.append(self._items.popitem(last=False))
         self._evicted(evicted)
+        return [value for _, value in evicted]
+
+    def replace(self, key: K, value: V) -> None:
+        """Replace a kept value, leaving its place in the order as it was (nothing when ``key`` is not kept)."""
+        with self._lock:
+            if key in self._items:
+                self._items[key] = value
+
+    def drop(self, which: Callable[[K], bool]) -> None:
+        """Drop every entry whose key ``which`` picks."""
+        for key in [key for key in self.keys() if which(key)]:
+            self.pop(key)
+
+    def items(self) -> list[tuple[K, V]]:
+        return self._snapshot()
 
     def get_or_make(self, key: K, make: Callable[[], V]) -> V:
         """The entry for ``key``, made (outside the lock: two threads may both make it) when missing."""
@@ -117,9 +148,25 @@ class Cache(_Declared, Generic[K, V]):
         with self._lock:
             return list(self._items)
 
+    def entries(self) -> list[Any]:
+        with self._lock:
+            return [item for pair in self._items.items() for item in pair]
+
     def __contains__(self, key: object) -> bool:
         with self._lock:
             return key in self._items
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a map of the same entries (an object that holds one compares as if it held a dict)."""
+        if not isinstance(other, Cache):
+            return NotImplemented
+        return dict(self._snapshot()) == dict(other._snapshot())
+
+    __hash__ = None  # type: ignore[assignment]  # equal by its entries, which change
+
+    def _snapshot(self) -> list[tuple[K, V]]:
+        with self._lock:
+            return list(self._items.items())
 
     def __len__(self) -> int:
         return len(self._items)
@@ -153,6 +200,12 @@ class _Memo(_Declared):
     def clear(self) -> None:
         self.function.cache_clear()  # type: ignore[attr-defined]
 
+    def entries(self) -> list[Any]:
+        # lru_cache's C implementation shows its keys and results to the garbage collector alone.
+        own = (self.function.__wrapped__, self.function.__dict__)  # type: ignore[attr-defined]
+        return [found for found in gc.get_referents(self.function)
+                if not isinstance(found, type) and type(found) is not object and not any(found is o for o in own)]
+
 
 def memo(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool = False
          ) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -165,10 +218,56 @@ def memo(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool = Fa
     return declare
 
 
+class Kind(_Declared):
+    """One declaration whose maps are made per object (a plugin's, a server's): each holds its own entries, and
+    clearing the declaration clears every one of them still alive."""
+
+    def __init__(self, declaration: Declaration, on_evict: Callable[[Any, Any], None] | None) -> None:
+        self.declaration = declaration
+        self._on_evict = on_evict
+        self._made: list[weakref.ref[Cache[Any, Any]]] = []  # by identity: a map is equal to another by its entries
+        self._lock = threading.Lock()
+
+    def new(self) -> Cache[Any, Any]:
+        """A map of this declaration for one object (its bound is each map's)."""
+        made: Cache[Any, Any] = Cache(self.declaration, self._on_evict, self)
+        with self._lock:
+            self._made = [ref for ref in self._made if ref() is not None]
+            self._made.append(weakref.ref(made))
+        return made
+
+    def clear(self) -> None:
+        for each in self._maps():
+            each.clear()
+
+    def entries(self) -> list[Any]:
+        return [entry for each in self._maps() for entry in each.entries()]
+
+    def _maps(self) -> list[Cache[Any, Any]]:
+        with self._lock:
+            return [made for ref in self._made if (made := ref()) is not None]
+
+
+def per_object(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool,
+               on_evict: Callable[[Any, Any], None] | None = None) -> Kind:
+    """Declare the maps an object of ``name``'s module makes for itself (:meth:`Kind.new`), as :func:`cache`
+    declares one map."""
+    made = Kind(Declaration(name, owner, key, bound, holds_text), on_evict)
+    _register(made)
+    return made
+
+
 def declared() -> list[Declaration]:
     """Every cache declared so far (the modules that declare them loaded), by name."""
     with _guard:
         return sorted((item.declaration for item in _REGISTRY.values()), key=lambda found: found.name)
+
+
+def entries(name: str) -> list[Any]:
+    """The keys and values the cache ``name`` holds now, for a test or a debugger to look into."""
+    with _guard:
+        item = _REGISTRY[name]
+    return item.entries()
 
 
 def clear_fact_text() -> list[str]:
@@ -188,7 +287,7 @@ def clear_all() -> None:
         item.clear()
 
 
-_ERASURES = cache("caches.erasures", owner="process", key="a store (its label and id)", bound=256,
+_ERASURES = cache("caches.erasures", owner="process", key="a store, by its label", bound=256,
                   holds_text=False)
 
 

@@ -61,6 +61,16 @@ def test_the_generated_reference_is_what_the_code_gives_now(name):
     assert committed == docs_reference.PAGES[name](), f"docs/reference/{name} is stale: run make reference"
 
 
+def test_copies_we_keep_lists_every_declared_cache_as_the_registry_gives_it():
+    """docs/architecture.md's table of caches is the registry's (``pipeline.caches.declared()``), row for row."""
+    from pipeline import caches
+
+    committed = text(docs_reference.ARCHITECTURE)
+    assert committed == docs_reference.with_caches_table(committed), "the table of caches is stale: make reference"
+    listed = re.findall(r"^\| `([\w.]+)` \| (?:process|settings|profile|run) \|", committed, re.MULTILINE)
+    assert listed == [found.name for found in caches.declared()]
+
+
 # -- commands, settings and stages are documented ---------------------------------------
 
 

@@ -260,3 +260,92 @@ def test_only_the_inputs_module_reads_the_environment_or_the_home():
 def test_only_the_records_module_names_the_records_folder():
     naming = [module_name(path) for path in FILES if '"records"' in path.read_text(encoding="utf-8")]
     assert naming == ["pipeline.fs.records"]
+
+
+# Every in-process cache is declared in pipeline/caches.py, with its owner, key, bound and whether it holds fact text
+# (a forget clears those that do). A functools cache, or a module-level map a module fills as it runs, is a copy
+# nobody declared: no bound, and a forget never reaches it. These module-level maps are no copy of anything.
+NOT_CACHES = {
+    "pipeline.stages.registry._STAGES": "the stage registry, filled as stage modules load",
+    "pipeline.interchange.formats.registry._FORMATS": "the import formats' registry, filled as they load",
+    "pipeline.inputs._CHECKERS": "each input kind's checker, registered as its module loads",
+    "pipeline.store.postgres.backend._STATE": "each pooled connection's own settings, weakly: they leave with it",
+    "pipeline.store.postgres.backend._SILENT": "until when a server that stopped answering is not asked again",
+}
+FUNCTOOLS_CACHES = {"cache", "lru_cache", "cached_property"}
+EMPTY_MAPS = {"dict", "OrderedDict", "defaultdict", "WeakKeyDictionary", "WeakValueDictionary", "set"}
+DECLARING = {"memo", "cache", "per_object"}
+
+
+def undeclared_caches(module: str, tree: ast.Module) -> list[str]:
+    """Where ``tree`` keeps a cache outside pipeline/caches.py: each functools cache and module-level memo map."""
+    found = [f"{module}: functools.{node.attr}" for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+             and isinstance(node.value, ast.Name) and node.value.id == "functools" and node.attr in FUNCTOOLS_CACHES]
+    found += [f"{module}: from functools import {alias.name}" for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and node.module == "functools"
+              for alias in node.names if alias.name in FUNCTOOLS_CACHES]
+    for node in tree.body:
+        target, value = _assigned(node)
+        if target is not None and _empty_map(value) and f"{module}.{target}" not in NOT_CACHES:
+            found.append(f"{module}: {target}, a module-level map")
+    return found
+
+
+def _assigned(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id, node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id, node.value
+    return None, None
+
+
+def _empty_map(value: ast.expr | None) -> bool:
+    """``{}``, ``set()``, ``dict()``, ``OrderedDict()``, a weak map...: a map made empty to be filled later."""
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    if isinstance(value, ast.Call) and not value.args:
+        called = value.func
+        name = called.attr if isinstance(called, ast.Attribute) else called.id if isinstance(called, ast.Name) else ""
+        return name in EMPTY_MAPS
+    return False
+
+
+def test_every_cache_is_declared_in_the_caches_module():
+    found = [problem for path in FILES if module_name(path) != "pipeline.caches"
+             for problem in undeclared_caches(module_name(path), ast.parse(path.read_text(encoding="utf-8")))]
+    assert found == []
+
+
+def test_the_cache_rule_sees_each_kind_of_undeclared_cache_and_not_a_table():
+    source = ("import functools\nfrom functools import cache, partial\nimport weakref\n"
+              "from collections import OrderedDict\n"
+              "@functools.lru_cache(maxsize=4)\ndef f(x): return x\n"
+              "_SEEN: dict[str, int] = {}\n_KEPT = OrderedDict()\n_WEAK = weakref.WeakValueDictionary()\n"
+              "TABLE = {'a': 1}\nKEPT = caches.cache('m.kept', owner='run', key='k', bound=1, holds_text=False)\n"
+              "def g():\n    local = {}\n    return local\n")
+    assert undeclared_caches("pipeline.m", ast.parse(source)) == [
+        "pipeline.m: functools.lru_cache", "pipeline.m: from functools import cache",
+        "pipeline.m: _SEEN, a module-level map", "pipeline.m: _KEPT, a module-level map",
+        "pipeline.m: _WEAK, a module-level map"]
+
+
+def declarations(tree: ast.Module) -> list[str]:
+    """The names of the caches a module declares (``caches.memo("module.what", ...)`` and its kin)."""
+    return [node.args[0].value for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "caches" and node.func.attr in DECLARING
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)]
+
+
+def test_every_cache_is_named_after_the_module_that_owns_it_and_is_registered():
+    from pipeline import caches
+
+    named = {module_name(path): declarations(ast.parse(path.read_text(encoding="utf-8"))) for path in FILES}
+    wrong = [f"{module}: {name}" for module, names in named.items() for name in names
+             if name.partition(".")[0] != module.rpartition(".")[2] or not name.partition(".")[2]]
+    assert wrong == []
+    for module in named:
+        if named[module]:
+            importlib.import_module(module)
+    listed = [*(name for names in named.values() for name in names), "caches.erasures"]
+    assert sorted(declaration.name for declaration in caches.declared()) == sorted(listed)

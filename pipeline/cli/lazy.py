@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import inspect
 from difflib import get_close_matches
-from functools import cache
 from importlib import import_module
 from typing import Any, ClassVar
 
@@ -22,6 +21,7 @@ from typer._click.exceptions import UsageError
 from typer.core import TyperCommand
 from typer.models import CommandInfo, TyperInfo
 
+from .. import caches
 from .common import PersonaGroup
 
 try:  # typer 0.29's own hook for an option's coercion; without it, typer builds them all, as it always did
@@ -74,7 +74,7 @@ class LazyGroup(PersonaGroup):
         return {name: registered(module)[name] for name, module in self.modules.items()}
 
 
-@cache
+@caches.memo("lazy.registered", owner="process", key="a command module's name", bound=64)
 def registered(module: str) -> dict[str, Info]:
     """What ``pipeline.cli.<module>``'s ``register(app)`` adds, by command name."""
     app = typer.Typer(rich_markup_mode=None)

@@ -6,10 +6,10 @@ documented limit where it has one, beside its source there; docs/hosts.md says w
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import caches
 from ..hosts import registry
 from ..hosts.model import Limit, Preset
 
@@ -27,13 +27,13 @@ def host_limits(limits: tuple[Limit, ...]) -> tuple[HostLimit, ...]:
     return tuple(HostLimit.model_validate(limit.as_dict()) for limit in limits)
 
 
-@functools.cache
+@caches.memo("presets.hook_limits", owner="process", key="none: the hosts' registry, read once", bound=1)
 def hook_limits() -> dict[str, tuple[HostLimit, ...]]:
     """Each host's limits on its session-start hook's text."""
     return {host: host_limits(limits) for host, limits in registry.hook_limits().items()}
 
 
-@functools.cache
+@caches.memo("presets.section_limits", owner="process", key="none: the hosts' registry, read once", bound=1)
 def section_limits() -> dict[str, tuple[HostLimit, ...]]:
     """A host's plugin prompt section (Hermes 0.22 and later): the limit on our text, the host's frame not
     counted."""

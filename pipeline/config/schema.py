@@ -13,7 +13,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from .. import inputs
+from .. import caches, inputs
 from ..fs.locations import profile_slug
 from ..tiers import TIERS, Tier
 from .control import LearnSettings, WritesSettings
@@ -68,6 +68,13 @@ def _may_share(where: str, first: tuple[str, TargetSettings], second: tuple[str,
                          f"give one its own region name (targets.{two}.region) or its own path")
     raise ValueError(f"targets {one!r} and {two!r} both write {where}; give each its own path "
                      f"(targets.{two}.path)")
+
+
+# What each Settings object derives (a target resolved, a stage plan, a project's identity), by name; a copy with
+# changes starts empty. Settings are frozen, so an entry never goes stale while its settings live.
+DERIVED = caches.per_object("schema.derived", owner="settings", key="what is derived, by name", bound=256,
+                            holds_text=False)
+_NOT_YET: Any = object()
 
 
 class Settings(BaseModel):
@@ -132,20 +139,21 @@ class Settings(BaseModel):
     # The YAML files these settings were read from: no render may ever write over one.
     _config_files: tuple[Path, ...] = PrivateAttr(default=())
     # Derived once per instance (frozen, so it cannot go stale); a copy made with changes starts empty.
-    _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _derived: caches.Cache[str, Any] = PrivateAttr(default_factory=DERIVED.new)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Settings:
         copy = super().model_copy(update=update, deep=deep)
-        copy._derived = {}
+        copy._derived = DERIVED.new()
         return copy
 
     def derived(self, name: str, make: Callable[[Settings], T]) -> T:
         """``make(self)``, computed once for these settings: they are frozen, so it cannot change."""
         private = self.__pydantic_private__  # a render asks several times: not through pydantic's __getattr__
-        memo: dict[str, Any] = private["_derived"] if private is not None else self._derived
-        found = memo.get(name, memo)
-        if found is memo:
-            found = memo[name] = make(self)
+        memo: caches.Cache[str, Any] = private["_derived"] if private is not None else self._derived
+        found = memo.get(name, _NOT_YET)
+        if found is _NOT_YET:
+            found = make(self)
+            memo.put(name, found)
         return cast(T, found)
 
     @model_validator(mode="after")

@@ -11,7 +11,6 @@ opens the file anew, as a new ``FileLock`` did), mode 0600, and
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import time
@@ -19,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from .. import caches
 from .locations import hermes_home, state_dir
 from .write import PRIVATE_FILE, ensure_private_dir
 
@@ -43,7 +43,7 @@ def lock_path(path: Path) -> Path:
     return directory / f"{path.name[:LOCK_NAME_CHARS]}-{hashlib.sha256(real).hexdigest()[:32]}.lock"
 
 
-@functools.lru_cache(maxsize=64)
+@caches.memo("lock.locks_dir", owner="process", key="a Hermes home", bound=64)
 def _locks_dir(home: Path) -> Path:
     """The lock files' directory under the Hermes home (a pure function of it, kept for the few homes a process
     sees; whether it exists is asked every time)."""

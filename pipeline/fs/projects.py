@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import inputs
+from .. import caches, inputs
 from .git_config import GIT_TIMEOUT_S, MAX_CONFIG_BYTES, read_config, remote_urls
 from .read import probe_regular, read_file, within
 
 LOOK_TIMEOUT_S = GIT_TIMEOUT_S + 1.0  # the whole look at a repository: its files, then git's answer
 MAX_POINTER_BYTES = 4096  # a `.git` file or `commondir` holds one path
-MAX_CONFIGS = 256  # remotes remembered, by repository and config file; a process that sees more starts over
+MAX_CONFIGS = 256  # remotes remembered, by repository and config file; the least recently used goes first
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,8 @@ class _Kept:
 
 # (git directory, config) -> what was read. The git directory is part of the key: linked worktrees share one
 # config, and an includeIf "gitdir:" in it may answer each differently. A race between threads costs one extra read.
-_REMOTES: dict[tuple[str, str], _Kept] = {}
+_REMOTES = caches.cache("projects.remotes", owner="process", key="a checkout's git directory and config file",
+                        bound=MAX_CONFIGS, holds_text=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,7 @@ def remote_url(top: Path) -> str | None:
 def _remote_url(top: Path) -> str | None:
     git_dir, config = repository_files(top)
     key = (str(git_dir), str(config))
-    kept = _REMOTES.get(key)
+    kept: _Kept | None = _REMOTES.get(key)
     known = kept.consulted if kept is not None else (str(config),)
     before = _states(known)
     if kept is not None and before == kept.states:
@@ -126,9 +127,7 @@ def _remote_url(top: Path) -> str | None:
 
 
 def _keep(key: tuple[str, str], found: _Kept) -> None:
-    if len(_REMOTES) >= MAX_CONFIGS:
-        _REMOTES.clear()
-    _REMOTES[key] = found
+    _REMOTES.put(key, found)
 
 
 def repository_files(top: Path) -> tuple[Path, Path]:

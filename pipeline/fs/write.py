@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import os
 import stat
 import sys
@@ -12,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
+from .. import caches
 from ..errors import InputError
 from .read import mode_kind, real_path
 
@@ -105,7 +105,7 @@ def _rename(temp: Path, path: Path) -> bool:
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
 
 
-@functools.cache
+@caches.memo("write.renameat2", owner="process", key="none: the C library's renameat2, looked up once", bound=1)
 def _renameat2() -> Any:
     """Linux's renameat2 from the C library (None elsewhere), looked up at the first exchange."""
     import ctypes

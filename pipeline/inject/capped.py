@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .. import caches
 from ..config.targets import ResolvedTarget
 from ..render.limits import limited, over
 from ..render.notes import lazy_note
@@ -48,7 +48,7 @@ def cap_block(text: str, target: ResolvedTarget, counter: str, *, known_tokens: 
     MAX_CHARS_PER_TOKEN characters a token) is not trusted either.
     """
     key = (text, target, counter)
-    capped = _CAPPED.get(key)
+    capped: str | None = _CAPPED.get(key)
     if capped is None:
         body = text.partition("\n")[2].lstrip("\n") if text.startswith("# ") else text
         if known_tokens is not None and known_tokens <= target.budget and plausible(body, known_tokens):
@@ -56,10 +56,7 @@ def cap_block(text: str, target: ResolvedTarget, counter: str, *, known_tokens: 
         else:
             capped = cap_text(body, budget=target.budget, counter=get_counter(counter), boundary=target.boundary,
                               note=lazy_note(target)).text
-        with _CAPPED_LOCK:
-            _CAPPED[key] = capped
-            if len(_CAPPED) > MEMO_SIZE:
-                _CAPPED.pop(next(iter(_CAPPED)))
+        _CAPPED.put(key, capped)
     return capped
 
 
@@ -85,12 +82,11 @@ def plausible(text: str | bytes, tokens: int) -> bool:
 
 def clear_memo() -> None:
     """Drop every remembered capped text (benchmarks measure a first read with it)."""
-    with _CAPPED_LOCK:
-        _CAPPED.clear()
+    _CAPPED.clear()
 
 
 MAX_CHARS_PER_TOKEN = 32  # prose is about 4; beyond this a recorded count is implausible, so the text is counted
 MEMO_SIZE = 64  # distinct (content, target) pairs remembered; persona files are a few KB each
-_CAPPED: dict[tuple[str, ResolvedTarget, str], str] = {}
-_CAPPED_LOCK = threading.Lock()
+_CAPPED = caches.cache("capped.texts", owner="profile", key="a persona file's text, its target and the counter",
+                       bound=MEMO_SIZE, holds_text=True)
 _NO_TOKENS = HeuristicCounter()  # never asked: a check in characters or bytes alone loads no tokenizer

@@ -26,6 +26,7 @@ from ..config.targets import ResolvedTarget
 from ..config.urls import store_target
 from ..errors import PersonaError
 from ..store import PersonaStore
+from ..store.forgotten import erasure_seen
 from .views import has_facts, render_view
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ class RenderBeforeRead:
     def _render(self, settings: Settings, due: _Profile, target: ResolvedTarget) -> bool:
         from ..schedule.tick import render_due  # the render pipeline loads only when a profile is looked at
 
+        erasure_seen(due.store)  # a forget anywhere: this process's text caches go before the read
         generation = due.store.generation()
         if due.rendered_at.get(target.name) == generation:
             return False

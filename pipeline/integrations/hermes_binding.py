@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
-from .. import inputs
+from .. import caches, inputs
 from ..clock import Throttle
 from ..config.load import load_settings
 from ..config.schema import Settings
@@ -21,7 +20,8 @@ from .tools import WRITE_TOOLS, PersonaTools, Tool, call_json, error_json, opena
 
 PROJECT_RECHECK_MS = 5000  # a checkout's remote rarely changes; a session's project is fixed at its first snapshot
 MAX_DIRECTORIES = 256  # working directories whose project is remembered
-_PROJECTS: dict[str, tuple[str, Throttle]] = {}  # races between threads cost at most one extra look
+_PROJECTS = caches.cache("hermes_binding.projects", owner="process", key="a working directory",
+                         bound=MAX_DIRECTORIES, holds_text=False)  # races between threads cost one extra look
 HERMES = registry.HERMES  # the agent a `host` scope names for Hermes (pipeline.hosts)
 # Filled in by the surface, never by the model: a user reaches only their own persona.
 BOUND = frozenset({"profile", "session", "session_id"})
@@ -94,15 +94,13 @@ def project_at(directory: Path) -> str:
     plugin asks on every request, and the walk up to ``.git`` and the read of its config are I/O the warm path
     must not pay. A directory's project is a fact of the filesystem, the same for every user and profile."""
     key = str(directory)
-    found = _PROJECTS.get(key)
+    found: tuple[str, Throttle] | None = _PROJECTS.get(key)
     if found is not None and not found[1].due():
         return found[0]
     looked = Throttle(PROJECT_RECHECK_MS)
     looked.looked()
-    if len(_PROJECTS) >= MAX_DIRECTORIES:  # a long-lived gateway may see many; start over rather than grow
-        _PROJECTS.clear()
     identity = project_of(directory).identity
-    _PROJECTS[key] = (identity, looked)
+    _PROJECTS.put(key, (identity, looked))
     return identity
 
 
@@ -119,7 +117,7 @@ def working_directory() -> Path:
     return inputs.expanded(Path(raw)) if raw and inputs.expanded(Path(raw)).is_dir() else Path.cwd()
 
 
-@functools.cache
+@caches.memo("hermes_binding.hermes_cwd", owner="process", key="none: Hermes' own working-directory resolver", bound=1)
 def _hermes_cwd() -> Callable[[], Any] | None:
     """Hermes' own resolver of the agent's working directory, looked up once (None outside Hermes)."""
     try:

@@ -55,7 +55,7 @@ from .hermes_request import (
     with_system_text,
     without_tools,
 )
-from .hermes_section import PersonaSection, without_copy
+from .hermes_section import PersonaSection, erasures_seen, without_copy
 from .hermes_state import (
     Caller,
     ErasureCheck,
@@ -368,6 +368,7 @@ class PersonaPlugin:
         except PersonaError as error:  # the store is away: the warm path carries on, the next check retries
             log.debug("persona plugin: could not check for erasures: %s", error)
             return
+        erasures_seen(profile)
         with self.state.lock:
             check.count = count
         if before >= 0 and count != before:
@@ -375,7 +376,8 @@ class PersonaPlugin:
 
     def close(self) -> None:
         with self.state.lock:
-            profiles = self.state.profiles.clear()
+            profiles = [profile for _, profile in self.state.profiles.items()]
+            self.state.profiles.clear()
             self.state.seen.clear()
             self.state.previous.clear()
         for profile in profiles:

@@ -18,10 +18,11 @@ refuses.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from .. import caches
 
 SUMMARY_WINDOW = 6  # Hermes puts the summary after its protected head (protect_first_n, 3 by default)
 # Copies of hermes-agent 0.19's own markers (agent/context_compressor.py), for when it cannot be imported.
@@ -40,7 +41,8 @@ class UnknownShape(ValueError):
 # -- the compaction summary ------------------------------------------------------
 
 
-@functools.cache
+@caches.memo("hermes_request.summary_markers", owner="process", key="none: the running Hermes' summary markers",
+             bound=1)
 def summary_markers() -> tuple[tuple[str, ...], str, str, str]:
     """(prefixes, end marker, merged header, merged delimiter) as the running Hermes writes them.
 

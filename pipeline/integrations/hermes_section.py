@@ -10,7 +10,9 @@ store has it now (an unchanged store gives the same bytes) and records it as
 the session's snapshot. The text is capped to the host's ``max_chars`` at
 section boundaries, in characters, our header included and the host's
 heading not. A call that fails returns the last good text of the session (or
-of its persona), never an empty persona by accident, and says why.
+of its persona), never an empty persona by accident, and says why; a forget
+this process has seen (its own, or another's: the store's erasure stamp, read
+before every call) drops those texts first, so none holds a forgotten fact.
 
 The section is told the session's ``cwd`` and ``profile_name`` but never the
 gateway user, so with a per-user ``hermes.profile`` it stays empty and the
@@ -20,27 +22,33 @@ gateway user, so with a per-user ``hermes.profile`` it stays empty and the
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import caches
 from ..config.presets import section_limits
 from ..errors import NoProfile
 from ..hosts import registry
 from ..inject.capped import within_limits
 from ..inject.prompt import appendix
+from ..store.forgotten import erasure_seen
 from ..warn_once import ProblemLog
 from .hermes_binding import HERMES, Identity, current_home, hermes_reader, load_hermes_settings, project_at
 from .hermes_mnemosyne import replace_copy
-from .hermes_state import Caller, Persona, Profile, Recent, SessionKey
+from .hermes_state import Caller, Persona, Profile, SessionKey
 
-__all__ = ["SECTION", "PersonaSection", "section_text", "without_copy"]
+__all__ = ["SECTION", "PersonaSection", "erasures_seen", "section_text", "without_copy"]
 
 log = logging.getLogger(__name__)
 SECTION = registry.sections()[HERMES]
 LIMITS = section_limits()[HERMES]
 MAX_REMEMBERED = 4096  # last good texts kept in memory, by session and by persona
+# What a section gave last (shown, persona), the fallback of a call that fails: dropped with every text cache when
+# a forget is seen (pipeline/caches.py), so it never serves a forgotten fact.
+LAST_GOOD = caches.per_object("hermes_section.last_good", owner="profile",
+                              key="a session (home, store, profile, session id) or a persona (home, store, profile)",
+                              bound=MAX_REMEMBERED, holds_text=True)
 SECTIONS_START = "<!-- hermes-plugin-sections:start -->"  # where Hermes' frame of the plugin sections begins
 
 
@@ -64,13 +72,21 @@ def section_text(profile: Profile, text: str) -> str:
     return (header + body).strip() if body.strip() else ""
 
 
+def erasures_seen(profile: Profile) -> None:
+    """A forget anywhere (another process, another profile of the store) clears this process's text caches, the
+    section's last good texts among them (:mod:`pipeline.caches`); never raises into the host."""
+    try:
+        erasure_seen(profile.snapshots.store)
+    except Exception as error:  # the store is away: nothing can be learnt now; the next check retries
+        log.debug("persona plugin: could not read the store's erasure stamp: %s", type(error).__name__)
+
+
 class PersonaSection:
     """The section's callable, over the plugin's profiles; never raises into Hermes."""
 
     def __init__(self, profiles: Callable[[Caller], Profile], record: Callable[[Profile, str, str], None]) -> None:
         self._profiles, self._record = profiles, record
-        self._last: Recent[SessionKey | Persona, tuple[str, str]] = Recent(MAX_REMEMBERED)  # (shown, persona)
-        self._lock = threading.Lock()  # held only around the map
+        self._last = LAST_GOOD.new()  # (shown, persona) by SessionKey and by Persona
         self._problems = ProblemLog(log)
         self.active = False  # registered with a host that renders it
 
@@ -102,6 +118,7 @@ class PersonaSection:
         except Exception as error:
             return self._last_good(None, None, error)
         key = SessionKey(*profile.persona, session_id)
+        erasures_seen(profile)  # a forget anywhere drops the last good texts before one could be served
         try:
             try:
                 text = profile.snapshots.current()
@@ -111,16 +128,14 @@ class PersonaSection:
             shown = section_text(profile, text)
         except Exception as error:  # OSError, PersonaError, or anything else: never an empty persona by accident
             return self._last_good(key, profile.persona, error)
-        with self._lock:
-            self._last.put(key, (shown, text))
-            self._last.put(profile.persona, (shown, text))
+        self._last.put(key, (shown, text))
+        self._last.put(profile.persona, (shown, text))
         self._problems.recovered()
         return shown
 
     def last(self, key: SessionKey) -> str | None:
         """The persona (as the store had it, before the header and the cut) this process last gave the session."""
-        with self._lock:
-            found = self._last.get(key)
+        found: tuple[str, str] | None = self._last.get(key)
         return found[1] if found is not None else None
 
     def _caller(self, info: Mapping[str, Any]) -> Caller:
@@ -133,10 +148,9 @@ class PersonaSection:
         return Caller(current_home(), "", "", project or "")
 
     def _last_good(self, key: SessionKey | None, persona: Persona | None, error: BaseException) -> str:
-        with self._lock:
-            kept = self._last.get(key) if key is not None else None
-            if kept is None and persona is not None:
-                kept = self._last.get(persona)
+        kept: tuple[str, str] | None = self._last.get(key) if key is not None else None
+        if kept is None and persona is not None:
+            kept = self._last.get(persona)
         shown = kept[0] if kept is not None else ""
         self._problems.warn(f"persona section: could not read the persona ({type(error).__name__}: {error}); "
                             + ("kept the last good text" if shown else "nothing to show until it can be read"))

@@ -1,23 +1,23 @@
 """What the Hermes plugin keeps in memory: each cache, the key it is kept under, and how long an entry lives.
 
-One lock guards every map here; it is held only around reads and writes of
-these maps, never across store or file I/O, so a slow store stalls only the
-session (or user) waiting for it. Every map is bounded: the least recently
-used entries go first, and what is evicted is read back from the store when
-it is needed again. Every key carries the Hermes home, and every key of a
-persona carries the profile: two homes, two users or two stores never share
-an entry.
+Each map is declared in :mod:`pipeline.caches` (one declaration for the maps of every plugin object), so the
+ones that hold a persona's text go when a forget is seen. One lock guards every compound step over these maps;
+it is held only around reads and writes of them, never across store or file I/O, so a slow store stalls only
+the session (or user) waiting for it. Every map is bounded: the least recently used entries go first, and what
+is evicted (or dropped by a forget) is read back from the store when it is needed again. Every key carries the
+Hermes home, and every key of a persona carries the profile: two homes, two users or two stores never share an
+entry.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Generic, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
 
+from .. import caches
 from ..clock import Throttle
 from ..inject.sessions import SessionSnapshots
 from .hermes_binding import BoundTools
@@ -26,7 +26,6 @@ MAX_SESSIONS = 4096  # sessions remembered in memory; older ones are read back f
 MAX_PROFILES = 32  # open profile stores; a gateway with more users reopens the least recently used
 
 K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
 
 
 class Caller(NamedTuple):
@@ -109,50 +108,21 @@ class ErasureCheck:
     poll: Throttle
 
 
-class Recent(Generic[K, V]):
-    """A map that keeps its ``limit`` most recently used entries (the caller holds the state's lock)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._items: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        found = self._items.get(key)
-        if found is not None:
-            self._items.move_to_end(key)
-        return found
-
-    def put(self, key: K, value: V) -> list[V]:
-        """Keep ``value`` as the most recent; the values evicted to make room."""
-        self._items[key] = value
-        self._items.move_to_end(key)
-        evicted = []
-        while len(self._items) > self.limit:
-            evicted.append(self._items.popitem(last=False)[1])
-        return evicted
-
-    def update(self, key: K, value: V) -> None:
-        """Replace a kept value, leaving its place in the order as it was."""
-        if key in self._items:
-            self._items[key] = value
-
-    def drop(self, which: Callable[[K], bool]) -> None:
-        for key in [key for key in self._items if which(key)]:
-            del self._items[key]
-
-    def items(self) -> Iterator[tuple[K, V]]:
-        return iter(list(self._items.items()))
-
-    def clear(self) -> list[V]:
-        values = list(self._items.values())
-        self._items.clear()
-        return values
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._items
-
-    def __len__(self) -> int:
-        return len(self._items)
+# Each map of PluginState, declared once for every plugin object (its owner, key, bound and whether it holds text).
+SEEN = caches.per_object("hermes_state.seen", owner="profile", key="a session (home, store, profile, session id)",
+                         bound=MAX_SESSIONS, holds_text=True)
+PREVIOUS = caches.per_object("hermes_state.previous", owner="profile", key="a session",
+                             bound=MAX_SESSIONS, holds_text=False)  # a summary's fingerprint, messages' digests
+PROFILES = caches.per_object("hermes_state.profiles", owner="process",
+                             key="a caller (home, gateway user or session key, project)", bound=MAX_PROFILES,
+                             holds_text=False)  # open stores: a forget leaves them open, closed by whoever evicts
+OPENINGS = caches.per_object("hermes_state.openings", owner="profile",
+                             key="a conversation's opening (home, profile, first messages' fingerprint)",
+                             bound=MAX_SESSIONS, holds_text=True)
+SUBAGENTS = caches.per_object("hermes_state.subagents", owner="process", key="a Hermes home and session id",
+                              bound=MAX_SESSIONS, holds_text=False)
+ERASURES = caches.per_object("hermes_state.erasures", owner="profile", key="a persona (home, store, profile)",
+                             bound=MAX_SESSIONS, holds_text=False)
 
 
 class Gate:
@@ -170,17 +140,17 @@ class PluginState:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     # What each session was last given: a warm request is answered from here, with no I/O.
-    seen: Recent[SessionKey, Seen] = field(default_factory=lambda: Recent(MAX_SESSIONS))
+    seen: caches.Cache[SessionKey, Seen] = field(default_factory=SEEN.new)
     # Each session's last request, to tell a compaction from a request that only adds messages.
-    previous: Recent[SessionKey, Request] = field(default_factory=lambda: Recent(MAX_SESSIONS))
+    previous: caches.Cache[SessionKey, Request] = field(default_factory=PREVIOUS.new)
     # Settings, store and tools per caller; an evicted profile's store is closed by whoever evicted it.
-    profiles: Recent[Caller, Profile] = field(default_factory=lambda: Recent(MAX_PROFILES))
+    profiles: caches.Cache[Caller, Profile] = field(default_factory=PROFILES.new)
     # The persona a conversation opened with: a branch of it (same opening, new session id) keeps it.
-    openings: Recent[Opening, str] = field(default_factory=lambda: Recent(MAX_SESSIONS))
+    openings: caches.Cache[Opening, str] = field(default_factory=OPENINGS.new)
     # (home, session id) of delegate_task subagents: they may read the persona, never change it.
-    subagents: Recent[tuple[str, str], bool] = field(default_factory=lambda: Recent(MAX_SESSIONS))
+    subagents: caches.Cache[tuple[str, str], bool] = field(default_factory=SUBAGENTS.new)
     # Per persona: its erasure count as last read, checked at most once per injection.check_interval_ms.
-    erasures: Recent[Persona, ErasureCheck] = field(default_factory=lambda: Recent(MAX_SESSIONS))
+    erasures: caches.Cache[Persona, ErasureCheck] = field(default_factory=ERASURES.new)
     _session_gates: weakref.WeakValueDictionary[SessionKey, Gate] = field(
         default_factory=weakref.WeakValueDictionary)
     _caller_gates: weakref.WeakValueDictionary[Caller, Gate] = field(default_factory=weakref.WeakValueDictionary)
@@ -207,5 +177,5 @@ class PluginState:
         with self.lock:
             for key, seen in self.seen.items():
                 if key.persona == persona:
-                    self.seen.update(key, Seen(seen.boundary, seen.text, seen.recorded, stale=True))
+                    self.seen.replace(key, Seen(seen.boundary, seen.text, seen.recorded, stale=True))
             self.openings.drop(lambda opening: (opening.home, opening.profile) == (persona.home, persona.profile))

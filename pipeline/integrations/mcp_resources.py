@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from urllib.parse import quote, unquote
 import anyio
 import anyio.to_thread
 
+from .. import caches
 from ..clock import Throttle
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
@@ -51,6 +51,16 @@ MAX_SOURCES = 64  # open sources kept, least recently used closed first; one per
 MAX_WATCHED = 256  # distinct subscribed URIs per server: a client cannot make the poll unbounded
 MIN_POLL_S = 0.1  # check_interval_ms may be 0 (check on every call); the poll still sleeps this long
 SETTINGS_EVERY_MS = 5000  # the poll re-reads the settings (a config load is ms) at most this often
+
+def _close(key: Any, source: Source) -> None:
+    source.close()
+
+
+# A server's open sources: each holds its target's text as last read (its fallback when a read fails), so a forget
+# anywhere drops them all (pipeline/caches.py) and the next read opens its source anew.
+SOURCES = caches.per_object("mcp_resources.sources", owner="settings",
+                            key="a resolved target, the store and the injection settings that read it",
+                            bound=MAX_SOURCES, holds_text=True, on_evict=_close)
 DISABLED = ("injection is disabled (injection.enabled = false); set injection.enabled: true in the settings, or "
             "MNEMOSYNE_PERSONA_ENABLED=1 in the server's environment (the tools work either way)")
 
@@ -74,8 +84,8 @@ class PersonaTexts:
 
     def __init__(self, settings: Callable[[], Settings]) -> None:
         self.settings = settings
-        self._sources: OrderedDict[tuple[Any, ...], Source] = OrderedDict()
-        self._lock = threading.Lock()
+        self._sources = SOURCES.new()
+        self._lock = threading.Lock()  # one opener per key: a second caller waits for the first's source
         self._render_due = RenderBeforeRead()
 
     def listed(self) -> list[dict[str, str]]:
@@ -122,21 +132,16 @@ class PersonaTexts:
         key = (resolved, str(store_target(settings)), settings.cap.counter, settings.injection.max_file_bytes,
                settings.injection.check_interval_ms, settings.injection.poll_floor_ms)
         with self._lock:
-            if fresh and key in self._sources:  # its text is held for check_interval_ms: read it anew
-                self._sources.pop(key).close()
-            source = self._sources.get(key)
+            if fresh:  # its text is held for check_interval_ms: read it anew
+                self._sources.pop(key)  # closed as it goes
+            source: Source | None = self._sources.get(key)
             if source is None:
-                source = self._sources[key] = open_source(settings, resolved, ProblemLog(log))
-                while len(self._sources) > MAX_SOURCES:
-                    self._sources.popitem(last=False)[1].close()
-            self._sources.move_to_end(key)
+                source = open_source(settings, resolved, ProblemLog(log))
+                self._sources.put(key, source)  # the least recently used is closed past MAX_SOURCES
             return source
 
     def close(self) -> None:
-        with self._lock:
-            for source in self._sources.values():
-                source.close()
-            self._sources.clear()
+        self._sources.clear()  # each closed as it goes
         self._render_due.close()
 
 

@@ -33,11 +33,13 @@ from ..schedule.triggers import status_data
 from ..scopes import host_scope, project_scope
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore, reach
+from ..store.forgotten import erasure_seen
 from ..store.held_writes import Action
 from ..store.supersede import SAME_SCOPE
 from ..tiers import Tier
 from .tool_answers import awaiting, changed, may_update, ok, related
 from .tool_calls import Tool, call, call_json, error_json, openai_schema
+from .tool_params import PersonaId, Profile, Reason, Scope, ScopeKind, Session, not_a_bool
 
 __all__ = ["CALLER", "ERASING_TOOLS", "WRITE_TOOLS", "PersonaTools", "Tool", "call", "call_json", "error_json",
            "openai_schema"]
@@ -45,23 +47,6 @@ __all__ = ["CALLER", "ERASING_TOOLS", "WRITE_TOOLS", "PersonaTools", "Tool", "ca
 log = logging.getLogger(__name__)
 # The host a tool call comes from, where the surface learns it per call (an MCP client's name).
 CALLER: ContextVar[str] = ContextVar("persona_tool_caller", default="unknown host")
-
-def _not_a_bool(value: Any) -> Any:
-    if isinstance(value, bool):  # JSON true is not id 1
-        raise ValueError("expected a whole number, not true or false")
-    return value
-
-
-Profile = Annotated[str | None, Field(description="Whose persona: a profile id; default: store.profile.")]
-Session = Annotated[str | None, Field(description="Deprecated: the old name of profile.")]
-PersonaId = Annotated[int, BeforeValidator(_not_a_bool),
-                      Field(description="Persona fact id, as returned by persona_list.", ge=1, lt=2**63)]
-Reason = Annotated[str | None, Field(description="Why; kept with the fact or its tombstone.")]
-ScopeKind = Literal["global", "project", "host"]
-Scope = Annotated[ScopeKind | None, Field(description=(
-    "Where the fact holds. global (the default): true of the user everywhere ('answers tersely'). project: a rule "
-    "about this repository or project only ('this repo uses pnpm, never npm'), the project of the session's "
-    "working directory. host: only for this agent ('in this tool, never run the terminal without asking')."))]
 
 LEGACY_ALIASES = {
     "mnemosyne_persona_promote": "persona_promote",
@@ -121,9 +106,17 @@ class PersonaTools:
         return project_scope(project)
 
     def store(self, profile: str | None, session: str | None = None, *, readonly: bool = False) -> PersonaStore:
-        """The store of ``profile`` (``session`` is its deprecated name)."""
-        return PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly,
-                                          writer=f"tool:{self.host()}")
+        """The store of ``profile`` (``session`` is its deprecated name), opened for one call: before the call answers,
+        a forget another process made is seen (:func:`~pipeline.store.forgotten.erasure_seen`), so no cache of this
+        one (an MCP server, a Hermes plugin) still holds the text."""
+        store = PersonaStore.from_settings(self.settings(), profile=profile, session=session, readonly=readonly,
+                                           writer=f"tool:{self.host()}")
+        try:
+            erasure_seen(store)
+        except BaseException:
+            store.close()
+            raise
+        return store
 
     def held(self, store: PersonaStore, action: Action, **write: Any) -> dict[str, Any] | None:
         """Under ``writes.agents: ask``: the write held for the user's approval, and the answer that says so."""
@@ -309,7 +302,7 @@ class PersonaTools:
     def _replace(self) -> Tool:
         def persona_replace(
             content: Annotated[str, Field(description="What is true now, as a whole fact.", min_length=1)],
-            persona_id: Annotated[int | None, BeforeValidator(_not_a_bool), Field(
+            persona_id: Annotated[int | None, BeforeValidator(not_a_bool), Field(
                 description="The fact that changed, as returned by persona_list.", ge=1, lt=2**63)] = None,
             old_text: Annotated[str | None, Field(description="Instead of persona_id: a piece of the old fact's "
                                                   "text that only it contains.", min_length=1)] = None,
@@ -349,14 +342,12 @@ def _forget_tool(tools: PersonaTools) -> Tool:
         every session snapshot and every rendered file, from the very next request; `versions` lists each one
         erased, so tell the user. Only a keyed hash remains, so it is never taken in again unless the user asks.
         Use demote instead for a fact that is merely wrong or outdated."""
-        from ..inject.capped import clear_memo
         from ..schedule.forget import forget
 
-        with tools.store(profile, session) as store:
+        with tools.store(profile, session) as store:  # the forget clears this process's text caches too
             with store.read() as conn:  # every version a forget would erase: none of them may be locked
                 store.check_unlocked(reach(store, conn, persona_id), doing="forget")
             done = forget(tools.settings(), store, persona_id)
-        clear_memo()  # this process's capped texts: the persona as it was is not kept even in memory
         return ok(persona_id=persona_id, forgotten=True, **done.to_dict())
 
     return persona_forget
@@ -367,7 +358,7 @@ def _review_tool(tools: PersonaTools) -> Tool:
         action: Annotated[Literal["list", "accept", "dismiss"], Field(
             description="list the open proposals (kind update or merge); accept one (an update: its newer fact "
                         "replaces the older; a merge: the fuller is kept); dismiss one (both stay).")] = "list",
-        proposal: Annotated[int | None, BeforeValidator(_not_a_bool), Field(
+        proposal: Annotated[int | None, BeforeValidator(not_a_bool), Field(
             description="accept, dismiss: the proposal's id, from may_update or the list.", ge=1, lt=2**63)] = None,
         profile: Profile = None, session: Session = None,
     ) -> dict[str, Any]:

@@ -12,13 +12,13 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
 from types import FrameType, TracebackType
 from typing import Any
 
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from .. import caches
 from ..errors import TemplateError
 from .sanitize import xml
 from .template_context import PersonaContext
@@ -33,7 +33,7 @@ def is_builtin(filename: str) -> bool:
     return is_shipped(os.path.realpath(filename))
 
 
-@lru_cache(maxsize=64)
+@caches.memo("jinja.template_note", owner="process", key="a template search path and a template's name", bound=64)
 def template_note(search: tuple[str, ...], name: str) -> str:
     """The truncation note in the template's own format: its ``truncation_note`` macro.
 
@@ -82,7 +82,8 @@ class ConfinedLoader(jinja2.BaseLoader):
 _to_json = json.JSONEncoder(ensure_ascii=False).encode  # one encoder, not one per value
 
 
-@lru_cache(maxsize=16)
+@caches.memo("jinja.make_environment", owner="process", key="a template search path and whether it is trusted",
+             bound=16)
 def make_environment(search: tuple[str, ...], *, trusted: bool = False) -> jinja2.Environment:
     """An environment searching ``search`` in order; cached, so templates compile once per process.
 

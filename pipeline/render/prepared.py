@@ -15,12 +15,11 @@ render, or at once when it is forgotten here (:func:`drop`).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import caches
 from ..text import fact_form
 from .sanitize import inline
 from .template_context import TemplateItem
@@ -111,31 +110,28 @@ class PreparedFacts:
         return [known[key] for key in keys]
 
 
-_kept: OrderedDict[Scope, tuple[dict[str, Prepared], dict[Hashable, Any], dict[tuple[str, str], int]]] = OrderedDict()
-_lock = threading.Lock()
+# Per profile: (its newest render's prepared facts by text, its fits, its token counts).
+_KEPT = caches.cache("prepared.renders", owner="profile", key="a profile (the database's label, the profile)",
+                     bound=MAX_PROFILES, holds_text=True)
 
 
 def for_render(scope: Scope) -> PreparedFacts:
     """A render's prepared facts, starting from what the profile's previous render in this process used."""
-    with _lock:
-        used, fits, counts = _kept.get(scope, (None, None, None))
-        return PreparedFacts(used, fits, counts)
+    used, fits, counts = _KEPT.get(scope) or (None, None, None)
+    return PreparedFacts(used, fits, counts)
 
 
 def keep(scope: Scope, prepared: PreparedFacts) -> None:
     """Keep what this render used (and only that) for the profile's next render."""
-    with _lock:
-        _kept.pop(scope, None)
-        if len(prepared.used) <= MAX_FACTS:
-            _kept[scope] = (prepared.used, prepared.fits, prepared.counted)
-        while len(_kept) > MAX_PROFILES:
-            _kept.popitem(last=False)
+    if len(prepared.used) <= MAX_FACTS:
+        _KEPT.put(scope, (prepared.used, prepared.fits, prepared.counted))
+    else:
+        _KEPT.pop(scope)
 
 
 def drop(scope: Scope | None = None) -> None:
     """Drop what is kept for one profile (a fact forgotten, a profile erased), or for every profile."""
-    with _lock:
-        if scope is None:
-            _kept.clear()
-        else:
-            _kept.pop(scope, None)
+    if scope is None:
+        _KEPT.clear()
+    else:
+        _KEPT.pop(scope)

@@ -8,11 +8,11 @@ such line is the preamble.
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .. import caches
 from ..text import LINE_ENDS
 from .tokens import TokenCounter
 
@@ -113,7 +113,8 @@ def cap_text(text: str, *, budget: int, counter: TokenCounter, boundary: str, no
     return _fit(split, budget, counter, resolved, estimates[1:])
 
 
-@functools.lru_cache(maxsize=16)
+@caches.memo("section_cap.count_sections", owner="profile", key="a capped text and its section boundary",
+             bound=16, holds_text=True)
 def _count_sections(text: str, boundary: str) -> int:
     """The sections of ``text`` (a pure function of it: a kept render's text, the same string each time, is
     looked up by its cached hash and its identity)."""

@@ -13,10 +13,9 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-from .. import inputs
+from .. import caches, inputs
 from ..errors import TemplateError
 from ..fs.locations import package_dir, package_root
 from ..fs.read import describe, read_file, state_key
@@ -25,7 +24,7 @@ from ..fs.read import describe, read_file, state_key
 MAX_TEMPLATE_BYTES = 1 << 20
 
 
-@lru_cache(maxsize=1)
+@caches.memo("template_sources.builtin_template_dir", owner="process", key="none: the package's own folder", bound=1)
 def builtin_template_dir() -> Path:
     """``templates/`` beside the package in a checkout, or inside it when installed from a wheel."""
     packaged = package_dir() / "_templates"
@@ -135,7 +134,8 @@ def _name_parts(name: str) -> list[str]:
     return parts
 
 
-@lru_cache(maxsize=1)
+@caches.memo("template_sources.builtin_real_dir", owner="process", key="none: the package's own folder, resolved",
+             bound=1)
 def builtin_real_dir() -> str:
     """The shipped templates' directory, resolved once: it is part of the installed package."""
     return os.path.realpath(builtin_template_dir())
@@ -160,17 +160,17 @@ def _read_in(directory: str, parts: list[str], roots: tuple[str, ...], name: str
         return None
     if not any(real.startswith(root + os.sep) for root in roots):
         raise TemplateError(f"template {name!r} at {path} resolves to {real}, outside the template directories")
-    cached = _SOURCES.get(real)
+    cached: TemplateFile | None = _SOURCES.get(real)
     # With no symlink on the way (the path is its own real path), that lstat is the file's stat.
     now = _key_of(here) if real == path and not stat.S_ISLNK(here.st_mode) else _stat_key(real)
     if cached is not None and cached.key == now:
         return TemplateFile(path, real, cached.source, cached.key)
     found = _read(path, real, name)
-    _SOURCES[real] = found
+    _SOURCES.put(real, found)
     return found
 
 
-@lru_cache(maxsize=64)
+@caches.memo("template_sources.builtin_real", owner="process", key="a shipped template's path", bound=64)
 def _builtin_real(path: str) -> str:
     return os.path.realpath(path)
 
@@ -207,4 +207,5 @@ def not_found(search: Sequence[str], name: str) -> str:
 
 
 # The newest source per resolved file, so a trigger check costs a stat, not a read.
-_SOURCES: dict[str, TemplateFile] = {}
+_SOURCES = caches.cache("template_sources.sources", owner="process", key="a template file's resolved path",
+                        bound=MAX_TEMPLATE_FILES, holds_text=False)

@@ -8,9 +8,9 @@ import math
 import re
 import threading
 from collections.abc import Callable, Sequence
-from functools import cache
 from typing import Protocol
 
+from .. import caches
 from ..errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ class _Fallback(ExactCounter):
         return super().count_many(texts) if self._heuristic is None else self._heuristic.count_many(texts)
 
 
-@cache
+@caches.memo("tokens.get_counter", owner="process", key="a counter's name", bound=8)
 def get_counter(name: str) -> TokenCounter:
     """The counter for a name. An exact one loads its tokenizer at its first exact count (a render whose bound
     fits never does); it falls back to the heuristic, with a warning, if the tokenizer cannot load then."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import caches
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, region_id, resolve_target
 from ..errors import PersonaError
@@ -28,7 +29,6 @@ from ..fs.edit_files import remove_holding
 from ..fs.read import read_file
 from ..fs.regions import own_region
 from ..fs.yaml import check_yaml
-from ..render import prepared
 from ..render.sanitize import inline, xml
 from ..store import PersonaStore, identity
 from ..store.erasure import Erasure, erase_profile, forget_fact
@@ -178,7 +178,7 @@ def _forget_deliveries(store: PersonaStore) -> int:
 def _rerender(settings: Settings, store: PersonaStore) -> tuple[list[str], list[str]]:
     """Render every target of the profile again; the targets rendered, and a warning for each that was not (one
     the profile has no file in, or a render that failed: the erasure has committed either way)."""
-    prepared.drop((store.label, store.profile))  # this process's memo of the profile's fact texts
+    caches.clear_fact_text()  # every cache of this process that may hold a fact's text (pipeline/caches.py)
     try:
         result = tick(settings, store=store, force=True)
     except PersonaError as error:

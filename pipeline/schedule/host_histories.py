@@ -13,7 +13,6 @@ scrub left there.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import inputs
+from .. import caches, inputs
 from ..fs.host_sqlite import file_key, scrub_database
 from ..fs.json_probe import Probe
 from ..fs.json_scrub import Held, Scrubbed, open_files, scrub_file, sweep_temps
@@ -100,13 +99,26 @@ def scrub_histories(found: list[Needle], key: bytes = b"", *, keep: bool = False
     return done
 
 
+class _OpenFiles:
+    """Who holds which file open, read from /proc at the first ask of one search (a run's answer, never kept
+    past it: a forget's next search asks again)."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[int, int], int] | None = None
+
+    def __call__(self) -> dict[tuple[int, int], int]:
+        if self._found is None:
+            self._found = open_files()
+        return self._found
+
+
 @dataclass
 class _Search:
     probe: Probe
     finder: Finder
     keep: bool
     max_bytes: int
-    held: Held = field(default_factory=lambda: functools.cache(open_files))  # /proc is read once, if ever
+    held: Held = field(default_factory=_OpenFiles)
 
 
 def _histories() -> Iterator[tuple[str, History]]:
@@ -253,7 +265,7 @@ def _leads(pattern: list[str], folders: list[str]) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=64)
+@caches.memo("host_histories.glob", owner="process", key="a host history's glob pattern", bound=64)
 def _glob(pattern: str) -> re.Pattern[str]:
     """A glob as a regular expression over a relative path: ``**/`` any folders (or none), ``*`` within a name."""
     out = re.escape(pattern).replace(r"\*\*/", "\x00").replace(r"\*", "[^/]*").replace(r"\?", "[^/]")

@@ -9,11 +9,11 @@ timeouts. Were those counted, every render by one would make the other's
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
+from .. import caches
 from ..render.template_sources import every_source, template_source
 
 if TYPE_CHECKING:  # `persona status` asks for the hash of settings read without pydantic
@@ -46,7 +46,8 @@ def config_hash(settings: Settings) -> str:
     return _digest(settings.derived("output_json", output_json), every_source(settings.render.template_dirs))
 
 
-@functools.lru_cache(maxsize=64)
+@caches.memo("fingerprint.digest", owner="settings", key="the settings' output JSON and every template source",
+             bound=64)
 def _digest(output_json: bytes, sources: tuple[tuple[str, str], ...]) -> str:
     digest = hashlib.sha256(output_json)
     for name, source in sources:

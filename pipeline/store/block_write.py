@@ -10,10 +10,10 @@ transaction committed: BEGIN, the claim, this and the COMMIT go in one round tri
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
+from .. import caches
 from .backend import Connection, Cursor
 from .blocks import CHANNEL, COLUMNS, StoredBlock, announcement
 from .database import Database
@@ -38,7 +38,7 @@ RUN = (f"INSERT INTO persona_runs ({INSERT_COLUMNS}) SELECT :run_at, :profile, :
        ":counter FROM fate RETURNING 1")
 
 
-@functools.cache
+@caches.memo("block_write.statement", owner="process", key="a deployment's channel SQL", bound=16)
 def statement(channel_sql: str) -> str:
     """The one statement, for the deployment's channel SQL (``Backend.channel_sql``)."""
     return (f"WITH fate AS ({FATE}), put AS ({PUT}), trimmed AS ({TRIM}), run AS ({RUN}) "

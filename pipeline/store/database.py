@@ -7,7 +7,6 @@ fragments in :mod:`.dialect`.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -15,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast
 
-from .. import inputs
+from .. import caches, inputs
 from ..clock import Clock, to_db, utc_now
 from ..config.urls import store_target
 from ..errors import StoreError, StoreUnavailable
@@ -34,7 +33,7 @@ if TYPE_CHECKING:  # made only for a store opened without settings: `persona sta
 T = TypeVar("T")
 
 
-@functools.cache
+@caches.memo("database.store_defaults", owner="process", key="none: the store settings' defaults", bound=1)
 def store_defaults() -> StoreSettings:
     """The settings' own defaults, for a Database opened without settings (the Python API): each written once."""
     from ..config.schema import StoreSettings

@@ -25,7 +25,8 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable, Iterable
 
-from ..errors import ForgottenError
+from .. import caches
+from ..errors import ForgottenError, PersonaError
 from ..text import fact_form, normal_form, undressed
 from .backend import Connection
 from .database import Database
@@ -114,6 +115,17 @@ def erasure_stamp(store: Database) -> str | None:
     with store.read() as conn:
         row = conn.execute("SELECT erased FROM persona_identity WHERE id = 1").fetchone()
     return None if row is None else str(row[0])
+
+
+def erasure_seen(store: Database) -> bool:
+    """Compare the store's erasure stamp with the last one this process saw: when a forget anywhere (another
+    process, another profile) moved it, every cache of this process that may hold a fact's text is cleared
+    (:func:`pipeline.caches.erasure_seen`); True then. What a long-running process of ours asks before it answers."""
+    try:
+        stamp = erasure_stamp(store)
+    except PersonaError:  # a store that cannot be read now: the caller's own read says why
+        return False
+    return caches.erasure_seen(store.label, stamp)
 
 
 def erasures(store: Database) -> int:

@@ -3,10 +3,10 @@ reads them: candidates to propose, new memories to count, and the tombstones tha
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .. import caches
 from .backend import Connection
 from .database import Database
 from .dialect import Dialect
@@ -47,7 +47,8 @@ def candidates(store: Database, conn: Connection, now: str, sources: Sequence[st
         yield from conn.execute(sql, (now, store.profile, *sources, min_importance))
 
 
-@functools.cache
+@caches.memo("memories.candidate_sql", owner="process",
+             key="a dialect, a memory table, how many sources, the longest text", bound=64)
 def candidate_sql(dialect: Dialect, table: str, sources: int, max_chars: int) -> str:
     """Unpromoted, untombstoned memories of the profile from ``table``, with their age in days."""
     age = dialect.age_days("?", "COALESCE(m.timestamp, m.created_at)")

@@ -10,9 +10,9 @@ negates what the other says is the caller's test (:mod:`.supersede_rules`).
 from __future__ import annotations
 
 import re
-from functools import cache, lru_cache
 from typing import Any
 
+from .. import caches
 from .stems import content_stems, pair_language
 from .supersede_words import STRONG_SIGNALS
 
@@ -40,19 +40,19 @@ def _similar(stem: str, others: frozenset[str]) -> bool:
     return extract_one(stem, others, scorer=ratio, score_cutoff=SIMILAR) is not None
 
 
-@cache
+@caches.memo("near_duplicates.rapidfuzz", owner="process", key="none: rapidfuzz's functions, imported once", bound=1)
 def _rapidfuzz() -> tuple[Any, Any]:
     from rapidfuzz import fuzz, process  # the write path's own dependency: loaded with the first judged pair
 
     return process.extractOne, fuzz.ratio
 
 
-@lru_cache(maxsize=1024)
+@caches.memo("near_duplicates.strong", owner="process", key="a fact's text", bound=1024, holds_text=True)
 def _strong(text: str) -> bool:  # once per text: a write's is asked for each fact it is judged against
     return _phrases(STRONG_SIGNALS).search(text) is not None
 
 
-@cache
+@caches.memo("near_duplicates.phrases", owner="process", key="a tuple of phrases", bound=64)
 def _phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
     spelled = sorted((re.escape(phrase).replace(r"\ ", r"\s+") for phrase in phrases), key=len, reverse=True)
     return re.compile(r"(?<!\w)(?:" + "|".join(spelled) + r")(?!\w)")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from itertools import chain
 from typing import Any, NamedTuple
 
+from .. import caches
 from .backend import Connection, Cursor
 from .births import BIRTH_JOIN
 from .contract import HELD_SETTING, TRIGGER_PREFIX
@@ -24,7 +24,7 @@ ROWS_KEY_SQL = (
     "(SELECT stamp FROM persona_state WHERE session_id = ?)")
 
 
-@functools.cache
+@caches.memo("render_rows.persona_sql", owner="process", key="a dialect, and whether scoped and aging", bound=16)
 def persona_sql(dialect: Dialect, scoped: bool = False, aging: bool = False) -> str:
     """Each fact built by the database, ready to become a PersonaFact; ``scoped`` (a profile that has facts of a
     project or a host) also reads each fact's scope. A confidence another tool left NULL stays NULL: the reader
@@ -142,7 +142,7 @@ def _state(row: Any) -> RenderState:
     return RenderState(int(row[0]), int(row[1]), int(row[2]), bool(row[3]), bool(row[4]))
 
 
-@functools.cache
+@caches.memo("render_rows.state_and_facts", owner="process", key="a dialect", bound=4)
 def state_and_facts(dialect: Dialect) -> str:
     """The state and a profile's global facts in one statement: the state's five values lead every fact's row
     (one row of them, with no fact, for a profile without facts)."""
@@ -168,7 +168,7 @@ def ask_render_read(conn: Connection, dialect: Dialect, profile: str, now: str, 
     return conn.execute(state_and_facts(dialect), (profile,) * 4 + (now, profile))
 
 
-@functools.cache
+@caches.memo("render_rows.state_and_facts_if_changed", owner="process", key="a dialect", bound=4)
 def state_and_facts_if_changed(dialect: Dialect) -> str:
     return (f"{state_and_facts(dialect)} WHERE current_setting('{HELD_SETTING}', true) = 'yes' AND COALESCE(("
             "SELECT generation FROM persona_state WHERE session_id = ?), 0) <> COALESCE((SELECT generation FROM "

@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections.abc import Iterable
-from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
+from .. import caches
 from .backend import Connection
 from .births import BIRTH_JOIN
 from .fact_row import FACT_COLUMNS, Fact
@@ -44,7 +44,7 @@ def candidates(store: Database, conn: Connection, new: Fact) -> list[Fact]:
     return [Fact(**dict(row)) for row in rows]
 
 
-@cache
+@caches.memo("stem_index.candidate_sql", owner="process", key="how many index keys, and the row-problem SQL", bound=64)
 def _candidate_sql(keys: int, row_problem: str) -> str:
     """One statement for a check's candidates: each key's latest facts (the topic's first, :data:`RECENT` of
     them; a stem's :data:`PER_STEM`), the :data:`MAX_CANDIDATES` with most *stems* in common, then the latest,
@@ -85,7 +85,8 @@ def index(store: Database, conn: Connection, facts: Iterable[tuple[int, str, str
                      [value for row in chunk for value in row])
 
 
-@lru_cache(maxsize=1024)
+@caches.memo("stem_index.keys", owner="process", key="the store's index secret, a fact's topic and text",
+             bound=1024, holds_text=True)
 def keys(secret: bytes, topic: str, content: str) -> tuple[str, ...]:
     """The index keys of a fact: (the keyed hashes of) its topic, and its topic with each content stem (a write
     indexes its fact, then looks its keys up: once each)."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
 from typing import TYPE_CHECKING
 
+from .. import caches
 from .supersede_words import ADDITIVE_SIGNALS, CHANGE_SIGNALS, STOPWORDS, STRONG_SIGNALS, word_set
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def pair_language(old: str, new: str) -> str:
     return max(theirs, mine, key=lambda found: found[1])[0]
 
 
-@cache
+@caches.memo("stems.evidence", owner="process", key="a fact's text", bound=4096, holds_text=True)
 def _evidence(text: str) -> tuple[str, int]:
     """(the language with most marker words and letters in ``text``, how many): English and 0 when none."""
     folded = text.casefold()
@@ -60,7 +60,7 @@ def content_stems(text: str, lang: str | None = None) -> frozenset[str]:
     return frozenset(ordered_stems(text, lang))
 
 
-@cache
+@caches.memo("stems.ordered_stems", owner="process", key="a fact's text and its language", bound=4096, holds_text=True)
 def ordered_stems(text: str, lang: str | None = None) -> tuple[str, ...]:
     """:func:`content_stems` in the order the text says them."""
     folded = _folded(text)
@@ -93,13 +93,13 @@ def _tokens(text: str) -> list[str]:
     return [word for word in (token.strip(".:-,;!?'’") for token in WORD.findall(text)) if word]
 
 
-@cache
+@caches.memo("stems.signal_pattern", owner="process", key="none: the signal phrases, compiled once", bound=1)
 def _signal_pattern() -> re.Pattern[str]:
     phrases = sorted({*CHANGE_SIGNALS, *STRONG_SIGNALS, *ADDITIVE_SIGNALS}, key=len, reverse=True)
     return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases) + r")(?!\w)")
 
 
-@cache
+@caches.memo("stems.stemmer", owner="process", key="a language", bound=32)
 def _stemmer(lang: str) -> Stemmer:
     import Stemmer  # the write path's own dependency: loaded with the first stem, not with the store
 

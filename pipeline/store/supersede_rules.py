@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache, lru_cache
 
+from .. import caches
 from .near_duplicates import near_duplicate
 from .stems import content_stems, head, meaningful, pair_language
 from .supersede_words import (
@@ -150,7 +150,7 @@ def _judge(old: Text, new: Text) -> Verdict:
     return framed if framed.proposes else _signalled(old, new)
 
 
-@cache
+@caches.memo("supersede_rules.read", owner="process", key="a fact's text", bound=TEXTS_KEPT, holds_text=True)
 def read(text: str) -> Text:
     """The text's words, signals and filler, once per text."""
     # French elides: "n'utilise plus" is "ne utilise plus" to the signal patterns, "l'italien" is "l italien".
@@ -168,7 +168,8 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(word for word in (token.strip(".:-,;!?'’") for token in re.findall(r"[\w+#.:'’-]+", text)) if word)
 
 
-@cache
+@caches.memo("supersede_rules.relations", owner="process", key="a fact's text as read",
+             bound=TEXTS_KEPT, holds_text=True)
 def _relations(text: Text) -> frozenset[str]:
     return frozenset(token for token in text.tokens if token in RELATIONS)
 
@@ -216,7 +217,8 @@ def _names(text: str, leads: tuple[str, ...], values: tuple[str, ...], *, gap: i
 
 
 # A write's text is judged against each of its candidates: what the rules read of one text alone is read once.
-@lru_cache(maxsize=TEXTS_KEPT)
+@caches.memo("supersede_rules.after", owner="process", key="a fact's text and the lead words",
+             bound=TEXTS_KEPT, holds_text=True)
 def _after(text: str, leads: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """The words after each of ``leads`` in ``text``, one tuple per place a lead is found."""
     return tuple(_words(text[found.end():]) for found in _pattern(leads).finditer(text))
@@ -228,7 +230,7 @@ def _contrast(text: str, values: tuple[str, ...]) -> bool:
     return negated is not None and _starts(negated, values)
 
 
-@lru_cache(maxsize=TEXTS_KEPT)
+@caches.memo("supersede_rules.closing_not", owner="process", key="a fact's text", bound=TEXTS_KEPT, holds_text=True)
 def _closing_not(text: str) -> str | None:
     found = re.search(r"[,;]\s*" + _pattern(NOT).pattern + r"\s+(\S+?)[.!]?\s*$", text)
     return None if found is None else found[1]
@@ -239,7 +241,8 @@ def _named_before(text: str, values: tuple[str, ...], verbs: tuple[str, ...]) ->
     return any(_starts(word, values) for before in _before(text, verbs) for word in before)
 
 
-@lru_cache(maxsize=TEXTS_KEPT)
+@caches.memo("supersede_rules.before", owner="process", key="a fact's text and the verbs",
+             bound=TEXTS_KEPT, holds_text=True)
 def _before(text: str, verbs: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """The two words before each of ``verbs`` in ``text``."""
     return tuple(_words(text[:found.start()])[-2:] for found in _pattern(verbs).finditer(text))
@@ -255,12 +258,12 @@ def _covers(new: tuple[str, ...], old: tuple[str, ...]) -> bool:
     return bool(old) and all(word in parts or any(_alike(word, other) for other in parts) for word in old)
 
 
-@lru_cache(maxsize=TEXTS_KEPT)
+@caches.memo("supersede_rules.parts", owner="process", key="a fact's words", bound=TEXTS_KEPT, holds_text=True)
 def _parts(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(words) | {part for word in words for part in word.split("-")}
 
 
-@cache
+@caches.memo("supersede_rules.alike", owner="process", key="two words of facts", bound=TEXTS_KEPT, holds_text=True)
 def _alike(one: str, other: str) -> bool:
     """One word inflected two ways: "raucht" / "rauchen", "fume" / "fumer", "smoke" / "smoking"."""
     common = prefix_length(one, other)
@@ -284,7 +287,8 @@ def _same_kind(old: Text, new: Text) -> str:
     return kind or ("meeting" if old_meeting and new_meeting else "")
 
 
-@cache
+@caches.memo("supersede_rules.kinds", owner="process", key="a fact's lead and folded text",
+             bound=TEXTS_KEPT, holds_text=True)
 def _kinds(lead: str, folded: str) -> tuple[tuple[str, ...], bool]:
     """The subject kinds a text is about, in SUBJECTS' order, and whether it names a meeting: once per text, not
     once per pair (a write is judged against every fact of its topic)."""
@@ -329,12 +333,13 @@ def _news(old: Text, new: Text, phrases: tuple[str, ...]) -> bool:
     return bool(_said(new.folded, phrases) - _said(old.folded, phrases))
 
 
-@cache
+@caches.memo("supersede_rules.said", owner="process", key="a fact's text and the phrases",
+             bound=TEXTS_KEPT, holds_text=True)
 def _said(text: str, phrases: tuple[str, ...]) -> frozenset[str]:
     return frozenset(" ".join(found.split()) for found in _pattern(phrases, gapped=True).findall(text))
 
 
-@cache
+@caches.memo("supersede_rules.dated", owner="process", key="a fact's text", bound=TEXTS_KEPT, holds_text=True)
 def _dated(text: str) -> bool:
     return any(re.search(dated, text) for dated in DATED)
 
@@ -364,12 +369,13 @@ def _refines(gone: tuple[str, ...], came: tuple[str, ...]) -> bool:
     return any(new.startswith((old + "-", old + ".", old + "_")) for old in gone for new in came)
 
 
-@lru_cache(maxsize=TEXTS_KEPT)
+@caches.memo("supersede_rules.has", owner="process", key="a fact's text and the phrases",
+             bound=TEXTS_KEPT, holds_text=True)
 def _has(text: str, phrases: tuple[str, ...]) -> bool:
     return _pattern(phrases, gapped=True).search(text) is not None
 
 
-@cache
+@caches.memo("supersede_rules.pattern", owner="process", key="a tuple of phrases, and whether gapped", bound=256)
 def _pattern(phrases: tuple[str, ...], *, gapped: bool = False) -> re.Pattern[str]:
     """The phrases as one pattern, longest first (so "no longer" is taken before "now" could be), with \\w
     boundaries that work for every script. A gapped phrase lets one word in ("ne utilise plus", "kein Docker mehr")."""

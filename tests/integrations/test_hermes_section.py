@@ -11,8 +11,13 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import os
+import sqlite3
+import subprocess
+import sys
 import types
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +26,13 @@ import pytest
 from pipeline.integrations.hermes_plugin import PersonaPlugin
 from pipeline.integrations.hermes_section import SECTION
 
+from ..conftest import REPO
 from .test_hermes_plugin import USER, chat, system_of
 from .test_hermes_scopes import in_gateway, repository
 
 HEADER = "# L3 Persona (Active Behavioral Rules)"
+SECRET = "Lives at 12 Quiet Lane, flat 3."
+BOBS_FACT = "Bob writes Haskell only."
 
 
 class Host:
@@ -194,6 +202,37 @@ def test_a_failing_call_returns_the_last_good_text_and_says_why(plugged, hermes_
         assert host.render(session_id="s-new") == good  # a new session of the same persona
     assert "could not read the persona" in caplog.text and "kept the last good text" in caplog.text
     assert "Answers tersely." not in caplog.text  # fact text never logged above debug
+
+
+def test_after_a_forget_in_another_process_a_failing_call_serves_no_forgotten_text(plugged, hermes_home, caplog):
+    """The last good text is dropped when the store's erasure stamp moves (read before every call), so a call that
+    fails after a forget made by the CLI serves nothing rather than the persona from before it; the other profile
+    of the store keeps its facts."""
+    from pipeline import PersonaStore
+
+    host = plugged()
+    host.tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
+    secret = host.tool("persona_add", {"content": SECRET, "topic": "home"})["persona_id"]
+    database = hermes_home / "mnemosyne" / "data" / "mnemosyne.db"
+    with PersonaStore(database, profile="bob") as bob:
+        bob.add(BOBS_FACT, topic="music")
+    assert SECRET in host.render() and SECRET in host.render(session_id="s2")
+    done = subprocess.run([sys.executable, "-m", "pipeline", "forget", str(secret)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "HERMES_HOME": str(hermes_home)},
+                          cwd=hermes_home, timeout=120)
+    assert done.returncode == 0, done.stderr
+    persona_file = hermes_home / "memory" / "persona.md"
+    persona_file.unlink()
+    persona_file.mkdir()  # nor can the file be read
+    with closing(sqlite3.connect(database, isolation_level=None)) as writer, caplog.at_level(logging.WARNING):
+        writer.execute("BEGIN IMMEDIATE")  # another writer holds the store: it can be read, never rendered
+        for session in ("s1", "s2", "s-new"):
+            shown = host.render(session_id=session)
+            assert SECRET not in shown and BOBS_FACT not in shown
+        writer.execute("ROLLBACK")
+    assert "could not read the persona" in caplog.text and SECRET not in caplog.text
+    with PersonaStore(database, profile="bob") as bob:
+        assert [fact.content for fact in bob.list()] == [BOBS_FACT]
 
 
 def test_targets_check_and_status_report_the_sections_budget_as_the_plugin_cuts_it(plugged, hermes_home):

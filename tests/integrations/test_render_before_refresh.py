@@ -7,6 +7,9 @@ handlers) on new threads, as Hermes calls them; the real agent is in tests/herme
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -15,9 +18,12 @@ from pipeline.integrations.hermes_binding import hermes_settings
 from pipeline.integrations.hermes_plugin import PersonaPlugin
 from pipeline.integrations.hermes_request import SUMMARY_END
 
+from ..conftest import REPO
 from ..support.hermes_threads import on_new_thread
+from .text_traces import caches_holding
 
 FIRST, ADDED, BOB = "Answers tersely.", "Uses pnpm for JavaScript packages.", "Bob plays the cello."
+SECRET = "Keeps the spare key at 12 Quiet Lane."
 SUMMARY = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below. ..."
 
 
@@ -101,6 +107,27 @@ def test_a_forget_by_another_process_is_noticed_at_the_next_check(home, monkeypa
     with PersonaStore.from_settings(settings) as cli:  # `persona forget` while Hermes runs
         forget(settings, cli, cli.list()[0].id)
     assert FIRST not in system(plugin, "s1", *HEAD, {"role": "assistant", "content": "a2"})
+    plugin.close()
+
+
+def test_a_forget_by_the_cli_leaves_no_text_cache_of_the_running_plugin_holding_it(home):
+    """A real `persona forget` in its own process: the plugin's next request goes without the text, and no cache of
+    this process that may hold fact text holds it (the plugin compared the store's erasure stamp); bob keeps his."""
+    (home / "mnemosyne").mkdir(exist_ok=True)
+    (home / "mnemosyne" / "persona.yaml").write_text("injection:\n  check_interval_ms: 0\n")
+    plugin = PersonaPlugin()
+    secret = tool(plugin, "persona_add", {"content": SECRET, "topic": "home"})["persona_id"]
+    assert SECRET in system(plugin, "s1", *HEAD) and SECRET in system(plugin, "s2", *HEAD)
+    assert caches_holding(SECRET)  # the plugin keeps what it served: the check below can see it
+    done = subprocess.run([sys.executable, "-m", "pipeline", "forget", str(secret)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "HERMES_HOME": str(home)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    after = system(plugin, "s1", *HEAD, {"role": "assistant", "content": "a2"})
+    assert SECRET not in after and FIRST in after
+    assert caches_holding(SECRET) == []
+    assert SECRET not in system(plugin, "s2", *HEAD, {"role": "assistant", "content": "a2"})
+    with PersonaStore.from_settings(hermes_settings(home), profile="bob") as bob:
+        assert [fact.content for fact in bob.list()] == [BOB]
     plugin.close()
 
 

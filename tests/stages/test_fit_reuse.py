@@ -71,8 +71,8 @@ def test_a_limit_the_render_now_exceeds_fails_the_render_kept_before_it(tmp_path
 
 
 def test_a_forget_drops_the_kept_fit_with_the_facts_texts(tmp_path):
-    """What a fit keeps holds the facts' texts: a profile's forget drops it with the rest of the memo, and the
-    other profile keeps its own."""
+    """What a fit keeps holds the facts' texts: a forget clears every cache that may hold a fact's text
+    (``pipeline.caches``), every profile's, and the other profile's next render keeps its own again."""
     from pipeline.schedule.forget import forget
 
     kept = {}
@@ -90,7 +90,11 @@ def test_a_forget_drops_the_kept_fit_with_the_facts_texts(tmp_path):
         victim = next(fact for fact in store.list() if fact.content.startswith("alice rule 0:"))
         forget(settings, store, victim.id)
     assert "alice rule 0:" not in repr(_kept_fits(scope))
-    assert "bob rule 0:" in repr(_kept_fits(kept["bob"][0]))
+    bob, bob_settings = kept["bob"]
+    assert _kept_fits(bob) == {}
+    with PersonaStore.from_settings(bob_settings) as store:
+        run_pipeline(bob_settings, store=store)
+    assert "bob rule 0:" in repr(_kept_fits(bob)) and "alice" not in repr(_kept_fits(bob))
 
 
 def _kept_fits(scope: prepared.Scope) -> object:

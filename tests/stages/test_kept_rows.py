@@ -197,8 +197,8 @@ def test_a_tighter_fact_limit_and_a_forget_each_show_in_the_next_render(tmp_path
 
 def test_the_kept_counts_follow_the_counter_and_leave_with_a_forget(tmp_path):
     """Whole texts' counts are kept by the counter's name and the text: a render under another counter counts
-    again (its fit is its own), and a forget drops the profile's counts with the rest (they hold its facts'
-    texts), the other profile keeping its own."""
+    again (its fit is its own), and a forget drops the counts with every cache that may hold a fact's text
+    (``pipeline.caches``), every profile's: the other profile's next render keeps its own again."""
     base = {"store.path": str(tmp_path / "m.db"), "injection.file": str(tmp_path / "{profile}.md"),
             "cap.token_cap": "300"}
     for profile in PROFILES:
@@ -219,7 +219,11 @@ def test_the_kept_counts_follow_the_counter_and_leave_with_a_forget(tmp_path):
         victim = next(fact for fact in store.list() if fact.content.startswith("alice rule 0:"))
         forget(settings, store, victim.id)
         assert "alice rule 0:" not in repr(prepared.for_render(scope)._previous_counts)
-        assert "bob rule 0:" in repr(prepared.for_render((store.label, "bob"))._previous_counts)
+        bob = (store.label, "bob")
+        assert prepared.for_render(bob)._previous_counts == {}
+    with PersonaStore.from_settings(settings_for(base, "bob")) as store:
+        run_pipeline(settings_for(base, "bob"), store=store)
+    assert "bob rule 0:" in repr(prepared.for_render(bob)._previous_counts)
 
 
 def test_kept_rows_give_the_facts_and_the_rank_a_read_and_a_full_rank_give(tmp_path, clock):

@@ -8,12 +8,13 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
 
+from ... import caches
 from .watchdog import WATCHDOG
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ class Row(tuple[Any, ...]):
         return f"Row({dict(zip(self._index, self, strict=True))!r})"
 
 
-@lru_cache(maxsize=512)
+@caches.memo("connection.row_class", owner="process", key="a result's column names", bound=512)
 def _row_class(names: tuple[bytes, ...]) -> type[Row]:
     index = {name.decode(): i for i, name in enumerate(names)}
     return type("Row", (Row,), {"__slots__": (), "_index": index})
@@ -60,7 +61,7 @@ def rows(cursor: Any) -> Any:
     return _row_class(tuple(result.fname(i) or b"" for i in range(result.nfields)))
 
 
-@lru_cache(maxsize=512)
+@caches.memo("connection.translate", owner="process", key="an SQL statement", bound=512)
 def translate(sql: str) -> str:
     """SQLite placeholders to psycopg's: ``?`` to ``%s``, ``:name`` to ``%(name)s``, ``%`` to ``%%``.
 

@@ -23,6 +23,7 @@ import threading
 import time
 from typing import Any
 
+from ... import caches
 from ...config.urls import scrub
 from ..blocks import CHANNEL, parse_announcement
 
@@ -203,22 +204,30 @@ class BlockListener:
             self._pong_at = now
 
 
-_LISTENERS: dict[tuple[str, int], BlockListener] = {}
-_LOCK = threading.Lock()
+MAX_LISTENERS = 64  # (URL, ping interval) pairs a process listens for; the least recently used is stopped first
+
+
+def _stop(key: tuple[str, int], listener: BlockListener) -> None:
+    listener.close()
+
+
+_LISTENERS = caches.cache("listen.listeners", owner="process", key="a database URL and a ping interval",
+                          bound=MAX_LISTENERS, holds_text=False, on_evict=_stop)
+_LOCK = threading.Lock()  # one listener per key: a second caller waits for the first's
 
 
 def listener_for(url: str, ping_ms: int) -> BlockListener:
     """The process's listener for ``url``, started on first use."""
     with _LOCK:
-        listener = _LISTENERS.get((url, ping_ms))
+        listener: BlockListener | None = _LISTENERS.get((url, ping_ms))
         if listener is None:
-            listener = _LISTENERS[(url, ping_ms)] = BlockListener(url, ping_ms)
+            listener = BlockListener(url, ping_ms)
+            _LISTENERS.put((url, ping_ms), listener)
         return listener
 
 
 def stop_listener(url: str) -> None:
     """Stop this process's listeners for ``url``."""
     with _LOCK:
-        stopped = [_LISTENERS.pop(key) for key in list(_LISTENERS) if key[0] == url]
-    for listener in stopped:
-        listener.close()
+        for key in [key for key in _LISTENERS if key[0] == url]:
+            _LISTENERS.pop(key)  # stopped as it goes
