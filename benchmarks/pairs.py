@@ -58,13 +58,13 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def score(found: Sequence[dict[str, Any]]) -> Scores:
-    """Each pair through its own topic of one temporary store."""
+    """Each pair in a profile of its own (a text two pairs share is one fact in one profile) of one store."""
     scores = Scores()
-    with tempfile.TemporaryDirectory() as tmp, PersonaStore(Path(tmp) / "m.db") as store:
+    with tempfile.TemporaryDirectory() as tmp:
         for number, pair in enumerate(found):
-            topic = f"pair {number}"
-            old = store.add(str(pair["old"]), topic=topic).fact
-            made = store.add(str(pair["new"]), topic=topic).proposals
+            with PersonaStore(Path(tmp) / "m.db", profile=f"pair-{number}") as store:
+                old = store.add(str(pair["old"]), topic="pair").fact
+                made = store.add(str(pair["new"]), topic="pair").proposals
             label = str(pair["label"])
             named = [proposal for proposal in made if old.id in (proposal.old.id, proposal.new.id)]
             hit = {"change": any(proposal.kind == "update" and proposal.old.id == old.id for proposal in named),

@@ -40,6 +40,8 @@ KNOWN_VALUES: dict[str, dict[str, str]] = {
     "mail": {"thunderbird": "thunderbird", "outlook": "outlook", "apple mail": "apple mail", "gmail": "gmail",
              "mutt": "mutt", "neomutt": "mutt", "fastmail": "fastmail", "proton mail": "proton",
              "protonmail": "proton"},
+    "shell": {"bash": "bash", "zsh": "zsh", "fish": "fish", "fish shell": "fish", "nushell": "nushell",
+              "powershell": "powershell", "ksh": "ksh"},
     "design": {"figma": "figma", "sketch": "sketch", "penpot": "penpot"},
     "containers": {"docker": "docker", "podman": "podman"},
     "diet": {
@@ -108,10 +110,12 @@ CUES: dict[str, str] = {
              r"se mudó|me mudé|mora em|mora no|mora na|moro em|mudou-se|mudei|vive a|vive in|abita|abito|"
              r"trasferit[oa]|time zone|timezone|zeitzone|fuseau horaire|zona horaria|fuso horário|fuso orario|"
              r"pacific time|eastern time|central time|mountain time|hora del pacífico|hora do pacífico",
-    "name": r"name is|named|my name|goes by|called|call me|heißt|heiße|heisst|heisse|rufname|genannt|nennt|"
+    "name": r"name is|my name|goes by|(?:be|is|am|i'm|was) called|(?:be|is|am|i'm) named|call me|"
+            r"heißt|heiße|heisst|heisse|rufname|genannt|nennt|"
             r"s appelle|appelle|"
             r"appeler|se llama|me llamo|llamen|llamar|chama-se|chamo-me|chamado|chamada|me chamo|si chiama|"
             r"mi chiamo|chiamato|chiamata|chiamare",
+    "shell": r"shell|shells|terminal",
     "pronouns": r"pronouns|pronomen|pronoms|pronombres|pronomes|pronomi",
     "project": r"project|projekt|projet|proyecto|projeto|progetto|repo|repository|renamed|umbenannt|renommé|"
                r"renombr\w*|renome\w*|rinominat\w*",
@@ -119,6 +123,18 @@ CUES: dict[str, str] = {
                r"daily|weekly|planning|point hebdo|hebdo|call|"
                r"reunión|reuniao|reunião|riunione|1:1|one-on-one",
 }
+# The topic a fact that came without one is filed under, by the first slot it fills in this order (issue 50:
+# a heading-less import is never all "general"); STYLE_CUES file a fact about how to answer under "style".
+TOPICS = (("name", "identity"), ("pronouns", "identity"), ("place", "location"), ("employer", "work"),
+          ("workplace", "work"), ("project", "work"), ("meeting", "schedule"), ("diet", "food"), ("drink", "food"),
+          ("alcohol", "food"), ("smoking", "health"), ("editor", "tools"), ("package_manager", "tools"),
+          ("tracker", "tools"), ("chat", "tools"), ("ci", "tools"), ("os", "tools"), ("browser", "tools"),
+          ("vcs", "tools"), ("mail", "tools"), ("design", "tools"), ("containers", "tools"))
+STYLE_CUES = (r"answers?|answering|responses?|replies|reply|explanations?|tone|terse|tersely|concise|verbose|"
+              r"brief|summary|summaries|recap|preamble|emoji|antwort\w*|réponses?|respuestas?|respostas?|"
+              r"rispost\w*|ton|tono|tom")
+# Slots whose known values are common words elsewhere ("fish"): read only where the slot's cue is said too.
+CUED_ONLY = frozenset({"shell"})
 # A fact about one of these names who the user is: nothing about another slot replaces it.
 IDENTITY = frozenset({"name", "pronouns"})
 # Slots that hold one value at a time for the user, so another value replaces the old one.
@@ -131,7 +147,8 @@ LEFT_BEHIND = (
     "stopped", "dropped", "ditched", "replaced", "renamed", "switched from", "moved from", "moved off",
     "statt", "anstatt", "anstelle von", "nicht mehr", "kein", "keine", "keinen", "keinem", "verlassen",
     "aufgehört", "aufgegeben", "gekündigt", "umbenannt", "rücken gekehrt", "sold", "verkauft", "vendu", "vendió",
-    "vendeu", "venduto", "abandoned", "cut out", "no more", "migrated from", "moved away from",
+    "vendeu", "venduto", "abandoned", "cut out", "no more", "cancelled", "canceled", "storniert", "annulé",
+    "résilié", "canceló", "cancelé", "cancelou", "disdetto", "migrated from", "moved away from",
     "au lieu de", "à la place de", "ne plus", "quitté", "a quitté", "arrêté", "abandonné", "renommé",
     "en lugar de", "en vez de", "ya no", "dejó", "dejé", "dejó de", "abandonó",
     "em vez de", "no lugar de", "já não", "não mais", "saiu", "saiu da", "saiu do", "deixou", "deixou de",

@@ -32,7 +32,7 @@ from functools import cache, lru_cache
 from .near_duplicates import near_duplicate
 from .slots import MERGE as SLOT_MERGE
 from .slots import UPDATE as SLOT_UPDATE
-from .slots import VETO, in_context, judge_slots, paraphrase
+from .slots import VETO, in_context, judge_slots, paraphrase, slot_of_its_own
 from .stems import content_stems, head, meaningful, pair_language
 from .supersede_words import (
     ADDITIVE_SIGNALS,
@@ -58,6 +58,8 @@ from .supersede_words import (
     TO_WORDS,
     VERB_SIGNALS,
 )
+from .verdict import MERGE
+from .verdict import Verdict as Verdict  # re-exported: what the rules answer
 from .word_diff import changes, prefix_length
 
 TEXTS_KEPT = 4096  # texts whose single-text readings stay cached (each a few words' worth)
@@ -77,33 +79,6 @@ SUBJECTS = {
     "address": (r"$^", r"\b(?:address|adresse|dirección|indirizzo|endereço)\b"),
 }
 MEETING = re.compile(r"\b(?:meeting|stand-?up|teammeeting|réunion|reunión|riunione|reunião|besprechung)\b.*\d")
-EXPLICIT = frozenset({"from_to", "instead_of", "past", "stopped", "left_behind"})
-UPDATE, MERGE = "update", "merge"  # what accepting does: the new fact replaces the old / the fuller one is kept
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """Whether a new fact may update an old one, how strongly (more shared words: a closer match), and by which
-    rule ("" when none)."""
-
-    proposes: bool
-    strength: int = 0
-    rule: str = ""
-    kind: str = UPDATE
-
-    @property
-    def explicit(self) -> bool:
-        """The new fact named the old value as no longer true (the strongest evidence a word rule has)."""
-        return self.proposes and self.rule in EXPLICIT
-
-    @property
-    def update(self) -> bool:
-        """A proposal that the new fact replaces the old one (not a merge of two that say the same)."""
-        return self.proposes and self.kind == UPDATE
-
-    @property
-    def merge(self) -> bool:
-        return self.proposes and self.kind == MERGE
 
 
 NO = Verdict(False)
@@ -333,8 +308,9 @@ def _signalled(old: Text, new: Text) -> Verdict:
     kept with another value ("Fährt einen Diesel" / "Fährt inzwischen elektrisch"); after a strong one (a move, a
     switch, an end, a dated new state), the same topic is enough ("I've been on Helix for a month now")."""
     strong = _news(old, new, STRONG_SIGNALS) or _dated(new.folded)
-    if not (strong or _news(old, new, CHANGE_SIGNALS)) or _other_purposes(old, new):
-        return NO
+    if not (strong or _news(old, new, CHANGE_SIGNALS)) or _other_purposes(old, new) or \
+            slot_of_its_own(old.folded, new.folded):
+        return NO  # "Moved to Porto" says where the user lives: "Cycles to the office" names no place
     lang = pair_language(old.folded, new.folded)
     mine, theirs = meaningful(content_stems(old.folded, lang)), meaningful(content_stems(new.folded, lang))
     kept = head(old.folded, lang) in theirs and bool(mine - theirs) and bool(theirs - mine)
