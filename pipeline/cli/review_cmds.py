@@ -20,6 +20,8 @@ CONTENT_WIDTH = 60
 review_app = typer.Typer(rich_markup_mode=None, invoke_without_command=True,
                          help="Settle proposals: facts a write said it may update (supersede.detect: propose).")
 ProposalArg = Annotated[int, typer.Argument(metavar="PROPOSAL", help="The proposal's id (see `persona review`).")]
+ScanOption = Annotated[bool, typer.Option(
+    "--scan", help="First look over the stored persona and propose the merges and changes no single write saw.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -46,17 +48,19 @@ def proposal_line(proposal: dict[str, Any]) -> str:
 
 
 @review_app.callback()
-def review(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+def review(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False,
+           scan: ScanOption = False) -> None:
     """List the open proposals (both facts still current), oldest first; accept or dismiss each."""
     if ctx.invoked_subcommand is None:
-        list_proposals(ctx, profile, as_json)
+        list_proposals(ctx, profile, as_json, scan)
 
 
 @review_app.command("list")
-def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False,
+                   scan: ScanOption = False) -> None:
     """List the open proposals, oldest first."""
-    with state(ctx).store(profile, readonly=True) as store:
-        found = store.proposals()
+    with state(ctx).store(profile, readonly=not scan) as store:
+        found = store.proposals(scan=scan)
     if as_json:
         emit_json([proposal.to_dict() for proposal in found])
         return
