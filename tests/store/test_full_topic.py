@@ -4,30 +4,7 @@ is in the writer's view however many facts came after it. Both backends; a secon
 
 from __future__ import annotations
 
-# topic: (the old fact, the facts written after it, the change)
-TOPICS = {
-    "tools": ("Uses pip to install Python packages.",
-              ["Uses Neovim as the main editor.", "Uses ruff for linting.", "Uses pytest for tests.",
-               "Keeps dotfiles in a git repo.", "Uses tmux for terminal sessions.", "Runs mypy in strict mode."],
-              "Switched to uv; doesn't use pip anymore."),
-    "work": ("Works at Globex as a backend engineer.",
-             ["Reviews pull requests in the morning.", "Prefers async standups.", "Writes design docs before coding.",
-              "Pairs with juniors on Fridays.", "Keeps meetings under thirty minutes."],
-             "Left Globex; now works at Initech."),
-    "home": ("Lives in Lisbon.",
-             ["Has a cat named Miso.", "Cycles to the office.", "Grows tomatoes on the balcony.",
-              "Likes quiet cafes to work from.", "Goes hiking on weekends.", "Has a standing desk at home.",
-              "Reads before bed."],
-             "Moved to Porto last month."),
-    "food": ("Is vegetarian.",
-             ["Loves spicy food.", "Drinks oat milk.", "Is allergic to peanuts.", "Cooks pasta on Sundays.",
-              "Avoids sugary snacks."],
-             "Started eating meat again."),
-    "schedule": ("The team standup is at 9:30.",
-                 ["Blocks focus time after lunch.", "Takes Fridays off every other week.", "Answers email twice a day.",
-                  "Plans the week on Monday morning.", "Does code review after standup."],
-                 "The team standup moved to 10:00."),
-}
+from benchmarks.pairs import FULL_TOPICS as TOPICS  # `make bench` prints the same store's figures
 
 
 def test_in_a_full_topic_each_change_names_its_old_fact_alone_and_keeps_it_in_view(database):
