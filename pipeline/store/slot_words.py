@@ -42,6 +42,8 @@ KNOWN_VALUES: dict[str, dict[str, str]] = {
              "protonmail": "proton"},
     "shell": {"bash": "bash", "zsh": "zsh", "fish": "fish", "fish shell": "fish", "nushell": "nushell",
               "powershell": "powershell", "ksh": "ksh"},
+    "forge": {"github": "github", "gitlab": "gitlab", "bitbucket": "bitbucket", "codeberg": "codeberg",
+              "gitea": "gitea", "forgejo": "forgejo"},
     "design": {"figma": "figma", "sketch": "sketch", "penpot": "penpot"},
     "containers": {"docker": "docker", "podman": "podman"},
     "diet": {
@@ -129,7 +131,7 @@ TOPICS = (("name", "identity"), ("pronouns", "identity"), ("place", "location"),
           ("workplace", "work"), ("project", "work"), ("meeting", "schedule"), ("diet", "food"), ("drink", "food"),
           ("alcohol", "food"), ("smoking", "health"), ("editor", "tools"), ("package_manager", "tools"),
           ("tracker", "tools"), ("chat", "tools"), ("ci", "tools"), ("os", "tools"), ("browser", "tools"),
-          ("vcs", "tools"), ("mail", "tools"), ("design", "tools"), ("containers", "tools"))
+          ("vcs", "tools"), ("forge", "tools"), ("mail", "tools"), ("design", "tools"), ("containers", "tools"))
 STYLE_CUES = (r"answers?|answering|responses?|replies|reply|explanations?|tone|terse|tersely|concise|verbose|"
               r"brief|summary|summaries|recap|preamble|emoji|antwort\w*|réponses?|respuestas?|respostas?|"
               r"rispost\w*|ton|tono|tom")
@@ -167,7 +169,10 @@ SWAPS = ("swapped", "replaced", "traded", "getauscht", "ersetzt", "remplacé", "
 LEFT_AFTER = ("mehr", "verlassen", "aufgegeben", "aufgehört", "gekehrt", "gekündigt", "verkauft", "anymore",
               "any more", "plus", "più", "mais")
 # Words that negate the value they precede: "eats no meat", "ohne Zucker", "sin carne" (the old value's negation).
-NEGATING = ("not", "never", "without", "ohne", "nicht", "sans", "pas de", "sin", "sem", "senza", "non", "não")
+NEGATING = (
+    "not", "never", "doesn't", "does not", "don't", "do not", "isn't", "is not", "no longer",
+    "without", "ohne", "nicht", "sans", "pas de", "sin", "sem", "senza", "non", "não",
+)
 # "no" negates food and drink ("eats no meat", "no bebe café"), but is "in the" in Portuguese ("no Trello").
 NEGATING_CONSUMED = (*NEGATING, "no")
 CONSUMED = frozenset({"diet", "drink", "alcohol", "smoking"})

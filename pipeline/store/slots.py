@@ -102,12 +102,16 @@ def _same_slot(slot: str, old: Reading, new: Reading) -> SlotVerdict:
     if not mine or not theirs:
         return NO_OPINION
     gone, came = _without(mine, theirs), _without(theirs, mine)
+    if old.left & theirs and not new.left & theirs:
+        return SlotVerdict(UPDATE, f"slot:{slot}")  # "Doesn't drink coffee" / "Drinks coffee again"
     if gone and came:
         if new.additive or (slot == "drink" and not changed) or _other_context(old, new, slot):
             return NO_OPINION  # "also likes black coffee", a drink beside another, Windows on a laptop and Linux
         return SlotVerdict(UPDATE, f"slot:{slot}")
     if came and changed and slot in KNOWN_VALUES:
         return SlotVerdict(UPDATE, f"slot:{slot}")  # "nutzt jetzt Neovim" beside the old value it names
+    if came and slot in KNOWN_VALUES:
+        return SlotVerdict(VETO, "more_values")  # "Uses Windows and Linux": one value more, not the same fact
     if changed and _without(new.plain, old.plain):
         return NO_OPINION  # "now uses Docker in production": the same value in a new place, not the same fact
     if _without(old.plain, new.plain) and _without(new.plain, old.plain) and not _paraphrase(old, new):

@@ -54,6 +54,23 @@ def test_another_name_does_replace_a_name(store):
 
 
 @pytest.mark.parametrize(("old", "new"), [
+    ("Doesn't eat meat.", "Eats meat again."),
+    ("Doesn't drink coffee.", "Drinks coffee again."),
+])
+def test_a_negated_value_said_again_is_a_change(store, old, new):
+    first, made = proposals_of(store, old, new, topic="food")
+    assert [(proposal.kind, proposal.old.id) for proposal in made] == [("update", first.id)]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Uses Windows.", "Uses Windows and Linux."),
+    ("Usa macOS.", "Usa Linux em casa e macOS no trabalho."),
+])
+def test_one_value_more_of_a_slot_is_neither_a_change_nor_a_merge(store, old, new):
+    assert proposals_of(store, old, new)[1] == ()
+
+
+@pytest.mark.parametrize(("old", "new"), [
     ("Never force-push to main.", "Never push directly to main."),
     ("Prefers dark mode in the terminal.", "Prefers dark mode in the browser."),
     ("Never commit secrets to the repo.", "Never commit generated files to the repo."),
