@@ -18,11 +18,13 @@ from .slot_words import (
     KNOWN_VALUES,
     LEFT_AFTER,
     LEFT_BEHIND,
+    LOCATIVE,
     NEGATING,
     NEGATING_CONSUMED,
     RENAMES,
     RULE_STARTS,
     SWAPS,
+    TIME_ZONES,
     WEEKDAYS,
 )
 from .stems import LIGHT
@@ -72,8 +74,10 @@ def reading(text: str) -> Reading:
     if any(slot in CUED_ONLY for slot, _ in known):  # "switched the shell to fish": not a diet
         known = tuple((slot, value) for slot, value in known if slot != "diet")
     slots = {slot for slot, _ in known} | cued
-    if "project" in slots:
-        slots.discard("name")  # "the project is called helios": the project's name, not the user's
+    if "project" in slots:  # "the project is called helios": the project's name, not the user's; and a project
+        if "name" not in slots and not _said(folded, RENAMES):  # fact that names no name is about something else
+            slots.discard("project")  # ("Project Atlas uses Go" / "... deploys on Fridays": two facts of it)
+        slots.discard("name")
     values: dict[str, set[str]] = {}
     for slot, value in known:
         values.setdefault(slot, set()).add(value)
@@ -82,7 +86,7 @@ def reading(text: str) -> Reading:
     free = _free(folded)
     for slot in slots:
         if slot in FREE_SLOTS and slot not in values:
-            values[slot] = set(free)
+            values[slot] = set(free if slot != "place" or _said(folded, TIME_ZONES) else free & _located(folded))
     if "meeting" in slots:
         values["meeting"] = {word for word in _tokens(folded) if any(c.isdigit() for c in word) or word in WEEKDAYS}
     filled = {slot: frozenset(found) for slot, found in values.items() if found}
@@ -132,6 +136,12 @@ def _objects(folded: str) -> frozenset[str]:
     no slot ("Is allergic to peanuts": peanuts, not "allergic", which "no longer allergic to pollen" ends)."""
     ordered = [word for word in _tokens(_unsignalled(folded)) if _carries(word)]
     return frozenset(word for word in ordered[1:] if word not in MULTI_VALUED)
+
+
+def _located(folded: str) -> frozenset[str]:
+    """The words a place is named by: after "in", "to", "nach", "à", "em"... ("Lives with two cats" names none)."""
+    found = _after_words(folded, LOCATIVE, 2)
+    return frozenset(found | {part for word in found for part in word.split("-")})  # "München-Schwabing"
 
 
 def _diet(values: dict[str, set[str]], negated: frozenset[str]) -> dict[str, set[str]]:

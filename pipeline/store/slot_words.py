@@ -202,6 +202,13 @@ CLAUSES = r"[,;.!?]|\s(?:and|but|now|und|aber|jetzt|et|mais|maintenant|y|pero|ah
 RULE_STARTS = ("never", "always", "don't", "do not", "avoid", "nie", "niemals", "immer", "keine", "jamais",
                "toujours", "ne jamais", "nunca", "siempre", "sempre", "mai", "non", "evitar", "éviter", "vermeiden",
                "evitare", "use", "run", "keep", "ask", "write", "check", "test", "commit", "push")
+# Words before a place's name ("lives in Lisbon", "moved to Porto", "wohnt nach", "vit à Lyon", "mora em Braga").
+LOCATIVE = ("in", "to", "near", "nach", "zu", "im", "bei", "à", "au", "en", "a", "em", "no", "na", "para", "nel",
+            "nella", "da", "an")
+# Words that name a time zone: its value is what follows, no place word needed ("Time zone: CET").
+TIME_ZONES = ("time zone", "timezone", "zeitzone", "fuseau horaire", "zona horaria", "fuso horário", "fuso orario",
+              "pacific time", "eastern time", "central time", "mountain time", "hora del pacífico",
+              "hora do pacífico")
 # Words that say where, in what or for what a value holds: "Windows on the laptop", "dark mode in the terminal".
 CONTEXT = ("in", "on", "im", "dans", "sur", "en", "no", "na", "nel", "nella", "sul", "sulla", "bei", "auf", "for",
            "für", "pour", "para", "per")

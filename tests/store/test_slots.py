@@ -75,6 +75,7 @@ def test_one_value_more_of_a_slot_is_neither_a_change_nor_a_merge(store, old, ne
     ("Prefers dark mode in the terminal.", "Prefers dark mode in the browser."),
     ("Never commit secrets to the repo.", "Never commit generated files to the repo."),
     ("Usa Windows en el portátil.", "Usa Linux en el servidor de casa."),
+    ("The repo uses pre-commit hooks.", "The repo has CI on every push."),  # a project's facts, not its name
 ])
 def test_look_alikes_are_not_proposed(store, old, new):
     assert proposals_of(store, old, new)[1] == ()
