@@ -27,6 +27,7 @@ from pipeline import (
 from .corpus import corpus
 from .host_histories import rows as history_rows
 from .learn import rows as learn_rows
+from .pairs import rows as pair_rows
 from .processes import print_table as print_processes
 from .scopes import rows as scope_rows
 from .supersede import rows as supersede_rows
@@ -331,6 +332,7 @@ def main() -> None:
         rows.append(("budget use when content overflows", label,
                      f"{median:.1%} median, {lowest:.1%} min; {within:.0%} within budget"))
     rows += supersede_rows()
+    rows += pair_rows()
     rows += scope_rows()
     rows += history_rows()
     rows += learn_rows()

@@ -178,13 +178,14 @@ def store_recall(between: int) -> tuple[int, int]:
     their topic written after the old one: the judge's recall, less what the bounded candidates leave unjudged."""
     changes = [pair for part in ("train", "heldout", "spoken") for pair in pairs(part) if pair["label"] == "change"]
     said = 0
-    with tempfile.TemporaryDirectory() as tmp, PersonaStore(Path(tmp) / "m.db") as store:
-        for number, pair in enumerate(changes):
-            topic = f"{pair['topic']} {number}"
-            old = store.add(pair["old"], topic=topic).fact
-            for other in BETWEEN[:between]:
-                store.add(other, topic=topic)
-            made = store.add(pair["new"], topic=topic).proposals
+    with tempfile.TemporaryDirectory() as tmp:
+        for number, pair in enumerate(changes):  # a profile each: a text two pairs share is one fact in one profile
+            with PersonaStore(Path(tmp) / "m.db", profile=f"pair-{number}") as store:
+                topic = pair["topic"]
+                old = store.add(pair["old"], topic=topic).fact
+                for other in BETWEEN[:between]:
+                    store.add(other, topic=topic)
+                made = store.add(pair["new"], topic=topic).proposals
             said += any(proposal.kind == "update" and proposal.old.id == old.id for proposal in made)
     return said, len(changes)
 

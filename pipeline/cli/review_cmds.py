@@ -23,6 +23,8 @@ review_app = typer.Typer(rich_markup_mode=None, invoke_without_command=True,
                          help="Settle proposals: facts a write said it may update (supersede.detect: propose).")
 ProposalArg = Annotated[str, typer.Argument(metavar="PROPOSAL", help="The proposal's id, or a held write's wN "
                                              "(see `persona review`).")]
+ScanOption = Annotated[bool, typer.Option(
+    "--scan", help="First look over the stored persona and propose the merges and changes no single write saw.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -49,17 +51,19 @@ def proposal_line(proposal: dict[str, Any]) -> str:
 
 
 @review_app.callback()
-def review(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+def review(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False,
+           scan: ScanOption = False) -> None:
     """List the open proposals (both facts still current), oldest first; accept or dismiss each."""
     if ctx.invoked_subcommand is None:
-        list_proposals(ctx, profile, as_json)
+        list_proposals(ctx, profile, as_json, scan)
 
 
 @review_app.command("list")
-def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False) -> None:
+def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False,
+                   scan: ScanOption = False) -> None:
     """List the open proposals, oldest first."""
-    with state(ctx).store(profile, readonly=True) as store:
-        found, held = store.proposals(), store.held_writes()
+    with state(ctx).store(profile, readonly=not scan) as store:
+        found, held = store.proposals(scan=scan), store.held_writes()
     if as_json:
         emit_json([proposal.to_dict() for proposal in found] + [write.to_dict() for write in held])
         return

@@ -176,7 +176,9 @@ def import_entries(store: PersonaStore, parsed: Parsed, *, origin: str, fmt: str
         listed = {fact_id for fact_id in kept if fact_id is not None}
         if prune:
             _prune(store, conn, origin, listed, report)
-        report.proposals = propose_after_import(store, conn, report.added, listed)
+        # A facts file says each fact it lists is current; any other source tells its facts in the order they
+        # came (mem0's dates, a file's lines, Hermes' entries), so a later one may update an earlier one (#50).
+        report.proposals = propose_after_import(store, conn, report.added, listed if declarative else set())
     return report
 
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .forgotten import REFUSED as FORGOTTEN  # why a forgotten text is refused, as every way in words it
     from .forgotten import ForgottenTest, admit, forgotten_test, same_fact
     from .proposals import propose_after_import
+    from .slots import topic_for
     from .validation import MAX_TOPIC_CHARS, check_text, scope_in_file
 
 # name -> (the module that defines it, its name there; None: the module itself)
@@ -61,6 +62,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "origins": (".origins", None),
     "profile_generation": (".database", "profile_generation"),
     "propose_after_import": (".proposals", "propose_after_import"),
+    "topic_for": (".slots", "topic_for"),
     "reach": (".erasure", "reach"),
     "rescope": (".births", "rescope"),
     "scope_in_file": (".validation", "scope_in_file"),
@@ -120,4 +122,5 @@ __all__ = [
     "secure_delete",
     "supersede",
     "tombstone_text",
+    "topic_for",
 ]

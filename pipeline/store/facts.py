@@ -239,7 +239,7 @@ class PersonaStore(HeldWrites):
         scope = check_scope(scope)
         key = content_key(topic, content, scope)
         with self.transaction() as conn:
-            existing = existing_fact(self, conn, topic, content, scope)
+            existing = existing_fact(self, conn, topic, content, scope, any_topic=True)  # under any topic
             if existing is not None:
                 return Promotion(Fact(**dict(existing), scope=scope), created=False)
             if not force and self.is_tombstoned(key):
@@ -285,9 +285,9 @@ class PersonaStore(HeldWrites):
         """The supersession chain through a fact, current or superseded, oldest first."""
         return supersede.history(self, persona_id)
 
-    def proposals(self) -> builtins.list[Proposal]:
-        """The open proposals: facts a write said it may update, both still current, oldest first."""
-        return proposals.open_proposals(self)
+    def proposals(self, *, scan: bool = False) -> builtins.list[Proposal]:
+        """The open proposals, oldest first; ``scan`` first proposes what no single write saw (stored facts)."""
+        return proposals.open_proposals(self, scan=scan)
 
     def accept(self, proposal_id: int) -> Proposal:
         """Accept a proposal: its new fact supersedes the old one (undo: :meth:`undo_replace`)."""

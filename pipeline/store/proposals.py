@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
+from ..text import same_topic
 from . import stem_index
 from .backend import Connection
 from .births import BIRTH_JOIN
@@ -26,7 +27,7 @@ from .fact_row import FACT_COLUMNS, Fact, Proposal, check_id
 from .forgotten import digests, secret
 
 if TYPE_CHECKING:
-    from .supersede_rules import Verdict
+    from .verdict import Verdict
 
 MAX_PER_WRITE = 3  # the strongest matches a write reports; more would be noise nobody reads
 IMPORT_BATCH = 500  # the added facts of an import read back per statement (a bound on memory, not a tuning)
@@ -41,19 +42,22 @@ PROPOSAL_SQL = (
 )
 
 
-def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] | None = None
-            ) -> tuple[Proposal, ...]:
+def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] | None = None, *,
+            own: frozenset[int] = frozenset()) -> tuple[Proposal, ...]:
     """After ``new`` was written: the older facts of its topic it may update or merge with, kept as open proposals,
-    strongest first (caller's transaction). ``olds``: the candidates (default: those the stem index gives)."""
+    strongest first (caller's transaction). ``olds``: the candidates (default: those the stem index gives); those
+    of ``own`` (written with ``new``, by one import) only where the evidence is explicit (:attr:`Verdict.named`)."""
     if store.supersede_detect == "off":
         return ()
     from .supersede_rules import judge  # the rules load with the first write, not with every store
 
     candidates = stem_index.candidates(store, conn, new) if olds is None else olds
     # Within one scope only: a project's "uses pnpm" updates nothing global, it holds beside it (keys do the same).
-    judged = sorted(((verdict, old) for old in candidates if old.id != new.id and old.topic == new.topic
-                     and old.scope == new.scope and (verdict := judge(old.content, new.content)).proposes),
-                    key=lambda pair: (-pair[0].strength, pair[1].id))
+    judged = _supported(sorted(((verdict, old) for old in candidates if old.id != new.id
+                                and same_topic(old.topic, new.topic) and old.scope == new.scope
+                                and (verdict := judge(old.content, new.content)).proposes
+                                and (old.id not in own or verdict.named)),
+                               key=lambda pair: (-pair[0].strength, pair[1].id)))
     pairs = [(verdict, *(_merged(old, new) if verdict.merge else (old, new))) for verdict, old in judged]
     made: list[Proposal] = []
     now = store.now()
@@ -62,6 +66,15 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
         dismissed = _dismissed(store, conn, [(shorter, fuller) for _, shorter, fuller in batch])
         made += _keep(store, conn, [pair for pair in batch if (pair[1].content, pair[2].content) not in dismissed], now)
     return tuple(made)
+
+
+def _supported(judged: list[tuple[Verdict, Fact]]) -> list[tuple[Verdict, Fact]]:
+    """No more than the evidence supports: where one candidate is named by a strong rule (the new fact names its
+    value as left behind, or fills its slot with another), a weaker update beside it (a change word and the same
+    topic) is noise in a full topic, and is left out; merges stand on their own."""
+    if not any(verdict.update and verdict.strong for verdict, _ in judged):
+        return judged
+    return [(verdict, old) for verdict, old in judged if not verdict.update or verdict.strong]
 
 
 def _merged(old: Fact, new: Fact) -> tuple[Fact, Fact]:
@@ -77,28 +90,33 @@ def check_write(store: Database, conn: Connection, new: Fact) -> tuple[tuple[Pro
     candidates = stem_index.candidates(store, conn, new)
     made = propose(store, conn, new, candidates)
     partners = {fact.id for proposal in made for fact in (proposal.old, proposal.new)}
-    mine = [fact for fact in candidates if fact.topic == new.topic and fact.scope == new.scope]
-    mine.sort(key=lambda fact: (fact.id not in partners, -fact.id))
+    from .slots import closeness  # the write path's own reader, as the rules are
+
+    mine = [fact for fact in candidates if same_topic(fact.topic, new.topic) and fact.scope == new.scope
+            and fact.id != new.id]
+    # The closest to the new fact first, so the fact it changes is in the writer's view however full the topic.
+    mine.sort(key=lambda fact: (fact.id not in partners, -closeness(fact.content, new.content), -fact.id))
     return made, tuple(mine[:store.supersede_related])
 
 
 def propose_after_import(store: Database, conn: Connection, added: Sequence[int], listed: set[int]
                          ) -> list[Proposal]:
-    """The facts an import added may update the profile's others, but never one the same file lists: the file
-    says that one is current too. The others are read once; the added facts a batch at a time, so an import of
-    many facts never holds them all again here (and a first import, with no others, reads none of them)."""
+    """The facts an import added may update the profile's older facts, each judged against the candidates a write
+    of it would be (bounded, :mod:`.stem_index`), never one of ``listed`` (a facts file lists them: current too).
+    Among the import's own facts, in the source's order (the caller's: dates, lines, entries), only what names a
+    value left behind or another value of a slot, or a merge: a source's facts were true together, mostly. The
+    added facts are read back a batch at a time, so an import of many facts never holds them all again here."""
     if store.supersede_detect == "off" or not added:
         return []
     stem_index.catch_up(store, conn)  # the import's facts, indexed once here rather than at the next write
-    olds = _current(store, conn, leaving=listed)
-    if not olds:
-        return []
-    made = []
+    own, made = frozenset(added), list[Proposal]()
     for start in range(0, len(added), IMPORT_BATCH):
         batch = added[start:start + IMPORT_BATCH]
         found = {fact.id: fact for fact in _current(store, conn, batch)}
-        made += [proposal for fact_id in batch if fact_id in found
-                 for proposal in propose(store, conn, found[fact_id], olds)]
+        for fact_id in (fact_id for fact_id in batch if fact_id in found):
+            olds = [old for old in stem_index.candidates(store, conn, found[fact_id])
+                    if old.id < fact_id and old.id not in listed]
+            made += propose(store, conn, found[fact_id], olds, own=own)
     return made
 
 
@@ -112,8 +130,25 @@ def _current(store: Database, conn: Connection, ids: Sequence[int] | None = None
     return [Fact(**dict(row)) for row in rows if row["id"] not in leaving]
 
 
-def open_proposals(store: Database) -> list[Proposal]:
-    """The profile's open proposals, oldest first."""
+def scan_stored(store: Database, conn: Connection) -> list[Proposal]:
+    """Look over the stored persona: each fact judged against the older facts of its topic the stem index gives
+    for it, as if written now (caller's transaction): merges and changes among facts no single write saw, such as
+    those another tool wrote, or an import's before issue 50. Bounded per fact as a write is."""
+    if store.supersede_detect == "off":
+        return []
+    stem_index.catch_up(store, conn)
+    made: list[Proposal] = []
+    for fact in _current(store, conn):
+        olds = [old for old in stem_index.candidates(store, conn, fact) if old.id < fact.id]
+        made += propose(store, conn, fact, olds)
+    return made
+
+
+def open_proposals(store: Database, *, scan: bool = False) -> list[Proposal]:
+    """The profile's open proposals, oldest first; with ``scan``, after :func:`scan_stored` in a transaction."""
+    if scan:
+        with store.transaction() as conn:
+            scan_stored(store, conn)
     with store.read() as conn:
         store.note_read(conn, "proposals")
         rows = conn.execute(PROPOSAL_SQL + "AND p.decision IS NULL ORDER BY p.id", (store.profile,)).fetchall()

@@ -2,6 +2,7 @@
 that share a stem with it (at most :data:`PER_STEM` per stem) and the topic's :data:`RECENT` latest facts, so its
 cost does not grow with the topic's size (issue 38: a promote judged every fact of its topic, 325 there).
 
+A slot a fact fills (:mod:`.slots`: its editor, where the user lives...) is indexed as one more stem.
 Table ``persona_stems`` holds, per profile, one row per (topic and stem, fact); a row keyed by the topic alone
 lists every fact of the topic. Keys are keyed hashes (this database's secret, :mod:`.forgotten`), never text: a
 stem is a piece of a fact. The write path indexes what it writes; rows other tools add to ``memoria_persona``
@@ -31,6 +32,7 @@ MAX_CANDIDATES = 12  # judged per write, those with most stems in common first
 RECENT = 12  # the topic's latest, judged without a stem in common, after those with one ("on Helix for a month now")
 CHUNK = 300  # index rows per INSERT: 900 parameters, under every SQLite build's limit
 SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or word holds
+SLOT = "\x1eslot:"  # before a slot's name in a key (:mod:`.slots`): no stem starts so
 
 
 def candidates(store: Database, conn: Connection, new: Fact) -> list[Fact]:
@@ -90,10 +92,14 @@ def index(store: Database, conn: Connection, facts: Iterable[tuple[int, str, str
 def keys(secret: bytes, topic: str, content: str) -> tuple[str, ...]:
     """The index keys of a fact: (the keyed hashes of) its topic, and its topic with each content stem (a write
     indexes its fact, then looks its keys up: once each)."""
-    from .stems import content_stems  # PyStemmer loads on the write path only
+    from .slot_reading import reading  # the write path's own readers, as PyStemmer
+    from .stems import content_stems
 
     key = _topic_key(topic)
-    return (_hashed(secret, key), *sorted(_hashed(secret, key + SEPARATOR + stem) for stem in content_stems(content)))
+    # A slot counts as a stem: "Moved to Porto" finds "Lives in Lisbon" in a full topic without a word in common.
+    slots = (SLOT + slot for slot in reading(content.casefold()).slots)
+    return (_hashed(secret, key), *sorted(_hashed(secret, key + SEPARATOR + stem)
+                                          for stem in (*content_stems(content), *slots)))
 
 
 def forget(store: Database, conn: Connection, ids: Iterable[int]) -> None:

@@ -98,12 +98,28 @@ def replace(store: PersonaStore, target: int | str, content: str, *, topic: str 
             raise InputError(f"fact #{old.id} already says that; nothing to replace")
         existing = _existing(store, conn, topic, content, scope)
         existing = None if existing is not None and existing.id == old.id else existing  # a respelling of itself
+        if existing is None and (content, scope) == (old.content, scope_of(conn, store.profile, old.id)):
+            return Replacement(old, _moved(store, conn, old, topic, tier))  # a move keeps the fact (#50)
         new = existing or store.insert_row(
             conn, tier=tier, topic=topic, content=content, confidence=old.confidence,
             source=content_key(topic, content, scope), reason=reason or old.promotion_reason, force=force,
             scope=scope, writer=writer)
         supersede(store, conn, old, new, REPLACED if existing is None else REPLACED_BY_EXISTING)
     return Replacement(old, new)
+
+
+def _moved(store: Database, conn: Connection, fact: Fact, topic: str, tier: str) -> Fact:
+    """``fact`` under ``topic`` (and ``tier``), in place: its id, writer, origins and history stay its own; a key
+    made of its old topic and text is made again of the new one, so add and import still find it."""
+    scope = scope_of(conn, store.profile, fact.id)
+    keyed = fact.source_memory_id == content_key(fact.topic, fact.content, scope)
+    source = content_key(topic, fact.content, scope) if keyed else fact.source_memory_id
+    conn.execute("UPDATE memoria_persona SET topic = ?, tier = ?, source_memory_id = ? WHERE id = ? AND "
+                 "session_id = ?", (topic, tier, source, fact.id, store.profile))
+    from . import stem_index  # its keys are the topic's: the moved fact is a candidate there now
+
+    stem_index.index(store, conn, [(fact.id, topic, fact.content)])
+    return replace_field(fact, topic=topic, tier=tier, source_memory_id=source)
 
 
 def accept(store: Database, proposal_id: int) -> Proposal:

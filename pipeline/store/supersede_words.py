@@ -67,17 +67,30 @@ PURPOSE = ("for", "für", "pour", "para", "per")
 # People other than the user: a fact about one of them says nothing about the user's own.
 RELATIONS = word_set(
     "mother mom mum father dad parents wife husband partner spouse girlfriend boyfriend son daughter kids children",
-    "child brother sister sibling siblings friend friends boss manager colleague colleagues coworker coworkers team",
+    "child brother sister sibling siblings friend friends boss manager colleague colleagues coworker coworkers",
     "family grandmother grandfather uncle aunt cousin roommate neighbour neighbor",
     "mutter vater eltern frau mann partnerin sohn tochter kinder kind bruder schwester freund freundin chef chefin",
     "kollege kollegin familie oma opa",
-    "mère père femme mari partenaire fils fille enfants frère sœur soeur ami amie patron collègue équipe famille",
+    "mère père femme mari partenaire fils fille enfants frère sœur soeur ami amie patron collègue famille",
     "conjoint conjointe",
     "madre padre padres esposa esposo mujer marido pareja hijo hija hijos hermano hermana amigo amiga jefe jefa",
-    "compañero compañera equipo familia novio novia",
-    "genitori moglie compagno compagna figlio figlia figli fratello sorella amico capo collega squadra famiglia",
-    "mãe pai pais parceiro parceira filho filha filhos irmão irmã chefe colega equipe equipa família namorado",
+    "compañero compañera familia novio novia",
+    "genitori moglie compagno compagna figlio figlia figli fratello sorella amico capo collega famiglia",
+    "mãe pai pais parceiro parceira filho filha filhos irmão irmã chefe colega família namorado",
     "namorada",
+)
+THING_OF = frozenset({"package", "paket", "password", "passwort", "window", "project", "projekt", "task", "file",
+                      "version"})  # "package manager": a tool, not a person
+POSSESSIVES = word_set(
+    "his her their my our your sein seine seiner seinem seinen ihr ihre ihrem ihren ihrer mein meine sa",
+    "son ses mon ma leur su sus mi sua suo seu meu minha dele dela mio mia",
+)
+FIRST_PERSON = word_set(
+    "my our mein meine mon ma mes mi mis meu minha mio mia",
+)
+# A team is the user's own ("the team left Slack") unless it is someone else's ("his team switched to Go").
+TEAMS = word_set(
+    "team teams équipe equipo equipe equipa squadra",
 )
 # Predicates that hold many values at once: one more liked dish or spoken language replaces none of the others.
 MULTI_VALUED = word_set(

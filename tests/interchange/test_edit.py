@@ -12,12 +12,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pipeline import PersonaStore
+from pipeline import PersonaStore, import_source
 from pipeline.errors import EditConflict, EditError, InputError, StoreError
 from pipeline.interchange.edit import apply_edit, plan_edit
 from pipeline.interchange.edit_file import edit_text, parse_edit, read_base, with_problems
 from pipeline.store.erasure import forget_fact
 
+from ..conftest import write
 from ..support.databases import fail_inserts_of
 
 
@@ -187,9 +188,12 @@ def test_bad_yaml_and_bad_entries_are_named_by_line_and_shown_above_the_users_te
     assert again.splitlines()[6] == "  tier: forever" and again.endswith(text)
 
 
-def test_forgotten_text_a_swap_and_a_forget_that_reaches_a_kept_fact_are_refused(database):
+def test_forgotten_text_a_swap_and_a_forget_that_reaches_a_kept_fact_are_refused(database, tmp_path):
     alice, _, ids = seeded(database)
-    twin = alice.add("lives in  BERLIN", topic="home2").fact  # the same text once case and spacing are folded
+    # The same text once case and spacing are folded, under another topic: `add` finds it already there (#50), a
+    # facts file may still say it twice.
+    import_source(alice, write(tmp_path / "twin.yaml", "facts:\n  - {topic: home2, content: lives in  BERLIN}\n"))
+    twin = next(fact for fact in alice.list() if fact.topic == "home2")
     gone = alice.add("Was born in 1980", topic="me").fact
     forget_fact(alice, gone.id)
     before = state(alice)

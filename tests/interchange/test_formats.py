@@ -31,11 +31,11 @@ SOURCES = {
         ("Work", "I'm a data engineer: most of my code is SQL and Python.", "long_term", 0.7),
         ("Work", "Deploys go through Argo CD, never by hand.", "long_term", 0.7)}),
     "hermes-user-md": ("hermes/memories/USER.md", "hermes", {
-        ("general", "Name is Dana; prefers to be called Dana, not Danielle.", "long_term", 0.7),
-        ("general", "Communication: wants short, direct answers without preamble. Uses British spelling in prose.",
+        ("identity", "Name is Dana; prefers to be called Dana, not Danielle.", "long_term", 0.7),
+        ("style", "Communication: wants short, direct answers without preamble. Uses British spelling in prose.",
          "long_term", 0.7),
-        ("general", "Works in Python and Rust; uses uv, never pip.", "long_term", 0.7),
-        ("general", "Timezone Europe/Berlin; not available before 9am (§ 3 of her contract says so).", "long_term",
+        ("tools", "Works in Python and Rust; uses uv, never pip.", "long_term", 0.7),
+        ("location", "Timezone Europe/Berlin; not available before 9am (§ 3 of her contract says so).", "long_term",
          0.7)}),
     "claude-md": ("claude/CLAUDE.md", "instructions", {
         ("Code style", "Use 4-space indentation in Python; tabs nowhere.", "long_term", 0.7),
@@ -56,7 +56,7 @@ SOURCES = {
         ("general", "Use type hints on every public function.", "long_term", 0.7),
         ("general", "Prefer pathlib over os.path.", "long_term", 0.7)}),
     "chatgpt-memories": ("pasted/chatgpt-memories.txt", "lines", {
-        ("general", "Is a vegetarian.", "long_term", 0.7), ("general", "Prefers metric units.", "long_term", 0.7),
+        ("food", "Is a vegetarian.", "long_term", 0.7), ("general", "Prefers metric units.", "long_term", 0.7),
         ("general", "Has a dog named Pixel.", "long_term", 0.7),
         ("general", "Is learning Japanese and wants example sentences with furigana.", "long_term", 0.7)}),
     "claude-memory": ("pasted/claude-memory.md", "lines", {
@@ -69,7 +69,7 @@ SOURCES = {
         ("work", "Prefers written design docs over meetings.", "long_term", 0.7),
         ("style", "Wants answers without a summary of what was just said.", "long_term", 0.7)}),
     "mem0-get-all": ("mem0/get_all.json", "mem0", {
-        ("general", "Is a vegetarian and allergic to nuts", "long_term", 0.7),
+        ("food", "Is a vegetarian and allergic to nuts", "long_term", 0.7),
         ("communication", "Prefers concise answers without small talk", "long_term", 0.7),
         ("travel", "Planning a trip to Japan in October", "long_term", 0.7)}),
 }

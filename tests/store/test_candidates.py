@@ -40,13 +40,25 @@ def test_a_change_sharing_a_stem_is_found_behind_more_newer_facts_than_are_judge
     assert database.store(profile="bob").add("Switched my shell over to fish.", topic="tools").proposals == ()
 
 
-def test_beyond_the_window_a_change_sharing_no_word_is_not_judged_and_nothing_is_lost(database):
-    """The bound's price, stated: thirteen newer facts push a wordless change out of reach; both facts stay (a
-    proposal deletes nothing either way), and the related facts still show the writer the latest."""
+def test_beyond_the_window_a_change_sharing_no_word_nor_slot_is_not_judged_and_nothing_is_lost(database):
+    """The bound's price, stated: thirteen newer facts push a change that shares no word and fills no slot
+    (:mod:`pipeline.store.slots`) out of reach; both facts stay (a proposal deletes nothing either way), and the
+    related facts still show the writer the latest."""
     store = database.store(profile="alice")
-    _written(store, "Edits in Sublime Text.", between=13)
+    _written(store, "Takes the bus to work.", between=13)
     old = store.list()[0].id
-    written = store.add("I've been on Helix for a month now.", topic="tools")
+    written = store.add("Has been cycling for a month now.", topic="tools")
     assert old not in [proposal.old.id for proposal in written.proposals]
-    assert {"Edits in Sublime Text.", "I've been on Helix for a month now."} <= {f.content for f in store.list()}
+    assert {"Takes the bus to work.", "Has been cycling for a month now."} <= {f.content for f in store.list()}
     assert OTHERS[12] in [fact.content for fact in written.related]
+
+
+def test_beyond_the_window_a_change_of_the_same_slot_is_found_by_its_slot(database):
+    """"Edits in Sublime Text" / "I've been on Helix for a month now" share no word but their slot (the
+    editor), which the stem index keeps as one more stem (issue 50): thirteen newer facts do not hide it."""
+    store = database.store(profile="alice")
+    old = _written(store, "Edits in Sublime Text.", between=13)
+    database.store(profile="bob").add("Edits in Sublime Text.", topic="tools")
+    written = store.add("I've been on Helix for a month now.", topic="tools")
+    assert [(proposal.kind, proposal.old.id) for proposal in written.proposals] == [("update", old)]
+

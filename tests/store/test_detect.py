@@ -21,6 +21,7 @@ from pipeline.config.sections import SupersedeSettings
 from pipeline.integrations.tools import PersonaTools
 from pipeline.store.supersede_rules import judge
 from pipeline.store.word_diff import changes
+from pipeline.text import normal_form
 
 from ..conftest import REPO, add_memory, write
 
@@ -76,7 +77,9 @@ def test_every_pair_of_the_corpus_survives_every_mode(database):
             topic = f"t{index}"
             mine.add(pair["old"], topic=topic)
             result = mine.add(pair["new"], topic=topic)
-            assert not result.superseded and sorted(contents(mine, topic)) == sorted([pair["old"], pair["new"]])
+            # a text another pair already said is that fact, under its first topic (issue 50): current all the same
+            current = {normal_form(text) for text in contents(mine)}
+            assert not result.superseded and {normal_form(pair["old"]), normal_form(pair["new"])} <= current
             assert (mode == "off") <= (not result.proposals)
     assert database.execute("SELECT COUNT(*) FROM persona_superseded") == [(0,)]
     assert contents(other) == ["Bob's own fact"]

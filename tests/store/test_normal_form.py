@@ -53,10 +53,11 @@ def test_add_keeps_one_row_for_a_variant_of_a_fact_in_either_topic_spelling(stor
     assert (again.created, again.fact.id, contents(store)) == (False, first.fact.id, [CAFE])
 
 
-def test_the_same_text_in_another_scope_or_topic_is_another_fact(store):
-    store.add(CAFE, topic="food")
+def test_the_same_text_in_another_scope_is_another_fact_and_under_another_topic_already_there(store):
+    first = store.add(CAFE, topic="food").fact
     assert store.add(VARIANTS[0], topic="food", scope="project:acme").created
-    assert store.add(VARIANTS[0], topic="travel").created
+    again = store.add(VARIANTS[0], topic="travel")  # issue 50: one fact, whatever topic it is filed under
+    assert (again.created, again.fact.id) == (False, first.id)
 
 
 def test_a_demoted_fact_stays_demoted_in_any_spelling(store):

@@ -5,7 +5,9 @@ finds the items, so a ``-`` inside a code block, an HTML comment or a quoted
 paragraph is never taken for one. A ``##`` (or deeper) heading names the topic of
 the items under it; a ``#`` heading is the document's title and names none. A
 nested item belongs to its top-level item: "Prefer f-strings" with "except in
-logging calls" under it is one fact. Front matter and persona-tier's own region
+logging calls" under it is one fact. A paragraph ending in ":" right above a list
+labels each of its items ("Editor setup:" then "- tmux" is "Editor setup: tmux"),
+and an item's fenced command is kept in it as inline code. Front matter and persona-tier's own region
 are blanked out before parsing, line for line, so every line number stays the
 file's own.
 """
@@ -45,9 +47,10 @@ def list_items(text: str) -> list[Item]:
     heading: int | None = None  # the level of the heading whose text comes next
     parts: list[str] = []
     start = 0
+    label = ""  # a paragraph ending in ":" right above a list ("Editor setup:"): each item reads under it
     for token in MarkdownIt("commonmark").parse(text):
         if token.type == "heading_open" and depth == 0:
-            heading = int(token.tag[1:])
+            heading, label = int(token.tag[1:]), ""
         elif token.type == "list_item_open":
             depth += 1
             if depth == 1:
@@ -55,13 +58,22 @@ def list_items(text: str) -> list[Item]:
         elif token.type == "list_item_close":
             depth -= 1
             if depth == 0 and parts:
-                items.append(Item(start, topic, _joined(parts)))
+                items.append(Item(start, topic, _joined([label, *parts] if label else parts)))
+        elif token.type in ("fence", "code_block") and depth > 0:
+            parts.append(command(token.content))  # "Run tests:" and its fenced command: kept, never dropped
         elif token.type == "inline" and depth > 0:
             parts.append(" ".join(line.strip() for line in token.content.splitlines()))
         elif token.type == "inline" and heading is not None:
             topic = (token.content.strip() or None) if heading >= 2 else None  # a title names no topic
             heading = None
+        elif token.type == "inline":
+            label = token.content.strip() if token.content.strip().endswith(":") else ""
     return items
+
+
+def command(code: str) -> str:
+    """A fenced block's command(s) on one line, as inline code: "`make test`", "`uv sync; make test`"."""
+    return "`" + "; ".join(line.strip() for line in code.splitlines() if line.strip()) + "`"
 
 
 def _joined(parts: list[str]) -> str:

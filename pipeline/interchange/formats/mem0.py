@@ -7,7 +7,8 @@ with ``id``, ``memory`` (the text), ``hash``, ``metadata`` (null or an object),
 the hosted platform adds ``categories``. Each memory's text is a fact, under the
 topic its ``metadata`` names (``topic``, else ``category``), else its first
 category, else ``--topic``. Where it came from is kept as the fact's reason
-(``mem0 memory ID, created AT``).
+(``mem0 memory ID, created AT``). Memories are taken oldest first by ``created_at`` (mem0 lists them in no
+promised order), so the import's proposals never have a later memory replaced by an earlier one.
 """
 
 from __future__ import annotations
@@ -29,9 +30,13 @@ def mem0(source: Source) -> Parsed:
     parsed = Parsed()
     memories = _memories(source)
     parsed.check_count(source.name, source.max_facts, count=len(memories))  # before a single entry is built
-    memories.reverse()  # taken from the end, so each memory's object is freed as its entry is made
-    for index in range(len(memories)):
-        memory = memories.pop()
+    # Oldest first (mem0 promises no order), so a later memory may update an earlier one, never the reverse; each
+    # keeps its position in the file as its name.
+    dated = sorted(enumerate(memories), key=lambda pair: _created(pair[1]))
+    memories.clear()
+    dated.reverse()  # taken from the end, so each memory's object is freed as its entry is made
+    while dated:
+        index, memory = dated.pop()
         where = f"memory #{index + 1}" + (f" (id {memory['id']})" if isinstance(memory, dict)
                                            and isinstance(memory.get("id"), str | int) else "")
         if not isinstance(memory, dict) or not isinstance(memory.get("memory"), str):
@@ -55,6 +60,12 @@ def _memories(source: Source) -> list[Any]:
         raise FactsFileError(f"{source.name}: expected mem0's get_all output: a list of memories, or an object "
                              "with a \"results\" list")
     return document
+
+
+def _created(memory: Any) -> str:
+    """The memory's ``created_at`` (ISO 8601 sorts as text), "" for none: undated memories keep their place first."""
+    created = memory.get("created_at") if isinstance(memory, dict) else None
+    return created if isinstance(created, str) else ""
 
 
 def _topic(memory: dict[str, Any]) -> str | None:

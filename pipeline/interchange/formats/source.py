@@ -9,7 +9,7 @@ from pathlib import Path
 from ... import inputs
 from ...errors import FactsFileError
 from ...fs.read import describe, read_file
-from ...store import PersonaStore
+from ...store import PersonaStore, topic_for
 from ...text import normal_form
 from ..fact_entry import MAX_IMPORT_BYTES, Offered, Parsed
 from ..importing import ImportReport, import_entries
@@ -49,7 +49,16 @@ def _read(path: Path | str, fmt: str | None, *, topic: str | None, accept_notes:
     parsed.check_count(name, max_facts)
     if accept_notes:
         parsed = replace(parsed, facts=[*parsed.facts, *parsed.notes], notes=[])
-    return name, fmt, replace(parsed, facts=_first_of_each(parsed.facts, by_text=not parser.declarative))
+    facts = parsed.facts if topic else [_topic_from_content(item) for item in parsed.facts]
+    return name, fmt, replace(parsed, facts=_first_of_each(facts, by_text=not parser.declarative))
+
+
+def _topic_from_content(item: Offered) -> Offered:
+    """A fact the source filed under no heading (the default topic) gets the topic its content reads as (a name:
+    identity, a place: location, an editor: tools...), so a Hermes USER.md is not all ``general`` (#50)."""
+    if item.fact.topic != DEFAULT_TOPIC or (found := topic_for(item.fact.content)) is None:
+        return item
+    return replace(item, fact=item.fact.model_copy(update={"topic": found}))
 
 
 def import_source(store: PersonaStore, path: Path | str, fmt: str | None = "facts", *, topic: str | None = None,

@@ -1,0 +1,160 @@
+"""Issue 50's pair figures: change recall, false proposals on compatible pairs, merges found, look-alikes proposed.
+
+Each pair goes through a store as a writer would send it (``PersonaStore.add`` of the old fact, then the new one,
+under one topic of its own) and is scored on the proposals the second write returns:
+
+- ``change``: an update proposal naming the old fact (recall);
+- ``keep``: any proposal at all is a false one;
+- ``merge``: a merge proposal of the two;
+- ``lookalike``: any proposal at all is a false one.
+
+Files: a YAML list of ``{id, lang, old, new, label}`` (label: change, keep, merge or lookalike).
+tests/data/dev_pairs.yaml is the development set the detector was tuned on; tests/data/blind/pairs.yaml, when
+present, is a held-out set written by someone who never read the rules (the merger drops it there; it is not in
+the repository). ``python -m benchmarks.pairs [FILE]`` prints the figures and every pair judged wrong.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from pipeline import PersonaStore
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+DEV, BLIND = DATA / "dev_pairs.yaml", DATA / "blind" / "pairs.yaml"
+LABELS = ("change", "keep", "merge", "lookalike")
+
+
+@dataclass
+class Scores:
+    """How many pairs of each label, how many scored right, and the wrong ones (id, label, what was proposed)."""
+
+    total: dict[str, int] = field(default_factory=lambda: dict.fromkeys(LABELS, 0))
+    hits: dict[str, int] = field(default_factory=lambda: dict.fromkeys(LABELS, 0))
+    wrong: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def share(self, label: str) -> str:
+        total = self.total[label]
+        return f"{self.hits[label] / total:.3f} ({self.hits[label]}/{total})" if total else "- (0 pairs)"
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    """The pairs of ``path``: a YAML list, or a mapping whose ``pairs`` is one; each needs old, new and label."""
+    loaded = YAML(typ="safe").load(path.read_text("utf-8"))
+    found = loaded.get("pairs", []) if isinstance(loaded, dict) else loaded or []
+    bad = [str(pair.get("id", number)) for number, pair in enumerate(found)
+           if not isinstance(pair, dict) or pair.get("label") not in LABELS
+           or not pair.get("old") or not pair.get("new")]
+    if bad:
+        raise ValueError(f"{path}: pairs {', '.join(bad[:5])} lack old, new or a label in {', '.join(LABELS)}")
+    return list(found)
+
+
+def score(found: Sequence[dict[str, Any]]) -> Scores:
+    """Each pair in a profile of its own (a text two pairs share is one fact in one profile) of one store."""
+    scores = Scores()
+    with tempfile.TemporaryDirectory() as tmp:
+        for number, pair in enumerate(found):
+            with PersonaStore(Path(tmp) / "m.db", profile=f"pair-{number}") as store:
+                old = store.add(str(pair["old"]), topic="pair").fact
+                made = store.add(str(pair["new"]), topic="pair").proposals
+            label = str(pair["label"])
+            named = [proposal for proposal in made if old.id in (proposal.old.id, proposal.new.id)]
+            hit = {"change": any(proposal.kind == "update" and proposal.old.id == old.id for proposal in named),
+                   "merge": any(proposal.kind == "merge" for proposal in named)}.get(label, not made)
+            scores.total[label] += 1
+            scores.hits[label] += hit
+            if not hit:
+                said = ", ".join(f"{proposal.kind}:{proposal.rule}" for proposal in made) or "nothing"
+                scores.wrong.append((str(pair.get("id", number)), label, said))
+    return scores
+
+
+def figures(scores: Scores) -> str:
+    """The four figures, as the issue states its goals (recall and merges high, the false shares low)."""
+    false = {label: scores.total[label] - scores.hits[label] for label in ("keep", "lookalike")}
+    shown = {label: (f"{false[label] / scores.total[label]:.3f} ({false[label]}/{scores.total[label]})"
+                     if scores.total[label] else "- (0 pairs)") for label in false}
+    return (f"change recall {scores.share('change')}, false proposals on keep {shown['keep']}, "
+            f"merges found {scores.share('merge')}, look-alikes proposed {shown['lookalike']}")
+
+
+# A full topic (issue 50): topic -> (the old fact, the facts written after it, its change). tests/store/
+# test_full_topic.py writes the same store through both backends.
+FULL_TOPICS = {
+    "tools": ("Uses pip to install Python packages.",
+              ["Uses Neovim as the main editor.", "Uses ruff for linting.", "Uses pytest for tests.",
+               "Keeps dotfiles in a git repo.", "Uses tmux for terminal sessions.", "Runs mypy in strict mode."],
+              "Switched to uv; doesn't use pip anymore."),
+    "work": ("Works at Globex as a backend engineer.",
+             ["Reviews pull requests in the morning.", "Prefers async standups.", "Writes design docs before coding.",
+              "Pairs with juniors on Fridays.", "Keeps meetings under thirty minutes."],
+             "Left Globex; now works at Initech."),
+    "home": ("Lives in Lisbon.",
+             ["Has a cat named Miso.", "Cycles to the office.", "Grows tomatoes on the balcony.",
+              "Likes quiet cafes to work from.", "Goes hiking on weekends.", "Has a standing desk at home.",
+              "Reads before bed."],
+             "Moved to Porto last month."),
+    "food": ("Is vegetarian.",
+             ["Loves spicy food.", "Drinks oat milk.", "Is allergic to peanuts.", "Cooks pasta on Sundays.",
+              "Avoids sugary snacks."],
+             "Started eating meat again."),
+    "schedule": ("The team standup is at 9:30.",
+                 ["Blocks focus time after lunch.", "Takes Fridays off every other week.", "Answers email twice a day.",
+                  "Plans the week on Monday morning.", "Does code review after standup."],
+                 "The team standup moved to 10:00."),
+}
+
+
+def full_topic() -> str:
+    """The changes found, the precision of the update proposals, and how often the old fact is in view."""
+    found = right = said = in_view = 0
+    with tempfile.TemporaryDirectory() as tmp, PersonaStore(Path(tmp) / "m.db") as store:
+        for topic, (old, between, new) in FULL_TOPICS.items():
+            first = store.add(old, topic=topic).fact
+            for fact in between:
+                store.add(fact, topic=topic)
+            written = store.add(new, topic=topic)
+            updates = [proposal for proposal in written.proposals if proposal.kind == "update"]
+            said += len(updates)
+            right += sum(proposal.old.id == first.id for proposal in updates)
+            found += any(proposal.old.id == first.id for proposal in updates)
+            in_view += any(fact.id == first.id for fact in written.related)
+    return (f"{found}/{len(FULL_TOPICS)} changes found, precision {right / said if said else 1.0:.2f} "
+            f"({right}/{said}), old fact in related {in_view}/{len(FULL_TOPICS)}")
+
+
+def rows() -> list[tuple[str, str, str]]:
+    """The benchmark table's rows: the development set, the blind set when it is there, a full topic."""
+    found = [("proposals in full topics", f"{sum(len(b) + 2 for _, b, _ in FULL_TOPICS.values())} facts, "
+              f"{len(FULL_TOPICS)} topics", full_topic())]
+    for name, path in (("dev", DEV), ("blind", BLIND)):
+        if path.is_file():
+            pairs = load(path)
+            found.append((f"proposals on pairs, {name} set", f"{len(pairs)} pairs, {path.name}", figures(score(pairs))))
+        else:
+            where = path.relative_to(DATA.parent.parent)
+            found.append((f"proposals on pairs, {name} set", "absent", f"no file at {where}"))
+    return found
+
+
+def main(argv: Sequence[str]) -> None:
+    path = Path(argv[0]) if argv else DEV
+    pairs = load(path)
+    scores = score(pairs)
+    print(f"{path}: {len(pairs)} pairs: {figures(scores)}")
+    by_id = {str(pair.get("id", number)): pair for number, pair in enumerate(pairs)}
+    for pair_id, label, said in scores.wrong:
+        pair = by_id[pair_id]
+        print(f"  {pair_id:6} {label:9} proposed {said:24} {pair['old']!r} -> {pair['new']!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
