@@ -9,9 +9,10 @@ under one topic of its own) and is scored on the proposals the second write retu
 - ``lookalike``: any proposal at all is a false one.
 
 Files: a YAML list of ``{id, lang, old, new, label}`` (label: change, keep, merge or lookalike).
-tests/data/dev_pairs.yaml is the development set the detector was tuned on; tests/data/blind/pairs.yaml, when
-present, is a held-out set written by someone who never read the rules (the merger drops it there; it is not in
-the repository). ``python -m benchmarks.pairs [FILE]`` prints the figures and every pair judged wrong.
+tests/data/dev_pairs.yaml is the development set the detector was tuned on; tests/data/blind/ is a held-out set
+written by someone who never read the rules, frozen by hash (tests/test_blind_set.py) and never tuned on: its pairs
+and its full-topic scenarios (topics.yaml). ``python -m benchmarks.pairs [FILE]`` prints the figures and every
+pair judged wrong.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pipeline import PersonaStore
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 DEV, BLIND = DATA / "dev_pairs.yaml", DATA / "blind" / "pairs.yaml"
+BLIND_TOPICS = DATA / "blind" / "topics.yaml"  # scenarios: {name, facts: [{topic, text}], changes: [{new, old_index}]}
 LABELS = ("change", "keep", "merge", "lookalike")
 
 
@@ -131,6 +133,27 @@ def full_topic() -> str:
             f"({right}/{said}), old fact in related {in_view}/{len(FULL_TOPICS)}")
 
 
+def blind_topics(path: Path = BLIND_TOPICS) -> str:
+    """The held-out full topics: each scenario's facts written in order into a store of its own, then each change
+    under its old fact's topic; scored as :func:`full_topic` is."""
+    found = right = said = in_view = changes = 0
+    for scenario in YAML(typ="safe").load(path.read_text("utf-8")):
+        with tempfile.TemporaryDirectory() as tmp, PersonaStore(Path(tmp) / "m.db") as store:
+            ids = [store.add(str(fact["text"]), topic=str(fact["topic"])).fact.id for fact in scenario["facts"]]
+            for change in scenario["changes"]:
+                old = scenario["facts"][change["old_index"]]
+                written = store.add(str(change["new"]), topic=str(old["topic"]))
+                updates = [proposal for proposal in written.proposals if proposal.kind == "update"]
+                target = ids[change["old_index"]]
+                changes += 1
+                said += len(updates)
+                right += sum(proposal.old.id == target for proposal in updates)
+                found += any(proposal.old.id == target for proposal in updates)
+                in_view += any(fact.id == target for fact in written.related)
+    return (f"{found}/{changes} changes found, precision {right / said if said else 1.0:.2f} ({right}/{said}), "
+            f"old fact in related {in_view}/{changes}")
+
+
 def rows() -> list[tuple[str, str, str]]:
     """The benchmark table's rows: the development set, the blind set when it is there, a full topic."""
     found = [("proposals in full topics", f"{sum(len(b) + 2 for _, b, _ in FULL_TOPICS.values())} facts, "
@@ -142,6 +165,8 @@ def rows() -> list[tuple[str, str, str]]:
         else:
             where = path.relative_to(DATA.parent.parent)
             found.append((f"proposals on pairs, {name} set", "absent", f"no file at {where}"))
+    if BLIND_TOPICS.is_file():
+        found.append(("proposals in full topics, blind set", BLIND_TOPICS.name, blind_topics()))
     return found
 
 
