@@ -17,7 +17,7 @@ from .. import inputs
 from ..hosts import registry
 from ..hosts.model import Limit, MemoryFiles, Unit
 from .host_loads import our_span, read_bounded, size_in
-from .load_sets import LoadSet, load_set, spelled_names
+from .load_sets import HTML_COMMENT, LoadSet, load_set, spelled_names
 from .targets import ResolvedTarget
 
 if TYPE_CHECKING:  # `persona status` runs without pydantic
@@ -227,7 +227,7 @@ def _displaced(found: LoadSet, ours: dict[Path, ResolvedTarget]) -> list[str]:
     problems = []
     for path, _ in found.skipped:
         shadow = next((f for f in (path.parent / name for name in model.names) if f.resolve() in ours), None)
-        if shadow is not None and _ours_alone(shadow, ours[shadow.resolve()]):
+        if shadow is not None and _ours_alone(shadow, ours[shadow.resolve()], model.blank_is_absent):
             problems.append(f"{found.host.display} no longer loads your {path}: {shadow} holds target "
                             f"{ours[shadow.resolve()].name!r} and the host reads {spelled_names(model)} in its "
                             f"place; add a line @{path.name} to {shadow.name}, or `persona targets remove` it and "
@@ -235,11 +235,15 @@ def _displaced(found: LoadSet, ours: dict[Path, ResolvedTarget]) -> list[str]:
     return problems
 
 
-def _ours_alone(path: Path, target: ResolvedTarget) -> bool:
-    """Whether ``path`` holds nothing of the user's: only our region (or the whole file is ours) and blank lines."""
+def _ours_alone(path: Path, target: ResolvedTarget, comments_blank: bool) -> bool:
+    """Whether ``path`` holds nothing of the user's: only our region (or the whole file is ours) and blank lines,
+    and HTML comments where the host reads a file of them alone as no file (Claude Code)."""
     data = read_bounded(path) or b""
     span = our_span(target, data)
-    return span is not None and not (data[:span[0]] + data[span[1]:]).strip()
+    if span is None:
+        return False
+    rest = (data[:span[0]] + data[span[1]:]).decode("utf-8", errors="replace")
+    return not (HTML_COMMENT.sub("", rest) if comments_blank else rest).strip()
 
 
 def _unit(unit: str) -> str:

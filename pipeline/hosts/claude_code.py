@@ -60,10 +60,12 @@ HOST = Host(
     # code.claude.com/docs/en/memory, and measured in the real Claude Code 2.1.332 (tests/hosts/test_claude_code.py):
     # CLAUDE.md and .claude/CLAUDE.md from the working directory up, AGENTS.md where a directory has no CLAUDE.md,
     # .claude/rules/*.md beside whichever is there, ~/.claude/CLAUDE.md and ~/.claude/rules; `@path` imports up to
-    # five hops; HTML comments (our markers) taken out. No limit on these files is documented.
+    # five hops; HTML comments (our markers) taken out. No limit on these files is documented. A CLAUDE.md that is
+    # empty or holds only HTML comments counts as absent (AGENTS.md loads in its place), and the rules folder is sent
+    # before AGENTS.md (both seen in the real Claude Code 2.1.332).
     load=MemoryFiles(names=("CLAUDE.md", ".claude/CLAUDE.md"), user_files=(".claude/CLAUDE.md",),
                      fallback=("AGENTS.md",), rules=".claude/rules", user_rules=".claude/rules", import_depth=5,
-                     drops_comments=True),
+                     drops_comments=True, blank_is_absent=True, fallback_after_rules=True),
     hook=HOOK,
     offered_by_init=True,
     history=HISTORY,

@@ -95,6 +95,11 @@ class MemoryFiles:
     user_rules: str | None = None  # the same folder under the home
     import_depth: int = 0  # hops of `@path` imports followed (0: the host imports nothing)
     drops_comments: bool = False  # the host takes HTML comments (our region markers) out of what it sends
+    # a file of ``names`` holding nothing but blank lines and HTML comments counts as absent: the host loads the
+    # fallback in its place (Claude Code 2.1.332, seen against a recording model: tests/hosts/test_claude_code.py)
+    blank_is_absent: bool = False
+    # the fallback files are sent after the rules folder, not in their directory's place (Claude Code 2.1.332)
+    fallback_after_rules: bool = False
 
 
 LoadModel = PerDirectory | RulesFolders | MemoryFiles

@@ -77,8 +77,8 @@ def test_claude_code_in_a_repo_with_agents_md_gets_the_rules_file_and_keeps_load
     assert agents.read_text() == THEIRS and not (shop / "CLAUDE.md").exists()
     claude = hosts(config, shop)["claude-code"]
     assert [(f["path"], f["part"], f["target"]) for f in claude["files"]] == [  # type: ignore[union-attr]
-        (str(agents.resolve()), "project file, in place of CLAUDE.md or .claude/CLAUDE.md", None),
-        (str(rules.resolve()), "project rules", "claude-code-rules")]
+        (str(rules.resolve()), "project rules", "claude-code-rules"),  # Claude Code sends its rules first
+        (str(agents.resolve()), "project file, in place of CLAUDE.md or .claude/CLAUDE.md", None)]
     assert claude["outcome"] == "each fact once" and not claude["cut"]
     blogs = hosts(config, blog)["claude-code"]
     assert [f["target"] for f in blogs["files"]] == ["claude-code"]  # type: ignore[union-attr]

@@ -278,3 +278,29 @@ def test_the_users_file_and_the_hook_reach_claude_code_twice_until_hooks_install
     once = main_request(run_claude(model, project, home, "again"))
     assert_each_fact_once(once)
     assert_intact(once, OWN_USER)
+
+
+# -- a CLAUDE.md Claude Code reads as no file, and the order it sends the files in (#49) ----------------------
+
+
+@pytest.mark.parametrize("claude_md", ["", "<!-- notes to come -->\n"], ids=["empty", "comment-only"])
+def test_beside_a_blank_claude_md_the_users_agents_md_still_loads_whole_after_the_rules(
+        host: Host, claude_md: str, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
+    """An empty or comment-only CLAUDE.md is no file to Claude Code, which loads AGENTS.md in its place:
+    `targets add claude-code --project` writes the rules file, leaves both files as they were, and the request
+    carries AGENTS.md whole and each fact once; the rules file comes first, as `targets check` lists it."""
+    agents = write_own(project / "AGENTS.md", OWN_PROJECT)
+    claude_file = write_own(project / "CLAUDE.md", claude_md)
+    said = persona(home, "targets", "add", "claude-code", "--project", str(project))
+    assert ".claude/rules/persona.md" in said and f"{agents} stays as it is and Claude Code still loads it" in said
+    add_facts(home)
+    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
+    persona(home, "render")
+    assert claude_file.read_text() == claude_md and agents.read_text() == OWN_PROJECT
+    request = main_request(run_claude(model, project, home, "hello"))
+    assert_intact(request, OWN_PROJECT)
+    assert_scoped_facts(request, project=True)
+    assert request.text.index(FACTS["git"]) < request.text.index("Run `make check` before every commit.")
+    checked = persona(home, "targets", "check", "--project", str(project))
+    assert "each fact once" in checked
+    assert checked.index(".claude/rules/persona.md") < checked.index("AGENTS.md (project file, in place of")
