@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import inputs
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, InputError, StoreError
 from ..hosts import registry
 from .checks import check_line, target_checks
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
@@ -46,13 +46,19 @@ def add(
                        "preset and the project's directory, claude-code-shop).")] = None,
     file: Annotated[Path | None, typer.Option("--file", help="Config file to edit (default: the last one).")] = None,
     rules: Annotated[bool, typer.Option("--rules", help=RULES_HELP)] = False,
+    instead: Annotated[bool, typer.Option(
+        "--instead-of-hook", help="Where the host's session-start hook already gives it the persona: remove the "
+                                  "hook and add the target, so each fact arrives once.")] = False,
 ) -> None:
     """Add a target writing the host's instruction file: its path, template, region markers or front matter,
-    budget and limits."""
+    budget and limits. Where our session-start hook already reaches the host there, it says so and adds nothing,
+    unless --instead-of-hook."""
     from ..config.edit import set_target
     from ..config.presets import PRESETS, preset_path, project_dir
     from .config_cmds import _edit_target, _protected
 
+    asked = [preset, *(["--rules"] if rules else []), *(["--user"] if user else []),
+             *(["--project", str(project)] if project is not None else [])]
     preset = _preset_name(preset, rules)
     if user and project is not None:
         raise ConfigError(["give --project DIR or --user, not both"])
@@ -62,6 +68,7 @@ def add(
         path = preset_path(preset, project=project, user=user, home=Path(inputs.home()))
     except ValueError as error:
         raise ConfigError([str(error)]) from None
+    _one_way_in(cli, preset, path, None if user else project_dir(project), instead, asked)
     config = _edit_target(cli, file)
     settings = PRESETS[preset].target(preset, path, None if user else project_dir(project))
     name = name or _free_name(cli, preset, None if user else project_dir(project))
@@ -77,6 +84,30 @@ def add(
         typer.echo(f"warning: {path} already exists; a render replaces it only if it is one of persona-tier's own "
                    f"renders, else leaves it as it is: `persona adopt {path}` imports its facts and takes it over, "
                    "or give the target another path", err=True)
+
+
+def _one_way_in(cli: CliState, preset: str, path: Path, project: Path | None, instead: bool,
+                asked: list[str]) -> None:
+    """Refuse a target whose host our session-start hook already reaches there (every fact would arrive twice),
+    naming both ways; with ``instead``, take the hook out of each settings file first. The user's hook reaches
+    every project; a project's own hook, that project's target and the user's (in every project we know)."""
+    from ..integrations.claude_hooks import remove as take_out
+    from ..integrations.claude_hooks import runs_ours
+    from .host_checks import hook_files, projects_to_check
+
+    host = HOST_PRESETS[preset].host_name or preset
+    projects = [project] if project is not None else projects_to_check(cli, None)
+    files = [hook for where in projects for hook in hook_files(host, Path(inputs.home()), where)]
+    running = [hook for hook in dict.fromkeys(files) if runs_ours(hook)]
+    if running and not instead:
+        hooks = " and ".join(str(hook) for hook in running)
+        raise InputError(f"{path}: no target added: {registry.display_name(host)} already gets the persona from "
+                         f"the session-start hook in {hooks}, and with this file every fact would arrive twice. "
+                         f"Either `persona targets add {' '.join(asked)} --instead-of-hook` (removes the hook, then "
+                         "adds the target), or keep the hook and skip the target")
+    for hook in running:
+        take_out(hook)
+        typer.echo(f"{hook}: removed the persona hook")
 
 
 def _beside_users_file(preset: str, project: Path) -> tuple[str, Path | None]:

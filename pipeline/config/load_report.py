@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .. import inputs
 from ..hosts import registry
 from ..hosts.model import Limit, MemoryFiles, Unit
+from ..text import fact_form
 from .host_loads import our_span, read_bounded, size_in
 from .load_sets import HTML_COMMENT, LoadSet, load_set, spelled_names
 from .targets import ResolvedTarget
@@ -87,8 +88,8 @@ def host_reports(settings: Settings, targets: Sequence[ResolvedTarget], projects
                  facts: Callable[[], Sequence[str]], hooks_of: HooksOf, home: Path) -> list[HostReport]:
     """Each host a target of ours or our hook (``hooks_of(host, project)``) reaches, in each of ``projects`` where
     it loads something of ours: its whole load set, measured. ``facts()`` (the facts' texts) is read once, and
-    only where two deliveries of ours reach one host: a fact can arrive twice nowhere else, so `status` over one
-    file per host costs no read of the facts."""
+    only where a delivery of ours reaches one host beside another or beside the user's own text: a fact can arrive
+    twice nowhere else, so `status` over a file of ours alone costs no read of the facts."""
     hosts = {settings.targets[target.name].host for target in targets}
     texts: list[Sequence[str]] = []
 
@@ -128,7 +129,7 @@ def host_report(found: LoadSet, targets: Sequence[ResolvedTarget], limits: Seque
     ``hooks`` what its session-start hook gives it there, ``facts()`` the texts of the profile's facts."""
     unit: Unit = next((limit.unit for limit in limits if limit.unit != "tokens"), "chars")
     by_path = {target.path.resolve(): target for target in targets if target.output != "store"}
-    files, deliveries = [], []
+    files, deliveries, yours = [], [], []
     for loaded in found.files:
         data = read_bounded(loaded.path) or b""
         target = by_path.get(loaded.path)
@@ -140,9 +141,13 @@ def host_report(found: LoadSet, targets: Sequence[ResolvedTarget], limits: Seque
         if span is not None and target is not None:
             deliveries.append(Delivery(f"{loaded.path} (target {target.name})",
                                        data[span[0]:span[1]].decode("utf-8", errors="replace")))
+        own = data if span is None else data[:span[0]] + data[span[1]:]
+        if own.strip():
+            yours.append(Delivery(f"your own {loaded.path}", own.decode("utf-8", errors="replace")))
     counted = [loaded.counted for loaded in found.files]
     cut_files, measures, warnings = _cuts(files, counted, limits, unit, found)
-    problems = _twice([*deliveries, *hooks], facts) + _displaced(found, by_path)
+    problems = _twice([*deliveries, *hooks], facts) + _yours_too([*deliveries, *hooks], yours, facts) + \
+        _displaced(found, by_path)
     model = found.host.load
     dropped = "HTML comments (our region's markers)" if isinstance(model, MemoryFiles) and model.drops_comments \
         else ""
@@ -212,6 +217,25 @@ def _twice(deliveries: Sequence[Delivery], facts: Callable[[], Sequence[str]]) -
             groups[holders] = groups.get(holders, 0) + 1
     return [f"{count} fact{'s' * (count != 1)} would arrive {_times(len(holders))}: in "
             f"{' and in '.join(holders)}" for holders, count in groups.items()]
+
+
+def _yours_too(ours: Sequence[Delivery], yours: Sequence[Delivery],
+               facts: Callable[[], Sequence[str]]) -> list[str]:
+    """Each file of the user's own text that states a fact one of ours gives the host too (a line of theirs that is
+    the same fact, :func:`~pipeline.text.fact_form`): the host reads it twice all the same."""
+    if not ours or not yours:
+        return []
+    forms = [{fact_form(line) for line in own.text.splitlines()} - {""} for own in yours]
+    groups: dict[tuple[str, ...], int] = {}
+    for fact in facts():
+        form = fact_form(fact)
+        theirs = tuple(own.label for own, held in zip(yours, forms, strict=True) if form in held)
+        mine = tuple(d.label for d in ours if fact and fact in d.text)
+        if theirs and mine:
+            groups[(*theirs, *mine)] = groups.get((*theirs, *mine), 0) + 1
+    return [f"{count} fact{'s' * (count != 1)} would arrive {_times(len(holders))}: in {' and in '.join(holders)} "
+            f"(take {'it' if count == 1 else 'them'} out of your file, or `persona forget` "
+            f"{'it' if count == 1 else 'them'})" for holders, count in groups.items()]
 
 
 def _times(count: int) -> str:

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.integrations.claude_hooks import hook_command, install
 
 runner = CliRunner()
 THEIRS = "# House rules\n\nRun `make check` before every commit.\n"
@@ -140,11 +141,11 @@ def test_a_fact_in_the_users_file_and_the_hook_would_arrive_twice_and_the_check_
     """`persona init`'s user-level file plus the SessionStart hook: each global fact twice, in every project.
     The check exits 1 naming both, status shows the same line; the hook alone is each fact once."""
     shop, blog = project(tmp_path, "shop"), project(tmp_path, "blog")
-    persona(config, "hooks", "install", "claude-code")
     persona(config, "targets", "add", "claude-code", "--user")
+    settings = Path.home() / ".claude" / "settings.json"
+    install(settings, hook_command())  # by hand: `hooks install` and `targets add` each refuse the other (#49)
     facts(config, shop, blog)
     persona(config, "render")
-    settings = Path.home() / ".claude" / "settings.json"
     user = (Path.home() / ".claude" / "CLAUDE.md").resolve()
     twice = (f"1 fact would arrive twice: in {user} (target claude-code) and in the SessionStart hook "
              f"({settings})")

@@ -304,3 +304,27 @@ def test_beside_a_blank_claude_md_the_users_agents_md_still_loads_whole_after_th
     checked = persona(home, "targets", "check", "--project", str(project))
     assert "each fact once" in checked
     assert checked.index(".claude/rules/persona.md") < checked.index("AGENTS.md (project file, in place of")
+
+
+def test_hook_first_then_init_or_a_target_each_fact_reaches_claude_code_once(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """The other order (#49): the hook installed first, then `persona init --yes` adds no Claude Code target and
+    `targets add claude-code --project` is refused, naming --instead-of-hook; the real request carries each fact
+    once. With --instead-of-hook the hook goes and the file comes: still each fact once."""
+    user_file = write_own(home / ".claude" / "CLAUDE.md", OWN_USER)
+    add_facts(home)
+    persona(home, "hooks", "install", "claude-code")
+    said = persona(home, "init", "--yes")
+    assert "gets the persona from the session-start hook" in said and "add target 'claude-code'" not in said
+    assert user_file.read_text() == OWN_USER
+    refused = persona_fails(home, "targets", "add", "claude-code", "--project", str(project))
+    assert "--instead-of-hook" in refused and not (project / "CLAUDE.md").exists()
+    once = main_request(run_claude(model, project, home, "hello"))
+    assert_each_fact_once(once)
+    assert_intact(once, OWN_USER)
+    switched = persona(home, "targets", "add", "claude-code", "--user", "--instead-of-hook")
+    assert "removed the persona hook" in switched
+    persona(home, "render")
+    assert "each fact once" in persona(home, "targets", "check", "--project", str(project))
+    again = main_request(run_claude(model, project, home, "again"))
+    assert_each_fact_once(again)
