@@ -110,7 +110,8 @@ def test_init_beside_the_users_hook_adds_no_claude_code_target_unless_asked(tmp_
             "the hook and adds the target)") in done
     assert "add target 'codex'" in done and "add target 'claude-code'" not in done
     assert (home / ".claude" / "CLAUDE.md").read_text() == "# Mine\n\nKeep lines short.\n"
-    assert TERSE in (home / ".codex" / "AGENTS.md").read_text() and BOBS not in (home / ".codex" / "AGENTS.md").read_text()
+    codex = (home / ".codex" / "AGENTS.md").read_text()
+    assert TERSE in codex and BOBS not in codex
     assert "rendered 2 targets" in done  # codex's region and the persona file
     switched = persona(None, "init", "--yes", "--instead-of-hook")
     assert f"{settings}: removed the persona hook" in switched and "add target 'claude-code'" in switched
