@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import inputs
 from ..hosts import registry
+from ..hosts.escapes import Escape, escape_for
 from ..hosts.model import Limit, MemoryFiles, Unit
 from ..text import fact_form
 from .host_loads import our_span, read_bounded, size_in
@@ -146,7 +147,9 @@ def host_report(found: LoadSet, targets: Sequence[ResolvedTarget], limits: Seque
             yours.append(Delivery(f"your own {loaded.path}", own.decode("utf-8", errors="replace")))
     counted = [loaded.counted for loaded in found.files]
     cut_files, measures, warnings = _cuts(files, counted, limits, unit, found)
-    problems = _twice([*deliveries, *hooks], facts) + _yours_too([*deliveries, *hooks], yours, facts) + \
+    escape = escape_for(found.host.interprets)
+    delivered = [*deliveries, *hooks]
+    problems = _twice(delivered, facts, escape) + _yours_too(delivered, yours, facts, escape) + \
         _displaced(found, by_path)
     model = found.host.load
     dropped = "HTML comments (our region's markers)" if isinstance(model, MemoryFiles) and model.drops_comments \
@@ -203,24 +206,26 @@ def _cut(file: FileReport, keep: int, unit: Unit) -> FileReport:
     return FileReport(file.path, file.part, file.size, file.ours, file.target, file.ours_at, text)
 
 
-def _twice(deliveries: Sequence[Delivery], facts: Callable[[], Sequence[str]]) -> list[str]:
-    """Each group of deliveries that hold the same facts: a fact would reach the host twice."""
+def _twice(deliveries: Sequence[Delivery], facts: Callable[[], Sequence[str]], escape: Escape | None) -> list[str]:
+    """Each group of deliveries that hold the same facts: a fact would reach the host twice. A file holds a fact as
+    the render wrote it for the host (``escape``), the hook as it is."""
     groups: dict[tuple[str, ...], int] = {}
     lines = [{line.strip().removeprefix("- ").removeprefix("* ") for line in d.text.splitlines()}
              for d in deliveries] if len(deliveries) > 1 else []
     for fact in facts() if len(deliveries) > 1 else ():
         # a fact is a line of its own in our templates: one fact inside a longer one is not it; a template that
         # writes facts inline is searched as text
-        holders = tuple(d.label for d, held in zip(deliveries, lines, strict=True) if fact in held) or \
-            tuple(d.label for d in deliveries if fact and fact in d.text)
+        forms = {fact, fact if escape is None else escape(fact)}
+        holders = tuple(d.label for d, held in zip(deliveries, lines, strict=True) if forms & held) or \
+            tuple(d.label for d in deliveries if fact and any(form in d.text for form in forms))
         if len(holders) > 1:
             groups[holders] = groups.get(holders, 0) + 1
     return [f"{count} fact{'s' * (count != 1)} would arrive {_times(len(holders))}: in "
             f"{' and in '.join(holders)}" for holders, count in groups.items()]
 
 
-def _yours_too(ours: Sequence[Delivery], yours: Sequence[Delivery],
-               facts: Callable[[], Sequence[str]]) -> list[str]:
+def _yours_too(ours: Sequence[Delivery], yours: Sequence[Delivery], facts: Callable[[], Sequence[str]],
+               escape: Escape | None) -> list[str]:
     """Each file of the user's own text that states a fact one of ours gives the host too (a line of theirs that is
     the same fact, :func:`~pipeline.text.fact_form`): the host reads it twice all the same."""
     if not ours or not yours:
@@ -230,7 +235,8 @@ def _yours_too(ours: Sequence[Delivery], yours: Sequence[Delivery],
     for fact in facts():
         form = fact_form(fact)
         theirs = tuple(own.label for own, held in zip(yours, forms, strict=True) if form in held)
-        mine = tuple(d.label for d in ours if fact and fact in d.text)
+        written = {fact, fact if escape is None else escape(fact)}
+        mine = tuple(d.label for d in ours if fact and any(form in d.text for form in written))
         if theirs and mine:
             groups[(*theirs, *mine)] = groups.get((*theirs, *mine), 0) + 1
     return [f"{count} fact{'s' * (count != 1)} would arrive {_times(len(holders))}: in {' and in '.join(holders)} "

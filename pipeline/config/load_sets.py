@@ -17,8 +17,10 @@ from ..fs.projects import git_top_level
 from ..hosts import registry
 from ..hosts.model import Host, MemoryFiles, PerDirectory, RulesFolders
 
-# `@path` outside code: a word of its own starting with @ (an e-mail address has a letter before its @)
-IMPORT = re.compile(r"(?<![\w`@])@((?:~/|\.{0,2}/)?[\w.\-/]+)")
+# `@path` outside code, as Claude Code and Gemini CLI read it: `@` at a line's start or after whitespace (not an
+# e-mail address, not our escaped `\@`), then a path starting with a letter, a digit, `.`, `_` or `/`; `@~/file`
+# only where the model's home_imports says (seen in both real CLIs)
+IMPORT = re.compile(r"(?<!\S)@((?:~/)?[\w./][\w.\-/]*)")
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 MAX_IMPORT_READ = 1 << 20  # an imported file is scanned for imports up to this many bytes
@@ -88,7 +90,7 @@ def _memory_files(host: Host, model: MemoryFiles, project: Path, home: Path) -> 
     if model.rules:
         found += [Loaded(path, "project rules") for path in _markdown(project / model.rules)]
     found += fallbacks
-    files = _with_imports(_unique(found), model.import_depth, home)
+    files = _with_imports(_unique(found), model, home)
     loaded = {f.path for f in files}
     return LoadSet(host, project, files, tuple((path, why) for path, why in skipped if path.resolve() not in loaded))
 
@@ -144,27 +146,29 @@ def _unique(found: list[Loaded]) -> list[Loaded]:
     return unique
 
 
-def _with_imports(files: list[Loaded], depth: int, home: Path) -> tuple[Loaded, ...]:
-    """``files``, each followed by what its ``@path`` lines import, up to ``depth`` hops, each file once."""
+def _with_imports(files: list[Loaded], model: MemoryFiles, home: Path | None) -> tuple[Loaded, ...]:
+    """``files``, each followed by what its ``@path`` lines import, up to the model's depth in hops, each file once;
+    ``@~/path`` from the user's own files and what they import, where the host follows it there (``home``)."""
     seen = {loaded.path for loaded in files}
     out: list[Loaded] = []
 
-    def visit(loaded: Loaded, hops: int) -> None:
+    def visit(loaded: Loaded, hops: int, users: bool) -> None:
         out.append(loaded)
-        if hops >= depth:
+        if hops >= model.import_depth:
             return
-        for path in imports_of(loaded.path, home):
+        for path in imports_of(loaded.path, home if users else None):
             if path not in seen:
                 seen.add(path)
-                visit(Loaded(path, f"imported by {loaded.path.name}"), hops + 1)
+                visit(Loaded(path, f"imported by {loaded.path.name}"), hops + 1, users)
 
     for loaded in files:
-        visit(loaded, 0)
+        visit(loaded, 0, model.home_imports and loaded.part.startswith("user"))
     return tuple(out)
 
 
-def imports_of(path: Path, home: Path) -> list[Path]:
-    """The existing files ``path``'s ``@path`` words name, outside code blocks and code spans, in order."""
+def imports_of(path: Path, home: Path | None = None) -> list[Path]:
+    """The existing files ``path``'s ``@path`` words name, outside code blocks and code spans, in order; with
+    ``home``, ``@~/path`` too."""
     try:
         with path.open("rb") as handle:
             text = handle.read(MAX_IMPORT_READ).decode("utf-8", errors="replace")
@@ -178,7 +182,9 @@ def imports_of(path: Path, home: Path) -> list[Path]:
         if fenced:
             continue
         for name in IMPORT.findall(CODE_SPAN.sub("", line)):
-            target = (home / name[2:]) if name.startswith("~/") else path.parent / name
+            if name.startswith("~/") and home is None:
+                continue
+            target = (home / name[2:]) if home is not None and name.startswith("~/") else path.parent / name
             if target.is_file():
                 found.append(target.resolve())
     return found

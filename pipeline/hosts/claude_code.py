@@ -65,8 +65,12 @@ HOST = Host(
     # before AGENTS.md (both seen in the real Claude Code 2.1.332).
     load=MemoryFiles(names=("CLAUDE.md", ".claude/CLAUDE.md"), user_files=(".claude/CLAUDE.md",),
                      fallback=("AGENTS.md",), rules=".claude/rules", user_rules=".claude/rules", import_depth=5,
-                     drops_comments=True, blank_is_absent=True, fallback_after_rules=True),
+                     drops_comments=True, blank_is_absent=True, fallback_after_rules=True, home_imports=True),
     hook=HOOK,
     offered_by_init=True,
     history=HISTORY,
+    # `@path` after whitespace imports a file (code.claude.com/docs/en/memory, "CLAUDE.md imports"; not inside code);
+    # a comment standing alone is dropped; a rules file's front matter is its settings (`paths:`). Seen in the real
+    # Claude Code 2.1.332: `\@path` and a code span import nothing, `@~/path` nothing in `claude -p`.
+    interprets=("at-import", "html-comment", "front-matter", "heading"),
 )

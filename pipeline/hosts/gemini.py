@@ -38,4 +38,8 @@ HOST = Host(
     load=MemoryFiles(names=("GEMINI.md",), user_files=(".gemini/GEMINI.md",), import_depth=5),
     offered_by_init=True,
     history=HISTORY,
+    # `@path` at a line's start or after a space or tab imports the file (a path starting with `.`, `/` or a letter;
+    # geminicli.com/docs/core/memport): Gemini CLI 0.61.0's findImports, read in its bundle and seen in the real
+    # CLI; a missing file becomes an "Import failed" comment naming its absolute path. `\@path` imports nothing.
+    interprets=("at-import", "heading"),
 )
