@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import inputs
-from ..errors import ConfigError, InputError, StoreError
+from ..errors import ConfigError, InputError
 from ..hosts import registry
 from .checks import check_line, target_checks
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
+from .personal import keep_personal, personal_preset
+from .target_remove import remove_target
 
 if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
-    from ..config.targets import ResolvedTarget
+    pass
 
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
                           help="Add a coding agent's instruction file as a target, list, check or remove targets.")
@@ -25,9 +27,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(targets_app, name="targets")
 
 
-# A whole file that only a preset makes (a preset's file target, or one with this template): removing the target
-# deletes it.
-OWNED_TEMPLATES = ("persona.mdc.j2",)
 HOST_PRESETS = registry.presets()
 RULES_HELP = "; ".join(  # claude-code: own .claude/rules/persona.md instead of a region of CLAUDE.md.
     f"{host}: own {HOST_PRESETS[rules].project_file} instead of a region of {HOST_PRESETS[host].project_file}"
@@ -46,6 +45,9 @@ def add(
                        "preset and the project's directory, claude-code-shop).")] = None,
     file: Annotated[Path | None, typer.Option("--file", help="Config file to edit (default: the last one).")] = None,
     rules: Annotated[bool, typer.Option("--rules", help=RULES_HELP)] = False,
+    shared: Annotated[bool, typer.Option(
+        "--shared", help="In a git checkout, write the host's shared file (CLAUDE.md, AGENTS.md...) even though git "
+                         "tracks it: your facts go to everyone the repository reaches.")] = False,
     instead: Annotated[bool, typer.Option(
         "--instead-of-hook", help="Where the host's session-start hook already gives it the persona: remove the "
                                   "hook and add the target, so each fact arrives once.")] = False,
@@ -63,6 +65,7 @@ def add(
     if user and project is not None:
         raise ConfigError(["give --project DIR or --user, not both"])
     preset, beside = (preset, None) if user else _beside_users_file(preset, project_dir(project))
+    preset, personal = (preset, None) if user or shared else personal_preset(preset, project_dir(project), asked)
     cli = state(ctx)
     try:
         path = preset_path(preset, project=project, user=user, home=Path(inputs.home()))
@@ -70,13 +73,16 @@ def add(
         raise ConfigError([str(error)]) from None
     _one_way_in(cli, preset, path, None if user else project_dir(project), instead, asked)
     config = _edit_target(cli, file)
-    settings = PRESETS[preset].target(preset, path, None if user else project_dir(project))
+    settings = PRESETS[preset].target(preset, path, None if user else project_dir(project)) | (
+        {"shared": True} if shared and not user else {})
     name = name or _free_name(cli, preset, None if user else project_dir(project))
     set_target(config, name, settings, env_name=cli.env_name, protected=_protected(cli))
     what = "the whole file" if settings["output"] == "file" else "a region of"
     typer.echo(f"{config}: added target {name!r}, writing {what} {path} "
                f"(budget {settings['budget']} tokens); `persona render` fills it in")
-    if beside is not None:
+    keep_personal(path, personal, mine=not user and not shared and (settings["output"] == "file" or
+                                                                    not path.exists()))
+    if beside is not None and personal is None:
         typer.echo(f"{beside} stays as it is and {PRESETS[preset].host} still loads it: it reads {beside.name} only "
                    f"where there is no {HOST_PRESETS[beside_of(preset)].project_file}, so the persona goes in "
                    f"{PRESETS[preset].project_file}, which loads beside it")
@@ -177,74 +183,6 @@ def remove(
     """Remove a target: our region leaves its file (the user's text stays), a preset's own file is deleted."""
     typer.echo(remove_target(state(ctx), name, profile, file))
 
-
-def remove_target(cli: CliState, name: str, profile: str | None, file: Path | None) -> str:
-    """Take target ``name`` out of the config and its text out of its file; what was done, in words."""
-    from ..config.edit import set_target
-    from ..config.targets import resolve_target
-    from .config_cmds import _edit_target, _protected
-
-    settings = cli.settings()
-    if name not in settings.targets:
-        raise ConfigError([f"no target {name!r}; known: {', '.join(sorted(settings.targets)) or 'none'}"])
-    target = resolve_target(settings, name, profile=profile)
-    if target.output == "region":  # broken markers refuse here, before the config changes
-        from ..config.targets import region_id
-        from ..fs.region_file import current_region, region_path
-
-        current_region(region_path(target.path), region_id(target), settings.render.max_region_file_bytes)
-    config = _edit_target(cli, file)
-    owned = settings.targets[name].host is not None or target.template in OWNED_TEMPLATES
-    stop = Path(settings.targets[name].project or inputs.home())
-    set_target(config, name, None, env_name=cli.env_name, protected=_protected(cli))
-    return f"{config}: removed target {name!r}; {_take_out(target, cli, profile, owned=owned, stop=stop)}"
-
-
-def _take_out(target: ResolvedTarget, cli: CliState, profile: str | None, *, owned: bool, stop: Path) -> str:
-    """Take the target's text out of its file; what was done, in words."""
-    from ..config.targets import region_id
-    from ..fs.lock import file_lock, lock_path
-    from ..fs.region_file import region_path, remove_region
-
-    if target.output == "region":
-        path = region_path(target.path)
-        with file_lock(lock_path(path), 30):
-            removed = remove_region(path, region_id(target), cli.settings().render.max_region_file_bytes)
-        return f"its region left {path}" if removed else f"{path} held no region of it"
-    if target.output == "file" and owned and target.path.is_file():
-        return _delete_if_ours(target.path, cli, profile, stop)
-    return "no file changed"
-
-
-def _delete_if_ours(path: Path, cli: CliState, profile: str | None, stop: Path) -> str:
-    """Delete a preset's own file (and the folders it alone filled) only when its bytes are the last render
-    persona-tier put there: a file someone wrote or edited by hand stays, as a render would leave it
-    (pipeline.stages.ownership)."""
-    import hashlib
-
-    from ..fs.read import read_regular_bytes
-    from ..store.runs import last_render
-
-    try:
-        with cli.store(profile, readonly=True) as store:
-            last = last_render(store, path)
-    except StoreError:  # no database yet, so no render either
-        last = None
-    if last is None or last[0] != hashlib.sha256(read_regular_bytes(path)).hexdigest():
-        return f"left {path} as it is: it is not persona-tier's last render (written or edited by someone else)"
-    path.unlink()
-    _prune(path.parent, stop)
-    return f"deleted {path}, persona-tier's last render there"
-
-
-def _prune(directory: Path, stop: Path) -> None:
-    """Remove the directories a preset's file left empty (``.windsurf/rules``...), up to ``stop`` (the project, or
-    the home directory), which stays."""
-    stop = inputs.expanded(stop).resolve()
-    directory = directory.resolve()
-    while directory != stop and directory.is_relative_to(stop) and not any(directory.iterdir()):
-        directory.rmdir()
-        directory = directory.parent
 
 @targets_app.command("check")
 def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False,

@@ -50,7 +50,8 @@ HOST = Host(
         # memory files, so the persona stays a small share of it.
         # In a project with AGENTS.md and no CLAUDE.md, a CLAUDE.md of ours would stop Claude Code loading AGENTS.md
         # (it reads AGENTS.md only where no CLAUDE.md is): the rules folder loads beside it instead.
-        NAME: Preset(DISPLAY, "CLAUDE.md", ".claude/CLAUDE.md", 2000, beside_fallback=RULES),
+        # In a git checkout, CLAUDE.md is the team's: the rules file, excluded from git, keeps the persona personal.
+        NAME: Preset(DISPLAY, "CLAUDE.md", ".claude/CLAUDE.md", 2000, beside_fallback=RULES, private=RULES),
         # Claude Code's own rules folder (code.claude.com/docs/en/memory, "rules"): a rule without `paths:` front
         # matter loads in every session, and the file is ours alone, so CLAUDE.md stays the user's.
         RULES: Preset(DISPLAY, ".claude/rules/persona.md", ".claude/rules/persona.md", 2000, output="file",

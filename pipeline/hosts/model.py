@@ -55,6 +55,9 @@ class Preset:
     # the preset `targets add` writes instead in a project whose directory holds the host's fallback file and
     # none of its own (Claude Code: AGENTS.md, no CLAUDE.md), so the host still loads the user's file whole
     beside_fallback: str | None = None
+    # the preset `targets add` writes instead in a git checkout, unless --shared: a file of the host's that git
+    # does not share (Claude Code's .claude/rules/, Copilot's .github/instructions/), listed in .git/info/exclude
+    private: str | None = None
 
     def target(self, name: str, path: Path, project: Path | None) -> dict[str, Any]:
         """The target's settings for preset ``name``, as written into the user's config: a project's file also

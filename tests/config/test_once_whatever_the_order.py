@@ -72,7 +72,7 @@ def test_targets_add_beside_the_users_hook_is_refused_and_instead_of_hook_switch
         assert (config.read_bytes(), settings.read_bytes()) == before
     assert not (shop / "CLAUDE.md").exists()
     switched = persona(config, "targets", "add", "claude-code", "--project", str(shop), "--instead-of-hook")
-    assert f"{settings}: removed the persona hook" in switched and "added target 'claude-code'" in switched
+    assert f"{settings}: removed the persona hook" in switched and "added target 'claude-code-rules'" in switched
     persona(config, "render")
     assert claude(config, shop)["outcome"] == "each fact once" and claude(config, shop)["hooks"] == []
 
@@ -83,7 +83,8 @@ def test_a_projects_own_hook_refuses_that_projects_target_and_the_users_not_the_
     persona(config, "targets", "add", "gemini", "--project", str(blog))  # the blog is a project we know
     persona(config, "hooks", "install", "claude-code", "--project", str(blog))
     blog_hook = blog / ".claude" / "settings.json"
-    assert "added target 'claude-code'" in persona(config, "targets", "add", "claude-code", "--project", str(shop))
+    assert "added target 'claude-code-rules'" in persona(config, "targets", "add", "claude-code", "--project",
+                                                         str(shop))
     refused = persona(config, "targets", "add", "claude-code", "--project", str(blog), code=1)
     assert f"session-start hook in {blog_hook}" in refused
     assert f"session-start hook in {blog_hook}" in persona(config, "targets", "add", "claude-code", "--user", code=1)

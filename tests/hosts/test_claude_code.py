@@ -328,3 +328,29 @@ def test_hook_first_then_init_or_a_target_each_fact_reaches_claude_code_once(
     assert "each fact once" in persona(home, "targets", "check", "--project", str(project))
     again = main_request(run_claude(model, project, home, "again"))
     assert_each_fact_once(again)
+
+
+def test_in_a_repository_with_tracked_instruction_files_the_persona_stays_out_of_git(
+        host: Host, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
+    """#49: the team's CLAUDE.md and AGENTS.md are tracked: `targets add claude-code --project` writes the rules
+    file, listed in .git/info/exclude; `git status` stays clean, and Claude Code gets the team's CLAUDE.md whole and
+    each fact of its scopes once. Codex there is refused, naming --shared and --user."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(project), "-c", "user.name=T", "-c", "user.email=t@example.com",
+                               *args], check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    write_own(project / "CLAUDE.md", OWN_PROJECT)
+    write_own(project / "AGENTS.md", OWN_PROJECT)
+    git("add", "CLAUDE.md", "AGENTS.md")
+    git("commit", "-qm", "team")
+    said = persona(home, "targets", "add", "claude-code", "--project", str(project))
+    assert "is shared through git" in said and ".claude/rules/persona.md" in said
+    assert "--shared" in persona_fails(home, "targets", "add", "codex", "--project", str(project))
+    add_facts(home)
+    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
+    persona(home, "render")
+    assert git("status", "--porcelain") == ""
+    request = main_request(run_claude(model, project, home, "hello"))
+    assert_intact(request, OWN_PROJECT)
+    assert_scoped_facts(request, project=True)
