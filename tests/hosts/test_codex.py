@@ -146,3 +146,18 @@ def test_codex_reads_the_users_own_file_outside_the_32_kib_budget(
     request = main_request(run_codex(model, project, home, "hello"))
     assert sent(request, user_file) and sent(request, project_file)
     assert_each_fact_once(request)
+
+
+def test_the_region_at_the_start_follows_the_users_title(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """#49: the user's AGENTS.md opens with its `# Title`; our region goes under it, and Codex sends the title
+    first, then each fact once, then the rest of the user's text whole."""
+    agents = write_own(project / "AGENTS.md", OWN_PROJECT)
+    persona(home, "targets", "add", "codex", "--project", str(project))
+    add_facts(home)
+    persona(home, "render")
+    assert agents.read_text().startswith("# This project\n\n<!-- persona-tier:begin")
+    request = main_request(run_codex(model, project, home, "hello"))
+    assert_each_fact_once(request)
+    text = request.text
+    assert text.index("# This project") < text.index(FACTS["git"]) < text.index("Run `make check` before every")
