@@ -50,7 +50,7 @@ def install(ctx: typer.Context, host: HostArgument, user: UserOption = False, pr
     it says so and installs nothing, unless --instead-of-targets."""
     from ..integrations.claude_hooks import MATCHER, hook_command, runs_ours
     from ..integrations.claude_hooks import install as add
-    from .target_cmds import remove_target
+    from .target_remove import remove_target
 
     path = _settings_file(host, user, project)
     command = hook_command()

@@ -37,6 +37,10 @@ def init(
         "--accept-notes", help="Also take Hermes' MEMORY.md notes in, as working-tier facts.")] = False,
     file: Annotated[Path | None, typer.Option(
         "--file", help="Config file the host presets go into (default: the last one).")] = None,
+    instead_of_hook: Annotated[bool, typer.Option(
+        "--instead-of-hook", help="Where our session-start hook already gives a host the persona: remove the hook "
+                                  "and add the host's target (else that host gets no target: each fact once).")
+    ] = False,
     profile: ProfileOption = None,
 ) -> None:
     """Find what this machine already holds (Hermes' USER.md, MEMORY.md and persona.md, Claude Code's, Codex's and
@@ -48,21 +52,33 @@ def init(
     cli = state(ctx)
     settings = cli.settings()
     with cli.store(profile, readonly=True) as store:
-        plan = plan_init(settings, store, Path(inputs.home()))
+        plan = plan_init(settings, store, Path(inputs.home()), instead_of_hook=instead_of_hook)
         typer.echo(_plan_text(plan, preview(store, plan, skip_bad=skip_bad, accept_notes=accept_notes)))
     if dry_run or not (plan.sources or plan.targets):
         return
     if not yes and not typer.confirm("Import these and add these targets?", default=False):
         typer.echo("nothing was changed")
         return
+    _unhook(plan.unhook)
     with cli.store(profile) as store:
         done = carry_out(settings, store, plan, add_target=lambda target: _add_target(ctx, target, file),
                          reload=cli.fresh_settings, skip_bad=skip_bad, accept_notes=accept_notes)
         rendered = render_after_write(cli.fresh_settings(), store)  # every target, the ones just added with them
     typer.echo(_done_text(plan, done))
+    # the new targets were rendered with their imports: the line counts them with the rest
+    rendered.rendered = list(dict.fromkeys([*(r.target for o in done for r in o.rendered), *rendered.rendered]))
     say_rendered(rendered)
     if any(outcome.error for outcome in done):
         raise typer.Exit(1)
+
+
+def _unhook(files: list[Path]) -> None:
+    """Take our session-start hook out of each settings file whose host gets a target instead."""
+    from ..integrations.claude_hooks import remove
+
+    for path in files:
+        remove(path)
+        typer.echo(f"{path}: removed the persona hook (the target gives the host the persona instead)")
 
 
 def _plan_text(plan: InitPlan, previews: list[Outcome]) -> str:
@@ -83,6 +99,8 @@ def _plan_text(plan: InitPlan, previews: list[Outcome]) -> str:
         settings = target.settings()
         lines += ["", f"add target {target.preset!r}: a region of {target.path} (budget {settings['budget']} "
                   "tokens), rendered now; your own text in the file stays as it is"]
+    lines += [f"remove the persona hook from {path}: the target above gives the host the persona instead"
+              for path in plan.unhook]
     return "\n".join(lines)
 
 

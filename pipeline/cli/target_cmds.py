@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import inputs
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, InputError
 from ..hosts import registry
 from .checks import check_line, target_checks
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
+from .personal import keep_personal, personal_preset
+from .target_remove import remove_target
 
 if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
-    from ..config.targets import ResolvedTarget
+    pass
 
 targets_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
                           help="Add a coding agent's instruction file as a target, list, check or remove targets.")
@@ -25,9 +27,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(targets_app, name="targets")
 
 
-# A whole file that only a preset makes (a preset's file target, or one with this template): removing the target
-# deletes it.
-OWNED_TEMPLATES = ("persona.mdc.j2",)
 HOST_PRESETS = registry.presets()
 RULES_HELP = "; ".join(  # claude-code: own .claude/rules/persona.md instead of a region of CLAUDE.md.
     f"{host}: own {HOST_PRESETS[rules].project_file} instead of a region of {HOST_PRESETS[host].project_file}"
@@ -46,30 +45,44 @@ def add(
                        "preset and the project's directory, claude-code-shop).")] = None,
     file: Annotated[Path | None, typer.Option("--file", help="Config file to edit (default: the last one).")] = None,
     rules: Annotated[bool, typer.Option("--rules", help=RULES_HELP)] = False,
+    shared: Annotated[bool, typer.Option(
+        "--shared", help="In a git checkout, write the host's shared file (CLAUDE.md, AGENTS.md...) even though git "
+                         "tracks it: your facts go to everyone the repository reaches.")] = False,
+    instead: Annotated[bool, typer.Option(
+        "--instead-of-hook", help="Where the host's session-start hook already gives it the persona: remove the "
+                                  "hook and add the target, so each fact arrives once.")] = False,
 ) -> None:
     """Add a target writing the host's instruction file: its path, template, region markers or front matter,
-    budget and limits."""
+    budget and limits. Where our session-start hook already reaches the host there, it says so and adds nothing,
+    unless --instead-of-hook."""
     from ..config.edit import set_target
     from ..config.presets import PRESETS, preset_path, project_dir
     from .config_cmds import _edit_target, _protected
 
+    asked = [preset, *(["--rules"] if rules else []), *(["--user"] if user else []),
+             *(["--project", str(project)] if project is not None else [])]
     preset = _preset_name(preset, rules)
     if user and project is not None:
         raise ConfigError(["give --project DIR or --user, not both"])
     preset, beside = (preset, None) if user else _beside_users_file(preset, project_dir(project))
+    preset, personal = (preset, None) if user or shared else personal_preset(preset, project_dir(project), asked)
     cli = state(ctx)
     try:
         path = preset_path(preset, project=project, user=user, home=Path(inputs.home()))
     except ValueError as error:
         raise ConfigError([str(error)]) from None
+    _one_way_in(cli, preset, path, None if user else project_dir(project), instead, asked)
     config = _edit_target(cli, file)
-    settings = PRESETS[preset].target(preset, path, None if user else project_dir(project))
+    settings = PRESETS[preset].target(preset, path, None if user else project_dir(project)) | (
+        {"shared": True} if shared and not user else {})
     name = name or _free_name(cli, preset, None if user else project_dir(project))
     set_target(config, name, settings, env_name=cli.env_name, protected=_protected(cli))
     what = "the whole file" if settings["output"] == "file" else "a region of"
     typer.echo(f"{config}: added target {name!r}, writing {what} {path} "
                f"(budget {settings['budget']} tokens); `persona render` fills it in")
-    if beside is not None:
+    keep_personal(path, personal, mine=not user and not shared and (settings["output"] == "file" or
+                                                                    not path.exists()))
+    if beside is not None and personal is None:
         typer.echo(f"{beside} stays as it is and {PRESETS[preset].host} still loads it: it reads {beside.name} only "
                    f"where there is no {HOST_PRESETS[beside_of(preset)].project_file}, so the persona goes in "
                    f"{PRESETS[preset].project_file}, which loads beside it")
@@ -77,6 +90,30 @@ def add(
         typer.echo(f"warning: {path} already exists; a render replaces it only if it is one of persona-tier's own "
                    f"renders, else leaves it as it is: `persona adopt {path}` imports its facts and takes it over, "
                    "or give the target another path", err=True)
+
+
+def _one_way_in(cli: CliState, preset: str, path: Path, project: Path | None, instead: bool,
+                asked: list[str]) -> None:
+    """Refuse a target whose host our session-start hook already reaches there (every fact would arrive twice),
+    naming both ways; with ``instead``, take the hook out of each settings file first. The user's hook reaches
+    every project; a project's own hook, that project's target and the user's (in every project we know)."""
+    from ..integrations.claude_hooks import remove as take_out
+    from ..integrations.claude_hooks import runs_ours
+    from .host_checks import hook_files, projects_to_check
+
+    host = HOST_PRESETS[preset].host_name or preset
+    projects = [project] if project is not None else projects_to_check(cli, None)
+    files = [hook for where in projects for hook in hook_files(host, Path(inputs.home()), where)]
+    running = [hook for hook in dict.fromkeys(files) if runs_ours(hook)]
+    if running and not instead:
+        hooks = " and ".join(str(hook) for hook in running)
+        raise InputError(f"{path}: no target added: {registry.display_name(host)} already gets the persona from "
+                         f"the session-start hook in {hooks}, and with this file every fact would arrive twice. "
+                         f"Either `persona targets add {' '.join(asked)} --instead-of-hook` (removes the hook, then "
+                         "adds the target), or keep the hook and skip the target")
+    for hook in running:
+        take_out(hook)
+        typer.echo(f"{hook}: removed the persona hook")
 
 
 def _beside_users_file(preset: str, project: Path) -> tuple[str, Path | None]:
@@ -146,74 +183,6 @@ def remove(
     """Remove a target: our region leaves its file (the user's text stays), a preset's own file is deleted."""
     typer.echo(remove_target(state(ctx), name, profile, file))
 
-
-def remove_target(cli: CliState, name: str, profile: str | None, file: Path | None) -> str:
-    """Take target ``name`` out of the config and its text out of its file; what was done, in words."""
-    from ..config.edit import set_target
-    from ..config.targets import resolve_target
-    from .config_cmds import _edit_target, _protected
-
-    settings = cli.settings()
-    if name not in settings.targets:
-        raise ConfigError([f"no target {name!r}; known: {', '.join(sorted(settings.targets)) or 'none'}"])
-    target = resolve_target(settings, name, profile=profile)
-    if target.output == "region":  # broken markers refuse here, before the config changes
-        from ..config.targets import region_id
-        from ..fs.region_file import current_region, region_path
-
-        current_region(region_path(target.path), region_id(target), settings.render.max_region_file_bytes)
-    config = _edit_target(cli, file)
-    owned = settings.targets[name].host is not None or target.template in OWNED_TEMPLATES
-    stop = Path(settings.targets[name].project or inputs.home())
-    set_target(config, name, None, env_name=cli.env_name, protected=_protected(cli))
-    return f"{config}: removed target {name!r}; {_take_out(target, cli, profile, owned=owned, stop=stop)}"
-
-
-def _take_out(target: ResolvedTarget, cli: CliState, profile: str | None, *, owned: bool, stop: Path) -> str:
-    """Take the target's text out of its file; what was done, in words."""
-    from ..config.targets import region_id
-    from ..fs.lock import file_lock, lock_path
-    from ..fs.region_file import region_path, remove_region
-
-    if target.output == "region":
-        path = region_path(target.path)
-        with file_lock(lock_path(path), 30):
-            removed = remove_region(path, region_id(target), cli.settings().render.max_region_file_bytes)
-        return f"its region left {path}" if removed else f"{path} held no region of it"
-    if target.output == "file" and owned and target.path.is_file():
-        return _delete_if_ours(target.path, cli, profile, stop)
-    return "no file changed"
-
-
-def _delete_if_ours(path: Path, cli: CliState, profile: str | None, stop: Path) -> str:
-    """Delete a preset's own file (and the folders it alone filled) only when its bytes are the last render
-    persona-tier put there: a file someone wrote or edited by hand stays, as a render would leave it
-    (pipeline.stages.ownership)."""
-    import hashlib
-
-    from ..fs.read import read_regular_bytes
-    from ..store.runs import last_render
-
-    try:
-        with cli.store(profile, readonly=True) as store:
-            last = last_render(store, path)
-    except StoreError:  # no database yet, so no render either
-        last = None
-    if last is None or last[0] != hashlib.sha256(read_regular_bytes(path)).hexdigest():
-        return f"left {path} as it is: it is not persona-tier's last render (written or edited by someone else)"
-    path.unlink()
-    _prune(path.parent, stop)
-    return f"deleted {path}, persona-tier's last render there"
-
-
-def _prune(directory: Path, stop: Path) -> None:
-    """Remove the directories a preset's file left empty (``.windsurf/rules``...), up to ``stop`` (the project, or
-    the home directory), which stays."""
-    stop = inputs.expanded(stop).resolve()
-    directory = directory.resolve()
-    while directory != stop and directory.is_relative_to(stop) and not any(directory.iterdir()):
-        directory.rmdir()
-        directory = directory.parent
 
 @targets_app.command("check")
 def check(ctx: typer.Context, profile: ProfileOption = None, as_json: JsonOption = False,

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 
 from .. import inputs
 from ..hosts import registry
+from ..hosts.escapes import Escape, escape_for
 from ..hosts.model import Limit, MemoryFiles, Unit
+from ..text import fact_form
 from .host_loads import our_span, read_bounded, size_in
-from .load_sets import LoadSet, load_set, spelled_names
+from .load_sets import HTML_COMMENT, LoadSet, load_set, spelled_names
 from .targets import ResolvedTarget
 
 if TYPE_CHECKING:  # `persona status` runs without pydantic
@@ -87,8 +89,8 @@ def host_reports(settings: Settings, targets: Sequence[ResolvedTarget], projects
                  facts: Callable[[], Sequence[str]], hooks_of: HooksOf, home: Path) -> list[HostReport]:
     """Each host a target of ours or our hook (``hooks_of(host, project)``) reaches, in each of ``projects`` where
     it loads something of ours: its whole load set, measured. ``facts()`` (the facts' texts) is read once, and
-    only where two deliveries of ours reach one host: a fact can arrive twice nowhere else, so `status` over one
-    file per host costs no read of the facts."""
+    only where a delivery of ours reaches one host beside another or beside the user's own text: a fact can arrive
+    twice nowhere else, so `status` over a file of ours alone costs no read of the facts."""
     hosts = {settings.targets[target.name].host for target in targets}
     texts: list[Sequence[str]] = []
 
@@ -128,7 +130,7 @@ def host_report(found: LoadSet, targets: Sequence[ResolvedTarget], limits: Seque
     ``hooks`` what its session-start hook gives it there, ``facts()`` the texts of the profile's facts."""
     unit: Unit = next((limit.unit for limit in limits if limit.unit != "tokens"), "chars")
     by_path = {target.path.resolve(): target for target in targets if target.output != "store"}
-    files, deliveries = [], []
+    files, deliveries, yours = [], [], []
     for loaded in found.files:
         data = read_bounded(loaded.path) or b""
         target = by_path.get(loaded.path)
@@ -140,9 +142,15 @@ def host_report(found: LoadSet, targets: Sequence[ResolvedTarget], limits: Seque
         if span is not None and target is not None:
             deliveries.append(Delivery(f"{loaded.path} (target {target.name})",
                                        data[span[0]:span[1]].decode("utf-8", errors="replace")))
+        own = data if span is None else data[:span[0]] + data[span[1]:]
+        if own.strip():
+            yours.append(Delivery(f"your own {loaded.path}", own.decode("utf-8", errors="replace")))
     counted = [loaded.counted for loaded in found.files]
     cut_files, measures, warnings = _cuts(files, counted, limits, unit, found)
-    problems = _twice([*deliveries, *hooks], facts) + _displaced(found, by_path)
+    escape = escape_for(found.host.interprets)
+    delivered = [*deliveries, *hooks]
+    problems = _twice(delivered, facts, escape) + _yours_too(delivered, yours, facts, escape) + \
+        _displaced(found, by_path)
     model = found.host.load
     dropped = "HTML comments (our region's markers)" if isinstance(model, MemoryFiles) and model.drops_comments \
         else ""
@@ -198,20 +206,42 @@ def _cut(file: FileReport, keep: int, unit: Unit) -> FileReport:
     return FileReport(file.path, file.part, file.size, file.ours, file.target, file.ours_at, text)
 
 
-def _twice(deliveries: Sequence[Delivery], facts: Callable[[], Sequence[str]]) -> list[str]:
-    """Each group of deliveries that hold the same facts: a fact would reach the host twice."""
+def _twice(deliveries: Sequence[Delivery], facts: Callable[[], Sequence[str]], escape: Escape | None) -> list[str]:
+    """Each group of deliveries that hold the same facts: a fact would reach the host twice. A file holds a fact as
+    the render wrote it for the host (``escape``), the hook as it is."""
     groups: dict[tuple[str, ...], int] = {}
     lines = [{line.strip().removeprefix("- ").removeprefix("* ") for line in d.text.splitlines()}
              for d in deliveries] if len(deliveries) > 1 else []
     for fact in facts() if len(deliveries) > 1 else ():
         # a fact is a line of its own in our templates: one fact inside a longer one is not it; a template that
         # writes facts inline is searched as text
-        holders = tuple(d.label for d, held in zip(deliveries, lines, strict=True) if fact in held) or \
-            tuple(d.label for d in deliveries if fact and fact in d.text)
+        forms = {fact, fact if escape is None else escape(fact)}
+        holders = tuple(d.label for d, held in zip(deliveries, lines, strict=True) if forms & held) or \
+            tuple(d.label for d in deliveries if fact and any(form in d.text for form in forms))
         if len(holders) > 1:
             groups[holders] = groups.get(holders, 0) + 1
     return [f"{count} fact{'s' * (count != 1)} would arrive {_times(len(holders))}: in "
             f"{' and in '.join(holders)}" for holders, count in groups.items()]
+
+
+def _yours_too(ours: Sequence[Delivery], yours: Sequence[Delivery], facts: Callable[[], Sequence[str]],
+               escape: Escape | None) -> list[str]:
+    """Each file of the user's own text that states a fact one of ours gives the host too (a line of theirs that is
+    the same fact, :func:`~pipeline.text.fact_form`): the host reads it twice all the same."""
+    if not ours or not yours:
+        return []
+    forms = [{fact_form(line) for line in own.text.splitlines()} - {""} for own in yours]
+    groups: dict[tuple[str, ...], int] = {}
+    for fact in facts():
+        form = fact_form(fact)
+        theirs = tuple(own.label for own, held in zip(yours, forms, strict=True) if form in held)
+        written = {fact, fact if escape is None else escape(fact)}
+        mine = tuple(d.label for d in ours if fact and any(form in d.text for form in written))
+        if theirs and mine:
+            groups[(*theirs, *mine)] = groups.get((*theirs, *mine), 0) + 1
+    return [f"{count} fact{'s' * (count != 1)} would arrive {_times(len(holders))}: in {' and in '.join(holders)} "
+            f"(take {'it' if count == 1 else 'them'} out of your file, or `persona forget` "
+            f"{'it' if count == 1 else 'them'})" for holders, count in groups.items()]
 
 
 def _times(count: int) -> str:
@@ -227,7 +257,7 @@ def _displaced(found: LoadSet, ours: dict[Path, ResolvedTarget]) -> list[str]:
     problems = []
     for path, _ in found.skipped:
         shadow = next((f for f in (path.parent / name for name in model.names) if f.resolve() in ours), None)
-        if shadow is not None and _ours_alone(shadow, ours[shadow.resolve()]):
+        if shadow is not None and _ours_alone(shadow, ours[shadow.resolve()], model.blank_is_absent):
             problems.append(f"{found.host.display} no longer loads your {path}: {shadow} holds target "
                             f"{ours[shadow.resolve()].name!r} and the host reads {spelled_names(model)} in its "
                             f"place; add a line @{path.name} to {shadow.name}, or `persona targets remove` it and "
@@ -235,11 +265,15 @@ def _displaced(found: LoadSet, ours: dict[Path, ResolvedTarget]) -> list[str]:
     return problems
 
 
-def _ours_alone(path: Path, target: ResolvedTarget) -> bool:
-    """Whether ``path`` holds nothing of the user's: only our region (or the whole file is ours) and blank lines."""
+def _ours_alone(path: Path, target: ResolvedTarget, comments_blank: bool) -> bool:
+    """Whether ``path`` holds nothing of the user's: only our region (or the whole file is ours) and blank lines,
+    and HTML comments where the host reads a file of them alone as no file (Claude Code)."""
     data = read_bounded(path) or b""
     span = our_span(target, data)
-    return span is not None and not (data[:span[0]] + data[span[1]:]).strip()
+    if span is None:
+        return False
+    rest = (data[:span[0]] + data[span[1]:]).decode("utf-8", errors="replace")
+    return not (HTML_COMMENT.sub("", rest) if comments_blank else rest).strip()
 
 
 def _unit(unit: str) -> str:

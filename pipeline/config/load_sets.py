@@ -17,9 +17,12 @@ from ..fs.projects import git_top_level
 from ..hosts import registry
 from ..hosts.model import Host, MemoryFiles, PerDirectory, RulesFolders
 
-# `@path` outside code: a word of its own starting with @ (an e-mail address has a letter before its @)
-IMPORT = re.compile(r"(?<![\w`@])@((?:~/|\.{0,2}/)?[\w.\-/]+)")
+# `@path` outside code, as Claude Code and Gemini CLI read it: `@` at a line's start or after whitespace (not an
+# e-mail address, not our escaped `\@`), then a path starting with a letter, a digit, `.`, `_` or `/`; `@~/file`
+# only where the model's home_imports says (seen in both real CLIs)
+IMPORT = re.compile(r"(?<!\S)@((?:~/)?[\w./][\w.\-/]*)")
 CODE_SPAN = re.compile(r"`[^`\n]*`")
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 MAX_IMPORT_READ = 1 << 20  # an imported file is scanned for imports up to this many bytes
 
 
@@ -67,32 +70,55 @@ def load_sets(host_name: str, projects: list[Path], home: Path) -> list[LoadSet]
 
 def _memory_files(host: Host, model: MemoryFiles, project: Path, home: Path) -> LoadSet:
     """Claude Code's way (and Gemini CLI's): the user's files, then each directory's from the top down to the
-    project's (its own files, else the fallback), the project's rules folder; each file followed by its imports."""
+    project's (its own files, else the fallback), the project's rules folder; each file followed by its imports.
+    Claude Code skips a blank CLAUDE.md (empty, or HTML comments alone) and sends the fallbacks after the rules."""
     found: list[Loaded] = [Loaded(home / name, "user file") for name in model.user_files if (home / name).is_file()]
     if model.user_rules:
         found += [Loaded(path, "user rules") for path in _markdown(home / model.user_rules)]
     skipped: list[tuple[Path, str]] = []
+    fallbacks: list[Loaded] = []
     for level in (*reversed(project.parents), project):
-        own = [level / name for name in model.names if (level / name).is_file()]
+        own = own_files(model, level)
         where = "project file" if level == project else "parent directory's file"
         found += [Loaded(path, where) for path in own]
         fallback = next((level / name for name in model.fallback if (level / name).is_file()), None)
         if fallback is not None and not own:
-            found.append(Loaded(fallback, f"{where}, in place of {spelled_names(model)}"))
+            in_place = Loaded(fallback, f"{where}, in place of {spelled_names(model)}")
+            (fallbacks if model.fallback_after_rules else found).append(in_place)
         elif fallback is not None:
             skipped.append((fallback, f"{own[0].name} is there: the host reads it instead"))
     if model.rules:
         found += [Loaded(path, "project rules") for path in _markdown(project / model.rules)]
-    files = _with_imports(_unique(found), model.import_depth, home)
+    found += fallbacks
+    files = _with_imports(_unique(found), model, home)
     loaded = {f.path for f in files}
     return LoadSet(host, project, files, tuple((path, why) for path, why in skipped if path.resolve() not in loaded))
 
 
+def own_files(model: MemoryFiles, directory: Path) -> list[Path]:
+    """The host's own files in ``directory`` that it loads (a blank one is absent to a host that says so)."""
+    return [directory / name for name in model.names if (directory / name).is_file()
+            and not (model.blank_is_absent and is_blank(directory / name))]
+
+
+def is_blank(path: Path) -> bool:
+    """Whether ``path`` holds nothing but whitespace and HTML comments (what Claude Code treats as no file)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_IMPORT_READ + 1)
+    except OSError:
+        return False
+    if len(data) > MAX_IMPORT_READ:
+        return False
+    text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+    return not HTML_COMMENT.sub("", text).strip()
+
+
 def displaced_by_ours(host: Host, directory: Path) -> Path | None:
     """The user's fallback file in ``directory`` that a new file of the host's own names there would stop the host
-    loading (Claude Code's AGENTS.md, where no CLAUDE.md is yet); None when there is none."""
+    loading (Claude Code's AGENTS.md, where no CLAUDE.md is yet, or only a blank one); None when there is none."""
     model = host.load
-    if not isinstance(model, MemoryFiles) or any((directory / name).is_file() for name in model.names):
+    if not isinstance(model, MemoryFiles) or own_files(model, directory):
         return None
     return next((directory / name for name in model.fallback if (directory / name).is_file()), None)
 
@@ -120,27 +146,29 @@ def _unique(found: list[Loaded]) -> list[Loaded]:
     return unique
 
 
-def _with_imports(files: list[Loaded], depth: int, home: Path) -> tuple[Loaded, ...]:
-    """``files``, each followed by what its ``@path`` lines import, up to ``depth`` hops, each file once."""
+def _with_imports(files: list[Loaded], model: MemoryFiles, home: Path | None) -> tuple[Loaded, ...]:
+    """``files``, each followed by what its ``@path`` lines import, up to the model's depth in hops, each file once;
+    ``@~/path`` from the user's own files and what they import, where the host follows it there (``home``)."""
     seen = {loaded.path for loaded in files}
     out: list[Loaded] = []
 
-    def visit(loaded: Loaded, hops: int) -> None:
+    def visit(loaded: Loaded, hops: int, users: bool) -> None:
         out.append(loaded)
-        if hops >= depth:
+        if hops >= model.import_depth:
             return
-        for path in imports_of(loaded.path, home):
+        for path in imports_of(loaded.path, home if users else None):
             if path not in seen:
                 seen.add(path)
-                visit(Loaded(path, f"imported by {loaded.path.name}"), hops + 1)
+                visit(Loaded(path, f"imported by {loaded.path.name}"), hops + 1, users)
 
     for loaded in files:
-        visit(loaded, 0)
+        visit(loaded, 0, model.home_imports and loaded.part.startswith("user"))
     return tuple(out)
 
 
-def imports_of(path: Path, home: Path) -> list[Path]:
-    """The existing files ``path``'s ``@path`` words name, outside code blocks and code spans, in order."""
+def imports_of(path: Path, home: Path | None = None) -> list[Path]:
+    """The existing files ``path``'s ``@path`` words name, outside code blocks and code spans, in order; with
+    ``home``, ``@~/path`` too."""
     try:
         with path.open("rb") as handle:
             text = handle.read(MAX_IMPORT_READ).decode("utf-8", errors="replace")
@@ -154,7 +182,9 @@ def imports_of(path: Path, home: Path) -> list[Path]:
         if fenced:
             continue
         for name in IMPORT.findall(CODE_SPAN.sub("", line)):
-            target = (home / name[2:]) if name.startswith("~/") else path.parent / name
+            if name.startswith("~/") and home is None:
+                continue
+            target = (home / name[2:]) if home is not None and name.startswith("~/") else path.parent / name
             if target.is_file():
                 found.append(target.resolve())
     return found

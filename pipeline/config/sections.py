@@ -328,6 +328,11 @@ class TargetSettings(Section):
         None, description="The project this target belongs to (a preset's --project sets it): a directory, or a "
         "project's identity such as github.com/x/y. Empty means none.",
     )
+    shared: bool = Field(
+        False, description="The user asked for this project target in a file git shares (`targets add --shared`): "
+        "`persona render` leaves it there. Else a region in a file git tracks moves to the host's file that git "
+        "does not share, where the host has one.",
+    )
     scopes: list[ScopeKind] | None = Field(
         None, description="Which facts the target shows: global, host (the target's host's) and project (the "
         "target's project's). Empty means what its host loads beside it: a host's user-level file shows global "

@@ -14,6 +14,8 @@ from ..fs.projects import identity_of
 from ..fs.regions import RegionId
 from ..fs.write import FileIdentity, refuse_protected, same_file
 from ..fs.yaml import front_matter
+from ..hosts import registry
+from ..hosts.model import Syntax
 from ..scopes import GLOBAL_ONLY, ScopeFilter, ScopeKind
 from .presets import PRESETS
 from .urls import SERVER_SCHEMES, db_path
@@ -43,6 +45,7 @@ class ResolvedTarget:
     scopes: ScopeFilter = GLOBAL_ONLY  # which facts it shows
     limits: tuple[HostLimit, ...] = ()  # the host's own limits besides the budget (chars, bytes, a chain's)
     front_matter: str = ""  # output: file: the YAML front matter written before the rendered text
+    interprets: tuple[Syntax, ...] = ()  # what its host's loader interprets: the render escapes facts for it
 
     @property
     def in_store(self) -> bool:
@@ -259,7 +262,14 @@ def _resolve(settings: Settings, name: str, profile: str) -> ResolvedTarget:
         scopes=scope_filter(settings, target),
         limits=tuple(target.limits),
         front_matter=front_matter(target.front_matter) if target.front_matter and target.output == "file" else "",
+        interprets=_interprets(target.host),
     )
+
+
+def _interprets(host: str | None) -> tuple[Syntax, ...]:
+    """What the target's host's loader interprets (a target of no host we know: nothing)."""
+    found = registry.HOSTS.get(host or "")
+    return () if found is None else found.interprets
 
 
 def _not_anothers(settings: Settings, name: str, profile: str, path: Path) -> None:

@@ -143,6 +143,11 @@ def repository_files(top: Path) -> tuple[Path, Path]:
     return git_dir, config
 
 
+def info_exclude(top: Path) -> Path:
+    """The checkout's own exclude file (a linked worktree's is its main repository's, as git reads it)."""
+    return _common_dir(_git_dir(top)) / "info" / "exclude"
+
+
 def _git_dir(top: Path) -> Path:
     dot_git = top / ".git"
     if dot_git.is_dir():

@@ -209,13 +209,26 @@ def splice(data: bytes, text: str, region: RegionId, where: str, *, place: Place
         return data[:span.body_start] + body + data[span.body_end:]
     block = region.begin() + eol + body + region.end()
     if place == "start":
-        head = len(BOM) if data.startswith(BOM) else 0
+        head = _title_end(data, eol)
         return data[:head] + block + eol + (eol if data[head:] else b"") + data[head:]
     if not data:
         return block + eol
     if data.endswith(b"\n"):
         return data + eol + block + eol
     return data + eol + eol + block  # the file ended without a line break, and so does it still
+
+
+def _title_end(data: bytes, eol: bytes) -> int:
+    """Where a region added at the start goes: after the byte-order mark, and after the user's own title (a first
+    line ``# Title``) with the blank line under it, so the file still opens with the user's title."""
+    head = len(BOM) if data.startswith(BOM) else 0
+    if not data.startswith(b"# ", head):
+        return head
+    line = data.find(eol, head)
+    if line < 0:
+        return head
+    head = line + len(eol)
+    return head + len(eol) if data.startswith(eol, head) else head
 
 
 def remove(data: bytes, region: RegionId, where: str) -> bytes:

@@ -50,7 +50,8 @@ HOST = Host(
         # memory files, so the persona stays a small share of it.
         # In a project with AGENTS.md and no CLAUDE.md, a CLAUDE.md of ours would stop Claude Code loading AGENTS.md
         # (it reads AGENTS.md only where no CLAUDE.md is): the rules folder loads beside it instead.
-        NAME: Preset(DISPLAY, "CLAUDE.md", ".claude/CLAUDE.md", 2000, beside_fallback=RULES),
+        # In a git checkout, CLAUDE.md is the team's: the rules file, excluded from git, keeps the persona personal.
+        NAME: Preset(DISPLAY, "CLAUDE.md", ".claude/CLAUDE.md", 2000, beside_fallback=RULES, private=RULES),
         # Claude Code's own rules folder (code.claude.com/docs/en/memory, "rules"): a rule without `paths:` front
         # matter loads in every session, and the file is ours alone, so CLAUDE.md stays the user's.
         RULES: Preset(DISPLAY, ".claude/rules/persona.md", ".claude/rules/persona.md", 2000, output="file",
@@ -60,10 +61,12 @@ HOST = Host(
     # code.claude.com/docs/en/memory, and measured in the real Claude Code 2.1.332 (tests/hosts/test_claude_code.py):
     # CLAUDE.md and .claude/CLAUDE.md from the working directory up, AGENTS.md where a directory has no CLAUDE.md,
     # .claude/rules/*.md beside whichever is there, ~/.claude/CLAUDE.md and ~/.claude/rules; `@path` imports up to
-    # five hops; HTML comments (our markers) taken out. No limit on these files is documented.
+    # five hops; HTML comments (our markers) taken out. No limit on these files is documented. A CLAUDE.md that is
+    # empty or holds only HTML comments counts as absent (AGENTS.md loads in its place), and the rules folder is sent
+    # before AGENTS.md (both seen in the real Claude Code 2.1.332).
     load=MemoryFiles(names=("CLAUDE.md", ".claude/CLAUDE.md"), user_files=(".claude/CLAUDE.md",),
                      fallback=("AGENTS.md",), rules=".claude/rules", user_rules=".claude/rules", import_depth=5,
-                     drops_comments=True),
+                     drops_comments=True, blank_is_absent=True, fallback_after_rules=True, home_imports=True),
     hook=HOOK,
     offered_by_init=True,
     history=HISTORY,
@@ -71,4 +74,8 @@ HOST = Host(
     # working directory the slug names, one fact a list item (code.claude.com/docs/en/memory).
     memory=(OwnMemory(".claude", ("projects/*/memory/MEMORY.md",), "instructions", project="slug",
                       folder_env="CLAUDE_CONFIG_DIR"),),
+    # `@path` after whitespace imports a file (code.claude.com/docs/en/memory, "CLAUDE.md imports"; not inside code);
+    # a comment standing alone is dropped; a rules file's front matter is its settings (`paths:`). Seen in the real
+    # Claude Code 2.1.332: `\@path` and a code span import nothing, `@~/path` nothing in `claude -p`.
+    interprets=("at-import", "html-comment", "front-matter", "heading"),
 )

@@ -19,8 +19,10 @@ HOST = Host(
     presets={
         # With --user: the Copilot CLI's own instructions file (docs.github.com, "Adding custom instructions for
         # GitHub Copilot CLI": ~/.copilot/copilot-instructions.md, for every session of the user).
+        # In a git checkout, .github/copilot-instructions.md is the team's: the path-specific file, excluded from
+        # git, keeps the persona personal.
         NAME: Preset(DISPLAY, ".github/copilot-instructions.md", ".copilot/copilot-instructions.md", 1000,
-                     limits=(REVIEW_LIMIT,)),
+                     limits=(REVIEW_LIMIT,), private=PATH_SPECIFIC),
         # Copilot's path-specific instructions (docs.github.com, "Adding repository custom instructions"): applyTo
         # "**" applies to every file; code review reads the first 4,000 characters of any instructions file.
         PATH_SPECIFIC: Preset(DISPLAY, ".github/instructions/persona.instructions.md", None, 1000, output="file",

@@ -45,4 +45,8 @@ HOST = Host(
     memory=(OwnMemory(".gemini", ("GEMINI.md",), "instructions", home_env="GEMINI_CLI_HOME", baseline=True),
             OwnMemory(".gemini", ("tmp/*/memory/MEMORY.md",), "instructions", project="index",
                       home_env="GEMINI_CLI_HOME", index="projects.json")),
+    # `@path` at a line's start or after a space or tab imports the file (a path starting with `.`, `/` or a letter;
+    # geminicli.com/docs/core/memport): Gemini CLI 0.61.0's findImports, read in its bundle and seen in the real
+    # CLI; a missing file becomes an "Import failed" comment naming its absolute path. `\@path` imports nothing.
+    interprets=("at-import", "heading"),
 )

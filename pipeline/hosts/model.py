@@ -13,6 +13,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 Unit = Literal["tokens", "chars", "bytes"]
+# Text a host's loader interprets in a file it loads, rather than passing it on as written:
+#   at-import     a word `@path` at a line's start or after whitespace splices that file in (Claude Code, Gemini CLI)
+#   html-comment  `<!-- ... -->` standing as a block of its own is taken out (Claude Code)
+#   jinja         `{{ }}`, `{% %}` and `{# #}` are a template's (Goose's .goosehints)
+#   front-matter  `---` on a rules file's first line opens YAML the host reads as settings
+#   heading       a line starting with `#` is a heading
+Syntax = Literal["at-import", "html-comment", "jinja", "front-matter", "heading"]
 LimitScope = Literal["file", "chain"]
 
 
@@ -48,6 +55,9 @@ class Preset:
     # the preset `targets add` writes instead in a project whose directory holds the host's fallback file and
     # none of its own (Claude Code: AGENTS.md, no CLAUDE.md), so the host still loads the user's file whole
     beside_fallback: str | None = None
+    # the preset `targets add` writes instead in a git checkout, unless --shared: a file of the host's that git
+    # does not share (Claude Code's .claude/rules/, Copilot's .github/instructions/), listed in .git/info/exclude
+    private: str | None = None
 
     def target(self, name: str, path: Path, project: Path | None) -> dict[str, Any]:
         """The target's settings for preset ``name``, as written into the user's config: a project's file also
@@ -95,6 +105,14 @@ class MemoryFiles:
     user_rules: str | None = None  # the same folder under the home
     import_depth: int = 0  # hops of `@path` imports followed (0: the host imports nothing)
     drops_comments: bool = False  # the host takes HTML comments (our region markers) out of what it sends
+    # a file of ``names`` holding nothing but blank lines and HTML comments counts as absent: the host loads the
+    # fallback in its place (Claude Code 2.1.332, seen against a recording model: tests/hosts/test_claude_code.py)
+    blank_is_absent: bool = False
+    # `@~/path` imports from the user's own files (not from a project's, where an import outside the project waits
+    # for the user's approval): Claude Code 2.1.332; Gemini CLI follows no `~` at all (its findImports)
+    home_imports: bool = False
+    # the fallback files are sent after the rules folder, not in their directory's place (Claude Code 2.1.332)
+    fallback_after_rules: bool = False
 
 
 LoadModel = PerDirectory | RulesFolders | MemoryFiles
@@ -232,3 +250,6 @@ class Host:
     section: PromptSection | None = None  # a plugin prompt section the host renders (Hermes 0.22 and later)
     history: History | None = None  # None: the host keeps no transcript persona-tier knows of
     memory: tuple[OwnMemory, ...] = ()  # the host's own memory files, for `persona learn`
+    # what its loader interprets in the files it loads: the render writes a fact so that none of it applies
+    # (pipeline/hosts/escapes.py), and `targets check` reads the files the same way
+    interprets: tuple[Syntax, ...] = ("heading",)

@@ -23,7 +23,7 @@ from ..config.presets import PRESETS
 from ..config.schema import Settings
 from ..config.targets import resolve_target
 from ..config.urls import describe_database, store_target
-from ..errors import PersonaError
+from ..errors import InputError, PersonaError
 from ..fs.locations import default_database, hermes_home
 from ..fs.write import same_file
 from ..hosts import registry
@@ -35,6 +35,7 @@ from ..stages.ownership import foreign
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
 from ..text import counted
+from .claude_hooks import runs_ours, settings_file
 
 # The hosts init offers (each declares offered_by_init): a file of the user's own under the home, which init looks
 # for. The other hosts with a user-level file are added by `persona targets add HOST --user` only, as before.
@@ -73,6 +74,7 @@ class InitPlan:
     sources: list[Found] = field(default_factory=list)
     targets: list[NewTarget] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was found and needs nothing
+    unhook: list[Path] = field(default_factory=list)  # settings files whose hook of ours gives way to a target
     hermes: bool = False  # a Hermes home exists: `persona hermes install` is the next step there
 
 
@@ -86,8 +88,10 @@ class Outcome:
     error: str | None = None
 
 
-def plan_init(settings: Settings, store: PersonaStore, home: Path) -> InitPlan:
-    """What this machine holds under ``home`` and the Hermes home, and what init would do with it."""
+def plan_init(settings: Settings, store: PersonaStore, home: Path, *, instead_of_hook: bool = False) -> InitPlan:
+    """What this machine holds under ``home`` and the Hermes home, and what init would do with it: a host our
+    session-start hook already gives the persona gets no target (each fact once), unless ``instead_of_hook``
+    (then the hook is removed and the target added)."""
     plan = InitPlan(notes=[_database(settings, store)])
     hermes = hermes_home()
     plan.hermes = hermes.is_dir()
@@ -96,7 +100,7 @@ def plan_init(settings: Settings, store: PersonaStore, home: Path) -> InitPlan:
             plan.sources.append(Found(label, hermes / name, "hermes"))
     _persona_md(settings, store, hermes / "memory" / "persona.md", plan)
     for preset in USER_PRESETS:
-        _host(settings, store, preset, home, plan)
+        _host(settings, store, preset, home, plan, instead_of_hook)
     return plan
 
 
@@ -125,7 +129,8 @@ def _persona_md(settings: Settings, store: PersonaStore, path: Path, plan: InitP
         plan.notes.append(f"{path} is a render of persona-tier's: nothing to import")
 
 
-def _host(settings: Settings, store: PersonaStore, preset: str, home: Path, plan: InitPlan) -> None:
+def _host(settings: Settings, store: PersonaStore, preset: str, home: Path, plan: InitPlan,
+          instead_of_hook: bool) -> None:
     host = PRESETS[preset]
     assert host.user_file is not None  # USER_PRESETS all have one
     path = home / host.user_file
@@ -138,10 +143,27 @@ def _host(settings: Settings, store: PersonaStore, preset: str, home: Path, plan
     if _has_text(path):
         plan.sources.append(Found(host.host, path, "instructions"))
     writers = [name for name in settings.targets if _writes(settings, store.profile, name, path)]
+    hook = _our_hook(preset, home)
     if preset in settings.targets or writers:
         plan.notes.append(f"{host.host}: target {(writers or [preset])[0]!r} already writes {path}")
+    elif hook is not None and not instead_of_hook:
+        plan.notes.append(f"{host.host} gets the persona from the session-start hook in {hook}: no target added "
+                          f"for {path}, so each fact arrives once (`persona init --instead-of-hook` removes the "
+                          "hook and adds the target)")
     else:
+        plan.unhook += [hook] if hook is not None else []
         plan.targets.append(NewTarget(preset, path))
+
+
+def _our_hook(preset: str, home: Path) -> Path | None:
+    """The user's settings file where our session-start hook gives the host of ``preset`` the persona, if any."""
+    if preset not in registry.hooks():
+        return None
+    path = settings_file(user=True, project=None, home=home)
+    try:
+        return path if runs_ours(path) else None
+    except InputError:  # a settings file the host cannot read runs no hook of ours either
+        return None
 
 
 def _writes(settings: Settings, profile: str, name: str, path: Path) -> bool:

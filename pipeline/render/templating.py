@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from .. import inputs
 from ..defaults import DEFAULT_TOPIC
 from ..errors import TemplateError
 from ..fs.locations import package_root
+from ..hosts.escapes import Escape, escape_for
 from .jinja import make_environment, render_here
 from .model import PersonaFact, RankedFact, RankedPersona, RankedSection
 from .prepared import PreparedFacts
@@ -66,10 +68,19 @@ def render_sections(ranked: RankedPersona, sections: tuple[RankedSection, ...], 
     """
     shown = tuple(_shown(s, prepared) for s in sections) if keys is None else tuple(
         _kept_shown(s, key, prepared) for s, key in zip(sections, keys, strict=True))
+    escape = escape_for(target.interprets)
+    if escape is not None:
+        shown = tuple(_escaped(section, escape) for section in shown)
     context = PersonaContext(target.name, shown, sum(len(s.items) for s in shown))
     return target.front_matter + render_template(limits.template_dirs, target.template, context,
                                                  timeout_s=limits.timeout_s, max_chars=limits.max_output_chars,
                                                  max_memory_mb=limits.max_memory_mb)
+
+
+def _escaped(section: TemplateSection, escape: Escape) -> TemplateSection:
+    """``section`` as its target's host must read it: each fact and the topic escaped the host's way."""
+    return TemplateSection(escape(section.topic), tuple([replace(item, text=escape(item.text))
+                                                         for item in section.items]), section.omitted)
 
 
 def _shown(section: RankedSection, prepared: PreparedFacts) -> TemplateSection:

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.integrations.claude_hooks import hook_command, install
 
 runner = CliRunner()
 THEIRS = "# House rules\n\nRun `make check` before every commit.\n"
@@ -66,19 +67,19 @@ def test_claude_code_in_a_repo_with_agents_md_gets_the_rules_file_and_keeps_load
     shop, blog = project(tmp_path, "shop"), project(tmp_path, "blog")
     agents = write(shop / "AGENTS.md", THEIRS)
     write(blog / "CLAUDE.md", THEIRS)
-    said = persona(config, "targets", "add", "claude-code", "--project", str(shop))
+    said = persona(config, "targets", "add", "claude-code", "--shared", "--project", str(shop))
     rules = shop / ".claude" / "rules" / "persona.md"
     assert f"writing the whole file {rules}" in said
     assert f"{agents} stays as it is and Claude Code still loads it" in said and "no CLAUDE.md" in said
     assert f"writing a region of {blog / 'CLAUDE.md'}" in persona(config, "targets", "add", "claude-code",
-                                                                   "--project", str(blog))
+                                                                   "--shared", "--project", str(blog))
     facts(config, shop, blog)
     persona(config, "render")
     assert agents.read_text() == THEIRS and not (shop / "CLAUDE.md").exists()
     claude = hosts(config, shop)["claude-code"]
     assert [(f["path"], f["part"], f["target"]) for f in claude["files"]] == [  # type: ignore[union-attr]
-        (str(agents.resolve()), "project file, in place of CLAUDE.md or .claude/CLAUDE.md", None),
-        (str(rules.resolve()), "project rules", "claude-code-rules")]
+        (str(rules.resolve()), "project rules", "claude-code-rules"),  # Claude Code sends its rules first
+        (str(agents.resolve()), "project file, in place of CLAUDE.md or .claude/CLAUDE.md", None)]
     assert claude["outcome"] == "each fact once" and not claude["cut"]
     blogs = hosts(config, blog)["claude-code"]
     assert [f["target"] for f in blogs["files"]] == ["claude-code"]  # type: ignore[union-attr]
@@ -90,7 +91,7 @@ def test_a_claude_md_of_ours_that_displaces_the_users_agents_md_fails_the_check(
     CLAUDE.md with the user's own text is their choice: AGENTS.md is left out of the load set, with no problem."""
     shop, blog = project(tmp_path, "shop"), project(tmp_path, "blog")
     for where in (shop, blog):
-        persona(config, "targets", "add", "claude-code", "--project", str(where))
+        persona(config, "targets", "add", "claude-code", "--shared", "--project", str(where))
     facts(config, shop, blog)
     persona(config, "render")
     agents = write(shop / "AGENTS.md", THEIRS)
@@ -123,7 +124,7 @@ def test_the_load_set_lists_user_files_rules_and_imports_in_claude_codes_order(c
     guide = write(shop / "docs" / "guide.md", "The guide.\n")
     agents = write(shop / "AGENTS.md", THEIRS)
     rule = write(shop / ".claude" / "rules" / "team.md", "Team rule.\n")
-    persona(config, "targets", "add", "claude-code", "--project", str(shop))
+    persona(config, "targets", "add", "claude-code", "--shared", "--project", str(shop))
     persona(config, "add", GLOBAL_FACT, "--topic", "style")
     persona(config, "render")
     claude = hosts(config, shop)["claude-code"]
@@ -140,11 +141,11 @@ def test_a_fact_in_the_users_file_and_the_hook_would_arrive_twice_and_the_check_
     """`persona init`'s user-level file plus the SessionStart hook: each global fact twice, in every project.
     The check exits 1 naming both, status shows the same line; the hook alone is each fact once."""
     shop, blog = project(tmp_path, "shop"), project(tmp_path, "blog")
-    persona(config, "hooks", "install", "claude-code")
     persona(config, "targets", "add", "claude-code", "--user")
+    settings = Path.home() / ".claude" / "settings.json"
+    install(settings, hook_command())  # by hand: `hooks install` and `targets add` each refuse the other (#49)
     facts(config, shop, blog)
     persona(config, "render")
-    settings = Path.home() / ".claude" / "settings.json"
     user = (Path.home() / ".claude" / "CLAUDE.md").resolve()
     twice = (f"1 fact would arrive twice: in {user} (target claude-code) and in the SessionStart hook "
              f"({settings})")
@@ -153,7 +154,7 @@ def test_a_fact_in_the_users_file_and_the_hook_would_arrive_twice_and_the_check_
         assert claude["problems"] == [twice] and claude["hooks"] == [f"the SessionStart hook ({settings})"]
     assert f"problem: {twice}" in persona(config, "status")
     persona(config, "hooks", "remove", "claude-code")
-    persona(config, "targets", "add", "claude-code", "--project", str(shop))  # the shop's facts alone, beside
+    persona(config, "targets", "add", "claude-code", "--shared", "--project", str(shop))  # the shop alone
     persona(config, "add", f"{GLOBAL_FACT} Always, in the shop.", "--topic", "tone", "--project", str(shop))
     persona(config, "render")
     assert hosts(config, shop)["claude-code"]["outcome"] == "each fact once"  # one fact inside another is not it
@@ -166,7 +167,7 @@ def test_hooks_install_over_a_file_that_reaches_claude_code_says_so_and_offers_t
     the shop is refused naming the file; --instead-of-targets removes the target and installs the hook."""
     shop, blog = project(tmp_path, "shop"), project(tmp_path, "blog")
     write(shop / "CLAUDE.md", THEIRS)
-    persona(config, "targets", "add", "claude-code", "--project", str(shop))
+    persona(config, "targets", "add", "claude-code", "--shared", "--project", str(shop))
     facts(config, shop, blog)
     persona(config, "render")
     assert "added the SessionStart hook" in persona(config, "hooks", "install", "claude-code", "--project", str(blog))
@@ -218,7 +219,7 @@ def test_a_per_file_limit_cuts_each_file_and_says_whose_text_is_past_it(config, 
     long_file = write(shop / ".github" / "copilot-instructions.md", "é" * 3_900 + "\n")
     write(blog / ".github" / "copilot-instructions.md", THEIRS)
     for where in (shop, blog):
-        persona(config, "targets", "add", "copilot", "--project", str(where))
+        persona(config, "targets", "add", "copilot", "--shared", "--project", str(where))
     facts(config, shop, blog)
     persona(config, "render")
     copilot = hosts(config, shop, code=1)["copilot"]

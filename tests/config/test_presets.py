@@ -97,8 +97,10 @@ def test_every_preset_round_trips_and_leaves_the_users_text_alone(setup, preset)
     persona(config, "render")
     first = path.read_bytes()
     assert b"Answers tersely." in first and b"Bob" not in first
-    if not owned:  # Codex cuts its chain from the end: our region goes first there
-        assert (first.endswith if preset == "codex" else first.startswith)(USER_TEXT)
+    title, _, rest = USER_TEXT.partition(b"\r\n\r\n")
+    if not owned:  # Codex cuts its chain from the end: our region goes first there, under the user's title (#49)
+        assert first.startswith(title + b"\r\n\r\n<!--") and first.endswith(rest) if preset == "codex" else \
+            first.startswith(USER_TEXT)
         assert b"<!-- persona-tier:begin profile=default -->" in first
         edited = b"Added on top by hand.\r\n" + first + b"\r\nAdded below by hand.\r\n"
         path.write_bytes(edited)
@@ -108,7 +110,7 @@ def test_every_preset_round_trips_and_leaves_the_users_text_alone(setup, preset)
     assert b"Prefers small commits." in second and b"Bob" not in second
     if not owned:
         assert second.startswith(b"Added on top by hand.\r\n")
-        assert second.endswith(USER_TEXT + b"\r\nAdded below by hand.\r\n" if preset == "codex" else
+        assert second.endswith(rest + b"\r\nAdded below by hand.\r\n" if preset == "codex" else
                                b"\r\nAdded below by hand.\r\n")
     removed = persona(config, "targets", "remove", preset)
     assert "removed target" in removed.stdout

@@ -118,7 +118,7 @@ def test_a_project_override_file_shadows_the_projects_agents_md(config, repo):
 
 def test_copilot_code_review_must_find_the_region_in_its_first_4000_characters(config, repo):
     instructions = write(repo / ".github" / "copilot-instructions.md", "é" * 3_999 + "\n")
-    persona(config, "targets", "add", "copilot", "--project", str(repo))
+    persona(config, "targets", "add", "copilot", "--shared", "--project", str(repo))
     persona(config, "render")
     copilot = checked(config, 1)["copilot"]
     size = len(instructions.read_text(encoding="utf-8"))

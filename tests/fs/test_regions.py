@@ -161,14 +161,28 @@ def test_markers_the_user_placed_are_filled_in_place(home):
     assert b"old text" not in data and b"Answers tersely." in data and b"Bob" not in data
 
 
-def test_region_at_start_goes_after_the_bom(home):
+def test_region_at_start_goes_after_the_bom_and_the_users_title(home):
+    """#49: the file still opens with the user's `# Title` (and the blank line under it), then our region."""
     config(home, region_at="start")
     path = user_file(home, USER_FILES["crlf and bom"])
     render(home)
     data = path.read_bytes()
-    assert data.startswith(b"\xef\xbb\xbf" + BEGIN + b"\r\n")
-    assert data.endswith(END + b"\r\n\r\n# My rules\r\n\r\nUse tabs.\r\n")
+    assert data.startswith(b"\xef\xbb\xbf# My rules\r\n\r\n" + BEGIN + b"\r\n")
+    assert data.endswith(END + b"\r\n\r\nUse tabs.\r\n") and b"Bob" not in data
     assert remove_region(path, RegionId("default")) and path.read_bytes() == USER_FILES["crlf and bom"]
+
+
+@pytest.mark.parametrize("mine", [b"# Title\nUse tabs.\n", b"# Title\n", b"# Title", b"## Not a title\n\nx\n",
+                                  b"#Not a heading\n"],
+                         ids=["no blank", "title alone", "no line end", "h2", "no space"])
+def test_a_region_at_the_start_follows_only_a_first_line_title_and_removes_to_the_users_bytes(home, mine):
+    config(home, region_at="start")
+    path = user_file(home, mine)
+    render(home)
+    data = path.read_bytes()
+    title = mine.startswith(b"# ") and b"\n" in mine
+    assert data.startswith(mine.split(b"\n")[0] + b"\n" + BEGIN if title else BEGIN)
+    assert remove_region(path, RegionId("default")) and path.read_bytes() == mine
 
 
 def test_an_unchanged_region_is_not_written_so_the_mtime_stays(home):

@@ -14,7 +14,7 @@ from pipeline.hosts import registry
 from pipeline.hosts.model import Host, MemoryFiles, PerDirectory, RulesFolders
 from pipeline.scopes import HOSTS
 
-NOT_HOSTS = {"model", "registry"}  # the folder's two modules that declare no host
+NOT_HOSTS = {"model", "registry", "escapes"}  # the folder's modules that declare no host
 MODULES = sorted(info.name for info in pkgutil.iter_modules(pipeline.hosts.__path__) if info.name not in NOT_HOSTS)
 EVERY_HOST = sorted(registry.HOSTS.values(), key=lambda host: host.name)
 

@@ -278,3 +278,79 @@ def test_the_users_file_and_the_hook_reach_claude_code_twice_until_hooks_install
     once = main_request(run_claude(model, project, home, "again"))
     assert_each_fact_once(once)
     assert_intact(once, OWN_USER)
+
+
+# -- a CLAUDE.md Claude Code reads as no file, and the order it sends the files in (#49) ----------------------
+
+
+@pytest.mark.parametrize("claude_md", ["", "<!-- notes to come -->\n"], ids=["empty", "comment-only"])
+def test_beside_a_blank_claude_md_the_users_agents_md_still_loads_whole_after_the_rules(
+        host: Host, claude_md: str, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
+    """An empty or comment-only CLAUDE.md is no file to Claude Code, which loads AGENTS.md in its place:
+    `targets add claude-code --project` writes the rules file, leaves both files as they were, and the request
+    carries AGENTS.md whole and each fact once; the rules file comes first, as `targets check` lists it."""
+    agents = write_own(project / "AGENTS.md", OWN_PROJECT)
+    claude_file = write_own(project / "CLAUDE.md", claude_md)
+    said = persona(home, "targets", "add", "claude-code", "--project", str(project))
+    assert ".claude/rules/persona.md" in said and f"{agents} stays as it is and Claude Code still loads it" in said
+    add_facts(home)
+    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
+    persona(home, "render")
+    assert claude_file.read_text() == claude_md and agents.read_text() == OWN_PROJECT
+    request = main_request(run_claude(model, project, home, "hello"))
+    assert_intact(request, OWN_PROJECT)
+    assert_scoped_facts(request, project=True)
+    assert request.text.index(FACTS["git"]) < request.text.index("Run `make check` before every commit.")
+    checked = persona(home, "targets", "check", "--project", str(project))
+    assert "each fact once" in checked
+    assert checked.index(".claude/rules/persona.md") < checked.index("AGENTS.md (project file, in place of")
+
+
+def test_hook_first_then_init_or_a_target_each_fact_reaches_claude_code_once(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """The other order (#49): the hook installed first, then `persona init --yes` adds no Claude Code target and
+    `targets add claude-code --project` is refused, naming --instead-of-hook; the real request carries each fact
+    once. With --instead-of-hook the hook goes and the file comes: still each fact once."""
+    user_file = write_own(home / ".claude" / "CLAUDE.md", OWN_USER)
+    add_facts(home)
+    persona(home, "hooks", "install", "claude-code")
+    said = persona(home, "init", "--yes")
+    assert "gets the persona from the session-start hook" in said and "add target 'claude-code'" not in said
+    assert user_file.read_text() == OWN_USER
+    refused = persona_fails(home, "targets", "add", "claude-code", "--project", str(project))
+    assert "--instead-of-hook" in refused and not (project / "CLAUDE.md").exists()
+    once = main_request(run_claude(model, project, home, "hello"))
+    assert_each_fact_once(once)
+    assert_intact(once, OWN_USER)
+    switched = persona(home, "targets", "add", "claude-code", "--user", "--instead-of-hook")
+    assert "removed the persona hook" in switched
+    persona(home, "render")
+    assert "each fact once" in persona(home, "targets", "check", "--project", str(project))
+    again = main_request(run_claude(model, project, home, "again"))
+    assert_each_fact_once(again)
+
+
+def test_in_a_repository_with_tracked_instruction_files_the_persona_stays_out_of_git(
+        host: Host, model: FakeModel, home: Path, project: Path, tmp_path: Path) -> None:
+    """#49: the team's CLAUDE.md and AGENTS.md are tracked: `targets add claude-code --project` writes the rules
+    file, listed in .git/info/exclude; `git status` stays clean, and Claude Code gets the team's CLAUDE.md whole and
+    each fact of its scopes once. Codex there is refused, naming --shared and --user."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(project), "-c", "user.name=T", "-c", "user.email=t@example.com",
+                               *args], check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    write_own(project / "CLAUDE.md", OWN_PROJECT)
+    write_own(project / "AGENTS.md", OWN_PROJECT)
+    git("add", "CLAUDE.md", "AGENTS.md")
+    git("commit", "-qm", "team")
+    said = persona(home, "targets", "add", "claude-code", "--project", str(project))
+    assert "is shared through git" in said and ".claude/rules/persona.md" in said
+    assert "--shared" in persona_fails(home, "targets", "add", "codex", "--project", str(project))
+    add_facts(home)
+    add_scoped_facts(home, "claude-code", project, tmp_path / "elsewhere")
+    persona(home, "render")
+    assert git("status", "--porcelain") == ""
+    request = main_request(run_claude(model, project, home, "hello"))
+    assert_intact(request, OWN_PROJECT)
+    assert_scoped_facts(request, project=True)

@@ -58,7 +58,9 @@ def test_a_region_reaches_codex_once_beside_the_users_own_text(
     persona(home, "render")
     request = main_request(run_codex(model, project, home, "hello"))
     assert_scoped_facts(request, project=scope == "--project")  # a user-level file: no project's facts
-    assert_intact(request, OWN_USER, OWN_PROJECT, user_file.read_text(), project_file.read_text())
+    # our region goes under each file's `# Title` (#49): the user's text arrives whole on either side of it
+    assert_intact(request, *OWN_USER.split("\n\n", 1), *OWN_PROJECT.split("\n\n", 1), user_file.read_text(),
+                  project_file.read_text())
 
 
 def test_with_a_user_and_a_project_region_codex_gets_each_fact_of_its_scopes_once(
@@ -129,7 +131,7 @@ def test_codex_counts_32_kib_over_the_whole_project_chain(
     assert sent(request, root) and OWN_PROJECT.strip() not in request.text  # after our region: past the budget
     assert "persona-tier:begin" in request.text and "persona-tier:end" not in request.text
     assert not sent(request, nested)
-    left = PROJECT_DOC_MAX_BYTES - root.stat().st_size
+    left = PROJECT_DOC_MAX_BYTES - root.stat().st_size - len("# This project\n\n")  # ours starts under the title
     assert f"codex: cut after {left:,} bytes: move the region or shorten the files" in check_fails(home)
 
 
@@ -146,3 +148,18 @@ def test_codex_reads_the_users_own_file_outside_the_32_kib_budget(
     request = main_request(run_codex(model, project, home, "hello"))
     assert sent(request, user_file) and sent(request, project_file)
     assert_each_fact_once(request)
+
+
+def test_the_region_at_the_start_follows_the_users_title(
+        host: Host, model: FakeModel, home: Path, project: Path) -> None:
+    """#49: the user's AGENTS.md opens with its `# Title`; our region goes under it, and Codex sends the title
+    first, then each fact once, then the rest of the user's text whole."""
+    agents = write_own(project / "AGENTS.md", OWN_PROJECT)
+    persona(home, "targets", "add", "codex", "--project", str(project))
+    add_facts(home)
+    persona(home, "render")
+    assert agents.read_text().startswith("# This project\n\n<!-- persona-tier:begin")
+    request = main_request(run_codex(model, project, home, "hello"))
+    assert_each_fact_once(request)
+    text = request.text
+    assert text.index("# This project") < text.index(FACTS["git"]) < text.index("Run `make check` before every")

@@ -67,7 +67,7 @@ def seed(world: dict[str, Path]) -> None:
     for preset, where in (("claude-code", "--user"), ("claude-code", world["a"]), ("claude-code", world["b"]),
                           ("codex", "--user"), ("codex", world["a"]), ("cursor", world["a"])):
         name = f"{preset}-{'user' if where == '--user' else Path(where).name}"
-        place = ["--user"] if where == "--user" else ["--project", str(where)]
+        place = ["--user"] if where == "--user" else ["--shared", "--project", str(where)]  # a region, as written
         done = cli(world, "targets", "add", preset, *place, "--name", name)
         assert done.exit_code == 0, done.output
     rendered = cli(world, "render")
