@@ -207,7 +207,6 @@ def every_fate(tmp_path):
                             "cap:\n  token_cap: 45\n")
     with PersonaStore(db) as store:
         kept = store.add("Answers tersely.", topic="style", tier="permanent", confidence=1.0).fact
-        store.add("answers TERSELY", topic="style2")  # a near-duplicate, weaker
         # Falling confidences rank rule 2 last whatever second each row is written in (equal scores would tie-break
         # on recency, so a slow machine crossing a second between the rows reordered them).
         for index in range(3):
@@ -217,6 +216,11 @@ def every_fate(tmp_path):
                   confidence=0.1)
         gone = store.add("Uses tabs.", topic="style", confidence=0.5).fact
         store.demote(gone.id)
+    # A near-duplicate, weaker, written by another tool straight into Mnemosyne's table (our add answers "already
+    # there" for it): the render's dedupe is what leaves it out.
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("INSERT INTO memoria_persona (session_id, tier, topic, content, confidence) "
+                     "VALUES ('default', 'long_term', 'style2', 'answers TERSELY', 0.7)")
     add_memory(db, "m-low", "Maybe likes green.", source="preference", importance=0.3)
     add_memory(db, "m-high", "Definitely likes blue.", source="preference", importance=0.95)
     return db, write_config, kept
@@ -240,7 +244,13 @@ def test_explain_names_every_fate(every_fate):
     assert sum(s["tokens"] for s in explanation["sections"]) <= explanation["tokens"] <= explanation["budget"] == 45
     for fact in explanation["facts"]:
         assert set(fact) == {"id", "topic", "tier", "score", "tokens", "fate", "content", "writer"}
-        assert fact["tokens"] > 0 and (fact["writer"] == "api") == fact["id"].startswith("#")
+        written_here = fact["writer"] in ("api", "another tool")  # the duplicate came in through Mnemosyne's table
+        assert fact["tokens"] > 0 and written_here == fact["id"].startswith("#")
+    assert fates_by_writer(explanation)["answers TERSELY"] == "another tool"
+
+
+def fates_by_writer(explanation: dict) -> dict[str, str]:
+    return {fact["content"]: fact["writer"] for fact in explanation["facts"]}
 
 
 def test_explain_prints_kept_facts_first_then_each_fate(every_fate):
