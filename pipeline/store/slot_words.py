@@ -20,10 +20,12 @@ KNOWN_VALUES: dict[str, dict[str, str]] = {
         "xcode": "xcode", "android studio": "android studio", "notepad++": "notepad++",
         "lazyvim": "neovim",
     },
+    # One package manager per ecosystem: "Uses npm for JavaScript" never replaces "Uses uv, never pip".
     "package_manager": {
         "pip": "pip", "pipx": "pipx", "poetry": "poetry", "uv": "uv", "pipenv": "pipenv", "conda": "conda",
-        "mamba": "mamba", "pdm": "pdm", "npm": "npm", "pnpm": "pnpm", "yarn": "yarn", "bun": "bun",
+        "mamba": "mamba", "pdm": "pdm",
     },
+    "js_package_manager": {"npm": "npm", "pnpm": "pnpm", "yarn": "yarn", "bun": "bun"},
     "tracker": {
         "trello": "trello", "notion": "notion", "jira": "jira", "linear": "linear", "asana": "asana",
         "clickup": "clickup", "todoist": "todoist", "basecamp": "basecamp", "youtrack": "youtrack",
@@ -98,6 +100,8 @@ CUES: dict[str, str] = {
     "editor": r"editor|editors|ide|edits|editing|édite|éditeur|editiert|edita|editar|editore|codes in|coding in",
     "package_manager": r"package manager|packages|paketmanager|pakete|paquets|gestionnaire de paquets|paquetes|"
                        r"gestor de paquetes|pacotes|gerenciador de pacotes|pacchetti|gestore di pacchetti",
+    "js_package_manager": r"package manager|packages|paketmanager|pakete|paquets|gestionnaire de paquets|paquetes|"
+                          r"gestor de paquetes|pacotes|gerenciador de pacotes|pacchetti|gestore di pacchetti",
     "employer": r"work\w*(?: \w+){0,3} (?:at|for)|employer|employed|employee of|joined|"
                 r"arbeit\w*(?: \w+){0,3} (?:bei|für)|"
                 r"angestellt|arbeitgeber|firma|travaill\w* (?:chez|pour|à)|employeur|rejoint|rejoindre|"
@@ -130,8 +134,9 @@ CUES: dict[str, str] = {
 TOPICS = (("name", "identity"), ("pronouns", "identity"), ("place", "location"), ("employer", "work"),
           ("workplace", "work"), ("project", "work"), ("meeting", "schedule"), ("diet", "food"), ("drink", "food"),
           ("alcohol", "food"), ("smoking", "health"), ("editor", "tools"), ("package_manager", "tools"),
-          ("tracker", "tools"), ("chat", "tools"), ("ci", "tools"), ("os", "tools"), ("browser", "tools"),
-          ("vcs", "tools"), ("forge", "tools"), ("mail", "tools"), ("design", "tools"), ("containers", "tools"))
+          ("js_package_manager", "tools"), ("tracker", "tools"), ("chat", "tools"), ("ci", "tools"), ("os", "tools"),
+          ("browser", "tools"), ("vcs", "tools"), ("forge", "tools"), ("mail", "tools"), ("design", "tools"),
+          ("containers", "tools"))
 STYLE_CUES = (r"answers?|answering|responses?|replies|reply|explanations?|tone|terse|tersely|concise|verbose|"
               r"brief|summary|summaries|recap|preamble|emoji|antwort\w*|réponses?|respuestas?|respostas?|"
               r"rispost\w*|ton|tono|tom")
@@ -140,9 +145,9 @@ CUED_ONLY = frozenset({"shell"})
 # A fact about one of these names who the user is: nothing about another slot replaces it.
 IDENTITY = frozenset({"name", "pronouns"})
 # Slots that hold one value at a time for the user, so another value replaces the old one.
-SINGLE = frozenset({"editor", "package_manager", "tracker", "chat", "ci", "os", "browser", "vcs", "employer",
-                    "place", "name", "pronouns", "project", "meeting", "diet", "workplace", "containers", "design",
-                    "drink", "smoking"})
+SINGLE = frozenset({"editor", "package_manager", "js_package_manager", "tracker", "chat", "ci", "os", "browser",
+                    "vcs", "employer", "place", "name", "pronouns", "project", "meeting", "diet", "workplace",
+                    "containers", "design", "drink", "smoking"})
 # Words that name the value they precede (or, after "keinen ... mehr", enclose) as left behind.
 LEFT_BEHIND = (
     "instead of", "rather than", "not", "no longer", "anymore", "any more", "left", "quit", "quitting", "gave up",

@@ -122,3 +122,13 @@ def test_the_bench_reads_a_yaml_list_of_pairs_and_names_a_bad_one(tmp_path):
     bad.write_text("- {id: b7, lang: en, old: 'x', new: 'y', label: maybe}\n", "utf-8")
     with pytest.raises(ValueError, match="b7"):
         load(bad)
+
+
+def test_a_package_manager_of_another_ecosystem_is_no_change(store):
+    """Python's and JavaScript's package managers are two slots: npm for JavaScript never replaces uv for Python,
+    and pnpm does replace npm."""
+    store.add("Uses uv, never pip.", topic="tools")
+    npm = store.add("Uses npm for JavaScript projects", topic="tools")
+    assert npm.proposals == ()
+    pnpm = store.add("Uses pnpm for JavaScript projects", topic="tools")
+    assert [(proposal.kind, proposal.old.id) for proposal in pnpm.proposals] == [("update", npm.fact.id)]
