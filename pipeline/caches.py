@@ -24,6 +24,7 @@ import functools
 import gc
 import threading
 import weakref
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
@@ -47,16 +48,18 @@ class Declaration:
     holds_text: bool
 
 
-class _Declared:
-    """Something declared here that can be cleared."""
+class _Declared(ABC):
+    """Something declared here: each shape (the three below) clears and shows its own store."""
 
     declaration: Declaration
 
+    @abstractmethod
     def clear(self) -> None:
-        raise NotImplementedError  # each shape clears its own store (the three below)
+        """Drop every entry."""
 
+    @abstractmethod
     def entries(self) -> list[Any]:
-        raise NotImplementedError  # each shape shows its own store
+        """What it holds now (for ``caches.entries`` and the tests that look for a forgotten text)."""
 
 
 _REGISTRY: dict[str, _Declared] = {}  # every cache by name: the registry itself, filled as modules load

@@ -12,13 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
 from pipeline.hosts import registry
 from pipeline.integrations.claude_hooks import hook_command, install
 
-runner = CliRunner()
+from .persona_cli import persona, write_config
+
 IMPORTING = "Reads @notes/todo.md first"
 HOME_IMPORT = "Keeps @~/secret.md near"
 AS_WRITTEN = ("Says {{ name }} and {% raw %}", "Hides <!-- this --> too", "Mails dana@example.com")
@@ -27,16 +26,7 @@ BOBS = "Bob reads @notes/bob.md"
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "persona.yaml"
-    path.write_text(f"store:\n  path: {tmp_path / 'm.db'}\ninjection:\n  file: {tmp_path / 'persona.md'}\n",
-                    encoding="utf-8")
-    return path
-
-
-def persona(config: Path, *args: str, code: int = 0) -> str:
-    result = runner.invoke(app, ["-c", str(config), *args])
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    return result.stdout + result.stderr
+    return write_config(tmp_path)
 
 
 def host(config: Path, where: Path, name: str, code: int = 0) -> dict[str, object]:

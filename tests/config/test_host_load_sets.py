@@ -12,22 +12,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
 from pipeline.integrations.claude_hooks import hook_command, install
 
-runner = CliRunner()
+from .persona_cli import persona, write_config
+
 THEIRS = "# House rules\n\nRun `make check` before every commit.\n"
 GLOBAL_FACT = "Answers tersely."
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "persona.yaml"
-    path.write_text(f"store:\n  path: {tmp_path / 'm.db'}\ninjection:\n  file: {tmp_path / 'persona.md'}\n",
-                    encoding="utf-8")
-    return path
+    return write_config(tmp_path)
 
 
 def project(tmp_path: Path, name: str) -> Path:
@@ -35,12 +31,6 @@ def project(tmp_path: Path, name: str) -> Path:
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     return root
-
-
-def persona(config: Path, *args: str, code: int = 0) -> str:
-    result = runner.invoke(app, ["-c", str(config), *args])
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    return result.stdout + result.stderr
 
 
 def write(path: Path, text: str) -> Path:

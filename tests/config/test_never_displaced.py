@@ -14,11 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from .persona_cli import persona, write_config
 
-runner = CliRunner()
 THEIRS = "# House rules\n\n" + "".join(f"- Rule {n}: keep the build green.\n" for n in range(732))
 COMMENT_ONLY = "<!-- our notes go here, one day -->\n\n"
 BOBS = "Bob's own: tabs, never spaces."
@@ -26,16 +24,7 @@ BOBS = "Bob's own: tabs, never spaces."
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "persona.yaml"
-    path.write_text(f"store:\n  path: {tmp_path / 'm.db'}\ninjection:\n  file: {tmp_path / 'persona.md'}\n",
-                    encoding="utf-8")
-    return path
-
-
-def persona(config: Path, *args: str, code: int = 0) -> str:
-    result = runner.invoke(app, ["-c", str(config), *args])
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    return result.stdout + result.stderr
+    return write_config(tmp_path)
 
 
 def project(tmp_path: Path, name: str, claude_md: str) -> tuple[Path, Path, Path]:

@@ -13,11 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from .persona_cli import persona, write_config
 
-runner = CliRunner()
 TEAM = "# Team rules\n\nRun the tests before pushing.\n"
 DANA = "Dana prefers terse answers."
 BOBS = "Bob prefers long answers."
@@ -25,16 +23,7 @@ BOBS = "Bob prefers long answers."
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "persona.yaml"
-    path.write_text(f"store:\n  path: {tmp_path / 'm.db'}\ninjection:\n  file: {tmp_path / 'persona.md'}\n",
-                    encoding="utf-8")
-    return path
-
-
-def persona(config: Path, *args: str, code: int = 0) -> str:
-    result = runner.invoke(app, ["-c", str(config), *args])
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    return result.stdout + result.stderr
+    return write_config(tmp_path)
 
 
 def git(root: Path, *args: str) -> str:
