@@ -19,7 +19,7 @@ from ..fs.region_file import MAX_REGION_FILE_BYTES
 from ..fs.regions import RegionId, own_region
 from ..hosts import registry
 from ..hosts.model import PerDirectory, PromptSection, RulesFolders
-from .load_sets import first_non_empty
+from .load_sets import first_non_empty, waiting_for
 from .targets import ResolvedTarget, region_id
 
 if TYPE_CHECKING:  # `persona status` checks its targets without pydantic
@@ -111,6 +111,12 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
         return Check(target.name, path, (), (), f"larger than {max_bytes:,} bytes: persona-tier "
                      "neither reads nor writes it (render.max_region_file_bytes); shorten the file", cut=True)
     span = None if data is None else our_span(target, data)
+    fallback = waiting_for(path, home) if data is None else None
+    if fallback is not None:
+        return Check(target.name, path, (fallback,), (), f"waiting: the host reads {fallback} while this file is "
+                     "absent, and a file of ours would stop it reading that one; create this file and `persona "
+                     "render` writes it",
+                     cut=False)
     if data is None or span is None:
         return Check(target.name, path, (), (), "not written yet: run `persona render`", cut=False)
     chain = chain_of(host, path, home)

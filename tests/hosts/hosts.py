@@ -47,6 +47,7 @@ class Host:
     name: str  # as in `persona targets add NAME`
     package: str  # on the npm registry
     command: str  # its bin
+    binary: str | None = None  # the executable under node_modules, where the package declares no bin
 
     @property
     def version(self) -> str:
@@ -58,13 +59,16 @@ class Host:
 
     @property
     def path(self) -> Path:
-        return HOSTS_DIR / "node_modules" / ".bin" / self.command
+        return HOSTS_DIR / "node_modules" / (self.binary or f".bin/{self.command}")
 
 
 CLAUDE = Host("claude-code", "@anthropic-ai/claude-code", "claude")
 CODEX = Host("codex", "@openai/codex", "codex")
 GEMINI = Host("gemini", "@google/gemini-cli", "gemini")
-HOSTS = (CLAUDE, CODEX, GEMINI)
+# opencode-ai's build for this platform, the executable its bin runs: the registry serves opencode-ai's other
+# platforms' packages as 404, so `npm ci` cannot install opencode-ai itself from a lock (docs/hosts.md)
+OPENCODE = Host("opencode", "opencode-linux-x64", "opencode", binary="opencode-linux-x64/bin/opencode")
+HOSTS = (CLAUDE, CODEX, GEMINI, OPENCODE)
 
 
 @cache
@@ -254,6 +258,28 @@ def run_gemini(model: FakeModel, project: Path, home: Path, prompt: str, *flags:
         settings.write_text(json.dumps(GEMINI_SETTINGS, indent=2))
     env = {"GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": model.url, "GEMINI_CLI_TRUST_WORKSPACE": "true"}
     return run(GEMINI, model, project, home, ["-p", prompt, *flags], env)
+
+
+# -- OpenCode -------------------------------------------------------------------------------------------------
+
+
+def opencode_config(url: str) -> dict[str, Any]:
+    """The fake model as an OpenAI-compatible provider, through the provider package OpenCode bundles (no
+    download); no update check, no sharing."""
+    return {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
+                                  "options": {"baseURL": f"{url}/v1", "apiKey": "fake-key"},
+                                  "models": {"fake-model": {"name": "Fake model"}}}},
+            "model": "fake/fake-model", "small_model": "fake/fake-model"}
+
+
+def run_opencode(model: FakeModel, project: Path, home: Path, prompt: str, *flags: str) -> list[Request]:
+    """``opencode run [FLAGS] PROMPT``: its config in a file of the test's own (OPENCODE_CONFIG), so the user's
+    config folder holds only what the test puts there."""
+    config = home / "opencode-test.json"
+    config.write_text(json.dumps(opencode_config(model.url), indent=2))
+    env = {"OPENCODE_CONFIG": str(config), "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    return run(OPENCODE, model, project, home, ["run", *flags, prompt], env)
 
 
 # -- persona-tier ---------------------------------------------------------------------------------------------
