@@ -15,6 +15,7 @@ from ..scopes import HostName
 from ..text import counted
 
 if TYPE_CHECKING:
+    from ..config.schema import Settings
     from ..inject.injector import PersonaInjector
     from ..inject.views import Reader
     from ..render.explain import Explanation
@@ -66,7 +67,7 @@ def render(
         typer.echo(_summary(report, dry_run or stdout), err=stdout)
 
 
-def _say_waiting(settings: Any, names: list[str] | None) -> None:
+def _say_waiting(settings: Settings, names: list[str] | None) -> None:
     """Each target left unwritten because its host reads another file of the user's while its own is absent."""
     from ..config.load_sets import waiting_for
     from ..config.targets import raw_path

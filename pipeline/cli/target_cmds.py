@@ -88,8 +88,8 @@ def add(
     waits = waiting_for(path, Path(inputs.home())) if user else None
     if waits is not None:
         typer.echo(f"{PRESETS[preset].host} reads {waits} while {path} is absent, so the target waits: a file of "
-                   f"ours would stop it reading yours (a Claude Code target there reaches it meanwhile). Create "
-                   f"{path} and the next `persona render` writes it")
+                   f"ours would stop it reading yours (a target of ours writing that file reaches it meanwhile). "
+                   f"Create {path} and the next `persona render` writes it")
     if beside is not None and personal is None:
         typer.echo(f"{beside} stays as it is and {PRESETS[preset].host} still loads it: it reads {beside.name} only "
                    f"where there is no {HOST_PRESETS[beside_of(preset)].project_file}, so the persona goes in "

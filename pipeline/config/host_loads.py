@@ -115,8 +115,7 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
     if fallback is not None:
         return Check(target.name, path, (fallback,), (), f"waiting: the host reads {fallback} while this file is "
                      "absent, and a file of ours would stop it reading that one; create this file and `persona "
-                     "render` writes it",
-                     cut=False)
+                     "render` writes it", cut=False)
     if data is None or span is None:
         return Check(target.name, path, (), (), "not written yet: run `persona render`", cut=False)
     chain = chain_of(host, path, home)

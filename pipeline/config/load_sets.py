@@ -26,7 +26,8 @@ HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 MAX_IMPORT_READ = 1 << 20  # an imported file is scanned for imports up to this many bytes
 
 
-WAITING = tuple(p for p in registry.presets().values() if p.user_fallback and p.user_file)  # OpenCode's
+# the presets whose user file the host reads only while it exists, another of the user's files otherwise (OpenCode)
+WAITING = tuple(p for p in registry.presets().values() if p.user_fallback and p.user_file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,13 +238,14 @@ def _rules_folders(model: RulesFolders, project: Path, home: Path) -> tuple[Load
 def _first_found(host: Host, model: FirstFound, project: Path, home: Path) -> LoadSet:
     """OpenCode's way (and Zed's): the first user file that exists, then the project's files of the first name
     found (up the tree, nearest first, or in the project alone); what they hide is skipped, and said."""
+    own = home / model.user_files[0]
     users = [home / name for name in model.user_files if (home / name).is_file()]
-    found = [Loaded(path.resolve(), "user file" if index == 0 and path == home / model.user_files[0] else
-                    f"user file, in place of {home / model.user_files[0]}") for index, path in enumerate(users[:1])]
+    found = [Loaded(path.resolve(), "user file" if path == own else f"user file, in place of {own}")
+             for path in users[:1]]
     skipped = [(path, f"{users[0]} is there: the host reads it instead") for path in users[1:]]
-    chosen = first_found(model, project)
-    for name in model.names:
-        paths = _found_up(model, project, name)
+    by_name = {name: _found_up(model, project, name) for name in model.names}
+    chosen = next((name for name, paths in by_name.items() if paths), None)
+    for name, paths in by_name.items():
         if name == chosen:
             found += [Loaded(path.resolve(), "project file" if path.parent == project else "parent directory's file")
                       for path in paths]
