@@ -16,7 +16,7 @@ from .. import inputs
 from ..fs.projects import git_top_level
 from ..fs.read import read_file
 from ..fs.region_file import MAX_REGION_FILE_BYTES
-from ..fs.regions import RegionId, own_region
+from ..fs.regions import MARKER_WORD, RegionId, own_region
 from ..hosts import registry
 from ..hosts.model import PerDirectory, PromptSection, RulesFolders
 from .load_sets import first_non_empty, waiting_for
@@ -113,9 +113,7 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
     span = None if data is None else our_span(target, data)
     fallback = waiting_for(path, home) if data is None else None
     if fallback is not None:
-        return Check(target.name, path, (fallback,), (), f"waiting: the host reads {fallback} while this file is "
-                     "absent, and a file of ours would stop it reading that one; create this file and `persona "
-                     "render` writes it", cut=False)
+        return _waiting(target.name, path, fallback)
     if data is None or span is None:
         return Check(target.name, path, (), (), "not written yet: run `persona render`", cut=False)
     chain = chain_of(host, path, home)
@@ -136,6 +134,19 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
         if stop > limit.amount:
             cuts.append(f"cut after {max(0, limit.amount - start):,} {_unit(limit.unit)}: {SHORTEN}")
     return Check(target.name, path, loaded, tuple(measures), cuts[0] if cuts else "kept", cut=bool(cuts))
+
+
+def _waiting(name: str, path: Path, fallback: Path) -> Check:
+    """A target that waits while its host reads another file of the user's (OpenCode's ~/.claude/CLAUDE.md): kept
+    where a region of ours there reaches the host, else a fail (the host gets none of the persona)."""
+    ours = f"<!-- {MARKER_WORD}begin ".encode("ascii") in (read_bounded(fallback) or b"")
+    then = "create this file and `persona render` writes it"
+    if ours:
+        return Check(name, path, (fallback,), (), f"waiting: the host reads {fallback} while this file is absent, "
+                     f"and a region of ours there reaches it; {then}", cut=False)
+    return Check(name, path, (fallback,), (), f"not loaded: the host reads {fallback} while this file is absent, "
+                 f"and nothing of ours is there (a file of ours here would stop it reading yours); {then}, or add "
+                 "a target writing that file", cut=True)
 
 
 def check_text(name: str, where: Path, text: str, limits: Sequence[HostLimit]) -> Check:

@@ -110,6 +110,22 @@ def test_opencode_reads_every_agents_md_up_to_the_git_root_nearest_first(config:
     assert report["loaded"] == [str(service / "AGENTS.md"), str(repo / "AGENTS.md")]  # CLAUDE.md hidden
 
 
+def test_a_waiting_opencode_target_with_nothing_of_ours_in_claude_md_fails_the_check(config: Path, home: Path,
+                                                                                      tmp_path: Path) -> None:
+    """Without a Claude Code target, OpenCode reads the user's own ~/.claude/CLAUDE.md and none of the persona:
+    `targets check` exits 1, naming both ways in; a Claude Code target there makes it pass, the fact once."""
+    claude = home / ".claude" / "CLAUDE.md"
+    claude.parent.mkdir(parents=True)
+    claude.write_text("# Mine\n", encoding="utf-8")
+    persona(config, "targets", "add", "opencode", "--user")
+    persona(config, "add", FACT, "--topic", "git")
+    said = persona(config, "targets", "check", code=1)
+    assert f"opencode: not loaded: the host reads {claude} while this file is absent, and nothing of ours" in said
+    persona(config, "targets", "add", "claude-code", "--user")
+    persona(config, "render")
+    assert "opencode: waiting: the host reads" in persona(config, "targets", "check")
+
+
 @pytest.mark.parametrize("host", ["opencode", "amp"])
 def test_an_agents_md_that_would_hide_the_users_claude_md_is_refused(config: Path, tmp_path: Path,
                                                                     host: str) -> None:
