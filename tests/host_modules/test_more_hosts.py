@@ -87,6 +87,7 @@ def test_opencode_waits_while_it_reads_claude_codes_file_then_takes_over(config:
     assert not own.exists()  # a file of ours would stop OpenCode reading the user's CLAUDE.md
     report = check(config, tmp_path)["opencode"]
     assert report["loaded"] == [str(claude)] and report["problems"] == []  # the fact once, through Claude Code's
+    assert "no persona file" not in persona(config, "status")  # no trigger waits for a file a render never writes
 
     own.parent.mkdir(parents=True)
     own.write_text("# My OpenCode rules\n", encoding="utf-8")  # the user makes their own: OpenCode reads only it
