@@ -18,8 +18,8 @@ from ..fs.read import read_file
 from ..fs.region_file import MAX_REGION_FILE_BYTES
 from ..fs.regions import MARKER_WORD, RegionId, own_region
 from ..hosts import registry
-from ..hosts.model import PerDirectory, PromptSection, RulesFolders
-from .load_sets import first_non_empty, waiting_for
+from ..hosts.model import FirstFound, Host, PerDirectory, PromptSection, RulesFolders
+from .load_sets import first_non_empty, load_set, waiting_for
 from .targets import ResolvedTarget, region_id
 
 if TYPE_CHECKING:  # `persona status` checks its targets without pydantic
@@ -90,10 +90,26 @@ def rules_folders_chain(model: RulesFolders, path: Path, home: Path) -> Chain:
     return Chain(tuple(f for f in (global_file, *rules) if f.is_file()))
 
 
+def first_found_chain(host: Host, model: FirstFound, path: Path, home: Path) -> Chain:
+    """What a host that loads the first of several files (OpenCode, Zed) reads beside ``path``: for a project's
+    file, what it loads working in that project; for the user's, in the working directory. Ours is shadowed where
+    the host reads another of its files in its place (Zed: the user's `.rules` before our AGENTS.md)."""
+    users = {(home / name).resolve() for name in model.user_files}
+    name = next((name for name in model.names if path.as_posix().endswith("/" + name)), None)
+    project = Path.cwd() if path in users or name is None else path.parents[len(Path(name).parts) - 1]
+    loaded = load_set(host, project, home).paths
+    if path in loaded:
+        return Chain(loaded)
+    rival = [other for other in loaded if (other in users) == (path in users)]
+    return Chain(loaded, shadowed_by=rival[0] if rival else None)
+
+
 def chain_of(host: str | None, path: Path, home: Path) -> Chain:
     """What ``host`` loads with ``path``, read from its load model (just the file, for a host without one)."""
     found = registry.HOSTS.get(host or "")
     model = None if found is None else found.load
+    if isinstance(model, FirstFound) and found is not None:
+        return first_found_chain(found, model, path.resolve(), home)
     if isinstance(model, PerDirectory):
         return per_directory_chain(model, path, home)
     if isinstance(model, RulesFolders):

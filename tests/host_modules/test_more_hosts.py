@@ -159,6 +159,21 @@ def test_zed_writes_the_file_it_loads_and_never_hides_the_users(config: Path, tm
     assert check(config, blog)["zed"]["loaded"] == [str(blog / "AGENTS.md")]
 
 
+def test_a_rules_file_the_user_adds_later_hides_ours_from_zed_and_targets_check_says_so(config: Path,
+                                                                                       tmp_path: Path) -> None:
+    shop, blog = projects(tmp_path)
+    for project in (shop, blog):
+        (project / "AGENTS.md").write_text("# Agents\n", encoding="utf-8")
+        persona(config, "targets", "add", "zed", "--project", str(project), "--name", f"zed-{project.name}")
+    persona(config, "add", FACT, "--topic", "git")
+    persona(config, "render")
+    assert "zed-shop: kept" in persona(config, "targets", "check", "--project", str(shop))
+    (shop / ".rules").write_text("# Mine now\n", encoding="utf-8")  # Zed reads it, and no longer AGENTS.md
+    said = persona(config, "targets", "check", "--project", str(shop), code=1)
+    assert f"zed-shop: not loaded: the host reads {shop / '.rules'} instead" in said
+    assert "zed-blog: kept" in persona(config, "targets", "check", "--project", str(blog))  # the other project
+
+
 def test_goose_shows_a_fact_with_jinja_as_written(config: Path, home: Path, tmp_path: Path) -> None:
     """Goose renders .goosehints as a template (minijinja, Jinja's syntax): rendered with jinja2 as Goose does,
     our file gives each fact back as written, and the user's own text too."""
