@@ -3,12 +3,21 @@ files up the tree, or its CLAUDE.md files where there is none."""
 
 from __future__ import annotations
 
-from .model import FirstFound, Host, Preset
+from .model import FirstFound, History, HistoryFormat, Host, Preset
 
 NAME = "opencode"
 DISPLAY = "OpenCode"
 USER_FILE = ".config/opencode/AGENTS.md"
 CLAUDE_USER_FILE = ".claude/CLAUDE.md"  # Claude Code's, which OpenCode reads while its own is absent
+
+# OpenCode 1.18.33 keeps every session in its own SQLite store, ~/.local/share/opencode/opencode.db (tables session,
+# message, part, session_message, each row's text as JSON in `data`; seen after a run against the fake model): a
+# resumed session (`opencode run --continue`) sends it again. persona-tier never rewrites that database; `persona
+# forget` names it.
+HISTORY = History(".local/share/opencode", files=(), format=HistoryFormat(frozenset(), frozenset(), frozenset()),
+                  stores=("opencode.db", "opencode.db-wal"),
+                  store_reason="OpenCode's own SQLite store: persona-tier never rewrites it; delete the session in "
+                               "OpenCode to take its text out")
 
 HOST = Host(
     name=NAME, display=DISPLAY,
@@ -24,4 +33,5 @@ HOST = Host(
     # the git root, every file of it, nearest first; each sent whole after "Instructions from: PATH", HTML
     # comments, `@path` and braces as written. OPENCODE_DISABLE_CLAUDE_CODE_PROMPT=1 skips both CLAUDE.md.
     load=FirstFound(user_files=(USER_FILE, CLAUDE_USER_FILE), names=("AGENTS.md", "CLAUDE.md", "CONTEXT.md")),
+    history=HISTORY,
 )

@@ -7,6 +7,7 @@ shows a fact as written; and a project target changes no file git tracks.
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -227,3 +228,19 @@ def test_kilo_rules_file_is_ours_and_left_out_of_git(config: Path, tmp_path: Pat
     assert subprocess.run(["git", "-C", str(shop), "status", "--porcelain"], capture_output=True,
                           text=True).stdout == ""
     assert check(config, blog)["kilo"]["loaded"] == [str(blog / ".kilocode" / "rules" / "persona.md")]
+
+
+def test_forget_names_opencodes_own_database_and_leaves_it_as_it_is(config: Path, home: Path) -> None:
+    """OpenCode keeps its sessions in SQLite (~/.local/share/opencode/opencode.db): `persona forget` says the
+    text is still there and why, and never rewrites it."""
+    database = home / ".local" / "share" / "opencode" / "opencode.db"
+    database.parent.mkdir(parents=True)
+    with sqlite3.connect(database) as conn:
+        conn.execute("CREATE TABLE part (id TEXT, data TEXT)")
+        conn.execute("INSERT INTO part VALUES ('1', ?)", (json.dumps({"text": FACT}),))
+    conn.close()
+    before = database.read_bytes()
+    persona(config, "add", FACT, "--topic", "git")
+    said = persona(config, "forget", "1", code=1)
+    assert f"{database} (OpenCode) still holds the text: OpenCode's own SQLite store" in said
+    assert database.read_bytes() == before
