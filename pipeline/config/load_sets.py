@@ -274,7 +274,7 @@ def waiting_for(path: Path, home: Path) -> Path | None:
     ~/.claude/CLAUDE.md in place of ~/.config/opencode/AGENTS.md): the target waits rather than displace it."""
     for preset in WAITING:
         own = home / str(preset.user_file)
-        if path.name == own.name and not path.exists() and path.resolve() == own.resolve():
+        if path.parts[-2:] == own.parts[-2:] and not path.exists() and path.resolve() == own.resolve():
             fallback = home / str(preset.user_fallback)
             return fallback if fallback.is_file() else None
     return None
