@@ -4,14 +4,15 @@
         requests = run_claude(model, project, home, "hello")          # claude -p "hello"
         requests = run_codex(model, project, home, "hello")           # codex exec --skip-git-repo-check "hello"
         requests = run_gemini(model, project, home, "hello")          # gemini -p "hello"
+        requests = run_opencode(model, project, home, "hello")        # opencode run "hello"
         persona(home, "targets", "add", "codex", "--user")            # our CLI, as the user runs it
 
 Each run gets only the environment a user's shell would hand the CLI for the fake model: PATH, the test's HOME
 (never the real one), a TMPDIR inside it, and each host's own base-URL and key variables. The host's config
-files (~/.codex/config.toml, ~/.gemini/settings.json) are written here, with its telemetry, update checks and
-other calls home turned off; a test passes more with the host's own flags (``run_codex(..., "-c",
-"project_doc_max_bytes=65536")``). A run returns the requests it made, in order, and raises HostFailed when the
-CLI cannot start, exits non-zero or runs past TIMEOUT.
+files (~/.codex/config.toml, ~/.gemini/settings.json, OpenCode's file named in OPENCODE_CONFIG) are written here,
+with its telemetry, update checks and other calls home turned off; a test passes more with the host's own flags
+(``run_codex(..., "-c", "project_doc_max_bytes=65536")``). A run returns the requests it made, in order, and raises
+HostFailed when the CLI cannot start, exits non-zero or runs past TIMEOUT.
 """
 
 from __future__ import annotations
