@@ -275,12 +275,13 @@ def opencode_config(url: str) -> dict[str, Any]:
 
 
 def run_opencode(model: FakeModel, project: Path, home: Path, prompt: str, *flags: str) -> list[Request]:
-    """``opencode run [FLAGS] PROMPT``: its config in a file of the test's own (OPENCODE_CONFIG), so the user's
-    config folder holds only what the test puts there."""
+    """``opencode run --title T [FLAGS] PROMPT``: its config in a file of the test's own (OPENCODE_CONFIG), so the
+    user's config folder holds only what the test puts there; a title given, so OpenCode makes no title-generating
+    call beside the turn's (one request a turn, the one that carries the instructions)."""
     config = home / "opencode-test.json"
     config.write_text(json.dumps(opencode_config(model.url), indent=2))
     env = {"OPENCODE_CONFIG": str(config), "OPENCODE_DISABLE_AUTOUPDATE": "1"}
-    return run(OPENCODE, model, project, home, ["run", *flags, prompt], env)
+    return run(OPENCODE, model, project, home, ["run", "--title", "persona-tier test", *flags, prompt], env)
 
 
 # -- persona-tier ---------------------------------------------------------------------------------------------

@@ -116,7 +116,9 @@ def test_a_fact_reaches_opencode_as_written(host: Host, model: FakeModel, home: 
     persona(home, "targets", "add", "opencode", "--project", str(project))
     add_facts(home, facts)
     persona(home, "render")
-    text = main_request(run_opencode(model, project, home, "hello")).text
+    requests = run_opencode(model, project, home, "hello")
+    assert [request.api for request in requests] == ["chat"]  # the turn's one call: no title is generated
+    text = main_request(requests).text
     assert "SECRET-" not in text
     for fact in facts.values():
         assert text.count("\\" + fact if fact.startswith("#") else fact) == 1, fact
