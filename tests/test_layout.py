@@ -212,6 +212,8 @@ NOT_A_HOST = {
     "pipeline.integrations.onboarding": {"hermes"},
     # the old assistants an import prompt is for (Google's Gemini app, Microsoft's Copilot), not the coding hosts
     "pipeline.interchange.import_prompt": {"gemini", "copilot"},
+    # the editor a fact names ("uses Zed"), one of a slot's words, not the coding host
+    "pipeline.store.slot_words": {"zed"},
 }
 
 
