@@ -25,7 +25,7 @@ from .backend import Connection, Cursor
 from .births import BIRTH_JOIN, link_tombstone, stamp, writer_of
 from .dialect import SQLITE
 from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, ROW_FIELDS, Fact, Promotion, Proposal, check_id, content_key
-from .forgotten import ForgottenTest, admit
+from .forgotten import ForgottenTest, admit, nothing_forgotten
 from .held_writes import HeldWrites
 from .render_rows import RenderState, persona_sql, render_read, render_state, rows_unchanged_key, state_and_key
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_scope, check_text, check_tier
@@ -43,11 +43,15 @@ TIER_ORDER = sql_rank()
 # prepares a statement again for every new value of a parameter that index's condition might match (25 µs, most
 # of a promote's look-up).
 TOMBSTONE_ROW = f"evolution = '{TOMBSTONE_MARK}'"
+# Beside what the promote reads, whether the profile ever forgot a text or dismissed a proposal: where it did
+# not (most profiles), the write needs neither check's read (each an index seek here, a statement there).
 PROMOTE_LOOKUP = f"""
 SELECT (SELECT id FROM memoria_persona WHERE session_id = :session AND source_memory_id = :memory),
        (SELECT 1 FROM memoria_preferences WHERE session_id = :session AND source_memory_id = :memory
         AND {TOMBSTONE_ROW}),
-       memory.content, memory.metadata_json
+       memory.content, memory.metadata_json,
+       (SELECT 1 FROM persona_forgotten WHERE profile = :session LIMIT 1),
+       ({proposals.ANY_DISMISSAL})
 FROM (SELECT 1 AS one) AS one LEFT JOIN (
     SELECT content, metadata_json FROM working_memory WHERE {{mine}}id = :memory
     UNION ALL SELECT content, metadata_json FROM episodic_memory WHERE {{mine}}id = :memory LIMIT 1
@@ -193,8 +197,8 @@ class PersonaStore(HeldWrites):
         check_tier(tier)
         with self.transaction() as conn:
             # One look-up answers everything a promote needs to know; a commit is what a promote costs.
-            existing, tombstoned, content, metadata = conn.execute(PROMOTE_LOOKUPS[self.memory_scope], {
-                "session": self.profile, "memory": memory_id}).fetchone()
+            existing, tombstoned, content, metadata, forgot, dismissed = conn.execute(
+                PROMOTE_LOOKUPS[self.memory_scope], {"session": self.profile, "memory": memory_id}).fetchone()
             if existing is not None:
                 return Promotion(self.get(existing), created=False)
             if tombstoned and not force:
@@ -209,8 +213,9 @@ class PersonaStore(HeldWrites):
             if (already := existing_fact(self, conn, topic, content, None, scan=False)) is not None:
                 return Promotion(Fact(**dict(already)), created=False)  # the same fact, added or imported
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=DEFAULT_CONFIDENCE,
-                                   source=memory_id, reason=reason, force=force, writer=f"promote:{memory_id}")
-            found, related = proposals.check_write(self, conn, fact)
+                                   source=memory_id, reason=reason, force=force, writer=f"promote:{memory_id}",
+                                   forgotten=None if forgot else nothing_forgotten)
+            found, related = proposals.check_write(self, conn, fact, dismissals=dismissed is not None)
         return Promotion(fact, created=True, proposals=found, related=related)
 
     def add(
