@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
-from ..text import same_topic
+from ..text import normal_form
 from . import stem_index
 from .backend import Connection
 from .births import BIRTH_JOIN
@@ -57,9 +57,8 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
 
     candidates = stem_index.candidates(store, conn, new) if olds is None else olds
     # Within one scope only: a project's "uses pnpm" updates nothing global, it holds beside it (keys do the same).
-    judged = _supported(sorted(((verdict, old) for old in candidates if old.id != new.id
-                                and same_topic(old.topic, new.topic) and old.scope == new.scope
-                                and (verdict := judge(old.content, new.content)).proposes
+    judged = _supported(sorted(((verdict, old) for old in _beside(candidates, new)
+                                if (verdict := judge(old.content, new.content)).proposes
                                 and (old.id not in own or verdict.named)),
                                key=lambda pair: (-pair[0].strength, pair[1].id)))
     pairs = [(verdict, *(_merged(old, new) if verdict.merge else (old, new))) for verdict, old in judged]
@@ -71,6 +70,14 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
             else set()
         made += _keep(store, conn, [pair for pair in batch if (pair[1].content, pair[2].content) not in dismissed], now)
     return tuple(made)
+
+
+def _beside(facts: Iterable[Fact], new: Fact) -> list[Fact]:
+    """The facts of ``new``'s topic (:func:`~pipeline.text.same_topic`) and scope, ``new`` aside; the topic's
+    normal form made once, and not at all for a topic spelt as the new fact's (every candidate, mostly)."""
+    topic = normal_form(new.topic)
+    return [fact for fact in facts if fact.id != new.id and fact.scope == new.scope
+            and (fact.topic == new.topic or normal_form(fact.topic) == topic)]
 
 
 def _supported(judged: list[tuple[Verdict, Fact]]) -> list[tuple[Verdict, Fact]]:
@@ -99,8 +106,7 @@ def check_write(store: Database, conn: Connection, new: Fact, *, dismissals: boo
     partners = {fact.id for proposal in made for fact in (proposal.old, proposal.new)}
     from .slots import closeness  # the write path's own reader, as the rules are
 
-    mine = [fact for fact in candidates if same_topic(fact.topic, new.topic) and fact.scope == new.scope
-            and fact.id != new.id]
+    mine = _beside(candidates, new)
     # The closest to the new fact first, so the fact it changes is in the writer's view however full the topic.
     mine.sort(key=lambda fact: (fact.id not in partners, -closeness(fact.content, new.content), -fact.id))
     return made, tuple(mine[:store.supersede_related])
