@@ -135,6 +135,10 @@ def erasures(store: Database) -> int:
     return 0 if row is None else int(row[0])
 
 
+# Whether the profile ever forgot anything: a writer's read of it, beside its own reads.
+ANY_FORGOTTEN = "SELECT 1 FROM persona_forgotten WHERE profile = :session LIMIT 1"
+
+
 def nothing_forgotten(text: str | None, memory_id: str | None) -> bool:
     """The test of a profile that never forgot anything (its writer read so in a statement of its own)."""
     return False
