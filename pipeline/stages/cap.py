@@ -35,8 +35,9 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     # A region takes its file's line ends, which the host reads: the budget holds for LF and CRLF alike.
     tokens = EitherLineEnd(ctx.counter) if target.output == "region" else ctx.counter
     counter = limited(tokens, target.budget, target.limits, _overhead(target))
-    # The plain exact counter (no line ends to respell, no host limit) bounds a render by its parts' kept counts.
-    plain = counter if isinstance(counter, ExactCounter) and counter.exact else None
+    # The plain exact counter (no line ends to respell, no host limit) bounds a render by its parts' counts kept in
+    # a SQLite file, for the next process (a server's worker lives on, and its round trips are counted).
+    plain = counter if isinstance(counter, ExactCounter) and counter.exact and ctx.store.path is not None else None
     fit = None
     if options.strategy == "fair":
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=counter,
