@@ -155,12 +155,21 @@ def erasures(store: Database) -> int:
     return 0 if row is None else int(row[0])
 
 
+# Whether the profile ever forgot anything: a writer's read of it, beside its own reads.
+ANY_FORGOTTEN = "SELECT 1 FROM persona_forgotten WHERE profile = :session LIMIT 1"
+
+
+def nothing_forgotten(text: str | None, memory_id: str | None) -> bool:
+    """The test of a profile that never forgot anything (its writer read so in a statement of its own)."""
+    return False
+
+
 def forgotten_test(store: Database, conn: Connection) -> ForgottenTest:
     """A test of (text, memory id): was either forgotten in this profile? One query, then pure hashing."""
     rows = conn.execute("SELECT digest FROM persona_forgotten WHERE profile = ?", (store.profile,)).fetchall()
     known = {str(row[0]) for row in rows}
     if not known:
-        return lambda text, memory_id: False
+        return nothing_forgotten
     key = secret(store, conn)
 
     def test(text: str | None, memory_id: str | None) -> bool:
