@@ -11,6 +11,7 @@ A file that cannot be read is named with the reason, and the others are still le
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,9 +29,12 @@ from ..interchange.formats import read_source
 from ..interchange.importing import import_entries
 from ..scopes import project_scope
 from ..store import PersonaStore
-from ..store.learned import note_learned, unseen
+from ..store.learned import learned_writer, note_learned, unseen
+from ..warn_once import ProblemLog
 
 SLUG_CHAR = re.compile(r"[^A-Za-z0-9]")
+log = logging.getLogger(__name__)
+UNREADABLE = ProblemLog(log)
 
 
 @dataclass
@@ -62,6 +66,23 @@ def learn(settings: Settings, store: PersonaStore) -> Learned:
     return done
 
 
+def learn_due(settings: Settings, store: PersonaStore) -> Learned | None:
+    """Learn where a host's render of what is due runs (``learn.on_tick``: the hook's and the plugin's session
+    start, a compaction, the MCP server), so an entry a host's model saved reaches the others' next start. Never
+    stops that render: a file it cannot read is a warning naming it and why (once per process), and a learn that
+    fails is logged; None when it did not learn."""
+    if not settings.learn.on_tick or not settings.learn.hosts:
+        return None
+    try:
+        done = learn(settings, store)
+    except PersonaError as error:
+        log.warning("persona learn failed: %s", error)
+        return None
+    for file, why in done.unreadable:
+        UNREADABLE.warn(f"not learned from {file}: {why}")
+    return done
+
+
 def memory_files(memory: OwnMemory) -> list[Path]:
     """The host's memory files that exist now, in a stable order."""
     folder = memory_folder(memory)
@@ -87,12 +108,13 @@ def _learn_file(settings: Settings, store: PersonaStore, host: str, memory: OwnM
         offered = [replace(parsed.facts[i], fact=parsed.facts[i].fact.model_copy(update={"scope": scope}))
                    for i in fresh]
         _take(settings, store, host, name, Parsed(facts=offered), done)
-    note_learned(store, host, name, texts)
+    if fresh or not seen_before:  # a file read as it was read before writes nothing: learning runs at each start
+        note_learned(store, host, name, texts)
 
 
 def _take(settings: Settings, store: PersonaStore, host: str, name: str, parsed: Parsed, done: Learned) -> None:
     """Import the new entries as facts by ``learn:HOST``, or hold those the import would add (approve: ask)."""
-    writer, origin = f"learn:{host}", f"learn:{host}:{name}"
+    writer, origin = learned_writer(host), f"learn:{host}:{name}"
     if settings.learn.approve == "ask":
         plan = import_entries(store, parsed, origin=origin, fmt="learn", skip_bad=True, dry_run=True,
                               declarative=False)

@@ -15,6 +15,7 @@ from ..render.model import FactSet, LeftOut, PersonaFact, Start, fact_label
 from ..render.prepared import PreparedFacts
 from ..store import Connection, PersonaStore, metadata_topic
 from ..store.forgotten import forgotten_test
+from ..store.learned import learned_from
 from ..store.memories import candidates, tombstones
 from ..store.render_rows import RenderState, changed_rows
 from ..store.supersede import superseded_rows
@@ -58,10 +59,11 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
             facts = _not_forgotten(store, conn, facts)
         proposed = _candidates(store, conn, now, options) if options.candidates and options.candidate_sources else []
         left_out = _left_out(store, conn, now, options) if ctx.explain else ()
+        learned = learned_from(conn, store.profile)
     if broken:
         store.warn_broken_rows()
     spelled = one_spelling([*facts, *proposed], ctx.settings.topics.aliases, ctx.prepared)
-    return FactSet(tuple(spelled), state.generation, state.watermark, left_out, state.scoped)
+    return FactSet(tuple(spelled), state.generation, state.watermark, left_out, state.scoped, learned=learned)
 
 
 def one_spelling(facts: list[PersonaFact], aliases: dict[str, str], prepared: PreparedFacts) -> list[PersonaFact]:

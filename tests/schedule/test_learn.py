@@ -133,7 +133,7 @@ def test_tick_learns_first_and_a_memory_file_it_cannot_read_never_stops_the_rend
     user_md(home, "Prefers metric units.")
     (home / ".gemini").mkdir()
     (home / ".gemini" / "GEMINI.md").write_bytes(b"- caf\xe9 au lait\n")  # not UTF-8
-    ticked = cli(database, tmp_path, "tick", "-p", "alice", "--force", settings=("learn.on_tick=true",))
+    ticked = cli(database, tmp_path, "tick", "-p", "alice", "--force")
     assert ticked.exit_code == 0, ticked.output
     assert f"not learned from {home / '.gemini' / 'GEMINI.md'}" in ticked.output and "not UTF-8" in ticked.output
     assert "learned 1 new fact" in ticked.output
@@ -141,15 +141,16 @@ def test_tick_learns_first_and_a_memory_file_it_cannot_read_never_stops_the_rend
     assert not (tmp_path / "p-bob.md").exists()
 
 
-def test_tick_learns_only_when_asked(database, tmp_path):
-    """A learned fact would reach the host that saved it twice (its own memory and our region): a tick learns
-    only with learn.on_tick."""
+def test_tick_learns_by_default_and_not_with_on_tick_false(database, tmp_path):
     home = Path(os.environ["HOME"])
     user_md(home, "Prefers metric units.")
-    ticked = cli(database, tmp_path, "tick", "-p", "alice", "--force")
+    ticked = cli(database, tmp_path, "tick", "-p", "alice", "--force", settings=("learn.on_tick=false",))
     assert ticked.exit_code == 0, ticked.output
     assert "learned" not in ticked.output
     assert "Prefers metric units." not in (tmp_path / "p-alice.md").read_text()
+    ticked = cli(database, tmp_path, "tick", "-p", "bob", "--force")
+    assert ticked.exit_code == 0 and "learned 1 new fact" in ticked.output, ticked.output
+    assert "Prefers metric units." in (tmp_path / "p-bob.md").read_text()
     assert len(learned(database, tmp_path, "alice")["added"]) == 1  # `persona learn` still learns it
 
 
