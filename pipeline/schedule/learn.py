@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import inputs
+from .. import caches, inputs
 from ..config.schema import Settings
 from ..errors import FactsFileError, PersonaError
 from ..fs import bounded_json
@@ -35,6 +35,10 @@ from ..warn_once import ProblemLog
 SLUG_CHAR = re.compile(r"[^A-Za-z0-9]")
 log = logging.getLogger(__name__)
 UNREADABLE = ProblemLog(log)
+# A file learned whole, as it stood then (inode, size, modification and change times): a host's session start in a
+# long-running process (the Hermes plugin, the MCP server) reads only the files that changed since.
+_LEARNED = caches.cache("learn.files", owner="profile", key="a profile (the database's label, the profile) and a "
+                        "memory file's path", bound=4096, holds_text=False)
 
 
 @dataclass
@@ -98,6 +102,24 @@ def memory_folder(memory: OwnMemory) -> Path:
 
 
 def _learn_file(settings: Settings, store: PersonaStore, host: str, memory: OwnMemory, path: Path,
+                done: Learned) -> None:
+    key, stood = (store.label, store.profile, str(path)), _stands(path)
+    if stood is not None and _LEARNED.get(key) == stood:
+        return  # learned as it stands: nothing in it is new
+    _learn_read(settings, store, host, memory, path, done)
+    if stood is not None:
+        _LEARNED.put(key, stood)
+
+
+def _stands(path: Path) -> tuple[int, ...] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+
+
+def _learn_read(settings: Settings, store: PersonaStore, host: str, memory: OwnMemory, path: Path,
                 done: Learned) -> None:
     name, parsed = read_source(path, memory.format, max_facts=store.max_import_facts)
     done.files.append(name)

@@ -22,7 +22,7 @@ from ..store.supersede import superseded_rows
 from ..text import normal_form, spellings
 from ..tiers import TIERS
 from ..warn_once import ProblemLog
-from .context import StageContext
+from .context import BESIDE_MEMORY, StageContext
 from .kept_rows import KEPT_ROWS, KeptRows
 from .registry import StageOptions, stage
 
@@ -59,7 +59,7 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
             facts = _not_forgotten(store, conn, facts)
         proposed = _candidates(store, conn, now, options) if options.candidates and options.candidate_sources else []
         left_out = _left_out(store, conn, now, options) if ctx.explain else ()
-        learned = learned_from(conn, store.profile)
+        learned = learned_from(conn, store.profile) if ctx.cache.get(BESIDE_MEMORY, True) else {}
     if broken:
         store.warn_broken_rows()
     spelled = one_spelling([*facts, *proposed], ctx.settings.topics.aliases, ctx.prepared)

@@ -27,7 +27,7 @@ from ..scopes import ScopeFilter, kind_of
 from ..scopes import shown as scope_text
 from ..store import PersonaStore
 from ..store.backend import Connection
-from .context import AFTER_LAST_WRITE, StageContext
+from .context import AFTER_LAST_WRITE, BESIDE_MEMORY, StageContext
 from .fingerprint import config_hash
 from .ownership import foreign_settled, refusal
 from .registry import StageOptions, StageSpec, get_stage, registered
@@ -141,6 +141,7 @@ def run_pipeline(
                 raise refusal(target.path, target.name)
     ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run,
                        explain=explain, overwrite=overwrite)
+    ctx.cache[BESIDE_MEMORY] = any(target.scopes.beside for target in chosen)
     if not dry_run:
         ctx.cache["config_hash"] = config_hash(settings)
         ctx.cache[AFTER_LAST_WRITE] = then
