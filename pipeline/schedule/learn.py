@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,9 @@ from ..warn_once import ProblemLog
 SLUG_CHAR = re.compile(r"[^A-Za-z0-9]")
 log = logging.getLogger(__name__)
 UNREADABLE = ProblemLog(log)
+# One learn at a time in a process: a host's threads (Hermes' gateway, the MCP server) starting sessions together
+# would each find the same entry new and take it in twice.
+_ONE_AT_A_TIME = threading.Lock()
 # A file learned whole, as it stood then (inode, size, modification and change times): a host's session start in a
 # long-running process (the Hermes plugin, the MCP server) reads only the files that changed since.
 _LEARNED = caches.cache("learn.files", owner="profile", key="a profile (the database's label, the profile) and a "
@@ -78,7 +82,8 @@ def learn_due(settings: Settings, store: PersonaStore) -> Learned | None:
     if not settings.learn.on_tick or not settings.learn.hosts:
         return None
     try:
-        done = learn(settings, store)
+        with _ONE_AT_A_TIME:
+            done = learn(settings, store)
     except PersonaError as error:
         log.warning("persona learn failed: %s", error)
         return None

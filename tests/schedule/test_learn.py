@@ -9,14 +9,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+from pipeline import PersonaStore
 from pipeline.cli import app
 
-from ..conftest import write
+from ..conftest import REPO, write
 
 HOME_REGION = "<!-- persona-tier:begin profile=alice -->\n## style\n\n- Answers tersely.\n<!-- persona-tier:end " \
               "profile=alice -->\n"
@@ -175,3 +179,25 @@ def test_every_hosts_memory_is_read_by_a_registered_import_format():
     assert learners() == ("hermes", "claude-code", "gemini")
     assert {memory.format for name in learners() for memory in HOSTS[name].memory} <= set(known_formats())
     assert all(memory.index for name in learners() for memory in HOSTS[name].memory if memory.project == "index")
+
+
+def test_watch_learns_a_new_entry_between_its_ticks(tmp_path):
+    """`persona watch` ticks in a loop for machines without cron: each tick learns first, as `persona tick` does."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    db, out = tmp_path / "m.db", tmp_path / "persona.md"
+    with PersonaStore(db, profile="alice") as store:
+        store.add("Answers tersely.", topic="style")
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "--db", str(db), "--set", f"injection.file={out}",
+                             "--set", "store.profile=alice", "watch", "--every", "0.1"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        user_md(tmp_path, "Prefers metric units.")
+        deadline = time.monotonic() + 60
+        while not (out.exists() and "Prefers metric units." in out.read_text()):
+            assert time.monotonic() < deadline, "watch never learned the entry"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    with PersonaStore(db, profile="bob") as bob:
+        assert bob.list() == []  # alice's watch learns into alice's profile alone
