@@ -31,7 +31,6 @@ from ..hosts.model import History
 from ..hosts.registry import HOSTS
 from ..render.sanitize import inline, xml
 from ..text import normal_form
-from .memory_scrub import scrub_memories
 
 log = logging.getLogger(__name__)
 MAX_BYTES = 100_000_000  # a JSON document (not JSON Lines) past this is named, not read whole
@@ -94,6 +93,8 @@ def scrub_histories(found: list[Needle], key: bytes = b"", *, keep: bool = False
         folder = history_folder(history)
         if folder.is_dir():
             _scrub_host(host, history, folder, search, done)
+    from .memory_scrub import scrub_memories  # the memory files' formats load only when a text is looked for
+
     for host, outcome in scrub_memories(search.finder, keep=keep, held=search.held):  # what the hosts remember
         _record(host, outcome, done, memory=True)
     if done.files or done.left or done.short:  # paths only: the text itself never reaches the log

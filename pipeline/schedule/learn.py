@@ -16,7 +16,7 @@ import re
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import caches, inputs
 from ..config.schema import Settings
@@ -25,13 +25,13 @@ from ..fs import bounded_json
 from ..fs.projects import project_of
 from ..hosts.model import OwnMemory
 from ..hosts.registry import HOSTS
-from ..interchange.fact_entry import Parsed
-from ..interchange.formats import read_source
-from ..interchange.importing import import_entries
 from ..scopes import project_scope
 from ..store import PersonaStore
 from ..store.learned import learned_writer, note_learned, unseen
 from ..warn_once import ProblemLog
+
+if TYPE_CHECKING:  # the import engine and the formats load only when a memory file is read: a start that finds
+    from ..interchange.fact_entry import Parsed  # nothing changed (a prompt's path) never needs them
 
 SLUG_CHAR = re.compile(r"[^A-Za-z0-9]")
 log = logging.getLogger(__name__)
@@ -126,6 +126,9 @@ def _stands(path: Path) -> tuple[int, ...] | None:
 
 def _learn_read(settings: Settings, store: PersonaStore, host: str, memory: OwnMemory, path: Path,
                 done: Learned) -> None:
+    from ..interchange.fact_entry import Parsed
+    from ..interchange.formats import read_source
+
     name, parsed = read_source(path, memory.format, max_facts=store.max_import_facts)
     done.files.append(name)
     texts = [item.fact.content for item in parsed.facts]
@@ -141,6 +144,8 @@ def _learn_read(settings: Settings, store: PersonaStore, host: str, memory: OwnM
 
 def _take(settings: Settings, store: PersonaStore, host: str, name: str, parsed: Parsed, done: Learned) -> None:
     """Import the new entries as facts by ``learn:HOST``, or hold those the import would add (approve: ask)."""
+    from ..interchange.importing import import_entries
+
     writer, origin = learned_writer(host), f"learn:{host}:{name}"
     if settings.learn.approve == "ask":
         plan = import_entries(store, parsed, origin=origin, fmt="learn", skip_bad=True, dry_run=True,
