@@ -56,11 +56,13 @@ def shown(scope: str | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ScopeFilter:
-    """Which facts a target shows: global ones or not, and those of these hosts and projects."""
+    """Which facts a target shows: global ones or not, and those of these hosts and projects; ``beside``: the
+    host whose own memory loads beside it, so the facts learned from that memory are not shown again."""
 
     everywhere: bool = True
     hosts: frozenset[str] = frozenset()
     projects: frozenset[str] = frozenset()
+    beside: str | None = None
 
     def shows(self, scope: str | None) -> bool:
         if scope is None:
@@ -81,7 +83,7 @@ class ScopeFilter:
     def widened(self, *, hosts: frozenset[str] = frozenset(), projects: frozenset[str] = frozenset()
                 ) -> ScopeFilter:
         """This filter, also showing ``hosts`` and ``projects`` (a session's project, an MCP client's roots)."""
-        return ScopeFilter(self.everywhere, self.hosts | hosts, self.projects | projects)
+        return ScopeFilter(self.everywhere, self.hosts | hosts, self.projects | projects, self.beside)
 
 
 GLOBAL_ONLY = ScopeFilter()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 KeepHistories = Annotated[bool, typer.Option(
     "--keep-host-histories", help="Leave the text in the hosts' own histories (Claude Code's and Codex's transcripts "
-    "and Codex's databases, Gemini CLI's chats, Hermes' sessions) and only list the files that hold it.")]
+    "and Codex's databases, Gemini CLI's chats, Hermes' sessions) and memory files (what `persona learn` reads), "
+    "and only list the files that hold it.")]
 
 profile_app = typer.Typer(rich_markup_mode=None, help="Whole profiles: erase everything one holds.",
                           no_args_is_help=True)
@@ -41,7 +42,8 @@ def forget(
     """Forget a fact for real: every version of it (current, superseded, demoted, and every fact with the same
     text), what was rendered from it, and its copies in files go; only a keyed hash stays, so it is never taken
     in again without --force. Unlike demote, it leaves prompts at the next request. In the hosts' histories
-    (their session transcripts, which a resumed session sends again) the text becomes [forgotten]."""
+    (their session transcripts, which a resumed session sends again) the text becomes [forgotten], and its entry
+    leaves the hosts' own memory files (Hermes' USER.md, Gemini CLI's and Claude Code's memory)."""
     from ..schedule.forget import forget as forget_everywhere
 
     if (persona_id is None) == (tombstone is None):
@@ -150,19 +152,28 @@ def warn_unfinished(still_holding: list[str], *, scrubbed: bool, in_users_text: 
 
 
 def say_histories(histories: HostHistories) -> None:
-    """Every host history file the forget changed (or, kept, that holds the text), one a line."""
+    """Every host history and memory file the forget changed (or, kept, that holds the text), one a line."""
     if histories.swept:
         typer.echo(f"removed {counted(histories.swept, 'temporary file')} an interrupted scrub had left")
-    if not histories.files:
-        return
-    many = len(histories.files)
-    what = (f"{counted(many, 'host history file')} still {'holds' if many == 1 else 'hold'} the text "
-            "(--keep-host-histories): "
-            "a resumed session there sends it again" if histories.kept
-            else f"replaced the text with [forgotten] in {counted(many, 'host history file')}")
+    transcripts = [file for file in histories.files if not file.get("memory")]
+    memories = [file for file in histories.files if file.get("memory")]
+    if transcripts:
+        many = len(transcripts)
+        _say_files(transcripts, f"{counted(many, 'host history file')} still {'holds' if many == 1 else 'hold'} "
+                   "the text (--keep-host-histories): a resumed session there sends it again" if histories.kept
+                   else f"replaced the text with [forgotten] in {counted(many, 'host history file')}", "time")
+    if memories:
+        many = len(memories)
+        _say_files(memories, f"{counted(many, 'host memory file')} still {'holds' if many == 1 else 'hold'} "
+                   "it (--keep-host-histories): its host loads it at its next start" if histories.kept
+                   else f"took the entry out of {counted(many, 'host memory file')}", "entry")
+
+
+def _say_files(files: list[dict[str, Any]], what: str, unit: str) -> None:
     typer.echo(what + ":")
-    for file in histories.files:
-        typer.echo(f"  {file['path']} ({file['host']}, {counted(file['replaced'], 'time')})")
+    plural = "entries" if unit == "entry" else None
+    for file in files:
+        typer.echo(f"  {file['path']} ({file['host']}, {counted(file['replaced'], unit, plural)})")
 
 
 def warn_histories(histories: HostHistories) -> None:

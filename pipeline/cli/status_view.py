@@ -43,6 +43,10 @@ def _show(data: dict[str, Any], checks: list[Check], reports: list[HostReport], 
     if reports:  # per host and project: each fact once, the user's files loaded whole
         echo("\nhosts:\n" + "\n".join("  " + line for line in head_lines(reports)))
     _say_scrub(data["history_scrub"], echo)
+    held = data["held"]
+    if held["agents"] or held["learned"]:
+        echo(f"\nheld for your approval (`persona review`): {counted(held['agents'], 'agent write')}, "
+             f"{counted(held['learned'], 'learned fact')}")
     if data["proposals"]:
         from .review_cmds import proposal_line
 

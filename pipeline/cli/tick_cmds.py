@@ -164,12 +164,14 @@ def watch(
 
 
 def _watch_once(cli: CliState, profile: str | None) -> None:
+    from ..schedule.learn import learn_due
     from ..schedule.tick import tick
     from ..store import PersonaStore
 
     try:
         settings = cli.fresh_settings()
         with PersonaStore.from_settings(settings, profile=profile) as store:
+            learn_due(settings, store)  # as a tick learns first (learn.on_tick); a file it cannot read is a warning
             result = tick(settings, store=store)
     except PersonaError as error:
         log.error("tick failed, retrying at the next interval: %s", error)

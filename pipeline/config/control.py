@@ -31,10 +31,11 @@ class LearnSettings(Section):
         f"{spelled(learners(), 'and')}; [] learns from none.",
     )
     on_tick: bool = Field(
-        False,
-        description="Learn at every `persona tick` too, before it renders. Off by default: a learned fact still "
-        "reaches the host that saved it, beside that host's own memory (twice there), until a learned fact is kept "
-        "out of its own host's targets; `persona learn` learns when you run it.",
+        True,
+        description="Learn wherever what is due is rendered: each `persona tick`, a hook's or the Hermes plugin's "
+        "session start, a compaction and the MCP server's reads, so what one agent's memory saved reaches every "
+        "other agent's next start with no cron. A learned fact is left out of its own host's files (that host "
+        "loads its own memory). false: only `persona learn` learns.",
     )
     approve: Approval = Field(
         "allow",

@@ -60,7 +60,8 @@ def scope_filter(settings: Settings, target: TargetSettings) -> ScopeFilter:
     projects: frozenset[str] = frozenset()
     if "project" in kinds and project:  # read from the checkout once per settings: its remote may change
         projects = frozenset({settings.derived(f"project {project}", lambda _: project_identity(project))})
-    return ScopeFilter("global" in kinds, hosts, projects)
+    # the host loads its own memory beside this file: what was learned from it is not written here again
+    return ScopeFilter("global" in kinds, hosts, projects, target.host if registry.keeps_memory(target.host) else None)
 
 
 def _default_kinds(settings: Settings, target: TargetSettings) -> list[ScopeKind]:

@@ -72,6 +72,12 @@ def learners() -> tuple[str, ...]:
     return tuple(host.name for host in HOSTS.values() if host.memory)
 
 
+def keeps_memory(name: str | None) -> bool:
+    """Whether host ``name`` loads a memory of its own (what `persona learn` reads) into its sessions."""
+    host = HOSTS.get(name or "")
+    return host is not None and bool(host.memory)
+
+
 def offered_by_init() -> tuple[str, ...]:
     """The hosts `persona init` adds a user-level preset for when their folder exists."""
     return tuple(host.name for host in HOSTS.values() if host.offered_by_init)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ..config.targets import ResolvedTarget
 from ..fs.locations import profile_slug
 from ..fs.projects import project_of
+from ..hosts.registry import keeps_memory
 from ..scopes import ScopeFilter, host_scope, project_scope
 from ..store import PersonaStore
 from ..store.runs import newest_render
@@ -63,7 +64,8 @@ def view_of(target: ResolvedTarget, reader: Reader) -> ResolvedTarget:
     if reader.host is None and reader.project is None:
         return target  # nobody in particular: the target as configured (`persona inject` with no reader)
     scopes = ScopeFilter(True, frozenset({reader.host} if reader.host else ()),
-                         frozenset({reader.project} if reader.project else ()))
+                         frozenset({reader.project} if reader.project else ()),
+                         reader.host if keeps_memory(reader.host) else None)
     if scopes == target.scopes:
         return target
     name = view_name(target, reader)

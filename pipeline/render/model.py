@@ -6,7 +6,8 @@ stage can never change what an earlier stage produced.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -65,6 +66,8 @@ class FactSet:
     left_out: tuple[LeftOut, ...] = ()  # only when explaining: tombstones, candidates below the threshold
     scoped: bool = False  # some fact is a project's or a host's: targets must each filter what they show
     out_of_scope: int = 0  # facts the target's scopes filtered out (counted in a render's "left out")
+    # host -> the keys of the facts learned from its own memory: left out of that host's targets (it loads them)
+    learned: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

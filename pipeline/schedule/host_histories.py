@@ -44,7 +44,7 @@ class HostHistories:
     fact of one or two short words where it is not replaced."""
 
     kept: bool = False  # --keep-host-histories: nothing changed, ``files`` only hold the text
-    files: list[dict[str, Any]] = field(default_factory=list)  # host, path, replaced
+    files: list[dict[str, Any]] = field(default_factory=list)  # host, path, replaced (and memory: a memory file)
     left: list[dict[str, Any]] = field(default_factory=list)  # host, path, reason, retry
     short: list[dict[str, str]] = field(default_factory=list)  # host, path
     swept: int = 0  # temporary files a killed scrub had left, removed
@@ -93,6 +93,10 @@ def scrub_histories(found: list[Needle], key: bytes = b"", *, keep: bool = False
         folder = history_folder(history)
         if folder.is_dir():
             _scrub_host(host, history, folder, search, done)
+    from .memory_scrub import scrub_memories  # the memory files' formats load only when a text is looked for
+
+    for host, outcome in scrub_memories(search.finder, keep=keep, held=search.held):  # what the hosts remember
+        _record(host, outcome, done, memory=True)
     if done.files or done.left or done.short:  # paths only: the text itself never reaches the log
         log.info("host histories: %d file(s) %s, %d left, %d short", len(done.files),
                  "hold the text" if keep else "scrubbed", len(done.left), len(done.short))
@@ -162,11 +166,12 @@ def _scrub_folder(host: str, history: History, folder: Path, search: _Search, do
             done.left.append({"host": host, "path": str(path), "reason": history.store_reason, "retry": False})
 
 
-def _record(host: str, outcome: Scrubbed | None, done: HostHistories) -> None:
+def _record(host: str, outcome: Scrubbed | None, done: HostHistories, *, memory: bool = False) -> None:
     if outcome is None:
         return
-    if outcome.replaced:
-        done.files.append({"host": host, "path": str(outcome.path), "replaced": outcome.replaced})
+    if outcome.replaced:  # a memory file's entries are taken out whole: "replaced" counts them
+        done.files.append({"host": host, "path": str(outcome.path), "replaced": outcome.replaced,
+                           **({"memory": True} if memory else {})})
     if outcome.reason:
         done.left.append({"host": host, "path": str(outcome.path), "reason": outcome.reason, "retry": outcome.retry})
     if outcome.short:

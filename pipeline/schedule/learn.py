@@ -11,26 +11,38 @@ A file that cannot be read is named with the reason, and the others are still le
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import inputs
+from .. import caches, inputs
 from ..config.schema import Settings
 from ..errors import FactsFileError, PersonaError
 from ..fs import bounded_json
 from ..fs.projects import project_of
 from ..hosts.model import OwnMemory
 from ..hosts.registry import HOSTS
-from ..interchange.fact_entry import Parsed
-from ..interchange.formats import read_source
-from ..interchange.importing import import_entries
 from ..scopes import project_scope
 from ..store import PersonaStore
-from ..store.learned import note_learned, unseen
+from ..store.learned import learned_writer, note_learned, unseen
+from ..warn_once import ProblemLog
+
+if TYPE_CHECKING:  # the import engine and the formats load only when a memory file is read: a start that finds
+    from ..interchange.fact_entry import Parsed  # nothing changed (a prompt's path) never needs them
 
 SLUG_CHAR = re.compile(r"[^A-Za-z0-9]")
+log = logging.getLogger(__name__)
+UNREADABLE = ProblemLog(log)
+# One learn at a time in a process: a host's threads (Hermes' gateway, the MCP server) starting sessions together
+# would each find the same entry new and take it in twice.
+_ONE_AT_A_TIME = threading.Lock()
+# A file learned whole, as it stood then (inode, size, modification and change times): a host's session start in a
+# long-running process (the Hermes plugin, the MCP server) reads only the files that changed since.
+_LEARNED = caches.cache("learn.files", owner="profile", key="a profile (the database's label, the profile) and a "
+                        "memory file's path", bound=4096, holds_text=False)
 
 
 @dataclass
@@ -62,6 +74,24 @@ def learn(settings: Settings, store: PersonaStore) -> Learned:
     return done
 
 
+def learn_due(settings: Settings, store: PersonaStore) -> Learned | None:
+    """Learn where a host's render of what is due runs (``learn.on_tick``: the hook's and the plugin's session
+    start, a compaction, the MCP server), so an entry a host's model saved reaches the others' next start. Never
+    stops that render: a file it cannot read is a warning naming it and why (once per process), and a learn that
+    fails is logged; None when it did not learn."""
+    if not settings.learn.on_tick or not settings.learn.hosts:
+        return None
+    try:
+        with _ONE_AT_A_TIME:
+            done = learn(settings, store)
+    except PersonaError as error:
+        log.warning("persona learn failed: %s", error)
+        return None
+    for file, why in done.unreadable:
+        UNREADABLE.warn(f"not learned from {file}: {why}")
+    return done
+
+
 def memory_files(memory: OwnMemory) -> list[Path]:
     """The host's memory files that exist now, in a stable order."""
     folder = memory_folder(memory)
@@ -78,6 +108,27 @@ def memory_folder(memory: OwnMemory) -> Path:
 
 def _learn_file(settings: Settings, store: PersonaStore, host: str, memory: OwnMemory, path: Path,
                 done: Learned) -> None:
+    key, stood = (store.label, store.profile, str(path)), _stands(path)
+    if stood is not None and _LEARNED.get(key) == stood:
+        return  # learned as it stands: nothing in it is new
+    _learn_read(settings, store, host, memory, path, done)
+    if stood is not None:
+        _LEARNED.put(key, stood)
+
+
+def _stands(path: Path) -> tuple[int, ...] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+
+
+def _learn_read(settings: Settings, store: PersonaStore, host: str, memory: OwnMemory, path: Path,
+                done: Learned) -> None:
+    from ..interchange.fact_entry import Parsed
+    from ..interchange.formats import read_source
+
     name, parsed = read_source(path, memory.format, max_facts=store.max_import_facts)
     done.files.append(name)
     texts = [item.fact.content for item in parsed.facts]
@@ -87,12 +138,15 @@ def _learn_file(settings: Settings, store: PersonaStore, host: str, memory: OwnM
         offered = [replace(parsed.facts[i], fact=parsed.facts[i].fact.model_copy(update={"scope": scope}))
                    for i in fresh]
         _take(settings, store, host, name, Parsed(facts=offered), done)
-    note_learned(store, host, name, texts)
+    if fresh or not seen_before:  # a file read as it was read before writes nothing: learning runs at each start
+        note_learned(store, host, name, texts)
 
 
 def _take(settings: Settings, store: PersonaStore, host: str, name: str, parsed: Parsed, done: Learned) -> None:
     """Import the new entries as facts by ``learn:HOST``, or hold those the import would add (approve: ask)."""
-    writer, origin = f"learn:{host}", f"learn:{host}:{name}"
+    from ..interchange.importing import import_entries
+
+    writer, origin = learned_writer(host), f"learn:{host}:{name}"
     if settings.learn.approve == "ask":
         plan = import_entries(store, parsed, origin=origin, fmt="learn", skip_bad=True, dry_run=True,
                               declarative=False)

@@ -85,15 +85,19 @@ def render_due(settings: Settings, store: PersonaStore) -> TickResult | None:
     lock is free right now; None when it is not, or the render failed (the last good text is then served).
 
     The same triggers and lock as ``persona tick``, with a wait of 0: a prompt never queues behind a worker.
-    What a prompt needs is the store's changes: when nothing changed since the last render (the profile's
-    change counter, the settings' fingerprint, every target still there), a few indexed reads answer and no
-    tick runs. Time-driven work (decay, expiry, the daily render) stays with ``persona tick``.
+    What a prompt needs is the store's changes, and what the hosts' models saved in their own memory since
+    (:func:`.learn.learn_due`): when nothing changed since the last render (the profile's change counter, the
+    settings' fingerprint, every target still there), a few indexed reads answer and no tick runs. Time-driven
+    work (decay, expiry, the daily render) stays with ``persona tick``.
     """
     try:
         last = last_run(store)
         # A hand-written persona file beside an empty store is the user's, and never rendered over.
         if last is None and not any(store.count_by_tier().values()):
             return None
+        from .learn import learn_due  # the import engine loads only where a prompt is built
+
+        learn_due(settings, store)  # what a host's model saved since is rendered with the rest
         if last is not None and _rendered_as_is(settings, store, last):
             return TickResult(False, "nothing changed since the last render", [])
         return tick(settings, store=store, wait_s=0)

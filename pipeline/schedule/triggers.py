@@ -189,7 +189,8 @@ def _config_changed(enabled: bool, settings: Settings, last: LastRun | None) -> 
 
 def status_data(settings: Settings, store: PersonaStore) -> dict[str, Any]:
     """What `persona status` shows: trigger states, the last run, fact counts per tier, the store generation, and
-    the open proposals (``supersede_flags``, their pairs of ids, is the deprecated name of the same list)."""
+    the open proposals (``supersede_flags``, their pairs of ids, is the deprecated name of the same list), and the
+    writes held for the user's approval (the agents' and the learned facts')."""
     last = last_run(store)
     proposals = store.proposals()
     return {
@@ -199,6 +200,7 @@ def status_data(settings: Settings, store: PersonaStore) -> dict[str, Any]:
         "facts": store.count_by_tier(),
         "generation": store.generation(),
         "proposals": [proposal.to_dict() for proposal in proposals],
+        "held": store.held_counts(),
         "supersede_flags": [{"old": proposal.old.id, "new": proposal.new.id, "flagged_at": proposal.proposed_at}
                             for proposal in proposals],
     }

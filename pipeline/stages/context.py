@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 # In a run's cache: what a stored block's write sends after its COMMIT (runner.run_pipeline's ``then``).
 AFTER_LAST_WRITE = "after the last write"
+# in a run's cache: whether a target of the run sits beside a host's own memory (ScopeFilter.beside), so extract
+# reads which facts were learned from it (a query, on a server a round trip, that no other render pays)
+BESIDE_MEMORY = "beside a host's memory"
 NEW_COUNTS = "new token counts"  # in a run's cache: (encoding, id, text, tokens) counted by this run, to keep
 NEW_SEGMENTS = "new segment counts"  # in a run's cache: {encoding: {segment: tokens}} counted by this run, to keep
 

@@ -15,13 +15,14 @@ from ..render.model import FactSet, LeftOut, PersonaFact, Start, fact_label
 from ..render.prepared import PreparedFacts
 from ..store import Connection, PersonaStore, metadata_topic
 from ..store.forgotten import forgotten_test
+from ..store.learned import learned_from
 from ..store.memories import candidates, tombstones
 from ..store.render_rows import RenderState, changed_rows
 from ..store.supersede import superseded_rows
 from ..text import normal_form, spellings
 from ..tiers import TIERS
 from ..warn_once import ProblemLog
-from .context import StageContext
+from .context import BESIDE_MEMORY, StageContext
 from .kept_rows import KEPT_ROWS, KeptRows
 from .registry import StageOptions, stage
 
@@ -58,10 +59,11 @@ def extract(start: Start, *, ctx: StageContext, options: ExtractOptions) -> Fact
             facts = _not_forgotten(store, conn, facts)
         proposed = _candidates(store, conn, now, options) if options.candidates and options.candidate_sources else []
         left_out = _left_out(store, conn, now, options) if ctx.explain else ()
+        learned = learned_from(conn, store.profile) if ctx.cache.get(BESIDE_MEMORY, True) else {}
     if broken:
         store.warn_broken_rows()
     spelled = one_spelling([*facts, *proposed], ctx.settings.topics.aliases, ctx.prepared)
-    return FactSet(tuple(spelled), state.generation, state.watermark, left_out, state.scoped)
+    return FactSet(tuple(spelled), state.generation, state.watermark, left_out, state.scoped, learned=learned)
 
 
 def one_spelling(facts: list[PersonaFact], aliases: dict[str, str], prepared: PreparedFacts) -> list[PersonaFact]:

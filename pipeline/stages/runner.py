@@ -30,7 +30,7 @@ from ..scopes import ScopeFilter, kind_of
 from ..scopes import shown as scope_text
 from ..store import PersonaStore
 from ..store.backend import Connection
-from .context import AFTER_LAST_WRITE, StageContext
+from .context import AFTER_LAST_WRITE, BESIDE_MEMORY, StageContext
 from .fingerprint import config_hash
 from .ownership import foreign_settled, refusal
 from .registry import StageOptions, StageSpec, get_stage, registered
@@ -146,6 +146,7 @@ def run_pipeline(
                 raise refusal(target.path, target.name)
     ctx = StageContext(settings, store, get_counter(settings.cap.counter), clock or store.clock, reason, dry_run,
                        explain=explain, overwrite=overwrite)
+    ctx.cache[BESIDE_MEMORY] = any(target.scopes.beside for target in chosen)
     if not dry_run:
         ctx.cache["config_hash"] = config_hash(settings)
         ctx.cache[AFTER_LAST_WRITE] = then
@@ -203,19 +204,26 @@ def _by_scopes(chosen: list[ResolvedTarget]) -> dict[ScopeFilter, list[ResolvedT
 
 def within(facts: FactSet, scopes: ScopeFilter, *, explain: bool = False) -> FactSet:
     """The facts a target showing ``scopes`` shows; with ``explain``, the others are left out saying why."""
-    if not facts.scoped and scopes.everywhere:
+    own = facts.learned.get(scopes.beside, frozenset()) if scopes.beside else frozenset()
+    if not facts.scoped and scopes.everywhere and not own:
         return facts  # the common case: nothing scoped, nothing to filter
     shows = scopes.shows
-    shown = tuple(fact for fact in facts.facts if shows(fact.scope))
+    shown = tuple(fact for fact in facts.facts if shows(fact.scope) and fact.key not in own)
     shadowed = _shadowed(shown)
     if shadowed:
         shown = tuple(fact for fact in shown if fact.key not in shadowed)
     if not explain:
         return replace(facts, facts=shown, out_of_scope=len(facts.facts) - len(shown))
-    out = tuple(LeftOut(fact, f"out of scope ({scope_text(fact.scope)}; this target shows {scopes.describe()})")
-                for fact in facts.facts if not shows(fact.scope))
+    out = tuple(LeftOut(fact, _why_out(fact, scopes, own)) for fact in facts.facts
+                if not shows(fact.scope) or fact.key in own)
     out += tuple(LeftOut(fact, shadowed[fact.key]) for fact in facts.facts if fact.key in shadowed)
     return replace(facts, facts=shown, left_out=facts.left_out + out, out_of_scope=len(facts.facts) - len(shown))
+
+
+def _why_out(fact: PersonaFact, scopes: ScopeFilter, own: frozenset[str]) -> str:
+    if fact.key in own:
+        return f"learned from host {scopes.beside}'s own memory, which that host loads itself"
+    return f"out of scope ({scope_text(fact.scope)}; this target shows {scopes.describe()})"
 
 
 SPECIFIC = {"project": 2, "host": 1, "global": 0}  # where two shown facts hold one key, the narrower scope wins

@@ -47,3 +47,10 @@ def learned() -> tuple[str, ...]:
             learned_at TEXT NOT NULL,
             PRIMARY KEY (profile, host, file, digest)
         )""",)
+
+
+def learned_births() -> tuple[str, ...]:
+    """The migration that indexes the facts `persona learn` wrote (a birth's writer ``learn:HOST``): each render
+    reads them, to leave a fact out of the targets of the host that saved it (:func:`.learned.learned_from`)."""
+    return ("CREATE INDEX IF NOT EXISTS idx_persona_births_learned ON persona_births (profile, persona_id, writer) "
+            "WHERE writer LIKE 'learn:%'",)

@@ -107,6 +107,16 @@ class HeldWrites(LockedFacts):
                                 (self.profile,)).fetchall()
         return [_held(row) for row in rows]
 
+    def held_counts(self) -> dict[str, int]:
+        """How many writes await the user's approval: the agents' (``writes.agents: ask``) and the learned facts'
+        (``learn.approve: ask``, written by ``learn:HOST``)."""
+        with self.read() as conn:
+            self.note_read(conn, "held")  # a status kept with what it read: a write held or decided moves it
+            rows = conn.execute("SELECT writer LIKE 'learn:%', COUNT(*) FROM persona_held WHERE profile = ? "
+                                "GROUP BY writer LIKE 'learn:%'", (self.profile,)).fetchall()
+        counts = {bool(learned): int(count) for learned, count in rows}
+        return {"agents": counts.get(False, 0), "learned": counts.get(True, 0)}
+
     def approve(self, held: int | str) -> tuple[HeldWrite, Any]:
         """Make a held write now, stamped with the agent that asked for it, and drop it (one transaction); the
         write's own outcome (a Promotion, a Replacement or the demoted Fact) comes back with it."""

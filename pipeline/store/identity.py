@@ -89,6 +89,9 @@ READS = {
     # status lists the open proposals: one made, or one decided, changes it
     "proposals": "SELECT (SELECT max(id) FROM persona_proposals WHERE session_id = ?), "
                  "(SELECT count(*) FROM persona_proposals WHERE session_id = ? AND decision IS NOT NULL)",
+    # status counts the held writes: one held, accepted or dismissed changes it (ids only grow)
+    "held": "SELECT (SELECT max(id) FROM persona_held WHERE profile = ?), "
+            "(SELECT count(*) FROM persona_held WHERE profile = ?)",
 }
 READ_KIND = "sqlite-read"
 

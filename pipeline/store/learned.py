@@ -9,8 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .backend import Connection
 from .database import Database
 from .forgotten import digests, secret
+
+WRITER = "learn:"  # a learned fact's writer is ``learn:HOST``
+# the partial index of the births' learned writers answers it (store/agent_tables.py, learned_births)
+LEARNED_SQL = "SELECT persona_id, writer FROM persona_births WHERE profile = ? AND writer LIKE 'learn:%'"
+
+
+def learned_writer(host: str) -> str:
+    """The writer of a fact learned from ``host``'s own memory."""
+    return WRITER + host
+
+
+def learned_from(conn: Connection, profile: str) -> dict[str, frozenset[str]]:
+    """Host -> the keys (``p:ID``, as a render reads them) of the profile's facts learned from that host's own
+    memory: a render leaves each out of its own host's targets, which load that memory already."""
+    found: dict[str, set[str]] = {}
+    for persona_id, writer in conn.execute(LEARNED_SQL, (profile,)):
+        found.setdefault(str(writer).removeprefix(WRITER), set()).add(f"p:{int(persona_id):012d}")
+    return {host: frozenset(keys) for host, keys in found.items()}
 
 
 def unseen(store: Database, host: str, file: str, texts: Sequence[str]) -> tuple[list[int], bool]:

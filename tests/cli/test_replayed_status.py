@@ -144,6 +144,13 @@ def _proposal_decided(home: Path) -> dict[str, str]:
     return {}
 
 
+def _held(home: Path) -> dict[str, str]:  # an agent's write held for approval: status counts it
+    with PersonaStore(_database(home), profile="alice") as store:
+        store.writer = "tool:mcp"
+        store.hold("add", content="alice drinks tea.", topic="food")
+    return {}
+
+
 def _another_tool(home: Path) -> dict[str, str]:
     with closing(sqlite3.connect(_database(home))) as conn, conn:
         conn.execute("UPDATE memoria_persona SET tier = 'permanent' WHERE session_id = 'alice'")
@@ -156,6 +163,7 @@ CHANGES = {
     "the default config file appears": _default_file,
     "a working memory": _memory,
     "a proposal made and dismissed": _proposal_decided,
+    "a write held for approval": _held,
     "another tool's write": _another_tool,
     "an env variable": lambda home: {"MNEMOSYNE_PERSONA_TRIGGERS__INTERVAL": "7"},
     "an env variable in lower case": lambda home: {"mnemosyne_persona_triggers__interval": "7"},

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ from pipeline.integrations.hermes_binding import hermes_settings
 from pipeline.integrations.hermes_plugin import PersonaPlugin
 from pipeline.integrations.hermes_request import SUMMARY_END
 
-from ..conftest import REPO
+from ..conftest import REPO, write
 from ..support.hermes_threads import on_new_thread
 from .text_traces import caches_holding
 
@@ -138,4 +139,25 @@ def test_a_subagent_may_read_the_persona_but_its_writes_are_refused(home):
     assert refused["status"] == "error" and "subagent" in refused["error"]
     assert tool(plugin, "persona_list", {}, session="child")["count"] == 1
     assert tool(plugin, "persona_add", {"content": ADDED, "topic": "tools"}, session="s1")["created"] is True
+    plugin.close()
+
+
+def test_what_another_hosts_model_saved_reaches_the_next_compaction_and_session_and_not_what_hermes_saved(home):
+    """The plugin learns where it renders what is due: Gemini CLI's new entry reaches the next compaction and a new
+    session; an entry of Hermes' own memory tool is not written into Hermes' prompt again (Hermes loads USER.md)."""
+    gemini_md = write(Path.home() / ".gemini" / "GEMINI.md", "# Mine\n\n- Use 4 spaces.\n")
+    plugin = PersonaPlugin()
+    first = system(plugin, "s1", *HEAD)  # the session start learns: Gemini's file is noted as it stands
+    assert "Use 4 spaces." not in first
+    gemini_md.write_text(gemini_md.read_text() + f"\n## Gemini Added Memories\n- {ADDED}\n")
+    write(home / "memories" / "USER.md", SECRET)  # Hermes' memory tool saved it: Hermes loads it itself
+    compacted = system(plugin, "s1", HEAD[0], summary(1), {"role": "user", "content": "u3"})
+    assert ADDED in compacted and FIRST in compacted and BOB not in compacted and SECRET not in compacted
+    fresh = system(plugin, "s2", {"role": "user", "content": "new"})
+    assert ADDED in fresh and SECRET not in fresh
+    with PersonaStore.from_settings(hermes_settings(home)) as store:
+        assert {fact.writer for fact in store.list() if fact.content in (ADDED, SECRET)} == {"learn:gemini",
+                                                                                           "learn:hermes"}
+    with PersonaStore.from_settings(hermes_settings(home), profile="bob") as bob:
+        assert ADDED not in {fact.content for fact in bob.list()}  # bob's sessions learn into bob's profile
     plugin.close()

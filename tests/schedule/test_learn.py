@@ -9,14 +9,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+from pipeline import PersonaStore
 from pipeline.cli import app
 
-from ..conftest import write
+from ..conftest import REPO, write
 
 HOME_REGION = "<!-- persona-tier:begin profile=alice -->\n## style\n\n- Answers tersely.\n<!-- persona-tier:end " \
               "profile=alice -->\n"
@@ -133,7 +137,7 @@ def test_tick_learns_first_and_a_memory_file_it_cannot_read_never_stops_the_rend
     user_md(home, "Prefers metric units.")
     (home / ".gemini").mkdir()
     (home / ".gemini" / "GEMINI.md").write_bytes(b"- caf\xe9 au lait\n")  # not UTF-8
-    ticked = cli(database, tmp_path, "tick", "-p", "alice", "--force", settings=("learn.on_tick=true",))
+    ticked = cli(database, tmp_path, "tick", "-p", "alice", "--force")
     assert ticked.exit_code == 0, ticked.output
     assert f"not learned from {home / '.gemini' / 'GEMINI.md'}" in ticked.output and "not UTF-8" in ticked.output
     assert "learned 1 new fact" in ticked.output
@@ -141,15 +145,16 @@ def test_tick_learns_first_and_a_memory_file_it_cannot_read_never_stops_the_rend
     assert not (tmp_path / "p-bob.md").exists()
 
 
-def test_tick_learns_only_when_asked(database, tmp_path):
-    """A learned fact would reach the host that saved it twice (its own memory and our region): a tick learns
-    only with learn.on_tick."""
+def test_tick_learns_by_default_and_not_with_on_tick_false(database, tmp_path):
     home = Path(os.environ["HOME"])
     user_md(home, "Prefers metric units.")
-    ticked = cli(database, tmp_path, "tick", "-p", "alice", "--force")
+    ticked = cli(database, tmp_path, "tick", "-p", "alice", "--force", settings=("learn.on_tick=false",))
     assert ticked.exit_code == 0, ticked.output
     assert "learned" not in ticked.output
     assert "Prefers metric units." not in (tmp_path / "p-alice.md").read_text()
+    ticked = cli(database, tmp_path, "tick", "-p", "bob", "--force")
+    assert ticked.exit_code == 0 and "learned 1 new fact" in ticked.output, ticked.output
+    assert "Prefers metric units." in (tmp_path / "p-bob.md").read_text()
     assert len(learned(database, tmp_path, "alice")["added"]) == 1  # `persona learn` still learns it
 
 
@@ -174,3 +179,25 @@ def test_every_hosts_memory_is_read_by_a_registered_import_format():
     assert learners() == ("hermes", "claude-code", "gemini")
     assert {memory.format for name in learners() for memory in HOSTS[name].memory} <= set(known_formats())
     assert all(memory.index for name in learners() for memory in HOSTS[name].memory if memory.project == "index")
+
+
+def test_watch_learns_a_new_entry_between_its_ticks(tmp_path):
+    """`persona watch` ticks in a loop for machines without cron: each tick learns first, as `persona tick` does."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    db, out = tmp_path / "m.db", tmp_path / "persona.md"
+    with PersonaStore(db, profile="alice") as store:
+        store.add("Answers tersely.", topic="style")
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "--db", str(db), "--set", f"injection.file={out}",
+                             "--set", "store.profile=alice", "watch", "--every", "0.1"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        user_md(tmp_path, "Prefers metric units.")
+        deadline = time.monotonic() + 60
+        while not (out.exists() and "Prefers metric units." in out.read_text()):
+            assert time.monotonic() < deadline, "watch never learned the entry"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    with PersonaStore(db, profile="bob") as bob:
+        assert bob.list() == []  # alice's watch learns into alice's profile alone

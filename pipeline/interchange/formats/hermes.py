@@ -25,9 +25,10 @@ FENCE = "```"
 
 DELIMITER = "\n§\n"
 NOTES_FILE = "MEMORY.md"
+NAME = "hermes"  # the format's name (its host's too)
 
 
-@import_format("hermes", summary="Hermes' USER.md (each § entry a fact) or MEMORY.md (notes offered for review)")
+@import_format(NAME, summary="Hermes' USER.md (each § entry a fact) or MEMORY.md (notes offered for review)")
 def hermes(source: Source) -> Parsed:
     """Each ``§`` entry, on one line, with the line it starts on; MEMORY.md's as notes."""
     notes = source.file_name.upper() == NOTES_FILE.upper()

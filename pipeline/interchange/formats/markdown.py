@@ -32,11 +32,13 @@ FRONT_MATTER_ENDS = ("---", "...")
 @dataclass(frozen=True, slots=True)
 class Item:
     """One top-level list item: the line it starts on, the heading above it (None: no ``##`` heading yet), and
-    its text on one line, nested items included."""
+    its text on one line, nested items included; ``end``: the line after its last (blank lines before the next
+    item included)."""
 
     line: int
     topic: str | None
     text: str
+    end: int = 0
 
 
 def list_items(text: str) -> list[Item]:
@@ -46,7 +48,7 @@ def list_items(text: str) -> list[Item]:
     depth = 0  # how many list items the current token is inside
     heading: int | None = None  # the level of the heading whose text comes next
     parts: list[str] = []
-    start = 0
+    start = end = 0
     label = ""  # a paragraph ending in ":" right above a list ("Editor setup:"): each item reads under it
     for token in MarkdownIt("commonmark").parse(text):
         if token.type == "heading_open" and depth == 0:
@@ -55,10 +57,11 @@ def list_items(text: str) -> list[Item]:
             depth += 1
             if depth == 1:
                 parts, start = [], token.map[0] + 1 if token.map else 0
+                end = token.map[1] + 1 if token.map else start + 1
         elif token.type == "list_item_close":
             depth -= 1
             if depth == 0 and parts:
-                items.append(Item(start, topic, _joined([label, *parts] if label else parts)))
+                items.append(Item(start, topic, _joined([label, *parts] if label else parts), end))
         elif token.type in ("fence", "code_block") and depth > 0:
             parts.append(command(token.content))  # "Run tests:" and its fenced command: kept, never dropped
         elif token.type == "inline" and depth > 0:

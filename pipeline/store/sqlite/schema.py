@@ -11,7 +11,7 @@ import sqlite3
 
 from ...errors import StoreError
 from ...tiers import sql_list
-from ..agent_tables import fact_locks, held_writes, learned
+from ..agent_tables import fact_locks, held_writes, learned, learned_births
 from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
@@ -312,10 +312,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     row_changes(),  # each fact's last change, for a kept render's read of what changed (sqlite/triggers.py)
     stamped(),  # the store's identity, and a random stamp with every change (sqlite/triggers.py)
     history_scrubs(),  # a forget's pending scrub of the hosts' histories, by keyed hash (store/history_scrubs.py)
-    fact_locks(),  # facts no agent tool may replace, demote, merge or forget (store/fact_locks.py)
-    held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # agents' writes awaiting approval (held_writes.py)
+    fact_locks(), held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # locked facts, agents' held writes
     learned(),  # what persona learn took from the hosts' memory, by keyed hash (store/learned.py)
     token_counts("INTEGER"), segment_counts(),  # exact counts: a fact's, a render segment's (store/*_counts.py)
+    learned_births(),  # the facts persona learn wrote: a render leaves each out of its host's (store/learned.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
