@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from pipeline.fs.json_probe import CHUNK, Probe
 from pipeline.fs.json_text import edits, parse
-from pipeline.fs.text_find import Finder, needle
-from pipeline.text import normal_form
+from pipeline.fs.text_find import Finder, fold, needle
+from pipeline.text import DASHES, FINAL_MARKS, normal_form
 
 FACTS = ["Drinks Quetzal tea, never coffee", "Schreibt Commit-Nachrichten auf Englisch",
          "Prefers café crème au lait", "Feiert jeden Freitag mit 🎉 und Kuchen", "用中文回答技术问题", "uses Go"]
@@ -166,3 +166,11 @@ def test_the_probe_never_clears_a_line_the_full_reading_changes(seed: int, facts
     missed = [line for line in lines if changed(line, finder) and line.encode() not in found]
     assert not missed, [re.sub(r"x{100,}", "x...", line)[:300] for line in missed]
     assert found <= {line.encode() for line in lines}  # whole lines, as they stand in the block
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "É", "e\u0301", "ß", "Ｋ", " ", "-", "\u200b", "\u00ad", "ﬁ", "🎉", "中",
+                                 *map(chr, DASHES)]), max_size=40).map("".join))
+def test_a_fields_fold_is_the_normal_forms_mapping(text: str) -> None:
+    """The fields' fold (its dashes replaced by a regular expression, not a table) maps as the normal form does."""
+    assert " ".join(fold(text).split()).rstrip(FINAL_MARKS) == normal_form(text)
