@@ -5,8 +5,16 @@ the line spells it. Two cases cover every spelling. Either the text's rarest wor
 they are (found for every needle at once in one pass over a block of lines, by an Aho-Corasick automaton), or some
 character of the line can change them: a JSON escape (``Lik\\u0065s``) or a character outside ASCII (``Ｌｉｋｅｓ``,
 an NFD accent, a zero-width space) whose normal form holds a letter of those words, or that is a mark or an invisible
-format character. Only such characters are decoded and looked at, each once; any of them sends its line to be
-parsed. Which words are rarest is counted in the first block read, so the automaton reports few matches.
+format character. JSON inside a string spells its own escapes with the outer level's: ``\\\\u0065`` is still
+found as an escape, and an escaped backslash, ``u`` or hex digit (``\\u005cu0065``), which can make one, counts as
+a character that changes the words; so do a surrogate pair's two escapes at any level. Only such characters are
+decoded and looked at, each once; any of them sends its line to be parsed. Which words are rarest is counted in the
+first megabyte read, so the automaton reports few matches.
+
+Every pass over a block counts against `grep`'s one, so a block gets only the passes the search needs: one
+``bytes.lower()`` (the case-insensitive search), the automaton, the escape search, and only in the 64 KB pieces of
+the block that hold a character outside ASCII (``isascii`` of a piece costs a tenth of a pass) the look at those
+characters.
 """
 
 from __future__ import annotations
@@ -24,6 +32,11 @@ _ESCAPE_MARK = b"\\u"
 _NEWLINE = re.compile(b"\n")
 _WORD = re.compile(r"\w+")
 _HEX = frozenset(b"0123456789abcdef")
+_HIGH = frozenset({b"d8", b"d9", b"da", b"db"})  # a high surrogate's escape starts a pair
+_SECOND_HALF = re.compile(rb"\\+u(d[c-f][0-9a-f]{2})")  # a pair's low surrogate, at the high one's level
+_NEXT_LEVEL = frozenset("\\u0123456789abcdefABCDEF")  # escaped, these can spell an escape inside a string's JSON
+CHUNK = 1 << 16  # bytes: the pieces a block is looked at for characters outside ASCII
+SAMPLE = 1 << 20  # bytes of the first block the probe words' counts are taken from
 SHORT_PROBE = 4  # bytes: an automaton with a shorter pattern loses its SIMD prefilter (10x slower), so those words
 # (a needle with no longer one: ``go``) and the escape mark are looked for in automatons of their own
 Span = tuple[int, int]
@@ -68,13 +81,8 @@ class Probe:
         if self._automaton is not None:
             return
         every = sorted({word for words in self._words for word in words})
-        counts: Counter[int] = Counter()
-        if every and sample:
-            counting = ahocorasick_rs.BytesAhoCorasick([w.encode("utf-8", "surrogatepass") for w in every],
-                                                       matchkind=ahocorasick_rs.MatchKind.LeftmostFirst)
-            counts.update(pattern for pattern, _, _ in counting.find_matches_as_indexes(sample.lower()))
-        rank = {word: (len(word.encode("utf-8")) < SHORT_PROBE, counts[index], -len(word), word)
-                for index, word in enumerate(every)}
+        counts = _counts(_counted(self._words), sample[:SAMPLE])
+        rank = {word: (_short(word), counts[word], -len(word), word) for word in every}
         chosen = [sorted(words, key=rank.__getitem__) for words in self._words]
         words = sorted({word for group in chosen for word in group})
         self.patterns = [word.encode("utf-8", "surrogatepass") for word in words]
@@ -133,28 +141,57 @@ class Probe:
         return [at for at in found if at != -1]
 
     def _by_escapes(self, low: bytes) -> set[Span]:
-        """Lines with an escape that spells a character that can change a probe word."""
-        lines, marked = _Lines(low), set()
-        for _, start, _ in self._escape.find_matches_as_indexes(low):
-            code = low[start + 2:start + 12]
-            known = self._escapes.get(code)
-            if known is None:
-                char = _escaped(low, start)
-                known = self._escapes[code] = char is not None and self._changes(char)
-            if known:
-                marked.add(lines.around(start))
+        """Lines with an escape that spells a character that can change a probe word, or a piece of an escape one
+        level down (JSON inside a string)."""
+        starts = [start for _, start, _ in self._escape.find_matches_as_indexes(low)]
+        if not starts:
+            return set()
+        codes = {low[start + 2:start + 6] for start in starts}  # each code judged once, however often it stands
+        changing = {code for code in codes if self._escape_changes(code)}
+        highs = {code for code in codes if code[:2] in _HIGH}  # a pair's character is judged with its second half
+        if not changing and not highs:
+            return set()
+        lines = _Lines(low)
+        marked = {lines.around(start) for start in starts if low[start + 2:start + 6] in changing}
+        if highs:
+            marked |= {lines.around(start) for start in starts
+                       if low[start + 2:start + 6] in highs and self._pair_changes(low, start)}
         return marked
+
+    def _escape_changes(self, code: bytes) -> bool:
+        """Whether the escape with the hex digits ``code`` spells a character that can change a probe word, or a
+        piece of an escape of the next level (a backslash, ``u``, a hex digit)."""
+        known = self._escapes.get(code)
+        if known is None:
+            char = chr(int(code, 16)) if len(code) == 4 and _HEX.issuperset(code) else None
+            known = self._escapes[code] = char is not None and (char in _NEXT_LEVEL or self._changes(char))
+        return known
+
+    def _pair_changes(self, low: bytes, start: int) -> bool:
+        """Whether the high surrogate's escape at ``start`` and the low one after it (at its own level: after as
+        many backslashes) spell a character that can change a probe word."""
+        second = _SECOND_HALF.match(low, start + 6)
+        if second is None:
+            return False
+        code = low[start + 2:start + 6] + second.group(1)
+        known = self._escapes.get(code)
+        if known is None:
+            high, surrogate = int(code[:4], 16), int(code[4:], 16)
+            known = self._escapes[code] = self._changes(chr(0x10000 + (high - 0xD800) * 0x400 + surrogate - 0xDC00))
+        return known
 
     def _by_characters(self, block: bytes, low: bytes) -> set[Span]:
         """Lines with a character outside ASCII that can spell a probe word: one whose normal form holds its
         letters; or format characters (dropped by the normal form) that, taken out, leave every probe word of a
         needle standing in the line."""
-        chars = set(block.translate(None, _ASCII).decode("utf-8", "replace"))
+        runs = _outside_ascii(block)
+        chars = set(b"".join(block[start:end].translate(None, _ASCII) for start, end in runs).decode(
+            "utf-8", "replace"))
         lines, marked = _Lines(low), set()
         for char in chars:
             if self._changes(char):
                 encoded = char.encode("utf-8", "surrogatepass")
-                marked |= {lines.around(at) for at in _positions(low, encoded)}
+                marked |= {lines.around(at) for start, end in runs for at in _positions(low, encoded, start, end)}
         return {span for span in marked if not self._only_formats(low[span[0]:span[1]], chars)}
 
     def _only_formats(self, line: bytes, chars: set[str]) -> bool:
@@ -182,19 +219,6 @@ def _overlaps(first: bytes, then: bytes) -> bool:
     return any(then.startswith(first[cut:]) or first[cut:].startswith(then) for cut in range(len(first)))
 
 
-def _escaped(low: bytes, start: int) -> str | None:
-    """The character the escape at ``start`` spells (a surrogate pair's whole character), None if it is none."""
-    code = low[start + 2:start + 6]
-    if len(code) < 4 or not _HEX.issuperset(code):
-        return None
-    value = int(code, 16)
-    pair = low[start + 8:start + 12]
-    if 0xD800 <= value < 0xDC00 and low[start + 6:start + 8] == _ESCAPE_MARK and _HEX.issuperset(pair) \
-            and len(pair) == 4 and 0xDC00 <= int(pair, 16) < 0xE000:
-        return chr(0x10000 + (value - 0xD800) * 0x400 + int(pair, 16) - 0xDC00)
-    return chr(value)
-
-
 def _words(normal: str) -> list[str]:
     """A needle's words (its longest run of anything but spaces when it has none)."""
     return sorted(set(_WORD.findall(normal))) or [max(normal.split() or [normal], key=len)]
@@ -215,12 +239,48 @@ class _Lines:
         return self.last
 
 
-def _positions(data: bytes, piece: bytes) -> list[int]:
-    found, at = [], data.find(piece)
+def _positions(data: bytes, piece: bytes, start: int, end: int) -> list[int]:
+    found, at = [], data.find(piece, start, end)
     while at != -1:
         found.append(at)
-        at = data.find(piece, at + len(piece))
+        at = data.find(piece, at + len(piece), end)
     return found
+
+
+def _outside_ascii(block: bytes) -> list[Span]:
+    """The stretches of ``block`` (runs of whole :data:`CHUNK`-byte pieces) that hold its bytes outside ASCII:
+    ``isascii`` of a piece costs a tenth of reading it, so the pieces of pure ASCII (most of a transcript of code)
+    are never looked at again. No character is cut at a stretch's end: the piece beyond it is pure ASCII."""
+    runs: list[Span] = []
+    for start in range(0, len(block), CHUNK):
+        if not block[start:start + CHUNK].isascii():
+            end = min(start + CHUNK, len(block))
+            if runs and runs[-1][1] == start:
+                runs[-1] = (runs[-1][0], end)
+            else:
+                runs.append((start, end))
+    return runs
+
+
+def _short(word: str) -> bool:
+    return len(word.encode("utf-8", "surrogatepass")) < SHORT_PROBE
+
+
+def _counted(groups: list[list[str]]) -> list[str]:
+    """The words whose counts choose a probe word: a short one only for a needle with no longer one (a short word
+    is chosen last, and counting ``a`` or ``in`` costs a Python step for each of their many matches)."""
+    return sorted({word for words in groups for word in words
+                   if not _short(word) or all(_short(other) for other in words)})
+
+
+def _counts(words: list[str], sample: bytes) -> Counter[str]:
+    """How often each of ``words`` stands in ``sample`` (lowercased)."""
+    counts: Counter[str] = Counter()
+    if words and sample:
+        counting = ahocorasick_rs.BytesAhoCorasick([word.encode("utf-8", "surrogatepass") for word in words],
+                                                   matchkind=ahocorasick_rs.MatchKind.LeftmostFirst)
+        counts.update(words[pattern] for pattern, _, _ in counting.find_matches_as_indexes(sample.lower()))
+    return counts
 
 
 def _line_spans(block: bytes) -> list[Span]:

@@ -18,7 +18,7 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,54 +67,45 @@ class _Lines:
 
     def __init__(self, probe: Probe, finder: Finder, roles: Roles) -> None:
         self.probe, self.finder, self.roles = probe, finder, roles
-        self.long_holds = False  # the overlong line being skipped may hold the text
-        self.long_tail = b""  # its last bytes read: a text that straddles two reads is seen whole
-        self.long_at = 0  # where it starts
 
     def scan(self, handle: int, start: int, scan: _Scan) -> _Scan:
-        """Read from byte ``start`` to the end, adding to ``scan``."""
-        carry, at, skipping = b"", start, False
-        for block in _blocks(handle, start):
-            if skipping:
-                skipping, block, at = self._skip(block, at, scan)
-                if skipping:
-                    continue
-            data = carry + block
-            cut = data.rfind(b"\n") + 1
+        """Read from byte ``start`` to the end, adding to ``scan``. Each read starts at a line's start and is looked
+        at in place: a line the read cut is read again, whole, by the next one (never joined by a copy)."""
+        at, size = start, BLOCK
+        while block := os.pread(handle, size, at):
+            cut = len(block) if len(block) < size else block.rfind(b"\n") + 1  # the end: a last line without \n
             if cut:
-                self._block(data[:cut], at, scan)
-                at += cut
-            carry = data[cut:]
-            if len(carry) > LINE_MAX:  # one line longer than the bound: not parsed, skipped to its end
-                self.long_holds, self.long_tail = self.probe.may_hold(carry), carry[-OVERLAP:]
-                self.long_at, skipping, at, carry = at, True, at + len(carry), b""
-        if carry:
-            self._block(carry, at, scan)
-            at += len(carry)
-        if skipping:
-            self._end_overlong(scan)
+                self._block(block, at, scan, cut)
+                at, size = at + cut, BLOCK
+            elif size <= LINE_MAX:  # one line fills the read: read it whole, up to the bound
+                size = min(size * 2, LINE_MAX + 1)
+            else:  # a line longer than the bound: not parsed, skipped to its end
+                at, size = self._skip(handle, at, block, scan), BLOCK
         scan.end = at
         return scan
 
-    def _skip(self, block: bytes, at: int, scan: _Scan) -> tuple[bool, bytes, int]:
-        """Go on skipping an overlong line through ``block``: (still skipping, the rest of the block, offset)."""
-        newline = block.find(b"\n")
-        piece = self.long_tail + (block if newline < 0 else block[:newline])
-        self.long_holds = self.long_holds or self.probe.may_hold(piece)
-        self.long_tail = piece[-OVERLAP:]
-        if newline < 0:
-            return True, b"", at + len(block)
-        self._end_overlong(scan)
-        return False, block[newline + 1:], at + newline + 1
+    def _skip(self, handle: int, at: int, head: bytes, scan: _Scan) -> int:
+        """Skip the overlong line at ``at`` (``head``: its first bytes), named when it may hold the text (looked at
+        piece by piece, each with the end of the one before: a text that straddles two reads is seen whole); the
+        offset after it."""
+        holds, tail, offset = self.probe.may_hold(head), head[-OVERLAP:], at + len(head)
+        while piece := os.pread(handle, BLOCK, offset):
+            newline = piece.find(b"\n")
+            seen = tail + (piece if newline < 0 else piece[:newline])
+            holds = holds or self.probe.may_hold(seen)
+            if newline >= 0:
+                offset += newline + 1
+                break
+            tail, offset = seen[-OVERLAP:], offset + len(piece)
+        if holds:
+            scan.bad.append((at, f"is longer than {LINE_MAX >> 20} MB, so it was not read"))
+        return offset
 
-    def _end_overlong(self, scan: _Scan) -> None:
-        if self.long_holds:
-            scan.bad.append((self.long_at, f"is longer than {LINE_MAX >> 20} MB, so it was not read"))
-        self.long_holds = False
-
-    def _block(self, block: bytes, at: int, scan: _Scan) -> None:
+    def _block(self, block: bytes, at: int, scan: _Scan, cut: int) -> None:
+        """The lines of ``block`` that end before ``cut``."""
         for start, end in self.probe.lines(block):
-            self.line(block[start:end], at + start, scan)
+            if start < cut:
+                self.line(block[start:end], at + start, scan)
 
     def line(self, line: bytes, at: int, scan: _Scan, whole: bool = False) -> None:
         """Find the edits in one JSON text starting at byte ``at`` (``whole``: the file's one document)."""
@@ -133,13 +124,6 @@ class _Lines:
             return
         scan.short |= found.short_left
         scan.spans += _byte_spans(text, found.spans, at)
-
-
-def _blocks(handle: int, start: int) -> Iterator[bytes]:
-    at = start
-    while block := os.pread(handle, BLOCK, at):
-        yield block
-        at += len(block)
 
 
 def _byte_spans(text: str, spans: list[tuple[int, int]], at: int) -> list[tuple[int, int]]:

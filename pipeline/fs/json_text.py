@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from .bounded_json import check_depth
 from .text_find import MARKER, Finder
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # unrolled: plain runs matched whole
 _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _PAIR = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 MAX_LEVELS = 8  # JSON inside a string inside a string...: deeper than this, a string is only text

@@ -181,3 +181,21 @@ def test_a_killed_scrubs_temporary_files_are_swept_and_no_one_elses(tmp_path: Pa
     ours.write_text("x")
     theirs.write_text("y")
     assert sweep_temps(tmp_path) == 1 and not ours.exists() and theirs.exists()
+
+
+@pytest.mark.parametrize("block", [16, 64, 300])
+def test_lines_cut_by_a_read_are_read_again_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  block: int) -> None:
+    """Each read starts at a line's start: a line the read cuts (or longer than a read, within the bound) is read
+    whole by the next, the last line counts without its newline, and an overlong one is named, not read."""
+    monkeypatch.setattr(json_scrub, "BLOCK", block)
+    monkeypatch.setattr(json_scrub, "LINE_MAX", 450)
+    lines = [record(("x" * size) + (f" {SECRET}" if size % 3 == 0 else "")) for size in range(0, 330, 11)]
+    overlong = record("y" * 600 + SECRET)
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join([*lines[:5], overlong, *lines[5:]]), encoding="utf-8")  # no final newline
+    done = scrub(path, SECRET)
+    assert done is not None and done.replaced == sum(SECRET in line for line in lines)
+    assert done.reason == "line 6 is longer than 0 MB, so it was not read"
+    expected = [line.replace(SECRET, MARKER) for line in lines]
+    assert path.read_text("utf-8") == "\n".join([*expected[:5], overlong, *expected[5:]])
