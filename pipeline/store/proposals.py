@@ -110,6 +110,8 @@ def propose_after_import(store: Database, conn: Connection, added: Sequence[int]
         return []
     stem_index.catch_up(store, conn)  # the import's facts, indexed once here rather than at the next write
     own, made, open_topics = frozenset(added), list[Proposal](), _topics_beside(store, conn, listed)
+    if not open_topics:
+        return made  # nothing to judge an added fact against: none is read back
     for start in range(0, len(added), IMPORT_BATCH):
         batch = added[start:start + IMPORT_BATCH]
         found = {fact.id: fact for fact in _current(store, conn, batch)}
