@@ -74,10 +74,12 @@ def _candidate_sql(keys: int, row_problem: str) -> str:
 
 def catch_up(store: Database, conn: Connection) -> None:
     """Index the profile's facts written since the index last read (by any tool; on the first check, all)."""
-    # By id only (`session_id || ''` keeps SQLite off the (session_id, tier) index, which would read the whole
-    # profile): a read of the rows written since, whoever wrote them.
+    # A read of the rows written since, whoever wrote them. SQLite by id only (`session_id || ''` keeps it off the
+    # (session_id, tier) index, which would read the whole profile); PostgreSQL through its (session_id, id)
+    # index, as by id alone it would read every profile's rows since (a new profile's check: the whole table).
+    profile = "session_id = ?" if store.dialect is POSTGRES else "session_id || '' = ?"
     rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE id > COALESCE((SELECT upto FROM "
-                        "persona_stemmed WHERE profile = ?), -1) AND session_id || '' = ? ORDER BY id",
+                        f"persona_stemmed WHERE profile = ?), -1) AND {profile} ORDER BY id",
                         (store.profile, store.profile)).fetchall()
     if not rows:
         return

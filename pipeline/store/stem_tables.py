@@ -26,10 +26,11 @@ def merges_and_stems(id_type: str) -> tuple[str, ...]:
 
 
 def stem_sets() -> tuple[str, ...]:
-    """PostgreSQL's migration to the compact index: one row per (topic, fact) with its stems' hashes in an array,
-    under one key that serves the check (by topic), forget and erase (by profile). The old rows hold hashes, not
-    text, so they cannot be turned into the new ones: every profile's facts are indexed again from their text, by
-    the next check (``persona_stemmed`` forgotten: it starts from the first fact)."""
+    """PostgreSQL's migration to the compact index: one row per (topic, fact) with its stems' hashes in an array, under
+    one key that serves the check (by topic), forget and erase (by profile); and an index of each profile's facts
+    by id, for the check's catch-up. The old rows hold hashes, not text, so they cannot be turned into the new
+    ones: every profile's facts are indexed again from their text, by the next check (``persona_stemmed``
+    forgotten: it starts from the first fact)."""
     return (
         """CREATE TABLE persona_stem_sets (
             profile TEXT NOT NULL,
@@ -40,4 +41,7 @@ def stem_sets() -> tuple[str, ...]:
         )""",
         "DROP TABLE persona_stems",
         "DELETE FROM persona_stemmed",
+        # The check's catch-up reads a profile's facts since the last it indexed: by profile and id, not by id
+        # across every profile (stem_index.catch_up).
+        "CREATE INDEX IF NOT EXISTS idx_persona_session_id ON memoria_persona (session_id, id)",
     )
