@@ -32,14 +32,14 @@ def stem_sets() -> tuple[str, ...]:
     ones: every profile's facts are indexed again from their text, by the next check (``persona_stemmed``
     forgotten: it starts from the first fact)."""
     return (
-        """CREATE TABLE persona_stem_sets (
+        """CREATE TABLE IF NOT EXISTS persona_stem_sets (
             profile TEXT NOT NULL,
             topic BIGINT NOT NULL,
             persona_id BIGINT NOT NULL,
             stems BIGINT[] NOT NULL,
             PRIMARY KEY (profile, topic, persona_id)
         )""",
-        "DROP TABLE persona_stems",
+        "DROP TABLE IF EXISTS persona_stems",
         "DELETE FROM persona_stemmed",
         # The check's catch-up reads a profile's facts since the last it indexed: by profile and id, not by id
         # across every profile (stem_index.catch_up).
