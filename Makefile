@@ -84,7 +84,7 @@ $(HOSTS_DIR)/.installed: $(HOSTS_PINS)
 	npm ci --prefix $(HOSTS_DIR) --no-audit --no-fund
 	touch $@
 
-test-hosts: $(STAMP) $(HOSTS_DIR)/.installed ## drive the real Claude Code, Codex and Gemini CLI (npm, pinned) against a fake model on loopback
+test-hosts: $(STAMP) $(HOSTS_DIR)/.installed ## drive the real Claude Code, Codex, Gemini CLI and OpenCode (npm, pinned) against a fake model on loopback
 	$(LOOPBACK_ONLY) $(BIN)/python -m pytest -q -ra -p no:cacheprovider -o addopts= --strict-markers tests/hosts
 
 # The page's browser tests: Playwright for Python drives Debian's Chromium (apt-get, when it is missing); Playwright's

@@ -25,6 +25,7 @@ from pipeline import (
 )
 
 from .corpus import corpus
+from .first_day import rows as first_day_rows
 from .host_histories import rows as history_rows
 from .learn import rows as learn_rows
 from .pairs import rows as pair_rows
@@ -333,6 +334,7 @@ def main() -> None:
                      f"{median:.1%} median, {lowest:.1%} min; {within:.0%} within budget"))
     rows += supersede_rows()
     rows += pair_rows()
+    rows += first_day_rows()
     rows += scope_rows()
     rows += history_rows()
     rows += learn_rows()

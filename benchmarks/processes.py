@@ -21,6 +21,7 @@ from pipeline import PersonaStore, load_settings, run_pipeline
 
 ROUNDS = 15
 WARMUPS = 2
+ROUND = "{round}"  # in a command's arguments: the round's number (a write that must be new each time)
 
 OUR_FIRST_BLOCK = """
 from pipeline import PersonaInjector, load_settings
@@ -94,6 +95,11 @@ def _commands(root: Path, existing_python: str | None) -> dict[str, Command]:
         floor_db = root / f"floor-{facts}.db"
         floor_db.write_bytes((rendered / "mnemosyne" / "data" / "mnemosyne.db").read_bytes())
         commands[f"render floor {facts}"] = ("floor", [python, "-c", RENDER_FLOOR, str(floor_db)], _env())
+        # Its own home too: each run adds a fact (a new one each round, ROUND below) and renders every target.
+        (root / "add").mkdir(exist_ok=True)
+        written, _ = _home(root / "add", facts)
+        commands[f"persona add {facts}"] = ("ours", [persona, "add", f"Keeps benchmark note {ROUND}.", "--topic",
+                                                     "bench"], _env(HERMES_HOME=str(written)))
         if existing_python:
             commands[f"existing first block {facts}"] = ("peer", [existing_python, "-c", THEIR_FIRST_BLOCK],
                                                          _env(MNEMOSYNE_PERSONA_ENABLED="1",
@@ -130,7 +136,7 @@ def measure(existing_python: str | None, rounds: int = ROUNDS) -> dict[str, list
         samples: dict[str, list[float]] = {label: [] for label in commands}
         for index in range(WARMUPS + rounds):
             for label, (_, argv, env) in commands.items():
-                seconds = _time(argv, env, root)
+                seconds = _time([arg.replace(ROUND, str(index)) for arg in argv], env, root)
                 if index >= WARMUPS:
                     samples[label].append(seconds)
     return samples
@@ -155,6 +161,9 @@ ROWS = (
     ("`persona inject --format claude-code` (the SessionStart hook), 1,000 facts, nothing changed",
      "persona inject --format claude-code", "existing first block 1000", "≤ 1.5× existing"),
     ("`persona status`", "persona status", "mnemosyne stats", "≤ 1.00 ÷ existing (#40)"),
+    # A write from the shell: one fact added, then every target rendered (#52: ≤ 3× the floor).
+    ("`persona add` (one fact, every target rendered), 50 facts", "persona add 50", None, "≤ 3× floor (#52)"),
+    ("`persona add` (one fact, every target rendered), 1,000 facts", "persona add 1000", None, "≤ 3× floor (#52)"),
 )
 FLOOR = "import typer"
 # (figure, ours, its floor, goal): a render in a new process beside the render floor, same rounds.

@@ -1,10 +1,11 @@
 """The one home of every in-process cache: each is declared here, by the module that owns it, with its owner, its
 key, its bound and whether it holds fact text.
 
-A cache keeps what a full computation gave, to give it again while its key holds. Each is one of two shapes:
-:func:`memo` (a function's results by its arguments, in the manner of ``functools.lru_cache``) and :func:`cache`
-(a map its owner reads and writes). Both are bounded (the least recently used entry goes first) and safe from any
-thread. ``owner`` says how long an entry can matter:
+A cache keeps what a full computation gave, to give it again while its key holds. Each is one of four shapes:
+:func:`memo` (a function's results by its arguments, in the manner of ``functools.lru_cache``), :func:`cache`
+(a map its owner reads and writes), :func:`per_object` (such a map made by each object of a class) and
+:func:`holders` (objects that keep their last text between calls, each able to drop it). Each is bounded (a
+map's least recently used entry goes first) and safe from any thread. ``owner`` says how long an entry can matter:
 
 - ``process``: as long as the process (compiled templates, stemmers, a word's forms);
 - ``settings``: what settings derive (a target's plan, a fingerprint);
@@ -28,7 +29,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast
+from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast
 
 Owner = Literal["process", "settings", "profile", "run"]
 K = TypeVar("K", bound=Hashable)
@@ -256,6 +257,51 @@ def per_object(name: str, *, owner: Owner, key: str, bound: int, holds_text: boo
     """Declare the maps an object of ``name``'s module makes for itself (:meth:`Kind.new`), as :func:`cache`
     declares one map."""
     made = Kind(Declaration(name, owner, key, bound, holds_text), on_evict)
+    _register(made)
+    return made
+
+
+class TextHolder(Protocol):
+    """An object that keeps what it last read or gave between calls (a source's text, a session's last good
+    persona): it can show what it holds and drop it."""
+
+    def drop_text(self) -> None:
+        """Forget what it holds; the next call reads again."""
+
+    def held_text(self) -> list[str]:
+        """What it holds now."""
+
+
+class Holders(_Declared):
+    """One declaration for the objects of a class that keep text between calls: each registers itself as it is
+    made (weakly: it leaves when it is collected), and clearing the declaration has every one still alive drop
+    what it holds."""
+
+    def __init__(self, declaration: Declaration) -> None:
+        self.declaration = declaration
+        self._alive: weakref.WeakSet[TextHolder] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def add(self, holder: TextHolder) -> None:
+        with self._lock:
+            self._alive.add(holder)
+
+    def clear(self) -> None:
+        for holder in self._holders():
+            holder.drop_text()
+
+    def entries(self) -> list[Any]:
+        return [text for holder in self._holders() for text in holder.held_text()]
+
+    def _holders(self) -> list[TextHolder]:
+        with self._lock:
+            return list(self._alive)
+
+
+def holders(name: str, *, owner: Owner, key: str, bound: int, holds_text: bool) -> Holders:
+    """Declare the objects of ``name``'s module that keep text between calls (each calls :meth:`Holders.add` as
+    it is made); ``bound`` is what one object keeps."""
+    made = Holders(Declaration(name, owner, key, bound, holds_text))
     _register(made)
     return made
 

@@ -53,6 +53,10 @@ class Throttle:
         """A look happened now: the next one is due an interval from now."""
         self._at = time.monotonic_ns()
 
+    def reset(self) -> None:
+        """Make the next look due at once (what was kept between looks was dropped)."""
+        self._at = None
+
     def take(self) -> bool:
         """Whether a look is due; if so, it counts as taken now."""
         if not self.due():

@@ -212,6 +212,8 @@ NOT_A_HOST = {
     "pipeline.integrations.onboarding": {"hermes"},
     # the old assistants an import prompt is for (Google's Gemini app, Microsoft's Copilot), not the coding hosts
     "pipeline.interchange.import_prompt": {"gemini", "copilot"},
+    # the editor a fact names ("uses Zed"), one of a slot's words, not the coding host
+    "pipeline.store.slot_words": {"zed"},
 }
 
 
@@ -274,7 +276,7 @@ NOT_CACHES = {
 }
 FUNCTOOLS_CACHES = {"cache", "lru_cache", "cached_property"}
 EMPTY_MAPS = {"dict", "OrderedDict", "defaultdict", "WeakKeyDictionary", "WeakValueDictionary", "set"}
-DECLARING = {"memo", "cache", "per_object"}
+DECLARING = {"memo", "cache", "per_object", "holders"}
 
 
 def undeclared_caches(module: str, tree: ast.Module) -> list[str]:
@@ -327,6 +329,61 @@ def test_the_cache_rule_sees_each_kind_of_undeclared_cache_and_not_a_table():
         "pipeline.m: functools.lru_cache", "pipeline.m: from functools import cache",
         "pipeline.m: _SEEN, a module-level map", "pipeline.m: _KEPT, a module-level map",
         "pipeline.m: _WEAK, a module-level map"]
+
+
+# An object's own map, kept between its calls, is a cache too: declared (``caches.per_object(...).new()``), or one
+# of these, each no copy of anything (or a copy for the length of one call or one render).
+NOT_OBJECT_CACHES = {
+    "pipeline.warn_once.ProblemLog._said": "the problems already said, by their wording (never a fact's text)",
+    "pipeline.inputs.Recorder.entries": "what one full run read, for the delivery record it writes",
+    "pipeline.inputs.Recorder.covered": "the folders one full run listed, for the same record",
+    "pipeline.caches.Cache._items": "the cache itself",
+    "pipeline.render.prepared.PreparedFacts.used": "one render's work, handed to the declared render.kept cache",
+    "pipeline.render.prepared.PreparedFacts.fits": "one render's work, handed to the declared render.kept cache",
+    "pipeline.render.prepared.PreparedFacts.counted": "one render's work, handed to the declared render.kept cache",
+    "pipeline.render.fair_fit._Search._sizes": "one fit's search, dropped when it returns",
+    "pipeline.fs.json_probe.Probe._chars": "one scan's needles",
+    "pipeline.fs.json_probe.Probe._relevant": "one scan's needles",
+    "pipeline.fs.json_probe.Probe._hiders": "one scan's needles",
+    "pipeline.fs.json_probe.Probe._escapes": "one scan's needles",
+    "pipeline.integrations.mcp_resources.Watcher._watched": "the subscriptions, with a digest of what each was told",
+    "pipeline.store.postgres.watchdog.Watchdog._armed": "the statements being watched now",
+    "pipeline.store.postgres.listen.BlockListener._watchers": "who listens to which block (no text)",
+    "pipeline.store.postgres.listen.BlockListener._counts": "announcements heard, by block (no text)",
+    "pipeline.store.postgres.locks.Heartbeat._held": "the locks held now",
+}
+
+
+def object_maps(module: str, tree: ast.Module) -> list[str]:
+    """Each map an object of ``tree``'s classes makes empty for itself (``self.x = {}``, ``OrderedDict()``...)."""
+    found = []
+    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        for node in (inner for method in cls.body if isinstance(method, ast.FunctionDef) for inner in ast.walk(method)):
+            target, value = _assigned_attribute(node)
+            if target is not None and _empty_map(value):
+                found.append(f"{module}.{cls.name}.{target}")
+    return found
+
+
+def _assigned_attribute(node: ast.AST) -> tuple[str | None, ast.expr | None]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+    for target in targets:
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            return target.attr, value
+    return None, None
+
+
+def test_every_map_an_object_keeps_is_declared_or_no_copy():
+    found = [name for path in FILES for name in object_maps(module_name(path), ast.parse(path.read_text("utf-8")))]
+    assert sorted(set(found) - set(NOT_OBJECT_CACHES)) == []
+    assert sorted(set(NOT_OBJECT_CACHES) - set(found)) == []  # the list names only what is there
+
+
+def test_the_object_map_rule_sees_an_undeclared_map_and_not_a_declared_one():
+    source = ("class Reader:\n    def __init__(self):\n        self._seen: dict[str, str] = {}\n"
+              "        self._kept = KEPT.new()\n        self.size = 3\n")
+    assert object_maps("pipeline.m", ast.parse(source)) == ["pipeline.m.Reader._seen"]
 
 
 def declarations(tree: ast.Module) -> list[str]:

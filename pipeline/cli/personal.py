@@ -39,10 +39,11 @@ def personal_preset(preset: str, project: Path, asked: list[str]) -> tuple[str, 
     """The preset to write in ``project`` so that no file git shares changes: the one asked for outside a git
     checkout and where its file is ours alone; else the host's untracked place (``Preset.private``), with the file
     it stands in for; a ConfigError naming --shared and --user where the host has none and git tracks the file."""
+    from ..config.presets import project_file
     from ..fs.git_files import in_checkout, tracked
 
     found = HOST_PRESETS[preset]
-    path = project / found.project_file
+    path = project_file(found, project)
     if found.output != "region" or not in_checkout(path):
         return preset, None
     if found.private is not None:

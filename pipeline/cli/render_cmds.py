@@ -15,6 +15,7 @@ from ..scopes import HostName
 from ..text import counted
 
 if TYPE_CHECKING:
+    from ..config.schema import Settings
     from ..inject.injector import PersonaInjector
     from ..inject.views import Reader
     from ..render.explain import Explanation
@@ -57,12 +58,28 @@ def render(
     if as_json:
         emit_json([report.to_dict() | ({"text": report.text} if stdout else {}) for report in reports])
         return
+    _say_waiting(settings, target)
     for report in reports:
         if stdout:
             typer.echo(report.text, nl=False)
         elif diff:
             typer.echo(_diff(report), nl=False)
         typer.echo(_summary(report, dry_run or stdout), err=stdout)
+
+
+def _say_waiting(settings: Settings, names: list[str] | None) -> None:
+    """Each target left unwritten because its host reads another file of the user's while its own is absent."""
+    from ..config.load_sets import waiting_for
+    from ..config.targets import raw_path
+
+    home = Path(inputs.home())
+    for name in names or list(settings.targets):
+        path = inputs.expanded(Path(raw_path(settings, name)))
+        fallback = waiting_for(path, home)
+        if fallback is not None:
+            host = registry.display_name(settings.targets[name].host or "") or "its host"
+            typer.echo(f"{name}: not written: {host} reads {fallback} while {path} is absent, and a file of ours "
+                       f"would stop it reading yours; create {path} and the next render writes there")
 
 
 def _summary(report: TargetReport, dry_run: bool) -> str:

@@ -56,6 +56,7 @@ def add(
     budget and limits. Where our session-start hook already reaches the host there, it says so and adds nothing,
     unless --instead-of-hook."""
     from ..config.edit import set_target
+    from ..config.load_sets import waiting_for
     from ..config.presets import PRESETS, preset_path, project_dir
     from .config_cmds import _edit_target, _protected
 
@@ -65,6 +66,8 @@ def add(
     if user and project is not None:
         raise ConfigError(["give --project DIR or --user, not both"])
     preset, beside = (preset, None) if user else _beside_users_file(preset, project_dir(project))
+    if not user:
+        _refuse_displacing(preset, project_dir(project))
     preset, personal = (preset, None) if user or shared else personal_preset(preset, project_dir(project), asked)
     cli = state(ctx)
     try:
@@ -82,6 +85,11 @@ def add(
                f"(budget {settings['budget']} tokens); `persona render` fills it in")
     keep_personal(path, personal, mine=not user and not shared and (settings["output"] == "file" or
                                                                     not path.exists()))
+    waits = waiting_for(path, Path(inputs.home())) if user else None
+    if waits is not None:
+        typer.echo(f"{PRESETS[preset].host} reads {waits} while {path} is absent, so the target waits: a file of "
+                   f"ours would stop it reading yours (a target of ours writing that file reaches it meanwhile). "
+                   f"Create {path} and the next `persona render` writes it")
     if beside is not None and personal is None:
         typer.echo(f"{beside} stays as it is and {PRESETS[preset].host} still loads it: it reads {beside.name} only "
                    f"where there is no {HOST_PRESETS[beside_of(preset)].project_file}, so the persona goes in "
@@ -125,6 +133,25 @@ def _beside_users_file(preset: str, project: Path) -> tuple[str, Path | None]:
     host = registry.HOSTS.get(HOST_PRESETS[preset].host_name or preset)
     users = None if chosen is None or host is None else displaced_by_ours(host, project)
     return (preset, None) if users is None or chosen is None else (chosen, users)
+
+
+def _refuse_displacing(preset: str, project: Path) -> None:
+    """Refuse a project file that would stop the host loading one of the user's, where the host has no other file
+    to take ours (OpenCode's AGENTS.md hides every CLAUDE.md up the tree; Amp's, the directory's CLAUDE.md)."""
+    from ..config.load_sets import displaced_by_ours
+
+    found = HOST_PRESETS[preset]
+    host = registry.HOSTS.get(found.host_name or preset)
+    if host is None or found.beside_fallback is not None or found.project_file not in getattr(host.load, "names", ()):
+        return  # the host's own way round it (Claude Code's rules folder), or a file of ours the host reads beside
+    users = displaced_by_ours(host, project)
+    if users is None:
+        return
+    ours = project / found.project_file
+    user = f"`persona targets add {host.name} --user`" if found.user_file else "a user-level target"
+    raise InputError(f"{ours}: no target added: {host.display} reads your {users} only while there is no "
+                     f"{found.project_file} there, so a file of ours would stop it loading yours. Move your text "
+                     f"into {ours} first (the target then writes a region of it), or {user} instead")
 
 
 def beside_of(preset: str) -> str:

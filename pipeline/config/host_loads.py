@@ -16,10 +16,10 @@ from .. import inputs
 from ..fs.projects import git_top_level
 from ..fs.read import read_file
 from ..fs.region_file import MAX_REGION_FILE_BYTES
-from ..fs.regions import RegionId, own_region
+from ..fs.regions import MARKER_WORD, RegionId, own_region
 from ..hosts import registry
-from ..hosts.model import PerDirectory, PromptSection, RulesFolders
-from .load_sets import first_non_empty
+from ..hosts.model import FirstFound, Host, PerDirectory, PromptSection, RulesFolders
+from .load_sets import first_non_empty, load_set, waiting_for
 from .targets import ResolvedTarget, region_id
 
 if TYPE_CHECKING:  # `persona status` checks its targets without pydantic
@@ -90,10 +90,26 @@ def rules_folders_chain(model: RulesFolders, path: Path, home: Path) -> Chain:
     return Chain(tuple(f for f in (global_file, *rules) if f.is_file()))
 
 
+def first_found_chain(host: Host, model: FirstFound, path: Path, home: Path) -> Chain:
+    """What a host that loads the first of several files (OpenCode, Zed) reads beside ``path``: for a project's
+    file, what it loads working in that project; for the user's, in the working directory. Ours is shadowed where
+    the host reads another of its files in its place (Zed: the user's `.rules` before our AGENTS.md)."""
+    users = {(home / name).resolve() for name in model.user_files}
+    name = next((name for name in model.names if path.as_posix().endswith("/" + name)), None)
+    project = Path.cwd() if path in users or name is None else path.parents[len(Path(name).parts) - 1]
+    loaded = load_set(host, project, home).paths
+    if path in loaded:
+        return Chain(loaded)
+    rival = [other for other in loaded if (other in users) == (path in users)]
+    return Chain(loaded, shadowed_by=rival[0] if rival else None)
+
+
 def chain_of(host: str | None, path: Path, home: Path) -> Chain:
     """What ``host`` loads with ``path``, read from its load model (just the file, for a host without one)."""
     found = registry.HOSTS.get(host or "")
     model = None if found is None else found.load
+    if isinstance(model, FirstFound) and found is not None:
+        return first_found_chain(found, model, path.resolve(), home)
     if isinstance(model, PerDirectory):
         return per_directory_chain(model, path, home)
     if isinstance(model, RulesFolders):
@@ -111,6 +127,9 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
         return Check(target.name, path, (), (), f"larger than {max_bytes:,} bytes: persona-tier "
                      "neither reads nor writes it (render.max_region_file_bytes); shorten the file", cut=True)
     span = None if data is None else our_span(target, data)
+    fallback = waiting_for(path, home) if data is None else None
+    if fallback is not None:
+        return _waiting(target.name, path, fallback)
     if data is None or span is None:
         return Check(target.name, path, (), (), "not written yet: run `persona render`", cut=False)
     chain = chain_of(host, path, home)
@@ -131,6 +150,19 @@ def check_target(target: ResolvedTarget, host: str | None, home: Path,
         if stop > limit.amount:
             cuts.append(f"cut after {max(0, limit.amount - start):,} {_unit(limit.unit)}: {SHORTEN}")
     return Check(target.name, path, loaded, tuple(measures), cuts[0] if cuts else "kept", cut=bool(cuts))
+
+
+def _waiting(name: str, path: Path, fallback: Path) -> Check:
+    """A target that waits while its host reads another file of the user's (OpenCode's ~/.claude/CLAUDE.md): kept
+    where a region of ours there reaches the host, else a fail (the host gets none of the persona)."""
+    ours = f"<!-- {MARKER_WORD}begin ".encode("ascii") in (read_bounded(fallback) or b"")
+    then = "create this file and `persona render` writes it"
+    if ours:
+        return Check(name, path, (fallback,), (), f"waiting: the host reads {fallback} while this file is absent, "
+                     f"and a region of ours there reaches it; {then}", cut=False)
+    return Check(name, path, (fallback,), (), f"not loaded: the host reads {fallback} while this file is absent, "
+                 f"and nothing of ours is there (a file of ours here would stop it reading yours); {then}, or add "
+                 "a target writing that file", cut=True)
 
 
 def check_text(name: str, where: Path, text: str, limits: Sequence[HostLimit]) -> Check:

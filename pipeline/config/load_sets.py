@@ -15,7 +15,7 @@ from pathlib import Path
 from .. import inputs
 from ..fs.projects import git_top_level
 from ..hosts import registry
-from ..hosts.model import Host, MemoryFiles, PerDirectory, RulesFolders
+from ..hosts.model import FirstFound, Host, MemoryFiles, PerDirectory, RulesFolders
 
 # `@path` outside code, as Claude Code and Gemini CLI read it: `@` at a line's start or after whitespace (not an
 # e-mail address, not our escaped `\@`), then a path starting with a letter, a digit, `.`, `_` or `/`; `@~/file`
@@ -24,6 +24,10 @@ IMPORT = re.compile(r"(?<!\S)@((?:~/)?[\w./][\w.\-/]*)")
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 MAX_IMPORT_READ = 1 << 20  # an imported file is scanned for imports up to this many bytes
+
+
+# the presets whose user file the host reads only while it exists, another of the user's files otherwise (OpenCode)
+WAITING = tuple(p for p in registry.presets().values() if p.user_fallback and p.user_file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,8 @@ def load_set(host: Host, project: Path, home: Path) -> LoadSet:
         return LoadSet(host, project, _per_directory(model, project, home))
     if isinstance(model, RulesFolders):
         return LoadSet(host, project, _rules_folders(model, project, home))
+    if isinstance(model, FirstFound):
+        return _first_found(host, model, project, home)
     return LoadSet(host, project, _preset_files(host, project, home))
 
 
@@ -118,6 +124,9 @@ def displaced_by_ours(host: Host, directory: Path) -> Path | None:
     """The user's fallback file in ``directory`` that a new file of the host's own names there would stop the host
     loading (Claude Code's AGENTS.md, where no CLAUDE.md is yet, or only a blank one); None when there is none."""
     model = host.load
+    if isinstance(model, FirstFound) and model.up_tree:  # OpenCode: an AGENTS.md hides every CLAUDE.md up the tree
+        chosen = first_found(model, directory)
+        return None if chosen in (None, model.names[0]) else _found_up(model, directory, str(chosen))[0]
     if not isinstance(model, MemoryFiles) or own_files(model, directory):
         return None
     return next((directory / name for name in model.fallback if (directory / name).is_file()), None)
@@ -224,6 +233,51 @@ def _rules_folders(model: RulesFolders, project: Path, home: Path) -> tuple[Load
     found += [Loaded(path.resolve(), "project rules") for level in levels
               for path in sorted((level / model.folder).glob(model.pattern)) if path.is_file()]
     return tuple(found)
+
+
+def _first_found(host: Host, model: FirstFound, project: Path, home: Path) -> LoadSet:
+    """OpenCode's way (and Zed's): the first user file that exists, then the project's files of the first name
+    found (up the tree, nearest first, or in the project alone); what they hide is skipped, and said."""
+    own = home / model.user_files[0]
+    users = [home / name for name in model.user_files if (home / name).is_file()]
+    found = [Loaded(path.resolve(), "user file" if path == own else f"user file, in place of {own}")
+             for path in users[:1]]
+    skipped = [(path, f"{users[0]} is there: the host reads it instead") for path in users[1:]]
+    by_name = {name: _found_up(model, project, name) for name in model.names}
+    chosen = next((name for name, paths in by_name.items() if paths), None)
+    for name, paths in by_name.items():
+        if name == chosen:
+            found += [Loaded(path.resolve(), "project file" if path.parent == project else "parent directory's file")
+                      for path in paths]
+        else:
+            skipped += [(path, f"the host reads {chosen} instead") for path in paths]
+    return LoadSet(host, project, tuple(_unique(found)), tuple(skipped))
+
+
+def first_found(model: FirstFound, project: Path) -> str | None:
+    """Which of the model's project names the host loads in ``project`` (None: none is there)."""
+    return next((name for name in model.names if _found_up(model, project, name)), None)
+
+
+def _found_up(model: FirstFound, project: Path, name: str) -> list[Path]:
+    """Every file ``name`` from ``project`` up to its git root (the filesystem's root outside a checkout), nearest
+    first; or only the project's own, where the host reads just that one."""
+    if not model.up_tree:
+        return [project / name] if (project / name).is_file() else []
+    top = git_top_level(project)
+    levels = [level for level in (project, *project.parents) if top is None or level.is_relative_to(top)]
+    return [level / name for level in levels if (level / name).is_file()]
+
+
+def waiting_for(path: Path, home: Path) -> Path | None:
+    """The user file a host reads while ``path``, a user-level file of one of its presets, is absent (OpenCode's
+    ~/.claude/CLAUDE.md in place of ~/.config/opencode/AGENTS.md): the target waits rather than displace it."""
+    for preset in WAITING:
+        own = home / str(preset.user_file)
+        if path.parts[-2:] == own.parts[-2:] and not path.exists() and path.resolve() == own.resolve():
+            fallback = home / str(preset.user_fallback)
+            return fallback if fallback.is_file() else None
+    return None
 
 
 def _preset_files(host: Host, project: Path, home: Path) -> tuple[Loaded, ...]:

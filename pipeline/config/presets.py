@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the settings' models, made when a limit is used: `persona s
     from .sections import HostLimit
 
 __all__ = ["PRESETS", "RULES_VARIANTS", "Preset", "hook_limits", "host_limits", "preset_path", "project_dir",
-           "section_limits"]
+           "project_file", "section_limits"]
 
 
 def host_limits(limits: tuple[Limit, ...]) -> tuple[HostLimit, ...]:
@@ -51,7 +51,14 @@ def preset_path(name: str, *, project: Path | None, user: bool, home: Path) -> P
         if preset.user_file is None:
             raise ValueError(f"{preset.host} has no per-user instruction file; use --project DIR")
         return home / preset.user_file
-    return project_dir(project) / preset.project_file
+    return project_file(preset, project_dir(project))
+
+
+def project_file(preset: Preset, project: Path) -> Path:
+    """The preset's file in ``project``: where the host loads only the first of several files (Zed), the first
+    that is there, so ours is the one it loads and the user's stays loaded; else the preset's own."""
+    found = (project / name for name in preset.first_of)
+    return next((path for path in found if path.is_file()), project / preset.project_file)
 
 
 def project_dir(project: Path | None) -> Path:

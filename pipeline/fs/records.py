@@ -11,7 +11,9 @@ records folder of a Hermes home's state (``<home>/mnemosyne/persona-tier/records
 - ``pointers/<request>.json``: which delivery records answer a request (no text);
 - ``hooks/<file>.json``: a host settings file as it was before ``persona hooks install`` changed it;
 - ``renders/<store id>/<file>.json``: the digests of the last texts the store's renders wrote into a file (no
-  text), so a store restored from a backup still knows its own renders from a file someone else wrote.
+  text), so a store restored from a backup still knows its own renders from a file someone else wrote;
+- ``erasures/<store id>.json``: the store's erasure stamp as the last forget left it (no text), so a process of
+  ours that cannot read the store at that moment still learns that a forget happened and drops what it kept.
 
 A store lists every records folder that holds its deliveries (``persona_record_homes``), so a forget sweeps
 them all, in any Hermes home. Every record is 0600 in 0700 folders, written whole or not at all, read only when it
@@ -220,3 +222,26 @@ def _empty(target: str) -> int:
     except OSError:
         return 0
     return sum(remove(os.path.join(target, name)) for name in names)
+
+
+# --- erasures --------------------------------------------------------------------------------------------------
+
+def erasure_path(records: str, store_id: str) -> str:
+    return os.path.join(records, "erasures", key("erasure", store_id)[:32] + ".json")
+
+
+def note_erasure(records_folders: list[str], store_id: str, stamp: str) -> None:
+    """Leave the store's new erasure stamp in each records folder (a forget's last step); a folder that cannot be
+    written is skipped: the stamp in the store is the one source, this is its copy for a store that is away."""
+    for records in dict.fromkeys(records_folders):
+        try:
+            write(erasure_path(records, store_id), {"store": store_id, "stamp": stamp})
+        except OSError:
+            continue
+
+
+def erasure_noted(records: str, store_id: str) -> str | None:
+    """The erasure stamp the last forget of ``store_id`` left in ``records``; None when there is none."""
+    found = read(erasure_path(records, store_id))
+    stamp = None if found is None else found.get("stamp")
+    return stamp if isinstance(stamp, str) else None

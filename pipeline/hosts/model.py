@@ -58,6 +58,12 @@ class Preset:
     # the preset `targets add` writes instead in a git checkout, unless --shared: a file of the host's that git
     # does not share (Claude Code's .claude/rules/, Copilot's .github/instructions/), listed in .git/info/exclude
     private: str | None = None
+    # in the project, the first of these that exists is the file the host loads, and so the one written (a region
+    # of it); where none does, ``project_file`` (Zed's `.rules`, else `.cursorrules`, ..., AGENTS.md...)
+    first_of: tuple[str, ...] = ()
+    # a user file the host loads in place of ``user_file`` while that is absent (OpenCode: ~/.claude/CLAUDE.md): the
+    # render waits, so as not to displace it, until the user makes ``user_file`` (then the target takes over)
+    user_fallback: str | None = None
 
     def target(self, name: str, path: Path, project: Path | None) -> dict[str, Any]:
         """The target's settings for preset ``name``, as written into the user's config: a project's file also
@@ -115,7 +121,18 @@ class MemoryFiles:
     fallback_after_rules: bool = False
 
 
-LoadModel = PerDirectory | RulesFolders | MemoryFiles
+@dataclass(frozen=True, slots=True)
+class FirstFound:
+    """A host that loads the first of its user files that exists (even empty), and of its project ``names`` the
+    first it finds: OpenCode every file of that name from the working directory up to the git root, nearest first;
+    Zed (``up_tree`` off) one file, the first of them in the project's root."""
+
+    user_files: tuple[str, ...]  # under the home, in the host's order
+    names: tuple[str, ...]
+    up_tree: bool = True
+
+
+LoadModel = PerDirectory | RulesFolders | MemoryFiles | FirstFound
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,12 +6,31 @@ The order is the order users see them in (``--host``'s choices, an unknown host'
 
 from __future__ import annotations
 
-from . import claude_code, cline, codex, continue_, copilot, cursor, gemini, hermes, kiro, mcp, roo, windsurf
+from . import (
+    amp,
+    claude_code,
+    cline,
+    codex,
+    continue_,
+    copilot,
+    cursor,
+    gemini,
+    goose,
+    hermes,
+    kilo,
+    kiro,
+    mcp,
+    opencode,
+    roo,
+    windsurf,
+    zed,
+)
 from .model import Hook, Host, Limit, Preset, PromptSection
 
 HOSTS: dict[str, Host] = {host.name: host for host in (
     hermes.HOST, claude_code.HOST, codex.HOST, gemini.HOST, copilot.HOST, cursor.HOST, windsurf.HOST, cline.HOST,
-    continue_.HOST, kiro.HOST, roo.HOST, mcp.HOST)}
+    continue_.HOST, kiro.HOST, roo.HOST, opencode.HOST, amp.HOST, zed.HOST, goose.HOST, kilo.HOST,
+    mcp.HOST)}
 NAMES: tuple[str, ...] = tuple(HOSTS)
 HERMES = hermes.NAME  # the agent a `host` scope names for Hermes
 MCP = mcp.NAME  # the agent a `host` scope names over MCP

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import caches
 from ..clock import Throttle
 from ..config.targets import ResolvedTarget
 from ..errors import FileSystemError, PersonaError
@@ -70,6 +71,11 @@ class _Held:
     key: FileKey | None
 
 
+# Each source keeps the capped text it last read (the warm path's answer): a forget seen anywhere has it drop it.
+HELD = caches.holders("file_source.held", owner="settings", key="a file target's state (mtime, size, inode, ctime)",
+                      bound=1, holds_text=True)
+
+
 class FileSource:
     """A file target's capped text, for the injector and the session snapshots alike.
 
@@ -91,6 +97,7 @@ class FileSource:
         self._poll = Throttle(settings.injection.check_interval_ms)
         self._held = _Held("", None)
         self._lock = threading.Lock()
+        HELD.add(self)
 
     def read(self) -> str:
         """The file now, capped; OSError says why it cannot be read."""
@@ -112,6 +119,15 @@ class FileSource:
 
     def close(self) -> None:
         """Nothing to release: a file source holds no handle."""
+
+    def drop_text(self) -> None:
+        """Forget the text last read: the next :meth:`text` reads the file again."""
+        # No lock: a forget may be seen by a thread inside this source's refresh; one assignment is atomic.
+        self._held = _Held("", None)
+        self._poll.reset()
+
+    def held_text(self) -> list[str]:
+        return [self._held.text] if self._held.text else []
 
     def _refresh(self, held: _Held) -> _Held:
         try:

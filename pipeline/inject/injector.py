@@ -12,6 +12,7 @@ import logging
 import threading
 from pathlib import Path
 
+from .. import caches
 from ..clock import Throttle
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, resolve_target
@@ -26,6 +27,9 @@ from .source import Source
 from .views import NOBODY, Reader, open_view_source, refresh, view_of
 
 log = logging.getLogger(__name__)
+# Each injector keeps its session's last good persona (served while the store is away): a forget seen anywhere has
+# it drop it.
+HELD = caches.holders("injector.held", owner="profile", key="one session of one reader", bound=1, holds_text=True)
 
 
 class PersonaInjector:
@@ -65,6 +69,7 @@ class PersonaInjector:
         self._generation_rendered: int | None = None  # the profile's change counter when it last rendered
         self._source: Source = open_view_source(settings, base, self._target, self.problems,
                                                 known_tokens=known_tokens or self._recorded_tokens)
+        HELD.add(self)
 
     @property
     def path(self) -> Path:
@@ -224,6 +229,14 @@ class PersonaInjector:
                 return
             if inherited.generation:
                 self._session_text = inherited.text
+
+    def drop_text(self) -> None:
+        """Forget the session's last good persona (a forget was seen): the next block reads its snapshot, which
+        the forget has already re-pinned."""
+        self._session_text = None  # no lock: a forget may be seen by a thread that holds it
+
+    def held_text(self) -> list[str]:
+        return [self._session_text] if self._session_text else []
 
     def close(self) -> None:
         with self._lock:

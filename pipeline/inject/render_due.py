@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import caches
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget
 from ..config.urls import store_target
@@ -42,12 +42,22 @@ class _Profile:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+def _close(key: tuple[str, str], due: _Profile) -> None:
+    due.store.close()
+
+
+# Each reader's open stores, by (store, profile): no text (what a read gives is the target's own source's), but a
+# copy all the same, so it is declared (pipeline/caches.py) and bounded; a store evicted is closed.
+PROFILES = caches.per_object("render_due.profiles", owner="profile", key="a store (its spelling) and a profile",
+                             bound=MAX_PROFILES, holds_text=False, on_evict=_close)
+
+
 class RenderBeforeRead:
     """Render a profile's due targets before one of them is read; safe from any thread."""
 
     def __init__(self) -> None:
-        self._profiles: OrderedDict[tuple[str, str], _Profile] = OrderedDict()
-        self._lock = threading.Lock()
+        self._profiles = PROFILES.new()
+        self._lock = threading.Lock()  # one opener per key: a second caller waits for the first's store
 
     def __call__(self, settings: Settings, target: ResolvedTarget) -> bool:
         """Render what is due for ``target``'s profile, and ``target`` if it is behind; True when a render ran
@@ -82,17 +92,11 @@ class RenderBeforeRead:
     def _profile(self, settings: Settings, profile: str) -> _Profile:
         key = (str(store_target(settings)), profile)
         with self._lock:
-            found = self._profiles.get(key)
+            found: _Profile | None = self._profiles.get(key)
             if found is None:
-                store = PersonaStore.from_settings(settings, profile=profile, prompt_path=True)
-                found = self._profiles[key] = _Profile(store)
-                while len(self._profiles) > MAX_PROFILES:
-                    self._profiles.popitem(last=False)[1].store.close()
-            self._profiles.move_to_end(key)
+                found = _Profile(PersonaStore.from_settings(settings, profile=profile, prompt_path=True))
+                self._profiles.put(key, found)  # the least recently used is closed past MAX_PROFILES
             return found
 
     def close(self) -> None:
-        with self._lock:
-            for due in self._profiles.values():
-                due.store.close()
-            self._profiles.clear()
+        self._profiles.clear()  # each closed as it goes

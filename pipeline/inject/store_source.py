@@ -15,6 +15,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from .. import caches
 from ..clock import Throttle
 from ..config.targets import ResolvedTarget
 from ..config.urls import store_target
@@ -28,6 +29,12 @@ if TYPE_CHECKING:  # `persona status` runs without pydantic
     from ..config.schema import Settings
 
 log = logging.getLogger(__name__)
+
+
+# Each source keeps the capped block it last read (the warm path's answer, and what it serves while the store is
+# away): a forget seen anywhere has it drop it.
+HELD = caches.holders("store_source.held", owner="settings", key="a store target's block digest", bound=1,
+                      holds_text=True)
 
 
 class StoreSource:
@@ -54,6 +61,7 @@ class StoreSource:
         self._version: str | None = None
         self._text = ""
         self._lock = threading.Lock()
+        HELD.add(self)
 
     def text(self) -> str:
         """The capped block: from memory unless something was announced, or the interval passed."""
@@ -87,6 +95,16 @@ class StoreSource:
     def describe(self, error: BaseException) -> str:
         """One line for a failed :meth:`read`, for warnings."""
         return str(error)
+
+    def drop_text(self) -> None:
+        """Forget the block last read: the next :meth:`text` reads it again."""
+        # No lock: a forget may be seen by a thread inside this source's refresh; a refresh racing it only reads
+        # the block again.
+        self._version, self._text = None, ""
+        self._poll.reset()
+
+    def held_text(self) -> list[str]:
+        return [self._text] if self._text else []
 
     def _load(self, store: PersonaStore) -> None:
         found = read_bounded(store, self.target.name, self.settings.injection.max_file_bytes)

@@ -18,6 +18,7 @@ handshake-era clients and ``subscriptions/listen`` for 2026-07-28 ones.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable
@@ -145,13 +146,18 @@ class PersonaTexts:
         self._render_due.close()
 
 
+def _digest(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass
 class _Watch:
-    """One subscribed URI: who wants it, and the text they were last told about."""
+    """One subscribed URI: who wants it, and the digest of the text they were last told about (never the text:
+    a forget would have to reach it)."""
 
     profile: str
     target: str
-    text: str | None
+    digest: str | None
     sessions: list[Any] = field(default_factory=list)  # resources/subscribe sessions (handshake era)
     listeners: int = 0  # open subscriptions/listen streams naming it (2026-07-28)
 
@@ -171,13 +177,13 @@ class Watcher:
         """Start watching ``resource`` for ``session`` (None: a listen stream). InputError for a URI that is
         not ours or that the settings do not allow, or past :data:`MAX_WATCHED`."""
         profile, target = parse_uri(resource)
-        text = self.texts.text(profile, target)  # also the check that this profile may have it
+        digest = _digest(self.texts.text(profile, target))  # also the check that this profile may have it
         with self._lock:
             watch = self._watched.get(resource)
             if watch is None:
                 if len(self._watched) >= MAX_WATCHED:
                     raise InputError(f"too many subscribed resources (at most {MAX_WATCHED}); unsubscribe some")
-                watch = self._watched[resource] = _Watch(profile, target, text)
+                watch = self._watched[resource] = _Watch(profile, target, digest)
             if session is None:
                 watch.listeners += 1
             elif session not in watch.sessions:
@@ -226,8 +232,8 @@ class Watcher:
             except PersonaError as error:  # e.g. the target was removed from the config: its text is gone
                 log.debug("persona resources: %s is unreadable: %s", resource, error)
                 text = None
-            if text != watch.text:
-                watch.text = text
+            if _digest(text) != watch.digest:
+                watch.digest = _digest(text)
                 found.append((resource, list(watch.sessions)))
         return found
 

@@ -70,20 +70,23 @@ def fair_fit(sections: Sequence[RankedSection], full_text: str, *, budget: int, 
              render: Render, note: Callable[[], str], boundary: str,
              text_tokens: Callable[[Sequence[str]], list[int]] | None = None,
              memo: FitMemo | None = None, memo_key: Hashable = (),
-             count_texts: Callable[[Sequence[str]], list[int]] | None = None) -> Fit | None:
+             count_texts: Callable[[Sequence[str]], list[int]] | None = None,
+             bound_of: Callable[[str], tuple[int, bool]] | None = None) -> Fit | None:
     """The fit, or None when not even one fact fits (the caller's cap then keeps what lines it can).
 
     ``text_tokens`` counts facts' texts exactly (default: ``counter.count_many``; a memo of it may stand in), and
     ``count_texts`` the full render and the sections the model learns from (a memo by text may stand in).
     With ``memo``, the same inputs give the kept choice without a render; ``memo_key`` must name everything
     else ``render``, ``note`` and ``counter`` depend on (the template's source, the target, its note).
+    ``bound_of`` bounds the full render more tightly than ``counter.bound`` (counts kept of its parts), and says
+    whether its bound is the exact count.
     """
     sections = tuple(sections)
-    bound = counter.bound(full_text)
+    bound, exact = bound_of(full_text) if bound_of is not None else (counter.bound(full_text), False)
     if bound <= budget:  # far inside the budget: nothing to fit, and nothing to count
-        return Fit(sections, full_text, bound, frozenset(), (), exact=False)
+        return Fit(sections, full_text, bound, frozenset(), (), exact=exact)
     count_texts = count_texts or counter.count_many
-    tokens = count_texts([full_text])[0]
+    tokens = bound if exact else count_texts([full_text])[0]
     if tokens <= budget:
         return Fit(sections, full_text, tokens, frozenset(), ())
     priority = _priority(sections)

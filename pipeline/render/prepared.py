@@ -109,6 +109,18 @@ class PreparedFacts:
         self.counted.update(known)
         return [known[key] for key in keys]
 
+    def known(self, name: str, texts: Sequence[str]) -> dict[str, int]:
+        """The counts under the counter ``name`` of those of ``texts`` this render or the profile's previous one
+        counted (or noted), counting none."""
+        found = {text: count for text in texts
+                 if (count := self.counted.get((name, text), self._previous_counts.get((name, text)))) is not None}
+        self.counted.update(((name, text), count) for text, count in found.items())
+        return found
+
+    def note(self, name: str, counts: dict[str, int]) -> None:
+        """Exact counts under the counter ``name`` made elsewhere (the store's kept counts of a render's parts)."""
+        self.counted.update(((name, text), count) for text, count in counts.items())
+
 
 # Per profile: (its newest render's prepared facts by text, its fits, its token counts).
 _KEPT = caches.cache("prepared.renders", owner="profile", key="a profile (the database's label, the profile)",

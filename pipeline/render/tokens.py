@@ -37,6 +37,20 @@ def utf8_length(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+# After a line end, before a character that is neither white space nor "/": there the pre-tokenizer of both exact
+# encodings always cuts. No piece of their split pattern spans it (a piece of letters or digits takes no line end,
+# one of punctuation takes line ends and "/" only at its end, one of white space holds neither such character), and
+# none looks behind, so each side splits as it would alone; BPE then merges within a piece only.
+_SEGMENT = re.compile(r"(?<=\n)(?=[^\s/])")
+
+
+def segments(text: str) -> list[str]:
+    """``text`` cut where o200k_base's and cl100k_base's pre-tokenizer always cuts (a line, with the blank lines
+    after it): its exact count is the sum of its segments' (tests/render/test_tokens.py checks it), so a segment
+    counted once, a fact's line or a heading, is never counted again."""
+    return _SEGMENT.split(text)
+
+
 class ExactCounter:
     """Exact BPE counts from toktok (offline, no data files), loaded at the first exact count.
 

@@ -169,10 +169,15 @@ def erase(settings: Settings, store: PersonaStore, *, keep_host_histories: bool 
 
 def _forget_deliveries(store: PersonaStore) -> int:
     """The profile's delivery records (:mod:`pipeline.fs.records`) hold its text as last delivered: they go, from
-    every records folder the store lists and this home's, whatever spelling of the store's path made them."""
+    every records folder the store lists and this home's, whatever spelling of the store's path made them; the
+    store's new erasure stamp is left beside them, for a process of ours that cannot read the store just now."""
     with store.read() as conn:
         found, folders = identity.store_identity(conn), identity.record_folders(conn)
-    return 0 if found is None else records.sweep([*folders, records.folder()], found[0], store.profile)
+    if found is None:
+        return 0
+    every = [*folders, records.folder()]
+    records.note_erasure(every, *found)
+    return records.sweep(every, found[0], store.profile)
 
 
 def _rerender(settings: Settings, store: PersonaStore) -> tuple[list[str], list[str]]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import inputs
 from ..clock import from_db
+from ..config.load_sets import waiting_for
 from ..config.targets import ResolvedTarget, profile_targets, region_id
 from ..errors import PersonaError
 from ..fs.read import describe, probe_regular
@@ -61,8 +62,11 @@ def ask_on(conn: Connection, settings: Settings, store: PersonaStore, *, retenti
 
 
 def _targets(settings: Settings, store: PersonaStore) -> list[ResolvedTarget]:
-    """The profile's targets (a fixed file of another profile's is not this one's)."""
-    return profile_targets(settings, store.profile)[0]
+    """The profile's targets (a fixed file of another profile's is not this one's), but those waiting while the
+    host reads another file of the user's (OpenCode's): a render leaves their file absent, so no trigger waits
+    for it."""
+    home = Path(inputs.home())
+    return [target for target in profile_targets(settings, store.profile)[0] if waiting_for(target.path, home) is None]
 
 
 def _in_store(targets: list[ResolvedTarget]) -> list[str]:

@@ -13,7 +13,7 @@ from ..render.limits import limited
 from ..render.model import CappedRender, RankedSection, Rendered
 from ..render.notes import lazy_note
 from ..render.section_cap import cap_text
-from ..render.tokens import EitherLineEnd
+from ..render.tokens import EitherLineEnd, ExactCounter
 from .context import StageContext
 from .registry import StageOptions, stage
 from .render import template_text
@@ -35,13 +35,19 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     # A region takes its file's line ends, which the host reads: the budget holds for LF and CRLF alike.
     tokens = EitherLineEnd(ctx.counter) if target.output == "region" else ctx.counter
     counter = limited(tokens, target.budget, target.limits, _overhead(target))
+    # The plain exact counter (no line ends to respell, no host limit) bounds a render by its parts' counts kept in
+    # a SQLite file, for the next process (a server's worker lives on, and its round trips are counted).
+    plain = counter if isinstance(counter, ExactCounter) and counter.exact and ctx.store.path is not None else None
     fit = None
     if options.strategy == "fair":
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=counter,
                        render=lambda sections: template_text(ranked, sections, ctx),
                        note=lazy_note(target), boundary=target.boundary,
                        text_tokens=lambda texts: ctx.fact_tokens(texts, counter, ranked.sections), memo=ctx.prepared,
-                       memo_key=ctx.template_key(target), count_texts=lambda texts: ctx.prepared.counts(texts, counter))
+                       memo_key=ctx.template_key(target), count_texts=lambda texts: ctx.prepared.counts(texts, counter),
+                       bound_of=None if plain is None else lambda text: ctx.render_bound(text, plain))
+        if plain is not None and fit is not None and fit.exact and not fit.left_out:
+            ctx.keep_segments(fit.text, plain)
     text = fit.text if fit is not None else rendered.text
     capped = cap_text(text, budget=target.budget, counter=counter, boundary=target.boundary,
                       note=lazy_note(target), tokens=fit.tokens if fit is not None else None,

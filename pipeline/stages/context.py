@@ -12,8 +12,8 @@ from ..config.targets import ResolvedTarget
 from ..errors import StageError
 from ..render import prepared as prepared_facts
 from ..render.prepared import PreparedFacts
-from ..render.tokens import TokenCounter, plain_exact
-from ..store import PersonaStore, token_counts
+from ..render.tokens import ExactCounter, TokenCounter, plain_exact, segments
+from ..store import PersonaStore, segment_counts, token_counts
 
 if TYPE_CHECKING:
     from ..render.model import RankedSection
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 # In a run's cache: what a stored block's write sends after its COMMIT (runner.run_pipeline's ``then``).
 AFTER_LAST_WRITE = "after the last write"
 NEW_COUNTS = "new token counts"  # in a run's cache: (encoding, id, text, tokens) counted by this run, to keep
+NEW_SEGMENTS = "new segment counts"  # in a run's cache: {encoding: {segment: tokens}} counted by this run, to keep
 
 
 @dataclass
@@ -63,6 +64,38 @@ class StageContext:
         if counted and not self.dry_run:
             for encoding in sorted({row[0] for row in counted}):
                 token_counts.keep(self.store, encoding, [row[1:] for row in counted if row[0] == encoding])
+        for encoding, found in sorted(self.cache.pop(NEW_SEGMENTS, {}).items()):
+            if not self.dry_run:
+                segment_counts.keep(self.store, encoding, found)
+
+    def render_bound(self, text: str, counter: ExactCounter) -> tuple[int, bool]:
+        """A bound of ``text``'s count under ``counter`` from its segments (:func:`~pipeline.render.tokens.segments`):
+        each one's kept count (this process's, else the store's), else its byte length; and whether every segment
+        had one (the bound is then the exact count). Loads no tokenizer."""
+        whole = self.prepared.known(counter.name, [text])  # counted before, as a whole, in this process
+        if whole:
+            return whole[text], True
+        parts = segments(text)
+        known = self.prepared.known(counter.name, parts)
+        if len(known) < len(set(parts)):
+            stored = segment_counts.known(self.store, counter.name, [p for p in set(parts) if p not in known])
+            self.prepared.note(counter.name, stored)
+            known.update(stored)
+        return sum(known[part] if part in known else counter.bound(part) for part in parts), len(known) == len(
+            set(parts))
+
+    def keep_segments(self, text: str, counter: ExactCounter) -> None:
+        """Count ``text``'s segments this process and the store never counted, to keep with the run (a render that
+        fit whole, counted with the tokenizer loaded: the next one, in any process, counts none of them)."""
+        if not (counter.loaded and counter.exact):
+            return
+        parts = list(dict.fromkeys(segments(text)))
+        known = self.prepared.known(counter.name, parts)
+        todo = [part for part in parts if part not in known]
+        if todo:
+            found = dict(zip(todo, counter.count_many(todo), strict=True))
+            self.prepared.note(counter.name, found)
+            self.cache.setdefault(NEW_SEGMENTS, {}).setdefault(counter.name, {}).update(found)
 
     def fact_tokens(self, texts: Sequence[str], counter: TokenCounter,
                     sections: Sequence[RankedSection]) -> list[int]:

@@ -13,11 +13,14 @@ import gc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, cast
 
 from pydantic import ValidationError
 
+from .. import inputs
 from ..clock import Clock
+from ..config.load_sets import waiting_for
 from ..config.schema import Settings
 from ..config.targets import ResolvedTarget, check_writable, resolve_target
 from ..errors import StageError
@@ -134,6 +137,8 @@ def run_pipeline(
     steps = kept_plan(settings)
     chosen = list(resolved) if resolved is not None else [
         resolve_target(settings, name, profile=store.profile) for name in (targets or list(settings.targets))]
+    home = Path(inputs.home())
+    chosen = [target for target in chosen if waiting_for(target.path, home) is None]  # its host reads another file
     if not dry_run:
         for target in chosen:
             there = check_writable(settings, target, profile=store.profile)  # no file there is no one's

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from .database import Database, profile_generation
     from .dialect import POSTGRES, SQLITE, Dialect
     from .erasure import Erasure, Journal, erase_fact, reach, scrub, secure_delete
-    from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, Proposal, check_id, content_key
-    from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, metadata_topic, tombstone_text
+    from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, Proposal, check_id, content_key, metadata_topic
+    from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, tombstone_text
     from .forgotten import REFUSED as FORGOTTEN  # why a forgotten text is refused, as every way in words it
     from .forgotten import ForgottenTest, admit, forgotten_test, same_fact
     from .new_rows import NewRow, insert_rows
@@ -61,7 +61,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "same_fact": (".forgotten", "same_fact"),
     "insert_rows": (".new_rows", "insert_rows"),
     "is_server_url": ("..config.urls", "is_server_url"),
-    "metadata_topic": (".facts", "metadata_topic"),
+    "metadata_topic": (".fact_row", "metadata_topic"),
     "origins": (".origins", None),
     "profile_generation": (".database", "profile_generation"),
     "propose_after_import": (".proposals", "propose_after_import"),

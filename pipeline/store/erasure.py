@@ -57,7 +57,7 @@ FACT_TEXT = (
 # Tables a forget deletes from, for the scrub that overwrites what the deleted rows left behind.
 ERASED_TABLES = ("memoria_persona", "memoria_preferences", "persona_origins", "persona_snapshots", "persona_blocks",
                  "persona_runs", "persona_superseded", "persona_keys", "persona_proposals", "persona_births",
-                 "persona_held", "persona_token_counts")
+                 "persona_held", "persona_token_counts", "persona_segment_counts")
 Kind = Literal["current", "superseded", "tombstone"]
 Journal = Callable[[Connection, list[str]], None]  # told the erased texts inside the erasure's transaction
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..fs import bounded_json
 from ..scopes import spelled
 from ..text import normal_form
 
@@ -108,3 +109,15 @@ def check_id(persona_id: object) -> int:
     if not isinstance(persona_id, int) or isinstance(persona_id, bool) or not 1 <= persona_id <= MAX_ID:
         raise InputError(f"invalid persona id {persona_id!r}: expected a whole number from 1 to {MAX_ID}")
     return persona_id
+
+
+def metadata_topic(metadata_json: str | None) -> str | None:
+    """The topic a memory's metadata names (another tool's column: any shape), or None."""
+    if not metadata_json:
+        return None
+    try:
+        metadata = bounded_json.loads(metadata_json)  # another tool's column: any depth it likes
+    except (ValueError, TypeError):
+        return None
+    topic = metadata.get("topic") if isinstance(metadata, dict) else None
+    return topic.strip() if isinstance(topic, str) and topic.strip() else None

@@ -15,17 +15,16 @@ from typing import Any
 
 from ..defaults import DEFAULT_CONFIDENCE, DEFAULT_TIER, DEFAULT_TOPIC
 from ..errors import InputError, NotFoundError
-from ..fs import bounded_json
 from ..text import same_topic
 from ..tiers import TIERS, sql_rank
 from ..warn_once import ProblemLog
-from . import proposals, render_rows, supersede
+from . import fact_row, proposals, render_rows, supersede
 from .already import existing_fact
 from .backend import Connection, Cursor
 from .births import BIRTH_JOIN, link_tombstone, stamp, writer_of
 from .dialect import SQLITE
 from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, ROW_FIELDS, Fact, Promotion, Proposal, check_id, content_key
-from .forgotten import ForgottenTest, admit
+from .forgotten import ANY_FORGOTTEN, ForgottenTest, admit, nothing_forgotten
 from .held_writes import HeldWrites
 from .render_rows import RenderState, persona_sql, render_read, render_state, rows_unchanged_key, state_and_key
 from .validation import MAX_TOPIC_CHARS, check_confidence, check_scope, check_text, check_tier
@@ -43,11 +42,12 @@ TIER_ORDER = sql_rank()
 # prepares a statement again for every new value of a parameter that index's condition might match (25 µs, most
 # of a promote's look-up).
 TOMBSTONE_ROW = f"evolution = '{TOMBSTONE_MARK}'"
+# Beside what it reads, whether the profile ever forgot a text or dismissed one proposal: if not, neither is read.
 PROMOTE_LOOKUP = f"""
 SELECT (SELECT id FROM memoria_persona WHERE session_id = :session AND source_memory_id = :memory),
        (SELECT 1 FROM memoria_preferences WHERE session_id = :session AND source_memory_id = :memory
         AND {TOMBSTONE_ROW}),
-       memory.content, memory.metadata_json
+       memory.content, memory.metadata_json, ({ANY_FORGOTTEN}), ({proposals.ANY_DISMISSAL})
 FROM (SELECT 1 AS one) AS one LEFT JOIN (
     SELECT content, metadata_json FROM working_memory WHERE {{mine}}id = :memory
     UNION ALL SELECT content, metadata_json FROM episodic_memory WHERE {{mine}}id = :memory LIMIT 1
@@ -193,8 +193,8 @@ class PersonaStore(HeldWrites):
         check_tier(tier)
         with self.transaction() as conn:
             # One look-up answers everything a promote needs to know; a commit is what a promote costs.
-            existing, tombstoned, content, metadata = conn.execute(PROMOTE_LOOKUPS[self.memory_scope], {
-                "session": self.profile, "memory": memory_id}).fetchone()
+            existing, tombstoned, content, metadata, forgot, dismissed = conn.execute(
+                PROMOTE_LOOKUPS[self.memory_scope], {"session": self.profile, "memory": memory_id}).fetchone()
             if existing is not None:
                 return Promotion(self.get(existing), created=False)
             if tombstoned and not force:
@@ -205,12 +205,13 @@ class PersonaStore(HeldWrites):
             if not isinstance(content, str) or not content.strip():
                 raise InputError(f"memory {memory_id} has empty content; nothing to promote")
             content = check_text(f"memory {memory_id}", content, self.max_fact_chars, setting="store.max_fact_chars")
-            topic = metadata_topic(metadata) or self._linked_topic(conn, memory_id)
+            topic = fact_row.metadata_topic(metadata) or self._linked_topic(conn, memory_id)
             if (already := existing_fact(self, conn, topic, content, None, scan=False)) is not None:
                 return Promotion(Fact(**dict(already)), created=False)  # the same fact, added or imported
             fact = self.insert_row(conn, tier=tier, topic=topic, content=content, confidence=DEFAULT_CONFIDENCE,
-                                   source=memory_id, reason=reason, force=force, writer=f"promote:{memory_id}")
-            found, related = proposals.check_write(self, conn, fact)
+                                   source=memory_id, reason=reason, force=force, writer=f"promote:{memory_id}",
+                                   forgotten=None if forgot else nothing_forgotten)
+            found, related = proposals.check_write(self, conn, fact, dismissals=dismissed is not None)
         return Promotion(fact, created=True, proposals=found, related=related)
 
     def add(
@@ -388,13 +389,3 @@ def fact_with_writer(row: Any) -> Fact:
     return Fact(**{name: row[name] for name in ROW_FIELDS}, writer=writer_of(row["born"], row["written_by"]),
                 scope=row["scope"])
 
-
-def metadata_topic(metadata_json: str | None) -> str | None:
-    if not metadata_json:
-        return None
-    try:
-        metadata = bounded_json.loads(metadata_json)  # another tool's column: any depth it likes
-    except (ValueError, TypeError):
-        return None
-    topic = metadata.get("topic") if isinstance(metadata, dict) else None
-    return topic.strip() if isinstance(topic, str) and topic.strip() else None

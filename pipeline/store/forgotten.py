@@ -27,9 +27,15 @@ from collections.abc import Callable, Iterable
 
 from .. import caches
 from ..errors import ForgottenError, PersonaError
+from ..fs import records
 from ..text import fact_form, normal_form, undressed
 from .backend import Connection
 from .database import Database
+from .identity import store_identity
+
+# Each store's id as last read, by its label: what a store that cannot be read is known by in the records.
+_STORE_IDS = caches.cache("forgotten.store_ids", owner="process", key="a store, by its label", bound=256,
+                          holds_text=False)
 
 SECRET_BYTES = 32
 ForgottenTest = Callable[[str | None, str | None], bool]
@@ -120,12 +126,26 @@ def erasure_stamp(store: Database) -> str | None:
 def erasure_seen(store: Database) -> bool:
     """Compare the store's erasure stamp with the last one this process saw: when a forget anywhere (another
     process, another profile) moved it, every cache of this process that may hold a fact's text is cleared
-    (:func:`pipeline.caches.erasure_seen`); True then. What a long-running process of ours asks before it answers."""
+    (:func:`pipeline.caches.erasure_seen`); True then. What a long-running process of ours asks before it answers.
+    A store that cannot be read now is judged by the stamp its last forget left in this home's records
+    (:func:`pipeline.fs.records.note_erasure`), so what was kept before that forget is never served in the
+    meantime."""
     try:
-        stamp = erasure_stamp(store)
+        with store.read() as conn:
+            found = store_identity(conn)
     except PersonaError:  # a store that cannot be read now: the caller's own read says why
+        return _noted_erasure_seen(store.label)
+    if found is None:
         return False
-    return caches.erasure_seen(store.label, stamp)
+    _STORE_IDS.put(store.label, found[0])
+    return caches.erasure_seen(store.label, found[1])
+
+
+def _noted_erasure_seen(label: str) -> bool:
+    store_id = _STORE_IDS.get(label)
+    if store_id is None:
+        return False  # never read: nothing of it was kept
+    return caches.erasure_seen(label, records.erasure_noted(records.folder(), store_id))
 
 
 def erasures(store: Database) -> int:
@@ -135,12 +155,21 @@ def erasures(store: Database) -> int:
     return 0 if row is None else int(row[0])
 
 
+# Whether the profile ever forgot anything: a writer's read of it, beside its own reads.
+ANY_FORGOTTEN = "SELECT 1 FROM persona_forgotten WHERE profile = :session LIMIT 1"
+
+
+def nothing_forgotten(text: str | None, memory_id: str | None) -> bool:
+    """The test of a profile that never forgot anything (its writer read so in a statement of its own)."""
+    return False
+
+
 def forgotten_test(store: Database, conn: Connection) -> ForgottenTest:
     """A test of (text, memory id): was either forgotten in this profile? One query, then pure hashing."""
     rows = conn.execute("SELECT digest FROM persona_forgotten WHERE profile = ?", (store.profile,)).fetchall()
     known = {str(row[0]) for row in rows}
     if not known:
-        return lambda text, memory_id: False
+        return nothing_forgotten
     key = secret(store, conn)
 
     def test(text: str | None, memory_id: str | None) -> bool:

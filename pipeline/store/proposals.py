@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
-from ..text import normal_form, same_topic
+from ..text import normal_form
 from . import stem_index
 from .backend import Connection
 from .births import BIRTH_JOIN
@@ -33,6 +33,9 @@ MAX_PER_WRITE = 3  # the strongest matches a write reports; more would be noise 
 IMPORT_BATCH = 500  # the added facts of an import read back per statement (a bound on memory, not a tuning)
 ACCEPTED, DISMISSED = "accepted", "dismissed"
 FACT_NAMES = [name.strip() for name in FACT_COLUMNS.split(",")]
+# Whether the profile dismissed any proposal (only a dismissal keeps the texts' digests): an index seek, which a
+# writer may ask beside its own reads, so a profile that never dismissed one skips :func:`_dismissed`'s read.
+ANY_DISMISSAL = "SELECT 1 FROM persona_proposals WHERE session_id = :session AND old_digest IS NOT NULL LIMIT 1"
 PROPOSAL_SQL = (
     "SELECT p.id, p.rule, p.proposed_at, p.decision, p.kind, "
     + ", ".join(f"o.{name} AS o_{name}" for name in FACT_NAMES) + ", "
@@ -43,19 +46,19 @@ PROPOSAL_SQL = (
 
 
 def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] | None = None, *,
-            own: frozenset[int] = frozenset()) -> tuple[Proposal, ...]:
+            own: frozenset[int] = frozenset(), dismissals: bool = True) -> tuple[Proposal, ...]:
     """After ``new`` was written: the older facts of its topic it may update or merge with, kept as open proposals,
     strongest first (caller's transaction). ``olds``: the candidates (default: those the stem index gives); those
-    of ``own`` (written with ``new``, by one import) only where the evidence is explicit (:attr:`Verdict.named`)."""
+    of ``own`` (written with ``new``, by one import) only where the evidence is explicit (:attr:`Verdict.named`).
+    ``dismissals=False``: the caller read (:data:`ANY_DISMISSAL`) that the profile never dismissed a proposal."""
     if store.supersede_detect == "off":
         return ()
     from .supersede_rules import judge  # the rules load with the first write, not with every store
 
     candidates = stem_index.candidates(store, conn, new) if olds is None else olds
     # Within one scope only: a project's "uses pnpm" updates nothing global, it holds beside it (keys do the same).
-    judged = _supported(sorted(((verdict, old) for old in candidates if old.id != new.id
-                                and same_topic(old.topic, new.topic) and old.scope == new.scope
-                                and (verdict := judge(old.content, new.content)).proposes
+    judged = _supported(sorted(((verdict, old) for old in _beside(candidates, new)
+                                if (verdict := judge(old.content, new.content)).proposes
                                 and (old.id not in own or verdict.named)),
                                key=lambda pair: (-pair[0].strength, pair[1].id)))
     pairs = [(verdict, *(_merged(old, new) if verdict.merge else (old, new))) for verdict, old in judged]
@@ -63,9 +66,18 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
     now = store.now()
     while pairs and len(made) < MAX_PER_WRITE:  # the strongest first; a dismissed pair lets the next one in
         batch, pairs = pairs[:MAX_PER_WRITE - len(made)], pairs[MAX_PER_WRITE - len(made):]
-        dismissed = _dismissed(store, conn, [(shorter, fuller) for _, shorter, fuller in batch])
+        dismissed = _dismissed(store, conn, [(shorter, fuller) for _, shorter, fuller in batch]) if dismissals \
+            else set()
         made += _keep(store, conn, [pair for pair in batch if (pair[1].content, pair[2].content) not in dismissed], now)
     return tuple(made)
+
+
+def _beside(facts: Iterable[Fact], new: Fact) -> list[Fact]:
+    """The facts of ``new``'s topic (:func:`~pipeline.text.same_topic`) and scope, ``new`` aside; the topic's
+    normal form made once, and not at all for a topic spelt as the new fact's (every candidate, mostly)."""
+    topic = normal_form(new.topic)
+    return [fact for fact in facts if fact.id != new.id and fact.scope == new.scope
+            and (fact.topic == new.topic or normal_form(fact.topic) == topic)]
 
 
 def _supported(judged: list[tuple[Verdict, Fact]]) -> list[tuple[Verdict, Fact]]:
@@ -84,16 +96,17 @@ def _merged(old: Fact, new: Fact) -> tuple[Fact, Fact]:
     return (new, old) if fuller(old.content, new.content) else (old, new)
 
 
-def check_write(store: Database, conn: Connection, new: Fact) -> tuple[tuple[Proposal, ...], tuple[Fact, ...]]:
+def check_write(store: Database, conn: Connection, new: Fact, *, dismissals: bool = True
+                ) -> tuple[tuple[Proposal, ...], tuple[Fact, ...]]:
     """A write's proposals, and its related facts: its topic and scope's others, those it may update or merge with
-    first, then the latest, up to ``supersede.related``. One read of candidates (the stem index's) for both."""
+    first, then the latest, up to ``supersede.related``. One read of candidates (the stem index's) for both.
+    ``dismissals``: as :func:`propose`'s."""
     candidates = stem_index.candidates(store, conn, new)
-    made = propose(store, conn, new, candidates)
+    made = propose(store, conn, new, candidates, dismissals=dismissals)
     partners = {fact.id for proposal in made for fact in (proposal.old, proposal.new)}
     from .slots import closeness  # the write path's own reader, as the rules are
 
-    mine = [fact for fact in candidates if same_topic(fact.topic, new.topic) and fact.scope == new.scope
-            and fact.id != new.id]
+    mine = _beside(candidates, new)
     # The closest to the new fact first, so the fact it changes is in the writer's view however full the topic.
     mine.sort(key=lambda fact: (fact.id not in partners, -closeness(fact.content, new.content), -fact.id))
     return made, tuple(mine[:store.supersede_related])

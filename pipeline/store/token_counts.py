@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .database import Database
 
 TABLE = "persona_token_counts"
+SEGMENTS = "persona_segment_counts"  # a render's segments' counts (see :func:`known_segments`)
 CHUNK = 500  # ids per lookup: well inside SQLite's 999 parameters
 
 PRUNE = (f"DELETE FROM {TABLE} WHERE NOT EXISTS (SELECT 1 FROM memoria_persona WHERE memoria_persona.id = "
@@ -36,6 +37,16 @@ def token_counts(id_type: str) -> tuple[str, ...]:
             digest TEXT NOT NULL,
             tokens INTEGER NOT NULL,
             PRIMARY KEY (persona_id, encoding)
+        )""",)
+
+
+def segment_counts() -> tuple[str, ...]:
+    """The schema migration that adds the segments' counts: by encoding and keyed hash, never text."""
+    return (f"""CREATE TABLE IF NOT EXISTS {SEGMENTS} (
+            encoding TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            PRIMARY KEY (encoding, digest)
         )""",)
 
 
@@ -71,10 +82,12 @@ def keep(store: Database, encoding: str, counted: Iterable[tuple[int, str, int]]
 
 
 def forget(conn: Connection, ids: Sequence[int]) -> None:
-    """Inside a forget's transaction: the counts of the erased versions, and of every fact no longer current."""
+    """Inside a forget's transaction: the counts of the erased versions, of every fact no longer current, and every
+    segment's (a segment's hash cannot say which fact's text it holds; they are counted again when needed)."""
     for persona_id in ids:
         conn.execute(f"DELETE FROM {TABLE} WHERE persona_id = ?", (persona_id,))
     prune(conn)
+    conn.execute(f"DELETE FROM {SEGMENTS}")
 
 
 def prune(conn: Connection) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 import pipeline.hosts
 from pipeline.hosts import registry
-from pipeline.hosts.model import Host, MemoryFiles, PerDirectory, RulesFolders
+from pipeline.hosts.model import FirstFound, Host, MemoryFiles, PerDirectory, RulesFolders
 from pipeline.scopes import HOSTS
 
 NOT_HOSTS = {"model", "registry", "escapes"}  # the folder's modules that declare no host
@@ -72,6 +72,7 @@ def test_a_load_model_names_relative_files(host):
     files += (model.global_file, model.folder) if isinstance(model, RulesFolders) else ()
     if isinstance(model, MemoryFiles):
         files += (*model.names, *model.user_files, *model.fallback, *filter(None, (model.rules, model.user_rules)))
+    files += (*model.names, *model.user_files) if isinstance(model, FirstFound) else ()
     assert files and all(not PurePosixPath(file).is_absolute() for file in files)
 
 

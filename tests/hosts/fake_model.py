@@ -9,6 +9,7 @@ each API's smallest valid reply (streamed where the request asks for a stream), 
 The APIs, told apart by path:
     anthropic  POST /v1/messages (Claude Code; server-sent events when "stream" is true)
     openai     POST /v1/responses (Codex; always server-sent events)
+    chat       POST /v1/chat/completions (OpenCode's OpenAI-compatible provider; events when "stream" is true)
     gemini     POST /v1beta/models/MODEL:generateContent (JSON) and :streamGenerateContent?alt=sse
     other      anything else: recorded, answered 404
 """
@@ -68,6 +69,8 @@ def api_of(path: str) -> str:
         return "anthropic"
     if route.endswith("/v1/responses"):
         return "openai"
+    if route.endswith("/v1/chat/completions"):
+        return "chat"
     if route.endswith((":generateContent", ":streamGenerateContent")):
         return "gemini"
     return "other"
@@ -212,6 +215,24 @@ def _openai(handler: Any, request: Request, text: str) -> None:
     ]))
 
 
+def _chat(handler: Any, request: Request, text: str) -> None:
+    body = request.body or {}
+    head = {"id": "chatcmpl-" + uuid.uuid4().hex[:20], "created": 1, "model": body.get("model", "fake")}
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if not body.get("stream"):
+        handler._json(200, {**head, "object": "chat.completion", "usage": usage, "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+        return
+    chunk = {**head, "object": "chat.completion.chunk"}
+    handler.events(iter([
+        (None, {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text},
+                                      "finish_reason": None}]}),
+        (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        (None, {**chunk, "choices": [], "usage": usage}),
+    ]))
+    handler.wfile.write(b"data: [DONE]\n\n")
+
+
 def _gemini(handler: Any, request: Request, text: str) -> None:
     config = (request.body or {}).get("generationConfig") or {}
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
@@ -238,4 +259,4 @@ def sample(schema: dict[str, Any]) -> Any:
 
 
 ANSWERS: dict[str, Callable[[Any, Request, str], None]] = {
-    "anthropic": _anthropic, "openai": _openai, "gemini": _gemini}
+    "anthropic": _anthropic, "openai": _openai, "chat": _chat, "gemini": _gemini}

@@ -4,14 +4,15 @@
         requests = run_claude(model, project, home, "hello")          # claude -p "hello"
         requests = run_codex(model, project, home, "hello")           # codex exec --skip-git-repo-check "hello"
         requests = run_gemini(model, project, home, "hello")          # gemini -p "hello"
+        requests = run_opencode(model, project, home, "hello")        # opencode run "hello"
         persona(home, "targets", "add", "codex", "--user")            # our CLI, as the user runs it
 
 Each run gets only the environment a user's shell would hand the CLI for the fake model: PATH, the test's HOME
 (never the real one), a TMPDIR inside it, and each host's own base-URL and key variables. The host's config
-files (~/.codex/config.toml, ~/.gemini/settings.json) are written here, with its telemetry, update checks and
-other calls home turned off; a test passes more with the host's own flags (``run_codex(..., "-c",
-"project_doc_max_bytes=65536")``). A run returns the requests it made, in order, and raises HostFailed when the
-CLI cannot start, exits non-zero or runs past TIMEOUT.
+files (~/.codex/config.toml, ~/.gemini/settings.json, OpenCode's file named in OPENCODE_CONFIG) are written here,
+with its telemetry, update checks and other calls home turned off; a test passes more with the host's own flags
+(``run_codex(..., "-c", "project_doc_max_bytes=65536")``). A run returns the requests it made, in order, and raises
+HostFailed when the CLI cannot start, exits non-zero or runs past TIMEOUT.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Host:
     name: str  # as in `persona targets add NAME`
     package: str  # on the npm registry
     command: str  # its bin
+    binary: str | None = None  # the executable under node_modules, where the package declares no bin
 
     @property
     def version(self) -> str:
@@ -58,13 +60,16 @@ class Host:
 
     @property
     def path(self) -> Path:
-        return HOSTS_DIR / "node_modules" / ".bin" / self.command
+        return HOSTS_DIR / "node_modules" / (self.binary or f".bin/{self.command}")
 
 
 CLAUDE = Host("claude-code", "@anthropic-ai/claude-code", "claude")
 CODEX = Host("codex", "@openai/codex", "codex")
 GEMINI = Host("gemini", "@google/gemini-cli", "gemini")
-HOSTS = (CLAUDE, CODEX, GEMINI)
+# opencode-ai's build for this platform, the executable its bin runs: the registry serves opencode-ai's other
+# platforms' packages as 404, so `npm ci` cannot install opencode-ai itself from a lock (docs/hosts.md)
+OPENCODE = Host("opencode", "opencode-linux-x64", "opencode", binary="opencode-linux-x64/bin/opencode")
+HOSTS = (CLAUDE, CODEX, GEMINI, OPENCODE)
 
 
 @cache
@@ -254,6 +259,29 @@ def run_gemini(model: FakeModel, project: Path, home: Path, prompt: str, *flags:
         settings.write_text(json.dumps(GEMINI_SETTINGS, indent=2))
     env = {"GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": model.url, "GEMINI_CLI_TRUST_WORKSPACE": "true"}
     return run(GEMINI, model, project, home, ["-p", prompt, *flags], env)
+
+
+# -- OpenCode -------------------------------------------------------------------------------------------------
+
+
+def opencode_config(url: str) -> dict[str, Any]:
+    """The fake model as an OpenAI-compatible provider, through the provider package OpenCode bundles (no
+    download); no update check, no sharing."""
+    return {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
+                                  "options": {"baseURL": f"{url}/v1", "apiKey": "fake-key"},
+                                  "models": {"fake-model": {"name": "Fake model"}}}},
+            "model": "fake/fake-model", "small_model": "fake/fake-model"}
+
+
+def run_opencode(model: FakeModel, project: Path, home: Path, prompt: str, *flags: str) -> list[Request]:
+    """``opencode run --title T [FLAGS] PROMPT``: its config in a file of the test's own (OPENCODE_CONFIG), so the
+    user's config folder holds only what the test puts there; a title given, so OpenCode makes no title-generating
+    call beside the turn's (one request a turn, the one that carries the instructions)."""
+    config = home / "opencode-test.json"
+    config.write_text(json.dumps(opencode_config(model.url), indent=2))
+    env = {"OPENCODE_CONFIG": str(config), "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    return run(OPENCODE, model, project, home, ["run", "--title", "persona-tier test", *flags, prompt], env)
 
 
 # -- persona-tier ---------------------------------------------------------------------------------------------

@@ -235,6 +235,33 @@ def test_after_a_forget_in_another_process_a_failing_call_serves_no_forgotten_te
         assert [fact.content for fact in bob.list()] == [BOBS_FACT]
 
 
+def test_after_a_forget_in_another_process_a_store_that_cannot_be_read_serves_no_forgotten_text(
+        plugged, hermes_home, caplog):
+    """The store is garbage right after another process's forget, so its erasure stamp cannot be read: the stamp
+    the forget left in the records says a forget happened, and the last good text is not served. Before any
+    forget, the same failure still serves the last good text."""
+    host = plugged()
+    host.tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
+    secret = host.tool("persona_add", {"content": SECRET, "topic": "home"})["persona_id"]
+    assert SECRET in host.render() and SECRET in host.render(session_id="s2")
+    done = subprocess.run([sys.executable, "-m", "pipeline", "forget", str(secret)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "HERMES_HOME": str(hermes_home)},
+                          cwd=hermes_home, timeout=120)
+    assert done.returncode == 0, done.stderr
+    database = hermes_home / "mnemosyne" / "data" / "mnemosyne.db"
+    with database.open("r+b") as broken:  # the database is garbage now, under the open connection too
+        broken.write(b"not a database " * (database.stat().st_size // 15 + 1))
+    for leftover in database.parent.glob("mnemosyne.db-*"):
+        leftover.write_bytes(b"garbage")
+    persona_file = hermes_home / "memory" / "persona.md"
+    persona_file.unlink()
+    persona_file.mkdir()  # nor can the file be read
+    with caplog.at_level(logging.WARNING):
+        for session in ("s1", "s2", "s-new"):
+            assert SECRET not in host.render(session_id=session)
+    assert "could not read the persona" in caplog.text and SECRET not in caplog.text
+
+
 def test_targets_check_and_status_report_the_sections_budget_as_the_plugin_cuts_it(plugged, hermes_home):
     from typer.testing import CliRunner
 

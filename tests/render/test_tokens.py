@@ -177,3 +177,82 @@ def test_counts_are_kept_and_forgotten_on_either_backend(tmp_path, database):
     forget_fact(alice, gone)
     assert gone not in {row[0] for row in database.execute("SELECT persona_id FROM persona_token_counts")}
     assert len(database.execute("SELECT persona_id FROM persona_token_counts")) == 29
+
+
+def segment_samples() -> list[str]:
+    golden = sorted(path for path in (REPO / "tests" / "golden").iterdir() if path.is_file())
+    joined = ["".join(SAMPLES), "a\n/b\n c\n\n## d\n- e!\n\n-f\r\n\r\nG\n\t h\n'''s\n😀\n1\n22"]
+    return [*SAMPLES, *joined, *(path.read_text(encoding="utf-8") for path in golden)]
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_a_texts_count_is_the_sum_of_its_segments_counts(encoding):
+    from pipeline.render.tokens import segments
+
+    counter = get_counter(encoding)
+    for text in segment_samples():
+        parts = segments(text)
+        assert "".join(parts) == text and sum(counter.count(part) for part in parts) == counter.count(text), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(["\n", "\r\n", "\n\n", " ", "/", "-", "#", "a", "B", "é", "中", "7", "'s", "!",
+                                         "\t", "🙂", ".", "- x\n", "## T\n", "http://a/b\n/c"]), max_size=60))
+def test_segments_add_up_for_any_text_of_lines(pieces):
+    from pipeline.render.tokens import segments
+
+    text = "".join(pieces)
+
+    for encoding in ("o200k_base", "cl100k_base"):
+        counter = get_counter(encoding)
+        assert sum(counter.count(part) for part in segments(text)) == counter.count(text)
+
+
+def segment_rows(tmp_path) -> int:
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        return int(conn.execute("SELECT count(*) FROM persona_segment_counts").fetchone()[0])
+
+
+def test_a_write_after_a_render_that_fit_counts_nothing_and_writes_the_same_file(tmp_path):
+    """A render whose UTF-8 bound passes its budget but whose count fits keeps its segments' counts; the next
+    process (`persona add`, which renders every target) bounds its render by them and the new fact's bytes, so it
+    loads no tokenizer, and writes what a render that counts writes. Bob's lines are his own: his first render
+    counts. A forget drops every segment's count."""
+    from typer.testing import CliRunner
+
+    from pipeline import PersonaStore
+    from pipeline.cli import app
+    from pipeline.render.tokens import segments
+    from pipeline.store import segment_counts
+
+    for profile in ("alice", "bob"):
+        add_facts(tmp_path, profile, 30)
+    assert render_in_process(tmp_path, "alice", 1_000)["toktok"] is True  # 30 lines of ~60 bytes: counted
+    kept = segment_rows(tmp_path)
+    assert kept > 0
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home")}
+    script = PROBE.format(watch=False, args=[*file_settings(tmp_path, "alice", 1_000), "add", "Walks to work daily.",
+                                             "--topic", "topic 1", "--profile", "alice"])
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["toktok"] is False
+    written = (tmp_path / "alice.md").read_text()
+    assert "Walks to work daily." in written and segment_rows(tmp_path) == kept  # nothing counted, nothing kept
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        conn.execute("DELETE FROM persona_segment_counts")  # a render that counts everything again
+    (tmp_path / "alice.md").unlink()
+    assert render_in_process(tmp_path, "alice", 1_000)["toktok"] is True
+    assert (tmp_path / "alice.md").read_text() == written
+    assert render_in_process(tmp_path, "bob", 1_000)["toktok"] is True
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        (fact_id, gone) = conn.execute("SELECT id, content FROM memoria_persona WHERE session_id = 'bob' "
+                                       "ORDER BY id LIMIT 1").fetchone()
+    with_it = [part for part in segments((tmp_path / "bob.md").read_text()) if gone in part]
+    with PersonaStore(tmp_path / "m.db", profile="bob") as store:
+        assert len(with_it) == 1 and segment_counts.known(store, "o200k_base", with_it)
+    result = CliRunner().invoke(app, [*file_settings(tmp_path, "bob", 1_000), "forget", str(fact_id), "--profile",
+                                      "bob"], env={"HOME": str(tmp_path / "home")})
+    assert result.exit_code == 0, result.stderr
+    with PersonaStore(tmp_path / "m.db", profile="bob") as store:
+        assert segment_counts.known(store, "o200k_base", with_it) == {}  # the files rendered again keep theirs

@@ -66,6 +66,21 @@ def test_a_dismissed_pair_is_never_proposed_again_even_when_both_facts_are_added
     assert len(other.proposals()) == 1  # bob never dismissed his
 
 
+def test_a_promote_never_proposes_a_dismissed_pair_and_proposes_it_in_a_profile_that_never_dismissed(database):
+    """A promote learns in its first read whether the profile ever dismissed a proposal, and reads the dismissals
+    only then: alice's dismissal holds for a memory worded as her dismissed fact; bob, who dismissed nothing, is
+    proposed the pair."""
+    mine, other = proposed(database)
+    [proposal] = mine.proposals()
+    mine.dismiss(proposal.id)
+    for store in (mine, other):
+        store.demote(next(fact.id for fact in store.list() if fact.content == PNPM))
+        database.add_memory(f"m-{store.profile}", PNPM, session=store.profile, metadata='{"topic": "tools"}')
+    promoted = {store.profile: store.promote(f"m-{store.profile}", force=True) for store in (mine, other)}
+    assert promoted["alice"].created and not promoted["alice"].proposals and mine.proposals() == []
+    assert [p.old.content for p in promoted["bob"].proposals] == [NPM] and len(other.proposals()) == 1
+
+
 def test_a_dismissed_pair_leaves_its_place_among_a_writes_proposals_to_the_next_strongest(database):
     """A write reports its three strongest proposals; a pair the writer dismissed is not one of them, and the
     next one takes its place (bob, who dismissed nothing, gets the three strongest)."""
