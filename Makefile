@@ -120,8 +120,8 @@ bench: $(STAMP) ## print the benchmark table (figures, not pass/fail)
 
 COMPARE_VENV := var/bench-compare-venv
 
-bench-pg: $(STAMP) ## PostgreSQL: import, tick workers, round trips, latency, injection, propagation; REF=commit beside
-	$(BIN)/python -m benchmarks.postgres $(if $(REF),--compare-ref $(REF))
+bench-pg: $(STAMP) ## PostgreSQL: import, tick workers, round trips, latency, injection, propagation; REF=commit beside, IMPORT_ONLY=1
+	$(BIN)/python -m benchmarks.postgres $(if $(REF),--compare-ref $(REF)) $(if $(IMPORT_ONLY),--import-only)
 
 bench-compare: $(STAMP) ## run the same operations on mnemosyne-memory 3.15.1 (own venv) and print the ratios
 	test -x $(COMPARE_VENV)/bin/python || $(PYTHON) -m venv $(COMPARE_VENV)

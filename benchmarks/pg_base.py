@@ -3,7 +3,8 @@ this one (a detached ``git worktree`` under ``var/``), run in subprocesses again
 
 Both sides run the same operations, interleaved, on the same machine at the same moments: statements and round
 trips of one profile's tick counted on the wire (:mod:`benchmarks.pg_wire`), and ``tick --all-profiles``
-throughput of one worker. The compared commit must read the same schema (no migration between the two).
+throughput of one worker. The compared commit must read the same schema (no migration between the two), but
+for the import and its sizes, which each code makes in a database of its own (``--import-only``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +38,30 @@ with PersonaStore.from_settings(settings) as store:
     for _ in sys.stdin:
         print(tick(settings, store=store).rendered, flush=True)
 """
+
+
+# One importer of `make bench-pg`'s fleet, on the code in PYTHONPATH: each profile's facts file (argv[2]/N.yaml,
+# N from argv[3:]) imported into the database at argv[1], one transaction a profile.
+IMPORTER = """
+import sys
+from pathlib import Path
+from pipeline import PersonaStore, import_facts
+for index in map(int, sys.argv[3:]):
+    with PersonaStore(sys.argv[1], profile=f"user-{index:05d}") as store:
+        import_facts(store, Path(sys.argv[2]) / f"{index}.yaml")
+"""
+
+
+def run_importers(tree: Path, url: str, folder: Path, shares: list[list[int]]) -> float:
+    """Seconds until one importer process per share, on ``tree``'s code, has imported its profiles."""
+    start = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-c", IMPORTER, url, str(folder), *map(str, share)],
+                              env=env_for(tree), cwd=tree, stderr=subprocess.PIPE, text=True) for share in shares]
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"an importer on {tree} failed: {err}")
+    return time.perf_counter() - start
 
 
 def checkout(ref: str) -> Path:

@@ -5,7 +5,9 @@ project's machines' server) in a database of its own, dropped afterwards.
 Prints figures, not pass/fail:
 
 - import of PROFILES profiles x FACTS facts (declarative facts files, one
-  transaction per profile, IMPORTERS processes);
+  transaction per profile, IMPORTERS processes), and the size of the proposal
+  check's stem index beside the facts' (``--import-only``: these alone, and with
+  ``--compare-ref`` for both codes, each in a database of its own);
 - `tick --all-profiles` throughput with 1, 2 and 4 worker processes, each
   time over CHANGED profiles with a change to render (all PROFILES in the
   database);
@@ -28,18 +30,18 @@ import sys
 import tempfile
 import time
 import uuid
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from pipeline import PersonaInjector, PersonaStore, Settings, import_facts, load_settings, tick
+from pipeline import PersonaInjector, PersonaStore, Settings, load_settings, tick
 from pipeline.store.postgres.listen import listener_for, stop_listener
 from pipeline.store.postgres.pools import close_pool
 
-from .pg_base import checkout, env_for, round_trip_rows, throughput_rows
+from .pg_base import checkout, env_for, round_trip_rows, run_importers, throughput_rows
 from .pg_wire import Relay
 
 PROFILES = int(os.environ.get("PERSONA_BENCH_PROFILES", "10000"))
@@ -57,39 +59,76 @@ TOPICS = ("style", "tools", "git", "writing", "review")
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.postgres", description=__doc__.splitlines()[0])
     parser.add_argument("--compare-ref", help="a commit whose code to measure beside this one's, in the same run")
+    parser.add_argument("--import-only", action="store_true", help="the import and the sizes it leaves, alone")
     args = parser.parse_args()
     trees = {"this commit": REPO}
     if args.compare_ref:
         trees = {f"{args.compare_ref}": checkout(args.compare_ref), "this commit": REPO}
-    database = f"persona_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {database}")
-    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{database}"
-    rows: list[tuple[str, str]] = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp)
-            config = write_config(work, url)
-            rows += bench_import(work, url)
-            rows += bench_ticks(work, url, config)
-            rows += bench_codes(work, url, trees)
-            rows += bench_latency(url, config)
-            rows += bench_injection(url, config)
-            rows += bench_propagation(work, url, config)
-    finally:
-        stop_listener(url)
-        close_pool(url)
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+    rows = imports_only(trees) if args.import_only else everything(trees)
     with psycopg.connect(ADMIN_URL) as admin:
         version = admin.execute("SHOW server_version").fetchone()[0]
     print(f"persona-tier on PostgreSQL {version}: {PROFILES:,} profiles x {FACTS} facts, "
-          f"{os.cpu_count()} cores (server and workers share them)")
+          f"{os.cpu_count()} cores (server and workers share them), load {os.getloadavg()[0]:.1f}")
     print()
     print("| figure | value |")
     print("| --- | ---: |")
     for figure, value in rows:
         print(f"| {figure} | {value} |")
+
+
+def imports_only(trees: dict[str, Path]) -> list[tuple[str, str]]:
+    """Each code's import of the fleet, and the sizes it leaves, in a database of its own (a migration between
+    the two codes is no matter here)."""
+    rows = []
+    for label, tree in trees.items():
+        with fresh_database() as url, tempfile.TemporaryDirectory() as tmp:
+            rows += [(f"{figure}, {label}", value) for figure, value in bench_import(Path(tmp), url, tree)]
+            rows.append((f"stem index, {label}", stem_index_size(url)))
+    return rows
+
+
+@contextmanager
+def fresh_database() -> Iterator[str]:
+    """The URL of a database of its own, dropped afterwards."""
+    database = f"persona_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {database}")
+    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{database}"
+    try:
+        yield url
+    finally:
+        stop_listener(url)
+        close_pool(url)
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+
+
+def stem_index_size(url: str) -> str:
+    """The proposal check's stem index beside the facts: ``persona_stems`` (one row a stem, before issue 52) or
+    ``persona_stem_sets`` (one row a fact), against ``memoria_persona``, each with its indexes."""
+    with psycopg.connect(url) as conn:
+        index, facts = conn.execute(
+            "SELECT COALESCE(pg_total_relation_size(to_regclass('persona_stems')), "
+            "pg_total_relation_size(to_regclass('persona_stem_sets'))), "
+            "pg_total_relation_size('memoria_persona')").fetchone()
+    return (f"{index / 2**20:,.1f} MB, {index / (PROFILES * FACTS):,.0f} bytes a fact, {index / facts:.2f}x "
+            f"memoria_persona ({facts / 2**20:,.1f} MB)")
+
+
+def everything(trees: dict[str, Path]) -> list[tuple[str, str]]:
+    """Every figure of the module's list, on this commit's code (and the compared commit's where it says)."""
+    rows: list[tuple[str, str]] = []
+    with fresh_database() as url, tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        config = write_config(work, url)
+        rows += bench_import(work, url)
+        rows.append(("stem index", stem_index_size(url)))
+        rows += bench_ticks(work, url, config)
+        rows += bench_codes(work, url, trees)
+        rows += bench_latency(url, config)
+        rows += bench_injection(url, config)
+        rows += bench_propagation(work, url, config)
+    return rows
 
 
 def write_config(work: Path, url: str) -> Path:
@@ -110,29 +149,19 @@ def profile(index: int) -> str:
 # -- import -----------------------------------------------------------------------------
 
 
-def _import_share(url: str, folder: str, indexes: list[int]) -> int:
-    for index in indexes:
-        with PersonaStore(url, profile=profile(index)) as store:
-            import_facts(store, Path(folder) / f"{index}.yaml")
-    return len(indexes)
-
-
-def bench_import(work: Path, url: str) -> list[tuple[str, str]]:
+def bench_import(work: Path, url: str, tree: Path = REPO) -> list[tuple[str, str]]:
     folder = work / "facts"
     folder.mkdir()
     for index in range(PROFILES):
         lines = "".join(f"  - {{topic: {TOPICS[k % len(TOPICS)]}, content: 'Rule {k} of user {index}: "
                         f"keep answers short and concrete'}}\n" for k in range(FACTS))
         (folder / f"{index}.yaml").write_text("facts:\n" + lines)
-    with PersonaStore(url) as store:
-        store.open()  # the schema, before the importers race to make it
-    shares = [list(range(k, PROFILES, IMPORTERS)) for k in range(IMPORTERS)]
-    start = time.perf_counter()
-    with ProcessPoolExecutor(IMPORTERS, mp_context=get_context("spawn")) as pool:
-        done = sum(pool.map(_import_share, [url] * IMPORTERS, [str(folder)] * IMPORTERS, shares))
-    seconds = time.perf_counter() - start
-    facts = done * FACTS
-    return [(f"import {done:,} profiles x {FACTS} facts ({IMPORTERS} processes)",
+    subprocess.run([sys.executable, "-c", "import sys; from pipeline import PersonaStore; "
+                    "PersonaStore(sys.argv[1]).open()", url], env=env_for(tree), cwd=tree, check=True)
+    # (the schema, before the importers race to make it)
+    seconds = run_importers(tree, url, folder, [list(range(k, PROFILES, IMPORTERS)) for k in range(IMPORTERS)])
+    facts = PROFILES * FACTS
+    return [(f"import {PROFILES:,} profiles x {FACTS} facts ({IMPORTERS} processes)",
              f"{seconds:.0f} s, {facts / seconds:,.0f} facts/s")]
 
 

@@ -25,6 +25,7 @@ demoted under any topic stays demoted.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,10 +33,12 @@ from ..errors import FactsFileError
 from ..store import (
     FORGOTTEN,
     ForgottenTest,
+    NewRow,
     PersonaStore,
     Proposal,
     admit,
     forgotten_test,
+    insert_rows,
     origins,
     propose_after_import,
     rescope,
@@ -171,7 +174,7 @@ def import_entries(store: PersonaStore, parsed: Parsed, *, origin: str, fmt: str
             report.entries = [_described(d, None) for d in decisions]
             return report
         stamp = writer or f"import:{fmt}:{origin}"
-        kept = [_apply(store, conn, known, d, origin, stamp, report, force) for d in decisions]
+        kept = _apply_all(store, conn, known, decisions, origin, stamp, report, force)
         report.entries = [_described(d, fact_id) for d, fact_id in zip(decisions, kept, strict=True)]
         listed = {fact_id for fact_id in kept if fact_id is not None}
         if prune:
@@ -236,9 +239,26 @@ def _described(decision: Decision, fact_id: int | None) -> dict[str, Any]:
     return described | ({"why": decision.why} if decision.why else {})
 
 
+def _apply_all(store: PersonaStore, conn: Any, known: Known, decisions: list[Decision], origin: str, writer: str,
+               report: ImportReport, force: bool) -> list[int | None]:
+    """Carry out the decisions in order; the facts they add are inserted first, in a few statements for all
+    (:func:`~pipeline.store.insert_rows`, which checks their texts as one insert does): no decision reads what a
+    later one adds, so the ids, the rows and the report are those of one insert after another."""
+    rows = [_new_row(d.entry, origin, writer) for d in decisions if d.outcome == ADD]
+    added = iter(insert_rows(store, conn, rows, force=force, forgotten=known.forgotten))
+    return [_apply(store, conn, known, d, origin, writer, report, force, added) for d in decisions]
+
+
+def _new_row(entry: FactEntry, origin: str, writer: str) -> NewRow:
+    return NewRow(tier=entry.tier, topic=entry.topic, content=entry.content, confidence=entry.confidence,
+                  source=entry.identity, reason=entry.reason, writer=entry.writer or writer, scope=entry.scope,
+                  origin=(origin, _declared(entry)))
+
+
 def _apply(store: PersonaStore, conn: Any, known: Known, decision: Decision, origin: str, writer: str,
-           report: ImportReport, force: bool) -> int | None:
-    """Carry out one decision; the id of its fact (None: not taken in)."""
+           report: ImportReport, force: bool, added: Iterator[int]) -> int | None:
+    """Carry out one decision (an added fact's row is the next of ``added``); the id of its fact (None: not taken
+    in)."""
     entry = decision.entry
     if decision.outcome == REFUSED:
         if decision.why == DEMOTED:
@@ -249,7 +269,9 @@ def _apply(store: PersonaStore, conn: Any, known: Known, decision: Decision, ori
     if decision.outcome == SKIPPED_FORGOTTEN:  # an exported fact keeps its row (and is not pruned)
         return int(decision.row["id"]) if decision.row is not None else None
     if decision.outcome == ADD:
-        fact_id = _add(store, conn, known, entry, origin, writer, force)
+        fact_id = next(added)
+        if entry.reinforcement_count:
+            origins.set_count(conn, fact_id, entry.reinforcement_count)
         report.added.append(fact_id)
     elif decision.outcome == UPDATE:
         fact_id = (_update_by_id if decision.by_id else _update_by_text)(store, conn, known, decision.row, entry,
@@ -262,18 +284,6 @@ def _apply(store: PersonaStore, conn: Any, known: Known, decision: Decision, ori
         _claim_key(store, conn, entry.key, entry.scope, fact_id, report)
     if entry.id is not None:
         origins.record(conn, fact_id, origin, _declared(entry))
-    return fact_id
-
-
-def _add(store: PersonaStore, conn: Any, known: Known, entry: FactEntry, origin: str, writer: str,
-         force: bool) -> int:
-    fact_id = store.insert_row(conn, tier=entry.tier, topic=entry.topic, content=entry.content,
-                               confidence=entry.confidence, source=entry.identity, reason=entry.reason,
-                               force=force, forgotten=known.forgotten, writer=entry.writer or writer,
-                               scope=entry.scope).id
-    if entry.reinforcement_count:
-        origins.set_count(conn, fact_id, entry.reinforcement_count)
-    origins.record(conn, fact_id, origin, _declared(entry))
     return fact_id
 
 

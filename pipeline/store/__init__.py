@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, tombstone_text
     from .forgotten import REFUSED as FORGOTTEN  # why a forgotten text is refused, as every way in words it
     from .forgotten import ForgottenTest, admit, forgotten_test, same_fact
+    from .new_rows import NewRow, insert_rows
     from .proposals import propose_after_import
     from .slots import topic_for
     from .validation import MAX_TOPIC_CHARS, check_text, scope_in_file
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "Fact": (".fact_row", "Fact"),
     "ForgottenTest": (".forgotten", "ForgottenTest"),
     "MAX_ID": (".fact_row", "MAX_ID"),
+    "NewRow": (".new_rows", "NewRow"),
     "MAX_TOPIC_CHARS": (".validation", "MAX_TOPIC_CHARS"),
     "POSTGRES": (".dialect", "POSTGRES"),
     "PersonaStore": (".facts", "PersonaStore"),
@@ -57,6 +59,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "erase_fact": (".erasure", "erase_fact"),
     "forgotten_test": (".forgotten", "forgotten_test"),
     "same_fact": (".forgotten", "same_fact"),
+    "insert_rows": (".new_rows", "insert_rows"),
     "is_server_url": ("..config.urls", "is_server_url"),
     "metadata_topic": (".fact_row", "metadata_topic"),
     "origins": (".origins", None),
@@ -100,6 +103,7 @@ __all__ = [
     "Fact",
     "ForgottenTest",
     "Journal",
+    "NewRow",
     "PersonaStore",
     "Promotion",
     "Proposal",
@@ -109,6 +113,7 @@ __all__ = [
     "content_key",
     "erase_fact",
     "forgotten_test",
+    "insert_rows",
     "is_server_url",
     "metadata_topic",
     "origins",

@@ -122,15 +122,27 @@ def propose_after_import(store: Database, conn: Connection, added: Sequence[int]
     if store.supersede_detect == "off" or not added:
         return []
     stem_index.catch_up(store, conn)  # the import's facts, indexed once here rather than at the next write
-    own, made = frozenset(added), list[Proposal]()
+    own, made, open_topics = frozenset(added), list[Proposal](), _topics_beside(store, conn, listed)
+    if not open_topics:
+        return made  # nothing to judge an added fact against: none is read back
     for start in range(0, len(added), IMPORT_BATCH):
         batch = added[start:start + IMPORT_BATCH]
         found = {fact.id: fact for fact in _current(store, conn, batch)}
-        for fact_id in (fact_id for fact_id in batch if fact_id in found):
-            olds = [old for old in stem_index.candidates(store, conn, found[fact_id])
-                    if old.id < fact_id and old.id not in listed]
-            made += propose(store, conn, found[fact_id], olds, own=own)
+        for fact in (found[fact_id] for fact_id in batch if fact_id in found):
+            if normal_form(fact.topic) not in open_topics:
+                continue  # no fact it could be judged against: not even one to ask the index for
+            olds = [old for old in stem_index.candidates(store, conn, fact, caught_up=True)
+                    if old.id < fact.id and old.id not in listed]
+            made += propose(store, conn, fact, olds, own=own)
     return made
+
+
+def _topics_beside(store: Database, conn: Connection, listed: set[int]) -> set[str]:
+    """The topics (in normal form) of the profile's facts outside ``listed``: only there can an imported fact find
+    an older one to judge (a candidate of another topic, or listed, is never judged). One read for the import:
+    a facts file that makes a profile asks the index nothing."""
+    rows = conn.execute("SELECT id, topic FROM memoria_persona WHERE session_id = ?", (store.profile,)).fetchall()
+    return {normal_form(row[1]) for row in rows if isinstance(row[1], str) and int(row[0]) not in listed}
 
 
 def _current(store: Database, conn: Connection, ids: Sequence[int] | None = None, *,

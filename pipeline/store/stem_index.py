@@ -2,14 +2,16 @@
 that share a stem with it (at most :data:`PER_STEM` per stem) and the topic's :data:`RECENT` latest facts, so its
 cost does not grow with the topic's size (issue 38: a promote judged every fact of its topic, 325 there).
 
-A slot a fact fills (:mod:`.slots`: its editor, where the user lives...) is indexed as one more stem.
-Table ``persona_stems`` holds, per profile, one row per (topic and stem, fact); a row keyed by the topic alone
-lists every fact of the topic. Keys are keyed hashes (this database's secret, :mod:`.forgotten`), never text: a
-stem is a piece of a fact. The write path indexes what it writes; rows other tools add to ``memoria_persona``
-are indexed lazily, at the next check: ``persona_stemmed.upto`` is the highest fact id the index has read (ids only
-grow). A fact that leaves the persona keeps its rows until it is forgotten (candidates are read back from
-``memoria_persona``, so a stale row names nothing), and forgetting removes them with the fact. A fact another tool
-rewrites in place keeps the stems of its first text until it is written again.
+A slot a fact fills (:mod:`.slots`: its editor, where the user lives...) is indexed as one more stem. Table
+``persona_stems`` holds, per profile, one row per (topic and stem, fact); a row keyed by the topic alone lists every
+fact of the topic. Keys are keyed hashes (this database's secret, :mod:`.forgotten`), never text: a stem is a piece
+of a fact. PostgreSQL holds the same keys in a compact form, one row per (topic, fact) with its stems in an array
+(:mod:`.stem_sets`), and picks the same candidates from the topic's rows (a narrow read that grows with the topic;
+the judging, which costs, stays bounded). The write path indexes what it writes; rows other tools add to
+``memoria_persona`` are indexed lazily, at the next check: ``persona_stemmed.upto`` is the highest fact id the index
+has read (ids only grow). A fact that leaves the persona keeps its rows until it is forgotten (candidates are read
+back from ``memoria_persona``, so a stale row names nothing), and forgetting removes them with the fact. A fact
+another tool rewrites in place keeps the stems of its first text until it is written again.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import caches
+from . import stem_sets
 from .backend import Connection
 from .births import BIRTH_JOIN
+from .dialect import POSTGRES
 from .fact_row import FACT_COLUMNS, Fact
 
 if TYPE_CHECKING:
@@ -35,14 +39,20 @@ SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or w
 SLOT = "\x1eslot:"  # before a slot's name in a key (:mod:`.slots`): no stem starts so
 
 
-def candidates(store: Database, conn: Connection, new: Fact) -> list[Fact]:
-    """The current facts ``new`` is judged against: of its topic, sharing a stem or among the latest."""
-    catch_up(store, conn)
+def candidates(store: Database, conn: Connection, new: Fact, *, caught_up: bool = False) -> list[Fact]:
+    """The current facts ``new`` is judged against: of its topic, sharing a stem or among the latest
+    (``caught_up``: the caller indexed the profile's new facts in this transaction already)."""
+    if not caught_up:
+        catch_up(store, conn)
     found = keys(_secret(store, conn), new.topic, new.content)
-    rows: list[Any] = conn.execute(_candidate_sql(len(found), store.row_problem()), [
-        *(value for number, key in enumerate(found)
-          for value in (store.profile, key, new.id, PER_STEM if number else RECENT)),
-        MAX_CANDIDATES, store.profile]).fetchall()
+    rows: list[Any]
+    if store.dialect is POSTGRES:
+        rows = stem_sets.candidates(store, conn, new.id, found, (RECENT, PER_STEM, MAX_CANDIDATES))
+    else:
+        rows = conn.execute(_candidate_sql(len(found), store.row_problem()), [
+            *(value for number, key in enumerate(found)
+              for value in (store.profile, key, new.id, PER_STEM if number else RECENT)),
+            MAX_CANDIDATES, store.profile]).fetchall()
     return [Fact(**dict(row)) for row in rows]
 
 
@@ -64,10 +74,12 @@ def _candidate_sql(keys: int, row_problem: str) -> str:
 
 def catch_up(store: Database, conn: Connection) -> None:
     """Index the profile's facts written since the index last read (by any tool; on the first check, all)."""
-    # By id only (`session_id || ''` keeps SQLite off the (session_id, tier) index, which would read the whole
-    # profile): a read of the rows written since, whoever wrote them.
+    # A read of the rows written since, whoever wrote them. SQLite by id only (`session_id || ''` keeps it off the
+    # (session_id, tier) index, which would read the whole profile); PostgreSQL through its (session_id, id)
+    # index, as by id alone it would read every profile's rows since (a new profile's check: the whole table).
+    profile = "session_id = ?" if store.dialect is POSTGRES else "session_id || '' = ?"
     rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE id > COALESCE((SELECT upto FROM "
-                        "persona_stemmed WHERE profile = ?), -1) AND session_id || '' = ? ORDER BY id",
+                        f"persona_stemmed WHERE profile = ?), -1) AND {profile} ORDER BY id",
                         (store.profile, store.profile)).fetchall()
     if not rows:
         return
@@ -79,6 +91,9 @@ def catch_up(store: Database, conn: Connection) -> None:
 def index(store: Database, conn: Connection, facts: Iterable[tuple[int, str, str]]) -> None:
     """Add the rows of ``facts`` (id, topic, content) to the index."""
     secret = _secret(store, conn)
+    if store.dialect is POSTGRES:
+        stem_sets.index(store, conn, [(fact_id, keys(secret, topic, content)) for fact_id, topic, content in facts])
+        return
     rows = [(store.profile, key, fact_id) for fact_id, topic, content in facts for key in keys(secret, topic, content)]
     for start in range(0, len(rows), CHUNK):
         chunk = rows[start:start + CHUNK]
@@ -104,13 +119,19 @@ def keys(secret: bytes, topic: str, content: str) -> tuple[str, ...]:
 
 def forget(store: Database, conn: Connection, ids: Iterable[int]) -> None:
     """Remove the rows of the facts ``ids`` (forget; caller's transaction): stems are pieces of their text."""
+    if store.dialect is POSTGRES:
+        stem_sets.forget(store, conn, list(ids))
+        return
     for fact_id in ids:
         conn.execute("DELETE FROM persona_stems WHERE profile = ? AND persona_id = ?", (store.profile, fact_id))
 
 
 def forget_profile(store: Database, conn: Connection) -> None:
     """Remove the profile's whole index (profile erase; caller's transaction)."""
-    conn.execute("DELETE FROM persona_stems WHERE profile = ?", (store.profile,))
+    if store.dialect is POSTGRES:
+        stem_sets.forget_profile(store, conn)
+    else:
+        conn.execute("DELETE FROM persona_stems WHERE profile = ?", (store.profile,))
     conn.execute("DELETE FROM persona_stemmed WHERE profile = ?", (store.profile,))
 
 

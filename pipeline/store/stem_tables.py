@@ -1,5 +1,6 @@
 """The schema migration of issue 38, shared by both backends: merge proposals, and the tables of the proposal
-check's stem index (:mod:`.stem_index`). Imports nothing, so each backend's schema can."""
+check's stem index (:mod:`.stem_index`); and PostgreSQL's compact form of that index (issue 52,
+:mod:`.stem_sets`). Imports nothing, so each backend's schema can."""
 
 from __future__ import annotations
 
@@ -21,4 +22,26 @@ def merges_and_stems(id_type: str) -> tuple[str, ...]:
             profile TEXT PRIMARY KEY,
             upto {id_type} NOT NULL
         )""",
+    )
+
+
+def stem_sets() -> tuple[str, ...]:
+    """PostgreSQL's migration to the compact index: one row per (topic, fact) with its stems' hashes in an array, under
+    one key that serves the check (by topic), forget and erase (by profile); and an index of each profile's facts
+    by id, for the check's catch-up. The old rows hold hashes, not text, so they cannot be turned into the new
+    ones: every profile's facts are indexed again from their text, by the next check (``persona_stemmed``
+    forgotten: it starts from the first fact)."""
+    return (
+        """CREATE TABLE IF NOT EXISTS persona_stem_sets (
+            profile TEXT NOT NULL,
+            topic BIGINT NOT NULL,
+            persona_id BIGINT NOT NULL,
+            stems BIGINT[] NOT NULL,
+            PRIMARY KEY (profile, topic, persona_id)
+        )""",
+        "DROP TABLE IF EXISTS persona_stems",
+        "DELETE FROM persona_stemmed",
+        # The check's catch-up reads a profile's facts since the last it indexed: by profile and id, not by id
+        # across every profile (stem_index.catch_up).
+        "CREATE INDEX IF NOT EXISTS idx_persona_session_id ON memoria_persona (session_id, id)",
     )

@@ -127,6 +127,7 @@ def test_facts_another_tool_writes_are_candidates_and_a_forgotten_facts_stems_go
     settings = load_settings(overrides={**database.settings(), "injection.file": str(tmp_path / "p-{profile}.md")})
     tools = PersonaTools(lambda: settings).catalog(legacy=False)
     tools["persona_forget"](persona_id=proposal.old.id, profile="alice")
-    stems = database.execute("SELECT persona_id FROM persona_stems WHERE profile = 'alice' AND persona_id = ?",
+    table = "persona_stem_sets" if database.is_postgres else "persona_stems"  # PostgreSQL's compact form
+    stems = database.execute(f"SELECT persona_id FROM {table} WHERE profile = 'alice' AND persona_id = ?",
                              (proposal.old.id,))
-    assert stems == [] and database.execute("SELECT count(*) FROM persona_stems WHERE profile = 'bob'")[0][0] > 0
+    assert stems == [] and database.execute(f"SELECT count(*) FROM {table} WHERE profile = 'bob'")[0][0] > 0

@@ -194,8 +194,8 @@ def test_open_flags_of_the_previous_schema_become_open_proposals(database):
     migrations = (postgres if database.is_postgres else sqlite).MIGRATIONS
     version = next(index for index, group in enumerate(migrations) if "persona_proposals" in group[0])
     database.execute("DROP TABLE persona_proposals")
-    for table in ("persona_stems", "persona_stemmed"):  # a later migration's
-        database.execute(f"DROP TABLE {table}")
+    for table in ("persona_stems", "persona_stemmed", "persona_stem_sets"):  # later migrations' (as they have it)
+        database.execute(f"DROP TABLE IF EXISTS {table}")
     database.execute("CREATE TABLE persona_flags (session_id TEXT NOT NULL, old_id BIGINT NOT NULL, new_id BIGINT "
                      "NOT NULL, flagged_at TEXT NOT NULL, PRIMARY KEY (session_id, old_id, new_id))")
     database.execute("INSERT INTO persona_flags VALUES ('alice', ?, ?, '2026-11-30 10:00:00')",
@@ -220,8 +220,8 @@ def test_the_migration_to_merge_proposals_keeps_open_proposals_as_updates_and_mn
     [proposal] = mine.proposals()
     before = database.rows("memoria_persona")
     database.execute("ALTER TABLE persona_proposals DROP COLUMN kind")
-    for table in ("persona_stems", "persona_stemmed"):
-        database.execute(f"DROP TABLE {table}")
+    for table in ("persona_stems", "persona_stemmed", "persona_stem_sets"):
+        database.execute(f"DROP TABLE IF EXISTS {table}")
     migrations = (postgres if database.is_postgres else sqlite).MIGRATIONS
     merges = next(version for version, group in enumerate(migrations) if any("persona_stems" in s for s in group))
     database.rewind_to(merges)  # the version before merges
