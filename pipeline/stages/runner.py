@@ -27,6 +27,7 @@ from ..scopes import ScopeFilter, kind_of
 from ..scopes import shown as scope_text
 from ..store import PersonaStore
 from ..store.backend import Connection
+from ..store.vanished import sweep
 from .context import AFTER_LAST_WRITE, StageContext
 from .fingerprint import config_hash
 from .ownership import foreign_settled, refusal
@@ -135,6 +136,7 @@ def run_pipeline(
     chosen = list(resolved) if resolved is not None else [
         resolve_target(settings, name, profile=store.profile) for name in (targets or list(settings.targets))]
     if not dry_run:
+        sweep(store)  # rows of ours keyed by a fact another tool deleted (one indexed read when there are none)
         for target in chosen:
             there = check_writable(settings, target, profile=store.profile)  # no file there is no one's
             if there and target.output == "file" and not overwrite and foreign_settled(store, target.path) is not None:

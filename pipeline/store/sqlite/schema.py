@@ -17,7 +17,7 @@ from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
 from ..token_counts import token_counts
-from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, settled, stamped
+from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, settled, stamped, vanishing
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -315,7 +315,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     fact_locks(),  # facts no agent tool may replace, demote, merge or forget (store/fact_locks.py)
     held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # agents' writes awaiting approval (held_writes.py)
     learned(),  # what persona learn took from the hosts' memory, by keyed hash (store/learned.py)
-    token_counts("INTEGER"),  # each current fact's exact token count, by text digest (store/token_counts.py)
+    token_counts("INTEGER"), vanishing(),  # token counts (token_counts.py); facts another tool deleted (vanished.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
