@@ -27,6 +27,7 @@ from ..scopes import ScopeFilter, kind_of
 from ..scopes import shown as scope_text
 from ..store import PersonaStore
 from ..store.backend import Connection
+from ..store.dialect import SQLITE
 from ..store.vanished import sweep
 from .context import AFTER_LAST_WRITE, StageContext
 from .fingerprint import config_hash
@@ -136,7 +137,8 @@ def run_pipeline(
     chosen = list(resolved) if resolved is not None else [
         resolve_target(settings, name, profile=store.profile) for name in (targets or list(settings.targets))]
     if not dry_run:
-        sweep(store)  # rows of ours keyed by a fact another tool deleted (one indexed read when there are none)
+        if store.dialect is SQLITE:  # rows of ours keyed by a fact another tool deleted: one read of ~40 us when
+            sweep(store)  # there are none; on a server a round trip, so `persona render` and `status` sweep there
         for target in chosen:
             there = check_writable(settings, target, profile=store.profile)  # no file there is no one's
             if there and target.output == "file" and not overwrite and foreign_settled(store, target.path) is not None:

@@ -5,9 +5,10 @@ may. Our tables keep rows keyed by a fact's id (its origin, token counts, stems,
 proposals, birth), which would then point at nothing, some holding words of the fact. A trigger on the delete
 (each backend's ``triggers``) notes the id in ``persona_vanished``, one insert on a statement that is rare; our
 own deletes (a forget, a demotion, a replace) take their note back in the same transaction, since they clean
-up after themselves (:func:`pipeline.store.births.deleted_by_us`). The next full render (or ``persona status``)
-sweeps: one indexed lookup when nothing vanished, so the render's hot path pays nothing else; then every row of
-ours for those ids goes. ``persona status`` counts the ids noted since it last looked, and forgets them.
+up after themselves (:func:`pipeline.store.births.deleted_by_us`). A sweep then takes every row of ours for
+those ids, at the cost of one indexed lookup when nothing vanished: every full render on SQLite (about 40 us);
+on a server, where that lookup would be a round trip of every tick, ``persona render`` and ``persona status``.
+``persona status`` counts the ids noted since it last looked, and forgets them.
 """
 
 from __future__ import annotations
