@@ -83,11 +83,14 @@ def section_checks(cli: CliState, profile: str | None) -> list[Check]:
         return []
     from ..config.host_loads import check_section
     from ..inject.views import Reader  # the section's text, as the plugin cuts it (with typer, then)
+    from ..integrations.hermes_room import recorded
     from .render_cmds import persona_appendix
 
     text = persona_appendix(cli, profile=profile, session_id=None, reader=Reader.at(registry.HERMES, Path.cwd()),
                             hook=True).strip()
-    return [check_section(f"{registry.HERMES} section", where, text, section)]
+    room = recorded()
+    crowd = (room.others, room.room) if room is not None else None
+    return [check_section(f"{registry.HERMES} section", where, text, section, crowd)]
 
 
 def check_line(check: Check) -> str:

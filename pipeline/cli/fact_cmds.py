@@ -10,6 +10,7 @@ import typer
 
 from ..tiers import TIERS
 from .common import JsonOption, ProfileOption, emit_json, say_rendered, shown, state, table
+from .personal import render_written
 
 CONTENT_WIDTH = 72
 
@@ -38,7 +39,7 @@ def replace(
     cli = state(ctx)
     with cli.store(profile) as store:
         result = store.replace(persona_id, content, topic=topic, tier=tier, reason=reason, force=force)
-        rendered = cli.render_written(store)
+        rendered = render_written(cli, store)
     if as_json:
         emit_json({**result.to_dict(), **rendered.to_dict()})
     else:
@@ -56,7 +57,7 @@ def undo_replace(
     cli = state(ctx)
     with cli.store(profile) as store:
         result = store.undo_replace(persona_id)
-        rendered = cli.render_written(store)
+        rendered = render_written(cli, store)
     if as_json:
         emit_json({**result.to_dict(), **rendered.to_dict()})
     else:

@@ -10,6 +10,7 @@ import typer
 from ..errors import InputError, StoreError
 from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, state
+from .personal import moved_first
 
 if TYPE_CHECKING:
     from ..schedule.host_histories import HostHistories
@@ -50,6 +51,7 @@ def forget(
         raise InputError("give a fact's id or --tombstone N, not both and not neither")
     cli = state(ctx)
     with cli.store(profile) as store:
+        moved_first(cli, store.profile)  # the forget's render reaches the target where it moved (#49)
         done = forget_everywhere(cli.settings(), store, persona_id, tombstone_id=tombstone,
                                  keep_host_histories=keep_host_histories)
     if as_json:

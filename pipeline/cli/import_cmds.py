@@ -21,6 +21,7 @@ from .common import (
     state,
     table,
 )
+from .personal import render_written
 from .review_cmds import may_update
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def import_file(
     with cli.store(profile, readonly=dry_run) as store:
         report = import_source(store, path, fmt, topic=topic, prune=prune, force=force, skip_bad=skip_bad,
                                dry_run=dry_run, accept_notes=accept_notes, scope=scope)
-        rendered = None if dry_run or no_render else cli.render_written(store)  # one render for the whole file
+        rendered = None if dry_run or no_render else render_written(cli, store)  # one render for the whole file
     if as_json:
         emit_json({**report.to_dict(), **(rendered.to_dict() if rendered is not None else {})})
     else:
@@ -176,7 +177,7 @@ def adopt(
     cli = state(ctx)
     with cli.store(profile, readonly=dry_run) as store:
         adoption = adopt_file(cli.settings(), store, path, fmt=fmt, topic=topic, skip_bad=skip_bad, dry_run=dry_run)
-        rendered = None if dry_run else cli.render_written(store)  # the profile's other targets
+        rendered = None if dry_run else render_written(cli, store)  # the profile's other targets
     if as_json:
         emit_json({**_adoption_dict(adoption), **({"others": rendered.to_dict()} if rendered is not None else {})})
     else:

@@ -8,6 +8,7 @@ import typer
 
 from ..text import counted
 from .common import JsonOption, ProfileOption, emit_json, say_rendered, state
+from .personal import render_written
 
 if TYPE_CHECKING:
     from ..schedule.learn import Learned
@@ -25,7 +26,7 @@ def learn_command(ctx: typer.Context, profile: ProfileOption = None, as_json: Js
     cli = state(ctx)
     with cli.store(profile) as store:
         done = learn(cli.settings(), store)
-        rendered = cli.render_written(store) if done.added else None
+        rendered = render_written(cli, store) if done.added else None
     if as_json:
         emit_json({**done.to_dict(), **(rendered.to_dict() if rendered is not None else {})})
     else:

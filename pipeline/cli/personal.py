@@ -15,6 +15,8 @@ from ..errors import ConfigError
 from ..hosts import registry
 
 if TYPE_CHECKING:
+    from ..schedule.after_write import WriteRender
+    from ..store import PersonaStore
     from .plain import CliState
 
 HOST_PRESETS = registry.presets()
@@ -58,6 +60,35 @@ def personal_preset(preset: str, project: Path, asked: list[str]) -> tuple[str, 
                        f"them), or {user} keeps them in your home"])
 
 
+def personal_user_file(path: Path, asked: list[str]) -> None:
+    """A ConfigError naming --shared where the user's own file (a symlink followed: a dotfiles repository's) is
+    tracked by git, as a home kept in git or a dotfiles repository does: a region there would go out with the
+    next commit of it."""
+    from ..fs.git_files import tracked
+    from ..fs.projects import git_top_level
+
+    real = path.resolve()
+    if not tracked(real):
+        return
+    where = f"{real} in the git repository {git_top_level(real.parent)}" if real != path else f"{path}"
+    raise ConfigError([f"{where} is tracked by git (a dotfiles repository?): a region there would publish your "
+                       f"facts with its next commit. `persona targets add {' '.join(asked)} --shared` writes it all "
+                       "the same, or leave that file out of the repository first"])
+
+
+def render_written(cli: CliState, store: PersonaStore) -> WriteRender:
+    """The render after a write (:meth:`CliState.render_written`), each target in a file git shares moved first,
+    with the notice, as `persona render` moves it."""
+    moved_first(cli, store.profile)
+    return cli.render_written(store)
+
+
+def moved_first(cli: CliState, profile: str) -> None:
+    """:func:`move_shared`, and the settings read again where a target moved."""
+    if move_shared(cli, profile):
+        cli.reload()
+
+
 def move_shared(cli: CliState, profile: str | None) -> bool:
     """Move each project target whose region sits in a file git tracks, and that the user did not ask to share,
     to its host's file that git does not share; warn where the host has none. Whether any target moved."""
@@ -68,10 +99,15 @@ def move_shared(cli: CliState, profile: str | None) -> bool:
     moved = False
     for name, target in settings.targets.items():
         found = HOST_PRESETS.get(target.host or "")
-        if target.output != "region" or target.project is None or target.shared or found is None:
+        if target.output != "region" or target.shared or found is None:
             continue
         path = inputs.expanded(Path(raw_path(settings, name)))
         if not tracked(path):
+            continue
+        if target.project is None:
+            typer.echo(f"warning: target {name!r} writes a region of {path}, which git tracks (a dotfiles "
+                       "repository?): your facts go out with its next commit; leave that file out of the repository, "
+                       f"or set targets.{name}.shared: true to keep it there", err=True)
             continue
         if found.private is None:
             typer.echo(f"warning: target {name!r} writes a region of {path}, which git tracks: your facts go out "

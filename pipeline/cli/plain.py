@@ -62,10 +62,15 @@ class CliState:
         return PersonaStore.from_settings(self.settings(), profile=profile, readonly=readonly, writer="cli")
 
     def render_written(self, store: PersonaStore) -> WriteRender:
-        """After a write committed: every target it left behind, rendered once (see schedule/after_write.py)."""
+        """After a write committed: every target it left behind, rendered once (see schedule/after_write.py; a
+        command moves the targets in files git shares first: :func:`pipeline.cli.personal.render_written`)."""
         from ..schedule.after_write import render_after_write
 
         return render_after_write(self.settings(), store)
+
+    def reload(self) -> None:
+        """Read the settings again at the next use (a command changed the config file)."""
+        self._settings = None
 
 
 def shown(text: Any, width: int | None = None) -> str:

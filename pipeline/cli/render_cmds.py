@@ -48,12 +48,15 @@ def render(
     """Run the pipeline and write every target (or the named ones). A file persona-tier did not write is left
     untouched, with a message on how to take it over."""
     from ..stages.runner import run_pipeline
+    from ..store.vanished import sweep
     from .personal import move_shared
 
     cli = state(ctx)
     # a target whose region sits in a file git shares, that the user never asked to share, moves first (#49)
     settings = cli.fresh_settings() if not (dry_run or stdout) and move_shared(cli, profile) else cli.settings()
     with cli.store(profile, readonly=dry_run or stdout) as store:
+        if not (dry_run or stdout):
+            sweep(store)  # rows of ours keyed by a fact another tool deleted (a tick on a server leaves it to us)
         reports = run_pipeline(settings, store=store, targets=target, dry_run=dry_run or stdout, overwrite=force)
     if as_json:
         emit_json([report.to_dict() | ({"text": report.text} if stdout else {}) for report in reports])

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .common import JsonOption, ProfileOption, emit_json, say_rendered, shown, state, table
+from .personal import render_written
 
 MERGE = "merge"  # a proposal's kind (store/supersede_rules.py): the two say the same, ``new`` is the fuller
 
@@ -112,7 +113,7 @@ def accept(ctx: typer.Context, proposal: ProposalArg, profile: ProfileOption = N
         return
     with cli.store(profile) as store:
         done = store.accept(_number(proposal))
-        rendered = cli.render_written(store)
+        rendered = render_written(cli, store)
     if as_json:
         emit_json({**done.to_dict(), **rendered.to_dict()})
     else:
@@ -144,7 +145,7 @@ def _approve(cli: Any, proposal: str, profile: str | None, as_json: bool) -> Non
     """Accept a held write: the write is made now, as its agent asked, and rendered as every write is."""
     with cli.store(profile) as store:
         held, outcome = store.approve(proposal)
-        rendered = cli.render_written(store)
+        rendered = render_written(cli, store)
     made = getattr(outcome, "fact", None) or getattr(outcome, "new", None) or outcome
     if as_json:
         emit_json({"held": held.to_dict(), "fact": made.to_dict(), **rendered.to_dict()})

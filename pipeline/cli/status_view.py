@@ -47,6 +47,9 @@ def _show(data: dict[str, Any], checks: list[Check], reports: list[HostReport], 
     if held["agents"] or held["learned"]:
         echo(f"\nheld for your approval (`persona review`): {counted(held['agents'], 'agent write')}, "
              f"{counted(held['learned'], 'learned fact')}")
+    if data["deleted_elsewhere"]:
+        echo(f"\ndeleted elsewhere: another tool deleted {counted(data['deleted_elsewhere'], 'fact')} since the last "
+             "status; no row of persona-tier's keeps them, and the next render leaves them out")
     if data["proposals"]:
         from .review_cmds import proposal_line
 
@@ -58,17 +61,31 @@ def _gathered(cli: CliState, profile: str | None) -> tuple[dict[str, Any], list[
     from ..config.urls import describe_database
     from ..schedule.history_journal import pending
     from ..schedule.triggers import status_data
+    from ..store.vanished import noted
     from .host_checks import host_reports, projects_to_check
 
     with cli.store(profile, readonly=True) as store:
         data = status_data(cli.settings(), store)
         data["history_scrub"] = {"pending": len(pending(store))}
+        data["deleted_elsewhere"] = noted(store)
+    if data["deleted_elsewhere"]:
+        data["deleted_elsewhere"] = _look(cli, profile)
     data["database"] = describe_database(cli.settings()).removeprefix("database: ")
     checks = target_checks(cli, profile)
     data["targets"] = [check.as_dict() for check in checks]
     reports = host_reports(cli, profile, projects_to_check(cli, None))
     data["hosts"] = [report.as_dict() for report in reports]
     return data, checks, reports
+
+
+def _look(cli: CliState, profile: str | None) -> int:
+    """How many facts another tool deleted since the last status, with every row of ours keyed by them swept."""
+    from ..store.vanished import looked
+
+    # What it says is of this run alone (the next status counts from nothing), never replayed.
+    inputs.note("work", "deleted elsewhere", "!status counted the facts another tool deleted")
+    with cli.store(profile) as store:
+        return looked(store)
 
 
 def _finish_scrub(cli: CliState, profile: str | None) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from .common import (
     table,
     warn_if_unknown,
 )
+from .personal import render_written
 from .review_cmds import may_update
 
 TierOption = Annotated[str, typer.Option("--tier", help=" or ".join([", ".join(TIERS[:-1]), TIERS[-1]]) + ".")]
@@ -76,7 +77,7 @@ def promote(
     cli = state(ctx)
     with cli.store(profile) as store:
         result = store.promote(memory_id, tier=tier, reason=reason, force=force)
-        rendered = cli.render_written(store)
+        rendered = render_written(cli, store)
     _report_promotion(result, rendered, as_json, f"promoted memory {memory_id}")
 
 
@@ -91,7 +92,7 @@ def demote(
     cli = state(ctx)
     with cli.store(profile) as store:
         fact = store.demote(persona_id, reason=reason)
-        rendered = cli.render_written(store)
+        rendered = render_written(cli, store)
     if as_json:
         emit_json({"demoted": fact.to_dict(), **rendered.to_dict()})
     else:
@@ -139,7 +140,7 @@ def reinforce(
     cli = state(ctx)
     with cli.store(profile) as store:
         fact = store.reinforce(persona_id)
-        rendered = cli.render_written(store)
+        rendered = render_written(cli, store)
     if as_json:
         emit_json({**fact.to_dict(), **rendered.to_dict()})
     else:
@@ -166,6 +167,6 @@ def add(
     with cli.store(profile) as store:
         result = store.add(content, topic=topic, tier=tier, confidence=confidence, reason=reason, force=force,
                            scope=scope)
-        rendered = cli.render_written(store)
+        rendered = render_written(cli, store)
     _report_promotion(result, rendered, as_json, "added")
 

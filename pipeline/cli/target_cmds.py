@@ -13,7 +13,7 @@ from ..errors import ConfigError, InputError
 from ..hosts import registry
 from .checks import check_line, target_checks
 from .common import CliState, JsonOption, ProfileOption, emit_json, state, table
-from .personal import keep_personal, personal_preset
+from .personal import keep_personal, personal_preset, personal_user_file
 from .target_remove import remove_target
 
 if TYPE_CHECKING:  # a command imports the settings' modules when it runs, not when --help lists it
@@ -74,17 +74,18 @@ def add(
         path = preset_path(preset, project=project, user=user, home=Path(inputs.home()))
     except ValueError as error:
         raise ConfigError([str(error)]) from None
+    if user and not shared:
+        personal_user_file(path, asked)
     _one_way_in(cli, preset, path, None if user else project_dir(project), instead, asked)
     config = _edit_target(cli, file)
     settings = PRESETS[preset].target(preset, path, None if user else project_dir(project)) | (
-        {"shared": True} if shared and not user else {})
+        {"shared": True} if shared else {})
     name = name or _free_name(cli, preset, None if user else project_dir(project))
     set_target(config, name, settings, env_name=cli.env_name, protected=_protected(cli))
     what = "the whole file" if settings["output"] == "file" else "a region of"
     typer.echo(f"{config}: added target {name!r}, writing {what} {path} "
                f"(budget {settings['budget']} tokens); `persona render` fills it in")
-    keep_personal(path, personal, mine=not user and not shared and (settings["output"] == "file" or
-                                                                    not path.exists()))
+    keep_personal(path, personal, mine=not shared and (settings["output"] == "file" or not path.exists()))
     waits = waiting_for(path, Path(inputs.home())) if user else None
     if waits is not None:
         typer.echo(f"{PRESETS[preset].host} reads {waits} while {path} is absent, so the target waits: a file of "

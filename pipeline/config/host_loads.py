@@ -174,18 +174,26 @@ def check_text(name: str, where: Path, text: str, limits: Sequence[HostLimit]) -
                  over[0] if over else "kept", cut=bool(over))
 
 
-def check_section(name: str, where: Path, text: str, section: PromptSection) -> Check:
+def check_section(name: str, where: Path, text: str, section: PromptSection,
+                  crowd: tuple[int, int] | None = None) -> Check:
     """A host's plugin prompt section: our text against the section's limit (the host's frame not counted), and
-    framed as the host frames it against what every plugin's sections share."""
+    framed as the host frames it against what every plugin's sections share; with ``crowd`` (what the other
+    plugins' sections took and the room they left ours, as the plugin last measured them), crowded when ours
+    is cut to that room."""
     from .sections import HostLimit
 
     size, framed = len(text), len(section.framed(text))
     limit = section.limit
-    over = size > limit.amount
-    measures = (f"{size:,} of {_what(HostLimit.model_validate(limit.as_dict()))}",
-                f"{framed:,} of the {section.total:,} characters all plugins' sections share, with the host's heading")
-    return Check(name, where, (), measures, f"over by {size - limit.amount:,} characters: shorten it" if over
-                 else "kept", cut=over)
+    measures = [f"{size:,} of {_what(HostLimit.model_validate(limit.as_dict()))}",
+                f"{framed:,} of the {section.total:,} characters all plugins' sections share, with the host's heading"]
+    outcome = f"over by {size - limit.amount:,} characters: shorten it" if size > limit.amount else "kept"
+    if crowd is not None and crowd[0]:
+        others, room = crowd
+        measures.append(f"other plugins' sections take {others:,} of them, leaving ours {room:,}")
+        if size > room and size <= limit.amount:
+            outcome = (f"crowded: other plugins' sections leave ours {room:,} characters, so the plugin cuts it "
+                       "at a section boundary (lower the budget, or remove a plugin)")
+    return Check(name, where, (), tuple(measures), outcome, cut=outcome != "kept")
 
 
 def our_span(target: ResolvedTarget, data: bytes) -> tuple[int, int] | None:

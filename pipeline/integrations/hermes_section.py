@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import caches
 from ..config.presets import section_limits
+from ..config.sections import HostLimit
 from ..errors import NoProfile
 from ..hosts import registry
 from ..inject.capped import within_limits
@@ -36,6 +37,7 @@ from ..store.forgotten import erasure_seen
 from ..warn_once import ProblemLog
 from .hermes_binding import HERMES, Identity, current_home, hermes_reader, load_hermes_settings, project_at
 from .hermes_mnemosyne import replace_copy
+from .hermes_room import Room, record, registry_of, room_for
 from .hermes_state import Caller, Persona, Profile, SessionKey
 
 __all__ = ["SECTION", "PersonaSection", "erasures_seen", "section_text", "without_copy"]
@@ -61,14 +63,16 @@ def without_copy(system: str, text: str, of_our_file: bool) -> str | None:
     return None if changed is None else changed + tail
 
 
-def section_text(profile: Profile, text: str) -> str:
+def section_text(profile: Profile, text: str, room: int | None = None) -> str:
     """What the host shows under its heading for ``text``: our header and the persona, cut at section boundaries
-    to the host's limit, as ``persona targets check`` measures it (the host strips the text)."""
-    if not text.strip():
+    to the host's limit (or to the ``room`` the other plugins' sections leave), as ``persona targets check``
+    measures it (the host strips the text)."""
+    if not text.strip() or room == 0:
         return ""
     snapshots = profile.snapshots
     header = appendix(snapshots.settings.injection.header, "\0")[:-1]  # what the appendix adds around any text
-    body = within_limits(text, snapshots.target, snapshots.settings.cap.counter, LIMITS, header)
+    limits = LIMITS if room is None or room >= SECTION.limit.amount else (HostLimit(amount=room, unit="chars"),)
+    body = within_limits(text, snapshots.target, snapshots.settings.cap.counter, limits, header)
     return (header + body).strip() if body.strip() else ""
 
 
@@ -88,6 +92,9 @@ class PersonaSection:
         self._profiles, self._record = profiles, record
         self._last = LAST_GOOD.new()  # (shown, persona) by SessionKey and by Persona
         self._problems = ProblemLog(log)
+        self._registry: Callable[[], Mapping[str, Any]] | None = None  # every plugin's sections, where shown
+        self._rooms: dict[str, Room] = {}  # the figures last recorded, by Hermes home
+        self._crowded = ProblemLog(log)  # said once while it stands, whatever else recovers
         self.active = False  # registered with a host that renders it
 
     def register(self, ctx: Any) -> bool:
@@ -101,6 +108,7 @@ class PersonaSection:
             log.warning("persona plugin: Hermes refused the %s prompt section (%s); the llm_request middleware "
                         "delivers the persona instead", SECTION.id, error)
             return False
+        self._registry = registry_of(ctx)
         self.active = True
         return True
 
@@ -125,13 +133,27 @@ class PersonaSection:
             except FileNotFoundError:  # no file and no facts: nothing to show yet
                 text = ""
             self._record(profile, session_id, text)
-            shown = section_text(profile, text)
+            shown = section_text(profile, text, self._room(who.home, info or {}))
         except Exception as error:  # OSError, PersonaError, or anything else: never an empty persona by accident
             return self._last_good(key, profile.persona, error)
         self._last.put(key, (shown, text))
         self._last.put(profile.persona, (shown, text))
         self._problems.recovered()
         return shown
+
+    def _room(self, home: str, info: Mapping[str, Any]) -> int:
+        """What the other plugins' sections leave ours for this session (recorded for `targets check`, and said
+        once while it is less than the section's own limit)."""
+        room = room_for(SECTION, self._registry, info)
+        if self._rooms.get(home) != room:
+            self._rooms[home] = room
+            record(home, room)
+        if room.room >= SECTION.limit.amount:
+            self._crowded.recovered()
+        else:
+            self._crowded.warn(f"persona section: other plugins' sections take {room.others:,} of the "
+                                f"{room.total:,} characters Hermes shares among them; the persona has {room.room:,}")
+        return room.room
 
     def last(self, key: SessionKey) -> str | None:
         """The persona (as the store had it, before the header and the cut) this process last gave the session."""

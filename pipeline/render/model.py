@@ -9,10 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..config.targets import ResolvedTarget
 from .section_cap import Capped
+
+if TYPE_CHECKING:
+    from .region_layout import RegionLayout
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +105,8 @@ class Rendered:
 
     text: str
     ranked: RankedPersona
-    target: ResolvedTarget
+    target: ResolvedTarget  # a region's: its section boundary at the user's heading level
+    layout: RegionLayout | None = None  # a region's: its file's headings, which the render reads well beside
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,14 +42,20 @@ def normal_words(text: str) -> Words:
 def users_text(target_path: Path, max_bytes: int) -> frozenset[Words]:
     """Every line and every list item (with its nested items) of the file outside persona-tier's regions, in
     normal form; nothing when the file is missing or cannot be read (its write then says why)."""
+    return pieces(users_lines(target_path, max_bytes))
+
+
+def users_lines(target_path: Path, max_bytes: int) -> list[str]:
+    """The lines of a region's file outside persona-tier's regions; none when the file is missing or cannot be
+    read (its write then says why)."""
     try:
         path = region_path(target_path)
         data = snapshot(path, max_bytes).data
         for span in reversed(find_regions(data, str(path))):
             data = data[:span.start] + data[span.stop:]
     except (PersonaError, OSError):
-        return frozenset()
-    return pieces(data.decode("utf-8", "replace").splitlines())
+        return []
+    return data.decode("utf-8", "replace").splitlines()
 
 
 def pieces(lines: list[str]) -> frozenset[Words]:

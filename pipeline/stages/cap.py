@@ -41,7 +41,7 @@ def cap(rendered: Rendered, *, ctx: StageContext, options: CapOptions) -> Capped
     fit = None
     if options.strategy == "fair":
         fit = fair_fit(ranked.sections, rendered.text, budget=target.budget, counter=counter,
-                       render=lambda sections: template_text(ranked, sections, ctx),
+                       render=lambda sections: template_text(ranked, sections, ctx, rendered.layout),
                        note=lazy_note(target), boundary=target.boundary,
                        text_tokens=lambda texts: ctx.fact_tokens(texts, counter, ranked.sections), memo=ctx.prepared,
                        memo_key=ctx.template_key(target), count_texts=lambda texts: ctx.prepared.counts(texts, counter),

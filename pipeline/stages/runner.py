@@ -30,6 +30,8 @@ from ..scopes import ScopeFilter, kind_of
 from ..scopes import shown as scope_text
 from ..store import PersonaStore
 from ..store.backend import Connection
+from ..store.dialect import SQLITE
+from ..store.vanished import sweep
 from .context import AFTER_LAST_WRITE, BESIDE_MEMORY, StageContext
 from .fingerprint import config_hash
 from .ownership import foreign_settled, refusal
@@ -140,6 +142,8 @@ def run_pipeline(
     home = Path(inputs.home())
     chosen = [target for target in chosen if waiting_for(target.path, home) is None]  # its host reads another file
     if not dry_run:
+        if store.dialect is SQLITE:  # rows of ours keyed by a fact another tool deleted: one read of ~40 us when
+            sweep(store)  # there are none; on a server a round trip, so `persona render` and `status` sweep there
         for target in chosen:
             there = check_writable(settings, target, profile=store.profile)  # no file there is no one's
             if there and target.output == "file" and not overwrite and foreign_settled(store, target.path) is not None:

@@ -139,3 +139,10 @@ def delete_births(conn: Connection, profile: str, ids: Collection[int] | None) -
 
 def _marks(ids: Collection[int]) -> str:
     return ", ".join("?" for _ in ids)
+
+
+def deleted_by_us(conn: Connection, profile: str, persona_id: int) -> None:
+    """After a delete of ours from memoria_persona: the fact's origin goes, and the trigger's note of a fact
+    another tool deleted is taken back (we clean up after ourselves; :mod:`pipeline.store.vanished`)."""
+    conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (persona_id,))
+    conn.execute("DELETE FROM persona_vanished WHERE profile = ? AND persona_id = ?", (profile, persona_id))

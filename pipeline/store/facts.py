@@ -21,7 +21,7 @@ from ..warn_once import ProblemLog
 from . import fact_row, proposals, render_rows, supersede
 from .already import existing_fact
 from .backend import Connection, Cursor
-from .births import BIRTH_JOIN, link_tombstone, stamp, writer_of
+from .births import BIRTH_JOIN, deleted_by_us, link_tombstone, stamp, writer_of
 from .dialect import SQLITE
 from .fact_row import FACT_COLUMNS, FACT_WITH_WRITER, ROW_FIELDS, Fact, Promotion, Proposal, check_id, content_key
 from .forgotten import ANY_FORGOTTEN, ForgottenTest, admit, nothing_forgotten
@@ -355,7 +355,7 @@ class PersonaStore(HeldWrites):
         ).fetchone()
         link_tombstone(conn, self.profile, fact.id, int(tombstone[0]))
         conn.execute("DELETE FROM memoria_persona WHERE id = ?", (fact.id,))
-        conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (fact.id,))
+        deleted_by_us(conn, self.profile, fact.id)
 
     def all_ids(self, conn: Connection) -> Sequence[int]:
         """Every fact id of the profile, broken rows included."""
@@ -366,7 +366,7 @@ class PersonaStore(HeldWrites):
         """Delete facts and their origins with no tombstone (forget, inside the caller's transaction)."""
         for persona_id in ids:
             conn.execute("DELETE FROM memoria_persona WHERE id = ? AND session_id = ?", (persona_id, self.profile))
-            conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (persona_id,))
+            deleted_by_us(conn, self.profile, persona_id)
 
     def _linked_topic(self, conn: Connection, memory_id: str) -> str:
         """The topic of a preference or instruction linked to the memory, else the default topic."""

@@ -22,7 +22,7 @@ from .. import inputs
 from .contract import TRIGGER_PREFIX
 
 KIND = "sqlite"
-TRIGGER_COUNT = 3  # sqlite/triggers.py NAMES: a test keeps them equal
+TRIGGER_COUNT = 4  # sqlite/triggers.py TRIGGERS: a test keeps them equal
 STATE_SQL = (
     "SELECT (SELECT store_id FROM persona_identity WHERE id = 1), "
     "(SELECT generation FROM persona_state WHERE session_id = ?), "

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError, NotFoundError
 from .already import existing_fact
 from .backend import Connection
-from .births import UNKNOWN, scope_of, writers
+from .births import UNKNOWN, deleted_by_us, scope_of, writers
 from .database import Database
 from .fact_row import FACT_COLUMNS, ROW_FIELDS, Fact, Proposal, check_id, content_key
 from .forgotten import admit, forgotten_test
@@ -154,7 +154,7 @@ def supersede(store: Database, conn: Connection, old: Fact, new: Fact, how: str)
                  "FROM memoria_persona WHERE id = ? AND session_id = ?",
                  (new.id, store.now(), how, old.id, store.profile))
     conn.execute("DELETE FROM memoria_persona WHERE id = ? AND session_id = ?", (old.id, store.profile))
-    conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (old.id,))
+    deleted_by_us(conn, store.profile, old.id)
     conn.execute("UPDATE persona_keys SET persona_id = ? WHERE session_id = ? AND persona_id = ?",
                  (new.id, store.profile, old.id))
 
@@ -171,7 +171,7 @@ def undo(store: Database, persona_id: int) -> Restoration:
         restored = _restore(store, conn, replacement.id)
         if wrote_it:
             conn.execute("DELETE FROM memoria_persona WHERE id = ? AND session_id = ?", (replacement.id, store.profile))
-            conn.execute("DELETE FROM persona_origins WHERE persona_id = ?", (replacement.id,))
+            deleted_by_us(conn, store.profile, replacement.id)
         reopen(store, conn, [fact.id for fact in restored], replacement.id)
     return Restoration(restored, replacement if wrote_it else None, None if wrote_it else replacement)
 

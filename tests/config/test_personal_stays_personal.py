@@ -9,6 +9,7 @@ Two projects (the shop, with tracked CLAUDE.md and AGENTS.md; the blog, with non
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -114,10 +115,10 @@ def test_an_existing_region_in_a_tracked_file_moves_on_the_next_render_with_a_no
     persona(config, "targets", "add", "claude-code", "--project", str(shop), "--shared", "--name", "shop")
     persona(config, "targets", "add", "codex", "--project", str(shop), "--shared", "--name", "shop-codex")
     persona(config, "targets", "add", "claude-code", "--project", str(blog), "--shared", "--name", "blog")
+    add_facts(config, shop)
+    assert DANA in (shop / "CLAUDE.md").read_text()
     text = config.read_text()
     config.write_text(text.replace("shared: true", "shared: false", 2))  # the shop's two, as older releases wrote
-    add_facts(config, shop)
-    assert DANA in (shop / "CLAUDE.md").read_text()  # a write's own render leaves it where it is
     said = persona(config, "render")
     rules = shop / ".claude" / "rules" / "persona.md"
     assert f"notice: {config}: removed target 'shop'; its region left {shop / 'CLAUDE.md'}" in said
@@ -128,3 +129,58 @@ def test_an_existing_region_in_a_tracked_file_moves_on_the_next_render_with_a_no
     assert DANA in (blog / "CLAUDE.md").read_text()  # asked for: stays
     persona(config, "targets", "remove", "shop-codex")
     assert git(shop, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("write", ["add", "replace", "forget"])
+def test_the_render_after_a_write_moves_an_older_target_out_of_a_tracked_file_too(config, tmp_path, write):
+    """#49: not only `persona render`: the render a write does (add, replace, forget) moves the shop's older target
+    first, with the notice, and writes the rules file; the blog's, which the user asked to share, stays."""
+    shop = repository(tmp_path, "shop", "CLAUDE.md")
+    blog = repository(tmp_path, "blog", "CLAUDE.md")
+    persona(config, "targets", "add", "claude-code", "--project", str(shop), "--shared", "--name", "shop")
+    persona(config, "targets", "add", "claude-code", "--project", str(blog), "--shared", "--name", "blog")
+    persona(config, "add", DANA, "--topic", "style")
+    old = persona(config, "add", "Ships on Fridays.", "--topic", "release")
+    config.write_text(config.read_text().replace("shared: true", "shared: false", 1))  # the shop's, as before #49
+    said = {"add": lambda: persona(config, "add", "Reviews on Mondays.", "--topic", "review"),
+            "replace": lambda: persona(config, "replace", old.split("#")[1].split()[0], "Ships on Thursdays."),
+            "forget": lambda: persona(config, "forget", old.split("#")[1].split()[0])}[write]()
+    rules = shop / ".claude" / "rules" / "persona.md"
+    assert f"notice: {config}: removed target 'shop'; its region left {shop / 'CLAUDE.md'}" in said
+    assert (shop / "CLAUDE.md").read_text() == TEAM and DANA in rules.read_text()
+    assert ("Ships on Fridays." in rules.read_text()) == (write == "add")
+    assert git(shop, "status", "--porcelain") == ""
+    assert DANA in (blog / "CLAUDE.md").read_text()  # asked for: stays
+
+
+def test_a_user_file_git_tracks_in_a_home_or_a_dotfiles_repository_is_refused_unless_shared(config, tmp_path):
+    """#49: a user-level file is personal too. ~/.claude/CLAUDE.md tracked in a home kept in git, and
+    ~/.codex/AGENTS.md a symlink into a dotfiles repository that tracks it: each refused in one line naming
+    --shared, nothing changed; --shared writes it. A new file in a home kept in git is listed in its exclude."""
+    home = Path(os.environ["HOME"])
+    claude = home / ".claude" / "CLAUDE.md"
+    claude.parent.mkdir(parents=True)
+    claude.write_text(TEAM, encoding="utf-8")
+    git(home, "init", "-q")
+    git(home, "add", ".claude/CLAUDE.md")
+    git(home, "commit", "-qm", "dotfiles")
+    dotfiles = repository(tmp_path, "dotfiles", "AGENTS.md")
+    (home / ".codex").mkdir()
+    (home / ".codex" / "AGENTS.md").symlink_to(dotfiles / "AGENTS.md")
+    before = config.read_bytes()
+    refused = persona(config, "targets", "add", "claude-code", "--user", code=1)
+    assert refused.count("\n") == 1 and f"{claude} is tracked by git" in refused
+    assert "`persona targets add claude-code --user --shared`" in refused
+    linked = persona(config, "targets", "add", "codex", "--user", code=1)
+    assert f"{dotfiles / 'AGENTS.md'} in the git repository {dotfiles} is tracked by git" in linked
+    assert config.read_bytes() == before
+    persona(config, "targets", "add", "codex", "--user", "--shared")
+    added = persona(config, "targets", "add", "gemini", "--user")  # ~/.gemini/GEMINI.md: new, in the home's checkout
+    assert f"{home / '.git' / 'info' / 'exclude'} lists {home / '.gemini' / 'GEMINI.md'}" in added
+    persona(config, "add", DANA, "--topic", "style")
+    assert DANA in (dotfiles / "AGENTS.md").read_text() and DANA in (home / ".gemini" / "GEMINI.md").read_text()
+    # Nothing tracked changed, and no file of ours shows; the symlink is the user's own.
+    assert ".claude" not in git(home, "status", "--porcelain") and ".gemini" not in git(home, "status", "--porcelain")
+    assert git(home, "status", "--porcelain", "--untracked-files=no") == ""
+    config.write_text(config.read_text().replace("shared: true", "shared: false"))  # as before #49
+    assert "warning: target 'codex' writes a region of" in persona(config, "render")

@@ -122,7 +122,47 @@ def section(server: FakeLLM, root: Path, *, mnemosyne_persona: bool = False) -> 
     return record
 
 
+NOTES_PLUGIN = "aaa-notes"  # another plugin's section, rendered before ours (Hermes orders them by id)
+NOTES = "Notes plugin: keep the changelog short. " * 98  # 3,919 characters (stripped) of the 8,000 all share
+
+
+def other_plugin(home: Home) -> None:
+    """A second general plugin in the Hermes home, enabled beside ours, registering a plain-text section."""
+    folder = home.home / "plugins" / NOTES_PLUGIN
+    folder.mkdir(parents=True)
+    (folder / "plugin.yaml").write_text(f'name: {NOTES_PLUGIN}\nversion: "1.0"\nkind: general\n'
+                                        "description: Another plugin's notes.\n")
+    (folder / "__init__.py").write_text("def register(ctx):\n"
+                                        f"    ctx.register_system_prompt_section({NOTES_PLUGIN!r}, {NOTES!r})\n")
+    import yaml  # Hermes' own dependency, in the venv that runs it
+
+    config = home.home / "config.yaml"
+    data = yaml.safe_load(config.read_text())
+    data["plugins"]["enabled"].append(NOTES_PLUGIN)
+    config.write_text(yaml.safe_dump(data))
+
+
+def crowded(server: FakeLLM, root: Path) -> Record:
+    """Another plugin's section before ours and a persona that would fill its own 4,000 characters: both shown."""
+    home, record = seeded(server, root)
+    for topic in range(30):
+        persona(home, "add", f"Rule {topic}: " + "keep this habit in mind. " * 5, "--topic", f"topic{topic:02d}")
+    other_plugin(home)
+    record.note("config", (home.home / "config.yaml").read_text())
+    session = CLISession(home, capture_stdout=str(root / "hermes_stdout.txt"))
+    try:
+        session.turn("hello")
+        record.prompt("first")
+    finally:
+        session.close()
+    finish(record, session)
+    record.note("check", persona_run(home, "targets", "check"))
+    record.note("section_logs", [r.msg for r in session.logs.records if "section" in r.msg])
+    return record
+
+
 SCENARIOS: dict[str, Callable[[FakeLLM, Path], Record]] = {
+    "crowded": crowded,
     "section": section,
     "section_mnemosyne_persona": lambda server, root: section(server, root, mnemosyne_persona=True),
 }

@@ -124,3 +124,22 @@ def test_nothing_went_wrong_and_nothing_left_loopback(run, mode):
     assert not [m for m in result["notes"]["section_logs"] if "skipped" in m or "raised" in m]
     if isolated():
         assert result["interfaces"] == ["lo"]
+
+
+def test_beside_another_plugins_section_ours_takes_what_it_leaves_and_both_are_shown(run):
+    """#49: Hermes 0.22 shares 8,000 characters among every plugin's sections and skips whole one that would pass
+    them. Another plugin's 3,919 characters come first (ids in order); ours, which alone would take 3,968 and be
+    skipped (the two would pass 8,000), takes what is left, cut at a section boundary, and `persona targets check`
+    says it is crowded."""
+    from .scenario import NOTES, NOTES_PLUGIN
+
+    result = run("crowded")
+    prompt = result["prompts"]["first"]
+    frame = prompt[prompt.index(START):prompt.index(END) + len(END)]
+    assert f"## Plugin Context: {NOTES_PLUGIN}\n" in frame and NOTES.strip() in frame
+    ours = section(prompt)
+    assert ours.startswith(HEADER + "\n") and 2000 < len(ours) < 4000
+    assert 8000 - 400 < len(frame) <= 8000  # what is left unused: less than one of our sections and the note
+    assert not [m for m in result["notes"]["section_logs"] if "skipped" in m]
+    _, check = result["notes"]["check"]
+    assert "hermes section: crowded: other plugins' sections leave ours" in check, check

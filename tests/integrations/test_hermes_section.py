@@ -33,6 +33,7 @@ from .test_hermes_scopes import in_gateway, repository
 HEADER = "# L3 Persona (Active Behavioral Rules)"
 SECRET = "Lives at 12 Quiet Lane, flat 3."
 BOBS_FACT = "Bob writes Haskell only."
+SECTIONS_START, SECTIONS_END = "<!-- hermes-plugin-sections:start -->", "<!-- hermes-plugin-sections:end -->"
 
 
 class Host:
@@ -42,14 +43,37 @@ class Host:
         self.sections: dict[str, tuple[Callable[[Any], str], int]] = {}
         self.middleware: list[Callable[..., Any]] = []
         self.tools: dict[str, Callable[..., str]] = {}
+        # Hermes' plugin manager, whose registry of every plugin's sections a plugin's ctx reaches (ctx._manager).
+        self._manager = types.SimpleNamespace(_system_prompt_sections={})
         if sections:
             self.register_system_prompt_section = self._register_section
 
-    def _register_section(self, id: str, content: Callable[[Any], str], *, position: str = "after_memory",
+    def _register_section(self, id: str, content: str | Callable[[Any], str], *, position: str = "after_memory",
                           max_chars: int = 4000) -> None:
         if id in self.sections or not 0 < max_chars <= 4000 or position != "after_memory":
             raise ValueError(f"refused section {id}")
         self.sections[id] = (content, max_chars)
+        self._manager._system_prompt_sections[id] = types.SimpleNamespace(
+            id=id, content=content, position=position, max_chars=max_chars, plugin=id)
+
+    def info(self, session_id: str = "s1", cwd: Path | str = "", profile_name: str = "default") -> Any:
+        return types.MappingProxyType({"session_id": session_id, "model": "m", "provider": "custom",
+                                       "platform": "cli", "profile_name": profile_name, "cwd": str(cwd)})
+
+    def prompt_sections(self, session_id: str = "s1") -> dict[str, str]:
+        """Every plugin's section as Hermes 0.22 renders them (render_system_prompt_sections): in id order, each
+        framed, skipped whole when over its max_chars or when it would take the lot past 8,000 characters."""
+        total, shown = len(SECTIONS_START) + len(SECTIONS_END) + 2, {}
+        for id, (content, max_chars) in sorted(self.sections.items()):
+            try:
+                text = (content(self.info(session_id)) if callable(content) else content).strip()
+            except ZeroDivisionError:  # Hermes skips a section that raises
+                continue
+            framed = len(f"## Plugin Context: {id}\n<!-- hermes-plugin-section-chars:{len(text)} -->\n\n") + len(text)
+            framed += 2 if shown else 0
+            if text and len(text) <= max_chars and total + framed <= 8000:
+                shown[id], total = text, total + framed
+        return shown
 
     def register_middleware(self, kind: str, callback: Callable[..., Any]) -> None:
         assert kind == "llm_request"
@@ -61,9 +85,8 @@ class Host:
     def render(self, session_id: str = "s1", cwd: Path | str = "", profile_name: str = "default") -> str:
         """What Hermes frames under `## Plugin Context: persona-tier`, or None where it would skip it."""
         content, max_chars = self.sections[SECTION.id]
-        info = types.MappingProxyType({"session_id": session_id, "model": "m", "provider": "custom",
-                                       "platform": "cli", "profile_name": profile_name, "cwd": str(cwd)})
-        text = content(info).strip()
+        assert callable(content)
+        text = content(self.info(session_id, cwd, profile_name)).strip()
         assert len(text) <= max_chars  # the host would skip it whole
         return text
 
@@ -285,3 +308,61 @@ def test_targets_check_and_status_report_the_sections_budget_as_the_plugin_cuts_
     assert section["measures"][1].startswith(f"{framed:,} of the 8,000 characters")
     status = runner.invoke(app, ["status"])
     assert f"hermes section: kept ({hermes_home / 'plugins' / 'persona'}; {len(shown):,} of 4,000" in status.output
+
+
+def add_long_facts(host: Host) -> None:
+    for topic in range(40):
+        host.tool("persona_add", {"content": f"Rule {topic}: " + "keep this habit in mind. " * 5,
+                                  "topic": f"topic{topic:02d}"})
+
+
+def test_the_section_takes_only_what_the_other_plugins_leave_and_every_section_is_shown(plugged):
+    """#49: Hermes shares 8,000 characters among every plugin's sections and skips whole one that would pass them:
+    ours, with its own 4,000, would push out a later plugin's. It takes only what the others leave: a plain text
+    before ours, a callable after it (called with the session's mapping), and neither one that raises nor one over
+    its own max_chars, which Hermes skips too."""
+    host = plugged()
+    add_long_facts(host)
+    alone = host.render()
+    host._register_section("aaa-notes", "Notes plugin. " * 150, max_chars=4000)  # 2,100 characters before ours
+    host._register_section("zzz-weather", lambda info: f"Weather for {info['session_id']}: " + "sunny. " * 250)
+    host._register_section("broken", lambda info: 1 / 0)
+    host._register_section("too-long", "x" * 200, max_chars=100)
+    crowded = host.render()
+    shown = host.prompt_sections()
+    assert set(shown) == {"aaa-notes", "persona-tier", "zzz-weather"}  # nothing skipped for want of room
+    assert shown["persona-tier"] == crowded and crowded.startswith(HEADER + "\n")
+    assert 1000 < len(crowded) < len(alone) <= 4000
+    body = crowded[len(HEADER) + 1:]
+    for block in body.split("\n\n## ")[1:]:  # cut at section boundaries: every section it keeps is whole
+        assert block.startswith("topic") and "keep this habit in mind. " * 4 in block, block
+    framed = sum(len(f"## Plugin Context: {id}\n<!-- hermes-plugin-section-chars:{len(text)} -->\n\n") + len(text)
+                 for id, text in shown.items()) + 2 * 2 + len(SECTIONS_START) + len(SECTIONS_END) + 2
+    assert 8000 - 200 < framed <= 8000  # ours took what was left, less than one of its sections (~150 characters)
+
+
+def test_targets_check_and_status_say_when_other_plugins_crowd_the_section(plugged, hermes_home):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    runner = CliRunner()
+    host = plugged()
+    add_long_facts(host)
+    assert runner.invoke(app, ["hermes", "install", "--activate"]).exit_code == 0
+    host.render()  # alone: room for its own 4,000
+    alone = next(c for c in json.loads(runner.invoke(app, ["targets", "check", "--json"]).output)
+                 if c["target"] == "hermes section")
+    assert alone["outcome"] == "kept" and len(alone["measures"]) == 2
+    host._register_section("aaa-notes", "Notes plugin. " * 280, max_chars=4000)  # 3,920 characters before ours
+    shown = host.render()
+    checked = runner.invoke(app, ["targets", "check", "--json"])
+    section = next(c for c in json.loads(checked.output) if c["target"] == "hermes section")
+    assert section["outcome"].startswith("crowded: other plugins' sections leave ours ")
+    assert section["cut"] is True
+    others = len("## Plugin Context: aaa-notes\n<!-- hermes-plugin-section-chars:3919 -->\n\n") + 3919 + 2
+    assert section["measures"][2].startswith(f"other plugins' sections take {others:,} of them, leaving ours ")
+    room = int(section["measures"][2].rsplit(" ", 1)[1].replace(",", ""))
+    assert len(shown) <= room < 4000
+    status = runner.invoke(app, ["status"])
+    assert "hermes section: crowded: other plugins' sections leave ours" in status.output

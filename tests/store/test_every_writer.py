@@ -176,5 +176,5 @@ def test_what_we_add_to_mnemosynes_table_is_triggers_only(tmp_path):
     added = sorted(set(after) - set(before))
     assert {kind for kind, _, _ in added} <= {"trigger", "index"}
     assert [name for kind, name, _ in added if kind == "trigger"] == [
-        f"{TRIGGER_PREFIX}delete", f"{TRIGGER_PREFIX}insert", f"{TRIGGER_PREFIX}update"]
+        f"{TRIGGER_PREFIX}delete", f"{TRIGGER_PREFIX}insert", f"{TRIGGER_PREFIX}update", f"{TRIGGER_PREFIX}vanish"]
     assert all(sql_of in {sql for _, _, sql in after} for _, _, sql_of in before)  # nothing of Mnemosyne's changed

@@ -9,7 +9,7 @@ import sqlite3
 from pipeline import PersonaStore
 from pipeline.store.erasure import forget_fact
 from pipeline.store.identity import TRIGGER_COUNT, sqlite_state, subject
-from pipeline.store.sqlite.triggers import NAMES
+from pipeline.store.sqlite.triggers import NAMES, TRIGGERS
 
 
 def state(database, profile):
@@ -79,7 +79,7 @@ def test_the_state_cannot_be_told_while_a_trigger_is_missing(tmp_path):
     db = tmp_path / "m.db"
     with PersonaStore(db, profile="alice") as alice:
         alice.add("Answers tersely.", topic="style")
-    assert len(NAMES) == TRIGGER_COUNT
+    assert len(TRIGGERS) == TRIGGER_COUNT
     assert isinstance(sqlite_state(subject(str(db), "alice")), list)
 
     with sqlite3.connect(db) as conn:

@@ -47,14 +47,14 @@ def test_a_bar_says_how_full_and_whether_it_is_over():
 
 def test_each_target_shows_its_exact_text_tokens_first_and_what_it_left_out(tmp_path):
     settings = local_settings(tmp_path, {"targets.codex": {"output": "region", "path": str(tmp_path / "AGENTS.md"),
-                                                           "host": "codex", "budget": 30}})
+                                                           "host": "codex", "budget": 45}})
     with PersonaStore.from_settings(settings) as store:
         for n in range(6):
             store.add(f"Fact number {n} about the user's habits.", topic=f"topic {n}")
         views = {view.target: view for view in agent_views(settings, store)}
     codex, markdown = views["codex"], views["markdown"]
     assert codex.host == "Codex" and markdown.host == "Hermes Agent (injected)"
-    assert codex.bars[0].unit == "tokens" and codex.bars[0].limit == 30 and codex.bars[0].used <= 30
+    assert codex.bars[0].unit == "tokens" and codex.bars[0].limit == 45 and codex.bars[0].used <= 45
     assert {fact.fate for fact in codex.left_out} >= {"section dropped"}
     assert "Fact number" in codex.text and not (tmp_path / "AGENTS.md").exists(), "nothing is written"
     assert markdown.left_out == () and markdown.kept == 6

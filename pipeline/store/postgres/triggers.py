@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..contract import TRIGGER_PREFIX, WATCHED_COLUMNS
+from ..vanished import vanished
 
 # The server's time as our timestamps are written: UTC text, so both backends compare and parse them alike.
 NOW_TEXT = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
@@ -20,8 +21,9 @@ _CHANGED = " OR ".join(f"OLD.{column} IS DISTINCT FROM NEW.{column}" for column 
 STAMP = "substr(md5(random()::text || clock_timestamp()::text), 1, 16)"
 
 
-def _seen_function(stamps: bool) -> str:
-    """The function our trigger runs; ``stamps``: with a new stamp for each change (schema 9 on)."""
+def _seen_function(stamps: bool, vanish: bool = False) -> str:
+    """The function our trigger runs; ``stamps``: with a new stamp for each change (schema 9 on); ``vanish``: a
+    deleted fact's id noted for the sweep (:mod:`pipeline.store.vanished`)."""
     columns, values, stamp = (", stamp", f", {STAMP}", ", stamp = excluded.stamp") if stamps else ("", "", "")
     return f"""CREATE OR REPLACE FUNCTION {TRIGGER_PREFIX}fact() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE profile TEXT;
@@ -43,16 +45,24 @@ BEGIN
         INSERT INTO persona_births (profile, persona_id, generation)
             SELECT NEW.session_id, NEW.id, generation FROM persona_state WHERE session_id = NEW.session_id
             ON CONFLICT DO NOTHING;
-    END IF;
+    END IF;{_VANISH if vanish else ""}
     RETURN NULL;
 END $$"""
+
+
+_VANISH = f"""
+    IF TG_OP = 'DELETE' AND OLD.session_id IS NOT NULL THEN
+        INSERT INTO persona_vanished (profile, persona_id, deleted_at) VALUES (OLD.session_id, OLD.id, {NOW_TEXT})
+            ON CONFLICT DO NOTHING;
+    END IF;"""
 
 
 TRIGGER_NAME = f"{TRIGGER_PREFIX}fact"
 CREATE_TRIGGER = (f"CREATE TRIGGER {TRIGGER_NAME} AFTER INSERT OR DELETE OR UPDATE ON memoria_persona "
                   f"FOR EACH ROW EXECUTE FUNCTION {TRIGGER_PREFIX}fact()")
 TRIGGERS = (_seen_function(stamps=False), CREATE_TRIGGER)  # as schema 3's migration made them
-SEEN_FUNCTION = _seen_function(stamps=True)
+STAMPED_FUNCTION = _seen_function(stamps=True)  # as schema 9's migration made it
+SEEN_FUNCTION = _seen_function(stamps=True, vanish=True)
 # Whether our trigger is on memoria_persona (a tool that rebuilt the table dropped it).
 HAS_TRIGGER = (f"SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = '{TRIGGER_NAME}' "
                "AND tgrelid = to_regclass('memoria_persona'))")
@@ -68,8 +78,13 @@ def stamped() -> tuple[str, ...]:
         "erased TEXT NOT NULL)",
         f"INSERT INTO persona_identity (id, store_id, erased) VALUES (1, md5(random()::text || "
         f"clock_timestamp()::text), {STAMP})",
-        SEEN_FUNCTION,
+        STAMPED_FUNCTION,
     )
+
+
+def vanishing() -> tuple[str, ...]:
+    """The migration that notes each fact another tool deletes (see the SQLite triggers' :func:`vanishing`)."""
+    return (*vanished("BIGINT"), SEEN_FUNCTION)
 
 
 def restored(now: str) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -17,7 +17,7 @@ from ..history_scrubs import history_scrubs
 from ..rekey import rekey
 from ..stem_tables import merges_and_stems
 from ..token_counts import segment_counts, token_counts
-from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, settled, stamped
+from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, settled, stamped, vanishing
 
 MNEMOSYNE_TABLES = (
     f"""CREATE TABLE IF NOT EXISTS memoria_persona (
@@ -315,7 +315,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     fact_locks(), held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # locked facts, agents' held writes
     learned(),  # what persona learn took from the hosts' memory, by keyed hash (store/learned.py)
     token_counts("INTEGER"), segment_counts(),  # exact counts: a fact's, a render segment's (store/*_counts.py)
-    learned_births(),  # the facts persona learn wrote: a render leaves each out of its host's (store/learned.py)
+    learned_births(), vanishing(),  # learn's facts (store/learned.py); facts another tool deleted (vanished.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -10,9 +10,11 @@ import sqlite3
 
 from ...clock import to_db, utc_now
 from ..contract import TRIGGER_PREFIX, WATCHED_COLUMNS
+from ..vanished import vanished
 
 _NOW = "strftime('%Y-%m-%d %H:%M:%S', 'now')"
 NAMES = tuple(f"{TRIGGER_PREFIX}{event}" for event in ("insert", "delete", "update"))
+VANISH_NAME = f"{TRIGGER_PREFIX}vanish"  # notes a deleted fact's id for the sweep (store/vanished.py)
 
 
 # A random stamp every change writes beside the counter: a store restored from a backup and changed again reaches
@@ -62,7 +64,11 @@ def _triggers(changes: bool, stamps: bool = True) -> tuple[str, ...]:
 
 # Every writer of memoria_persona is seen (Mnemosyne's own tools write it directly): each trigger writes only
 # our tables. A fact's birth is the first generation that held it; a forget drops what was rendered since.
-TRIGGERS = _triggers(changes=True)
+STAMPED_TRIGGERS = _triggers(changes=True)  # as schema 18's migration made them
+VANISH = (f"CREATE TRIGGER IF NOT EXISTS {VANISH_NAME} AFTER DELETE ON memoria_persona WHEN OLD.session_id IS NOT "
+          f"NULL BEGIN INSERT INTO persona_vanished (profile, persona_id, deleted_at) VALUES (OLD.session_id, OLD.id, "
+          f"{_NOW}) ON CONFLICT DO NOTHING; END")
+TRIGGERS = (*STAMPED_TRIGGERS, VANISH)
 FIRST_TRIGGERS = _triggers(changes=False, stamps=False)  # as the migration that added them made them
 CHANGES_TRIGGERS = _triggers(changes=True, stamps=False)  # as schema 17's migration made them
 
@@ -94,8 +100,14 @@ def stamped() -> tuple[str, ...]:
         f"INSERT INTO persona_identity (id, store_id, erased) VALUES (1, lower(hex(randomblob(16))), {STAMP})",
         "CREATE TABLE persona_record_homes (folder TEXT PRIMARY KEY, added_at TEXT NOT NULL)",
         *(f"DROP TRIGGER IF EXISTS {name}" for name in NAMES),
-        *TRIGGERS,
+        *STAMPED_TRIGGERS,
     )
+
+
+def vanishing() -> tuple[str, ...]:
+    """The migration that notes each fact another tool deletes, for the sweep of our rows keyed by it
+    (:mod:`pipeline.store.vanished`)."""
+    return (*vanished("INTEGER"), VANISH)
 
 
 def restamp_all(now: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
