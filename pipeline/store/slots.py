@@ -21,6 +21,7 @@ from .slot_words import (
     CONTEXT,
     IDENTITY,
     KNOWN_VALUES,
+    SPHERE_VALUED,
     STYLE_CUES,
     TOPICS,
 )
@@ -99,6 +100,8 @@ def _same_slot(slot: str, old: Reading, new: Reading) -> SlotVerdict:
     changed = bool(new.signals - old.signals)  # "now" in both says nothing of either
     if slot == "meeting":
         return _meeting(old, new)
+    if _qualified_apart(slot, old, new):
+        return SlotVerdict(VETO, "qualifier")  # "Work laptop runs Windows" / "Home laptop runs Linux": two slots
     if not mine or not theirs:
         return NO_OPINION
     gone, came = _without(mine, theirs), _without(theirs, mine)
@@ -132,6 +135,13 @@ def _other_context(old: Reading, new: Reading, slot: str) -> bool:
     server"): two values of one slot side by side. Free slots' values are their words: no context to tell."""
     return slot in KNOWN_VALUES and bool(old.rest) and bool(new.rest) and not any(
         _alike(one, other) for one in old.rest for other in new.rest)
+
+
+def _qualified_apart(slot: str, old: Reading, new: Reading) -> bool:
+    """Each fact says where (work, home) or on which days its value holds, and not the same: a slot each."""
+    spheres = slot not in SPHERE_VALUED and bool(old.spheres) and bool(new.spheres) and not old.spheres & new.spheres
+    days = bool(old.days) and bool(new.days) and not any(_alike(one, other) for one in old.days for other in new.days)
+    return spheres or days
 
 
 def _meeting(old: Reading, new: Reading) -> SlotVerdict:
