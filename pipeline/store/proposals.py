@@ -71,9 +71,12 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
 def _supported(judged: list[tuple[Verdict, Fact]]) -> list[tuple[Verdict, Fact]]:
     """No more than the evidence supports: where one candidate is named by a strong rule (the new fact names its
     value as left behind, or fills its slot with another), a weaker update beside it (a change word and the same
-    topic) is noise in a full topic, and is left out; merges stand on their own."""
+    topic) is noise in a full topic, and is left out; where none is, only the weak updates that share the most
+    words with the new fact stay ("Switched to tennis; chess is boring" names the chess fact, not the journal
+    beside it); merges stand on their own."""
     if not any(verdict.update and verdict.strong for verdict, _ in judged):
-        return judged
+        best = max((verdict.strength for verdict, _ in judged if verdict.update), default=0)
+        return [(verdict, old) for verdict, old in judged if not verdict.update or verdict.strength == best]
     return [(verdict, old) for verdict, old in judged if not verdict.update or verdict.strong]
 
 

@@ -125,6 +125,13 @@ def _values_among(words: frozenset[str]) -> frozenset[str]:
                      if all(part in words for part in spelled.split()))
 
 
+def spelling_words(words: frozenset[str]) -> frozenset[str]:
+    """The words among ``words`` that spell a known value of two words or more ("vs", "code" of vscode)."""
+    by_first = _by_first_word()
+    return frozenset(part for word in words for spelled, _ in by_first.get(word, ()) if " " in spelled
+                     and all(part in words for part in spelled.split()) for part in spelled.split())
+
+
 @caches.memo("slot_reading._by_first_word", owner="process", key="none: the word lists, read once", bound=1)
 def _by_first_word() -> dict[str, tuple[tuple[str, str], ...]]:
     found: dict[str, list[tuple[str, str]]] = {}
@@ -154,8 +161,9 @@ def _objects(folded: str) -> frozenset[str]:
 
 
 def _located(folded: str) -> frozenset[str]:
-    """The words a place is named by: after "in", "to", "nach", "à", "em"... ("Lives with two cats" names none)."""
-    found = _after_words(folded, LOCATIVE, 2)
+    """The words a place is named by: after "in", "to", "nach", "à", "em"..., or a label's colon ("City: Cork")
+    ("Lives with two cats" names none)."""
+    found = _after_words(folded, LOCATIVE, 2) | set(_tokens(folded.partition(":")[2])[:2])
     return frozenset(found | {part for word in found for part in word.split("-")})  # "München-Schwabing"
 
 

@@ -109,8 +109,10 @@ CUES: dict[str, str] = {
                 r"trabaj\w* (?:en|para)|empresa|se unió a|trabalh\w* (?:na|no|em|para)|entrou na|entrou no|"
                 r"lavor\w* (?:in|per|presso|alla|da)|è entrato in|è entrata in|azienda|freelance|freelancer|"
                 r"freiberuflich|selbstständig|indépendant|autónomo|autônomo|agency|agentur|agence|agencia|agência|"
-                r"agenzia|company",
-    "place": r"lives in|lives|live in|lebt|lebe|based in|basé à|basée à|basé en|basado en|basada en|"
+                r"agenzia|company|(?:new )?(?:job|role|position|engineer|developer|designer|consultant|analyst) "
+                r"(?:at|with)|stelle bei|job bei|poste chez|emploi chez|puesto en|emprego (?:na|no|em)",
+    "place": r"city|home town|hometown|stadt|wohnort|ville|ciudad|città|cidade|"
+             r"lives in|lives|live in|lebt|lebe|based in|basé à|basée à|basé en|basado en|basada en|"
              r"baseado em|baseada em|"
              r"con sede a|ansässig in|gezogen|relocated|moved to|moving to|resides|wohnt|wohne|lebt in|"
              r"umgezogen|gezogen nach|habite|vit à|vit en|vis à|installé à|installée à|déménagé|vive en|vivo en|"

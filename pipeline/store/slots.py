@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from .. import caches
-from .slot_reading import Reading, reading
+from .slot_reading import Reading, reading, spelling_words
 from .slot_words import (
     CONTEXT,
     IDENTITY,
@@ -90,9 +90,10 @@ def closeness(one: str, other: str) -> int:
 def _left_behind(old: Reading, new: Reading) -> bool:
     """The new fact names one of the old fact's values (or, for an old fact of no slot, its words) as left
     behind, and the old fact did not say it negated."""
-    named = frozenset().union(*(values for _, values in old.values)) or old.objects
-    named = named - old.left
-    return any(_alike(word, gone) for word in named for gone in new.left)
+    values = frozenset().union(*(values for _, values in old.values))
+    named = (values or old.objects) - old.left
+    left = new.left if values else new.left - spelling_words(new.left)  # "from VS Code": not any "code"
+    return any(_alike(word, gone) for word in named for gone in left)
 
 
 def _same_slot(slot: str, old: Reading, new: Reading) -> SlotVerdict:
