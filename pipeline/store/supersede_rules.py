@@ -112,6 +112,8 @@ def _judge(old: Text, new: Text) -> Verdict:
     rule = _explicit(old, new) if shared >= MIN_SHARED_SHARE * len(set(old.words)) else ""
     if rule:
         return Verdict(True, shared + 3, rule)
+    if slotted.kind != SLOT_UPDATE and _one_list(old, new):
+        return NO  # "Stack: Python" / "Stack: Redis": two items of one list, both true
     if slotted.kind == VETO:  # two rules said in other words are one ("Always run tests before committing")
         return _said_again(old, new) if slotted.rule == "two_rules" else NO
     if slotted.kind == SLOT_UPDATE and not (slotted.rule.startswith("slot:") and _multi_valued(old, new)):
@@ -155,6 +157,15 @@ def read(text: str) -> Text:
 
 def _words(text: str) -> tuple[str, ...]:
     return tuple(word for word in (token.strip(".:-,;!?'’") for token in re.findall(r"[\w+#.:'’-]+", text)) if word)
+
+
+def _one_list(old: Text, new: Text) -> bool:
+    """Both are items under one label ("Stack: Python" / "Stack: Postgres"), of no slot that holds one value (an
+    "Editor: Emacs" / "Editor: Helix" is the slots' to judge), each naming another item."""
+    label, _, item = old.folded.partition(":")
+    other_label, _, other_item = new.folded.partition(":")
+    return bool(item.strip()) and label.strip() == other_label.strip() and 0 < len(label.split()) <= 3 \
+        and item.strip(" .") != other_item.strip(" .")
 
 
 def _said_again(old: Text, new: Text) -> Verdict:

@@ -97,3 +97,20 @@ def test_the_paraphrase_sets_meet_the_issues_goals():
             figures(scores)
         assert scores.total["keep"] - scores.hits["keep"] <= 0.10 * scores.total["keep"], figures(scores)
         assert scores.hits["change"] == scores.total["change"], figures(scores)
+
+
+def test_items_under_one_label_never_propose_against_each_other_but_a_labelled_slot_does(database):
+    mine, other = database.store(profile="alice"), database.store(profile="bob")
+    with mine, other:
+        for store in (mine, other):
+            made = [store.add(item, topic="stack").proposals for item in ("Stack: Python", "Stack: Postgres",
+                                                                           "Stack: Redis")]
+            assert made == [(), (), ()]
+        emacs = mine.add("Editor: Emacs.", topic="tools").fact
+        assert [(p.kind, p.old.id) for p in mine.add("Editor: Helix.", topic="tools").proposals] == \
+            [("update", emacs.id)]
+
+
+def test_a_new_job_is_never_proposed_against_the_editor(store):
+    store.add("Uses Neovim as the main editor.", topic="general")
+    assert store.add("Started a new job at Initech.", topic="general").proposals == ()
