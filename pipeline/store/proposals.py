@@ -102,13 +102,15 @@ def check_write(store: Database, conn: Connection, new: Fact) -> tuple[tuple[Pro
     return made, tuple(mine[:store.supersede_related])
 
 
-def propose_after_import(store: Database, conn: Connection, added: Sequence[int], listed: set[int]
-                         ) -> list[Proposal]:
+def propose_after_import(store: Database, conn: Connection, added: Sequence[int], listed: set[int],
+                         dated: dict[int, str] | None = None) -> list[Proposal]:
     """The facts an import added may update the profile's older facts, each judged against the candidates a write
     of it would be (bounded, :mod:`.stem_index`), never one of ``listed`` (a facts file lists them: current too).
     Among the import's own facts, in the source's order (the caller's: dates, lines, entries), only what names a
     value left behind or another value of a slot, or a merge: a source's facts were true together, mostly. The
-    added facts are read back a batch at a time, so an import of many facts never holds them all again here."""
+    added facts are read back a batch at a time, so an import of many facts never holds them all again here.
+    ``dated``: an added fact's date in its source (mem0's created_at): a stored fact born after it is the newer one,
+    which may update it, never the reverse (an old export imported late inverts no change)."""
     if store.supersede_detect == "off" or not added:
         return []
     stem_index.catch_up(store, conn)  # the import's facts, indexed once here rather than at the next write
@@ -119,8 +121,19 @@ def propose_after_import(store: Database, conn: Connection, added: Sequence[int]
         for fact_id in (fact_id for fact_id in batch if fact_id in found):
             olds = [old for old in stem_index.candidates(store, conn, found[fact_id])
                     if old.id < fact_id and old.id not in listed]
-            made += propose(store, conn, found[fact_id], olds, own=own)
+            newer = _born_after(olds, (dated or {}).get(fact_id), own)
+            made += propose(store, conn, found[fact_id], [old for old in olds if old.id not in newer], own=own)
+            for old in (old for old in olds if old.id in newer):
+                made += propose(store, conn, old, [found[fact_id]])
     return made
+
+
+def _born_after(olds: list[Fact], dated: str | None, own: frozenset[int]) -> set[int]:
+    """The ids of the stored facts (not the import's own) born after ``dated``, the source's date of a fact."""
+    from ..clock import from_db
+
+    when = None if dated is None else from_db(dated)
+    return set() if when is None else {old.id for old in olds if old.id not in own and from_db(old.created_at) > when}
 
 
 def _current(store: Database, conn: Connection, ids: Sequence[int] | None = None, *,

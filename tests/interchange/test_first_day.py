@@ -110,3 +110,22 @@ def test_a_markdown_label_labels_its_list_and_an_items_fenced_command_is_kept(st
     import_source(store, write(tmp_path / "CLAUDE.md", text), "instructions")
     assert set(by_content(store)) == {"Editor setup: Neovim with LazyVim", "Editor setup: tmux",
                                       "Run tests: `make test`", "Use pytest"}
+
+
+def test_an_old_mem0_export_imported_after_a_newer_fact_never_inverts_the_change(database, tmp_path):
+    """A memory created before the stored fact was born is the older of the two: the stored fact may update it,
+    never the reverse; a memory created after the stored fact may update it as usual. Bob's profile sees none."""
+    memories = {"results": [
+        {"id": "m1", "memory": "Lives in Lisbon.", "created_at": "2025-01-01T10:00:00+01:00"},
+        {"id": "m2", "memory": "Switched to Zed for editing.", "created_at": "2099-01-01T10:00:00Z"},
+    ]}
+    mine, other = database.store(profile="alice"), database.store(profile="bob")
+    with mine, other:
+        porto = mine.add("Moved to Porto last month.", topic="home").fact
+        vim = mine.add("Uses Vim as the main editor.", topic="home").fact
+        other.add("Moved to Porto last month.", topic="home")
+        report = import_source(mine, write(tmp_path / "mem0.json", json.dumps(memories)), "mem0", topic="home")
+        found = sorted((p.kind, p.old.content, p.new.content) for p in report.proposals)
+        assert found == [("update", "Lives in Lisbon.", porto.content),
+                         ("update", vim.content, "Switched to Zed for editing.")]
+        assert other.proposals() == []
