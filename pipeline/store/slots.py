@@ -75,6 +75,15 @@ def topic_for(content: str) -> str | None:
     return named or ("style" if re.search(rf"(?<!\w)(?:{STYLE_CUES})(?!\w)", content.casefold()) else None)
 
 
+def one_list(old: str, new: str) -> bool:
+    """Both (case-folded) are items under one label ("Stack: Python" / "Stack: Postgres"), each naming another
+    item; the caller asks only where no slot that holds one value changed ("Editor: Emacs" / "Editor: Helix")."""
+    label, _, item = old.partition(":")
+    other_label, _, other_item = new.partition(":")
+    return bool(item.strip()) and label.strip() == other_label.strip() and 0 < len(label.split()) <= 3 \
+        and item.strip(" .") != other_item.strip(" .")
+
+
 def slot_of_its_own(old: str, new: str) -> bool:
     """Whether the new fact fills a slot the old one does not speak of: a change signal there changes that slot,
     not the old fact ("Moved to Porto last month" / "Cycles to the office")."""

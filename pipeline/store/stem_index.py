@@ -33,6 +33,7 @@ RECENT = 12  # the topic's latest, judged without a stem in common, after those 
 CHUNK = 300  # index rows per INSERT: 900 parameters, under every SQLite build's limit
 SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or word holds
 SLOT = "\x1eslot:"  # before a slot's name in a key (:mod:`.slots`): no stem starts so
+KEYS_FORMAT = 2  # how :func:`keys` makes a fact's keys from its stems and slots: a change re-indexes (:func:`reader`)
 
 
 def candidates(store: Database, conn: Connection, new: Fact) -> list[Fact]:
@@ -63,17 +64,36 @@ def _candidate_sql(keys: int, row_problem: str) -> str:
 
 
 def catch_up(store: Database, conn: Connection) -> None:
-    """Index the profile's facts written since the index last read (by any tool; on the first check, all)."""
+    """Index the profile's facts written since the index last read (by any tool; on the first check, all; after
+    the reader changed, :func:`reader`, all again: their old rows go first)."""
     # By id only (`session_id || ''` keeps SQLite off the (session_id, tier) index, which would read the whole
-    # profile): a read of the rows written since, whoever wrote them.
-    rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE id > COALESCE((SELECT upto FROM "
-                        "persona_stemmed WHERE profile = ?), -1) AND session_id || '' = ? ORDER BY id",
-                        (store.profile, store.profile)).fetchall()
+    # profile): a read of the rows written since, whoever wrote them. One statement, as before readers were kept.
+    rows = conn.execute("SELECT id, topic, content, COALESCE((SELECT upto FROM persona_stemmed WHERE profile = ? "
+                        "AND reader = ?), -1) AS since FROM memoria_persona WHERE id > COALESCE((SELECT upto FROM "
+                        "persona_stemmed WHERE profile = ? AND reader = ?), -1) AND session_id || '' = ? ORDER BY id",
+                        (store.profile, reader(), store.profile, reader(), store.profile)).fetchall()
     if not rows:
         return
+    if int(rows[0][3]) == -1:  # the first check, or one after the reader changed: no row of another reader stays
+        conn.execute("DELETE FROM persona_stems WHERE profile = ?", (store.profile,))
     index(store, conn, ((int(r[0]), r[1], r[2]) for r in rows if isinstance(r[1], str) and isinstance(r[2], str)))
-    conn.execute("INSERT INTO persona_stemmed (profile, upto) VALUES (?, ?) ON CONFLICT (profile) DO UPDATE SET "
-                 "upto = excluded.upto", (store.profile, max(int(r[0]) for r in rows)))
+    conn.execute("INSERT INTO persona_stemmed (profile, upto, reader) VALUES (?, ?, ?) ON CONFLICT (profile) DO "
+                 "UPDATE SET upto = excluded.upto, reader = excluded.reader",
+                 (store.profile, max(int(r[0]) for r in rows), reader()))
+
+
+@caches.memo("stem_index.reader", owner="process", key="none: the word lists, read once", bound=1)
+def reader() -> str:
+    """A fingerprint of what makes a fact's keys (:func:`keys`): the word lists the stems and slots are read with,
+    and :data:`KEYS_FORMAT`. An index made by another is re-made at the next check."""
+    from . import slot_words, stems, supersede_words
+
+    # Sets sorted: their order changes with each process's string hashing, the fingerprint must not.
+    lists = (KEYS_FORMAT, slot_words.CUES, slot_words.KNOWN_VALUES, sorted(slot_words.CUED_ONLY),
+             sorted(supersede_words.STOPWORDS), supersede_words.CHANGE_SIGNALS, supersede_words.STRONG_SIGNALS,
+             supersede_words.ADDITIVE_SIGNALS, sorted(stems.LIGHT),
+             [(lang, sorted(words)) for lang, words in stems.MARKERS.items()])
+    return hashlib.blake2b(repr(lists).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def index(store: Database, conn: Connection, facts: Iterable[tuple[int, str, str]]) -> None:

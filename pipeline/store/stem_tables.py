@@ -4,6 +4,12 @@ check's stem index (:mod:`.stem_index`). Imports nothing, so each backend's sche
 from __future__ import annotations
 
 
+def stem_readers() -> tuple[str, ...]:
+    """The schema migration that records which reader (word lists, stemmer) indexed a profile's stems, so a change
+    of them re-indexes the profile's facts at its next check (issue 50), not only the facts written after it."""
+    return ("ALTER TABLE persona_stemmed ADD COLUMN reader TEXT NOT NULL DEFAULT ''",)
+
+
 def merges_and_stems(id_type: str) -> tuple[str, ...]:
     """The schema migration that adds merge proposals and this index (``id_type``: the backend's fact id type)."""
     return (

@@ -33,7 +33,7 @@ from .concepts import same_concepts
 from .near_duplicates import near_duplicate
 from .slots import MERGE as SLOT_MERGE
 from .slots import UPDATE as SLOT_UPDATE
-from .slots import VETO, in_context, judge_slots, paraphrase, slot_of_its_own
+from .slots import VETO, in_context, judge_slots, one_list, paraphrase, slot_of_its_own
 from .stems import content_stems, head, language, meaningful, pair_language
 from .supersede_words import (
     ADDITIVE_SIGNALS,
@@ -112,7 +112,7 @@ def _judge(old: Text, new: Text) -> Verdict:
     rule = _explicit(old, new) if shared >= MIN_SHARED_SHARE * len(set(old.words)) else ""
     if rule:
         return Verdict(True, shared + 3, rule)
-    if slotted.kind != SLOT_UPDATE and _one_list(old, new):
+    if slotted.kind != SLOT_UPDATE and one_list(old.folded, new.folded):
         return NO  # "Stack: Python" / "Stack: Redis": two items of one list, both true
     if slotted.kind == VETO:  # two rules said in other words are one ("Always run tests before committing")
         return _said_again(old, new) if slotted.rule == "two_rules" else NO
@@ -157,15 +157,6 @@ def read(text: str) -> Text:
 
 def _words(text: str) -> tuple[str, ...]:
     return tuple(word for word in (token.strip(".:-,;!?'’") for token in re.findall(r"[\w+#.:'’-]+", text)) if word)
-
-
-def _one_list(old: Text, new: Text) -> bool:
-    """Both are items under one label ("Stack: Python" / "Stack: Postgres"), of no slot that holds one value (an
-    "Editor: Emacs" / "Editor: Helix" is the slots' to judge), each naming another item."""
-    label, _, item = old.folded.partition(":")
-    other_label, _, other_item = new.folded.partition(":")
-    return bool(item.strip()) and label.strip() == other_label.strip() and 0 < len(label.split()) <= 3 \
-        and item.strip(" .") != other_item.strip(" .")
 
 
 def _said_again(old: Text, new: Text) -> Verdict:

@@ -15,7 +15,7 @@ from ..agent_tables import fact_locks, held_writes, learned
 from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
-from ..stem_tables import merges_and_stems
+from ..stem_tables import merges_and_stems, stem_readers
 from ..token_counts import token_counts
 from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, settled, stamped
 
@@ -316,6 +316,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # agents' writes awaiting approval (held_writes.py)
     learned(),  # what persona learn took from the hosts' memory, by keyed hash (store/learned.py)
     token_counts("INTEGER"),  # each current fact's exact token count, by text digest (store/token_counts.py)
+    stem_readers(),  # which reader indexed a profile's stems: another re-indexes them (store/stem_tables.py)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
