@@ -316,8 +316,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # agents' writes awaiting approval (held_writes.py)
     learned(),  # what persona learn took from the hosts' memory, by keyed hash (store/learned.py)
     token_counts("INTEGER"),  # each current fact's exact token count, by text digest (store/token_counts.py)
-    stem_readers(),  # which reader indexed a profile's stems: another re-indexes them (store/stem_tables.py)
-)
+    stem_readers())  # which reader indexed a profile's stems: another re-indexes them (store/stem_tables.py)
 
 SCHEMA_VERSION = len(MIGRATIONS)
 REKEYED_AT = 16  # the version whose migration re-keys (in Python: SQL cannot make the normal form)
