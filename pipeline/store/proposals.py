@@ -15,6 +15,7 @@ demoted or forgotten is no longer open. Rows hold ids and keyed hashes, never te
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from .verdict import Verdict
 
 MAX_PER_WRITE = 3  # the strongest matches a write reports; more would be noise nobody reads
+SOURCE_DATE_SLACK = timedelta(days=1)  # a source's date and a store's birth closer than this order nothing
 IMPORT_BATCH = 500  # the added facts of an import read back per statement (a bound on memory, not a tuning)
 ACCEPTED, DISMISSED = "accepted", "dismissed"
 FACT_NAMES = [name.strip() for name in FACT_COLUMNS.split(",")]
@@ -129,11 +131,15 @@ def propose_after_import(store: Database, conn: Connection, added: Sequence[int]
 
 
 def _born_after(olds: list[Fact], dated: str | None, own: frozenset[int]) -> set[int]:
-    """The ids of the stored facts (not the import's own) born after ``dated``, the source's date of a fact."""
+    """The ids of the stored facts (not the import's own) born a day or more after ``dated``, the source's date
+    of a fact. A birth is when the store took a fact in, not when its source said it (an import of this morning's
+    file), and the two clocks differ: within a day, neither is the older."""
     from ..clock import from_db
 
-    when = None if dated is None else from_db(dated)
-    return set() if when is None else {old.id for old in olds if old.id not in own and from_db(old.created_at) > when}
+    if dated is None:
+        return set()
+    when = from_db(dated) + SOURCE_DATE_SLACK
+    return {old.id for old in olds if old.id not in own and from_db(old.created_at) > when}
 
 
 def _current(store: Database, conn: Connection, ids: Sequence[int] | None = None, *,
