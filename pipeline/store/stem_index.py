@@ -33,6 +33,9 @@ RECENT = 12  # the topic's latest, judged without a stem in common, after those 
 CHUNK = 300  # index rows per INSERT: 900 parameters, under every SQLite build's limit
 SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or word holds
 SLOT = "\x1eslot:"  # before a slot's name in a key (:mod:`.slots`): no stem starts so
+# The highest fact id the index has read for a profile, if this reader made it (else -1: all, again).
+SINCE = ("COALESCE((SELECT s.upto FROM persona_stemmed s JOIN persona_stem_readers r ON r.profile = s.profile AND "
+         "r.reader = ? WHERE s.profile = ?), -1)")
 KEYS_FORMAT = 2  # how :func:`keys` makes a fact's keys from its stems and slots: a change re-indexes (:func:`reader`)
 
 
@@ -68,18 +71,18 @@ def catch_up(store: Database, conn: Connection) -> None:
     the reader changed, :func:`reader`, all again: their old rows go first)."""
     # By id only (`session_id || ''` keeps SQLite off the (session_id, tier) index, which would read the whole
     # profile): a read of the rows written since, whoever wrote them. One statement, as before readers were kept.
-    rows = conn.execute("SELECT id, topic, content, COALESCE((SELECT upto FROM persona_stemmed WHERE profile = ? "
-                        "AND reader = ?), -1) AS since FROM memoria_persona WHERE id > COALESCE((SELECT upto FROM "
-                        "persona_stemmed WHERE profile = ? AND reader = ?), -1) AND session_id || '' = ? ORDER BY id",
-                        (store.profile, reader(), store.profile, reader(), store.profile)).fetchall()
+    rows = conn.execute(f"SELECT id, topic, content, {SINCE} AS since FROM memoria_persona WHERE id > {SINCE} AND "
+                        "session_id || '' = ? ORDER BY id",
+                        (reader(), store.profile, reader(), store.profile, store.profile)).fetchall()
     if not rows:
         return
     if int(rows[0][3]) == -1:  # the first check, or one after the reader changed: no row of another reader stays
         conn.execute("DELETE FROM persona_stems WHERE profile = ?", (store.profile,))
+        conn.execute("INSERT INTO persona_stem_readers (profile, reader) VALUES (?, ?) ON CONFLICT (profile) DO "
+                     "UPDATE SET reader = excluded.reader", (store.profile, reader()))
     index(store, conn, ((int(r[0]), r[1], r[2]) for r in rows if isinstance(r[1], str) and isinstance(r[2], str)))
-    conn.execute("INSERT INTO persona_stemmed (profile, upto, reader) VALUES (?, ?, ?) ON CONFLICT (profile) DO "
-                 "UPDATE SET upto = excluded.upto, reader = excluded.reader",
-                 (store.profile, max(int(r[0]) for r in rows), reader()))
+    conn.execute("INSERT INTO persona_stemmed (profile, upto) VALUES (?, ?) ON CONFLICT (profile) DO UPDATE SET "
+                 "upto = excluded.upto", (store.profile, max(int(r[0]) for r in rows)))
 
 
 @caches.memo("stem_index.reader", owner="process", key="none: the word lists, read once", bound=1)
@@ -132,6 +135,7 @@ def forget_profile(store: Database, conn: Connection) -> None:
     """Remove the profile's whole index (profile erase; caller's transaction)."""
     conn.execute("DELETE FROM persona_stems WHERE profile = ?", (store.profile,))
     conn.execute("DELETE FROM persona_stemmed WHERE profile = ?", (store.profile,))
+    conn.execute("DELETE FROM persona_stem_readers WHERE profile = ?", (store.profile,))
 
 
 def _secret(store: Database, conn: Connection) -> bytes:

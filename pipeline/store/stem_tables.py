@@ -7,7 +7,10 @@ from __future__ import annotations
 def stem_readers() -> tuple[str, ...]:
     """The schema migration that records which reader (word lists, stemmer) indexed a profile's stems, so a change
     of them re-indexes the profile's facts at its next check (issue 50), not only the facts written after it."""
-    return ("ALTER TABLE persona_stemmed ADD COLUMN reader TEXT NOT NULL DEFAULT ''",)
+    return ("""CREATE TABLE IF NOT EXISTS persona_stem_readers (
+            profile TEXT PRIMARY KEY,
+            reader TEXT NOT NULL
+        )""",)
 
 
 def merges_and_stems(id_type: str) -> tuple[str, ...]:

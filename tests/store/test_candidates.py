@@ -73,7 +73,7 @@ def test_an_index_made_by_another_reader_is_made_again_at_the_next_write(databas
     bob.add("Lives in Lisbon.", topic="home")
     with store.transaction() as conn:
         conn.execute("DELETE FROM persona_stems WHERE profile = ? AND persona_id = ?", ("alice", old))
-        conn.execute("UPDATE persona_stemmed SET reader = ? WHERE profile = ?", ("", "alice"))
+        conn.execute("UPDATE persona_stem_readers SET reader = ? WHERE profile = ?", ("", "alice"))
         kept = conn.execute("SELECT COUNT(*) FROM persona_stems WHERE profile = ?", ("bob",)).fetchone()[0]
     written = store.add("Relocated to Porto in the spring.", topic="home")
     assert [(proposal.kind, proposal.old.id) for proposal in written.proposals] == [("update", old)]
