@@ -11,6 +11,7 @@ from .. import inputs
 from ..text import counted
 from .common import ProfileOption, say_rendered, shown, state
 from .import_cmds import CONTENT_WIDTH, SkipBadOption, report_text
+from .review_cmds import proposals_text
 
 if TYPE_CHECKING:
     from ..integrations.onboarding import InitPlan, NewTarget, Outcome
@@ -64,7 +65,11 @@ def init(
         done = carry_out(settings, store, plan, add_target=lambda target: _add_target(ctx, target, file),
                          reload=cli.fresh_settings, skip_bad=skip_bad, accept_notes=accept_notes)
         rendered = render_after_write(cli.fresh_settings(), store)  # every target, the ones just added with them
+        found = store.proposals(scan=True)  # what the sources say of each other and of the stored facts
     typer.echo(_done_text(plan, done))
+    if found:
+        typer.echo(f"\n{counted(len(found), 'open proposal')} among the facts (`persona review` lists them "
+                   f"again):\n{proposals_text(found)}")
     # the new targets were rendered with their imports: the line counts them with the rest
     rendered.rendered = list(dict.fromkeys([*(r.target for o in done for r in o.rendered), *rendered.rendered]))
     say_rendered(rendered)

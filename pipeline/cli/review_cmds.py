@@ -73,13 +73,17 @@ def list_proposals(ctx: typer.Context, profile: ProfileOption = None, as_json: J
     if not found:
         typer.echo("no open proposals")
         return
+    typer.echo(proposals_text(found))
+
+
+def proposals_text(found: list[Proposal]) -> str:
+    """The proposals as `persona review` lists them, with how to accept or dismiss one."""
     rows = [[str(p.id), p.kind, f"#{p.old.id} {shown(p.old.content, CONTENT_WIDTH)}",
              f"#{p.new.id} {shown(p.new.content, CONTENT_WIDTH)}", shown(p.old.topic, 24)] for p in found]
-    typer.echo(table(["ID", "KIND", "OLDER FACT (UPDATE) / SHORTER (MERGE)", "MAY BE UPDATED BY / FULLER", "TOPIC"],
-                     rows))
-    typer.echo("\n`persona review accept ID` replaces the older fact, or for a merge keeps only the fuller one "
-               "(undo: `persona undo-replace`); `persona review dismiss ID` keeps both, and the pair is not proposed "
-               "again.")
+    return (table(["ID", "KIND", "OLDER FACT (UPDATE) / SHORTER (MERGE)", "MAY BE UPDATED BY / FULLER", "TOPIC"], rows)
+            + "\n\n`persona review accept ID` replaces the older fact, or for a merge keeps only the fuller one "
+              "(undo: `persona undo-replace`); `persona review dismiss ID` keeps both, and the pair is not proposed "
+              "again.")
 
 
 def _list_held(held: list[HeldWrite]) -> None:

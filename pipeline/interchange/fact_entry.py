@@ -70,6 +70,7 @@ class Offered:
 
     where: str
     fact: FactEntry
+    dated: str | None = None  # when the source says the entry was made (UTC, the store's format): mem0's created_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +111,11 @@ class Parsed:
                                  "setting")
 
 
-def offer(where: str, fields: dict[str, Any]) -> Offered | Refusal:
-    """An entry's fields as :class:`Offered`, or the :class:`Refusal` saying what is wrong with them (an empty text,
-    a NUL byte, a topic too long, a confidence past 1)."""
+def offer(where: str, fields: dict[str, Any], dated: str | None = None) -> Offered | Refusal:
+    """An entry's fields (and the source's date of it) as :class:`Offered`, or the :class:`Refusal` saying what is
+    wrong with them (an empty text, a NUL byte, a topic too long, a confidence past 1)."""
     try:
-        return Offered(where, FactEntry.model_validate(fields))
+        return Offered(where, FactEntry.model_validate(fields), dated)
     except ValidationError as error:
         return Refusal(where, entry_problems(error))
 

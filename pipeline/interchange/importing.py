@@ -181,7 +181,10 @@ def import_entries(store: PersonaStore, parsed: Parsed, *, origin: str, fmt: str
             _prune(store, conn, origin, listed, report)
         # A facts file says each fact it lists is current; any other source tells its facts in the order they
         # came (mem0's dates, a file's lines, Hermes' entries), so a later one may update an earlier one (#50).
-        report.proposals = propose_after_import(store, conn, report.added, listed if declarative else set())
+        dated = {fact_id: d.offered.dated for d, fact_id in zip(decisions, kept, strict=True)
+                 if fact_id is not None and d.offered.dated}
+        report.proposals = propose_after_import(store, conn, report.added, listed if declarative else set(),
+                                                dated)
     return report
 
 

@@ -15,6 +15,7 @@ demoted or forgotten is no longer open. Rows hold ids and keyed hashes, never te
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotFoundError
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from .verdict import Verdict
 
 MAX_PER_WRITE = 3  # the strongest matches a write reports; more would be noise nobody reads
+SOURCE_DATE_SLACK = timedelta(days=1)  # a source's date and a store's birth closer than this order nothing
 IMPORT_BATCH = 500  # the added facts of an import read back per statement (a bound on memory, not a tuning)
 ACCEPTED, DISMISSED = "accepted", "dismissed"
 FACT_NAMES = [name.strip() for name in FACT_COLUMNS.split(",")]
@@ -83,9 +85,12 @@ def _beside(facts: Iterable[Fact], new: Fact) -> list[Fact]:
 def _supported(judged: list[tuple[Verdict, Fact]]) -> list[tuple[Verdict, Fact]]:
     """No more than the evidence supports: where one candidate is named by a strong rule (the new fact names its
     value as left behind, or fills its slot with another), a weaker update beside it (a change word and the same
-    topic) is noise in a full topic, and is left out; merges stand on their own."""
+    topic) is noise in a full topic, and is left out; where none is, only the weak updates that share the most
+    words with the new fact stay ("Switched to tennis; chess is boring" names the chess fact, not the journal
+    beside it); merges stand on their own."""
     if not any(verdict.update and verdict.strong for verdict, _ in judged):
-        return judged
+        best = max((verdict.strength for verdict, _ in judged if verdict.update), default=0)
+        return [(verdict, old) for verdict, old in judged if not verdict.update or verdict.strength == best]
     return [(verdict, old) for verdict, old in judged if not verdict.update or verdict.strong]
 
 
@@ -112,13 +117,15 @@ def check_write(store: Database, conn: Connection, new: Fact, *, dismissals: boo
     return made, tuple(mine[:store.supersede_related])
 
 
-def propose_after_import(store: Database, conn: Connection, added: Sequence[int], listed: set[int]
-                         ) -> list[Proposal]:
+def propose_after_import(store: Database, conn: Connection, added: Sequence[int], listed: set[int],
+                         dated: dict[int, str] | None = None) -> list[Proposal]:
     """The facts an import added may update the profile's older facts, each judged against the candidates a write
     of it would be (bounded, :mod:`.stem_index`), never one of ``listed`` (a facts file lists them: current too).
     Among the import's own facts, in the source's order (the caller's: dates, lines, entries), only what names a
     value left behind or another value of a slot, or a merge: a source's facts were true together, mostly. The
-    added facts are read back a batch at a time, so an import of many facts never holds them all again here."""
+    added facts are read back a batch at a time, so an import of many facts never holds them all again here.
+    ``dated``: an added fact's date in its source (mem0's created_at): a stored fact born after it is the newer one,
+    which may update it, never the reverse (an old export imported late inverts no change)."""
     if store.supersede_detect == "off" or not added:
         return []
     stem_index.catch_up(store, conn)  # the import's facts, indexed once here rather than at the next write
@@ -133,7 +140,10 @@ def propose_after_import(store: Database, conn: Connection, added: Sequence[int]
                 continue  # no fact it could be judged against: not even one to ask the index for
             olds = [old for old in stem_index.candidates(store, conn, fact, caught_up=True)
                     if old.id < fact.id and old.id not in listed]
-            made += propose(store, conn, fact, olds, own=own)
+            newer = _born_after(olds, (dated or {}).get(fact.id), own)
+            made += propose(store, conn, fact, [old for old in olds if old.id not in newer], own=own)
+            for old in (old for old in olds if old.id in newer):
+                made += propose(store, conn, old, [fact])
     return made
 
 
@@ -143,6 +153,18 @@ def _topics_beside(store: Database, conn: Connection, listed: set[int]) -> set[s
     a facts file that makes a profile asks the index nothing."""
     rows = conn.execute("SELECT id, topic FROM memoria_persona WHERE session_id = ?", (store.profile,)).fetchall()
     return {normal_form(row[1]) for row in rows if isinstance(row[1], str) and int(row[0]) not in listed}
+
+
+def _born_after(olds: list[Fact], dated: str | None, own: frozenset[int]) -> set[int]:
+    """The ids of the stored facts (not the import's own) born a day or more after ``dated``, the source's date
+    of a fact. A birth is when the store took a fact in, not when its source said it (an import of this morning's
+    file), and the two clocks differ: within a day, neither is the older."""
+    from ..clock import from_db
+
+    if dated is None:
+        return set()
+    when = from_db(dated) + SOURCE_DATE_SLACK
+    return {old.id for old in olds if old.id not in own and from_db(old.created_at) > when}
 
 
 def _current(store: Database, conn: Connection, ids: Sequence[int] | None = None, *,

@@ -23,6 +23,7 @@ from .slot_words import (
     NEGATING_CONSUMED,
     RENAMES,
     RULE_STARTS,
+    SPHERES,
     SWAPS,
     TIME_ZONES,
     WEEKDAYS,
@@ -57,6 +58,8 @@ class Reading:
     signals: frozenset[str]  # the change words it says ("now", "switched", "jetzt"...)
     additive: bool  # it adds ("also", "auch", "aussi"...)
     rule: bool  # a standing order ("Never ...", "Always ...", "Niemals ...")
+    spheres: frozenset[str] = frozenset()  # where its value holds: "work", "home" ("Work laptop runs Windows")
+    days: frozenset[str] = frozenset()  # the weekdays it names ("Montags im Büro")
 
     def value(self, slot: str) -> frozenset[str]:
         return next((values for name, values in self.values if name == slot), frozenset())
@@ -95,7 +98,18 @@ def reading(text: str) -> Reading:
     return Reading(frozenset(filled), tuple(sorted(filled.items())), words, _uncued(folded), _objects(folded),
                    _context(folded),
                    left | negated, _signals(folded),
-                   _said(folded, ADDITIVE_SIGNALS), _phrase_set(RULE_STARTS).match(folded) is not None)
+                   _said(folded, ADDITIVE_SIGNALS), _phrase_set(RULE_STARTS).match(folded) is not None,
+                   _spheres(folded), frozenset(_tokens(folded)) & WEEKDAYS)
+
+
+def _spheres(folded: str) -> frozenset[str]:
+    """The spheres (:data:`.slot_words.SPHERES`) the text says its value holds in."""
+    return frozenset(str(hit.lastgroup) for hit in _sphere_pattern().finditer(folded))
+
+
+@caches.memo("slot_reading._sphere_pattern", owner="process", key="none: the word lists, read once", bound=1)
+def _sphere_pattern() -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)(?:" + "|".join(rf"(?P<{name}>{words})" for name, words in SPHERES.items()) + r")(?!\w)")
 
 
 @caches.memo("slot_reading._spellings", owner="process", key="none: the word lists, read once", bound=1)
@@ -109,6 +123,13 @@ def _values_among(words: frozenset[str]) -> frozenset[str]:
     by_first = _by_first_word()
     return frozenset(value for word in words for spelled, value in by_first.get(word, ())
                      if all(part in words for part in spelled.split()))
+
+
+def spelling_words(words: frozenset[str]) -> frozenset[str]:
+    """The words among ``words`` that spell a known value of two words or more ("vs", "code" of vscode)."""
+    by_first = _by_first_word()
+    return frozenset(part for word in words for spelled, _ in by_first.get(word, ()) if " " in spelled
+                     and all(part in words for part in spelled.split()) for part in spelled.split())
 
 
 @caches.memo("slot_reading._by_first_word", owner="process", key="none: the word lists, read once", bound=1)
@@ -140,8 +161,9 @@ def _objects(folded: str) -> frozenset[str]:
 
 
 def _located(folded: str) -> frozenset[str]:
-    """The words a place is named by: after "in", "to", "nach", "à", "em"... ("Lives with two cats" names none)."""
-    found = _after_words(folded, LOCATIVE, 2)
+    """The words a place is named by: after "in", "to", "nach", "à", "em"..., or a label's colon ("City: Cork")
+    ("Lives with two cats" names none)."""
+    found = _after_words(folded, LOCATIVE, 2) | set(_tokens(folded.partition(":")[2])[:2])
     return frozenset(found | {part for word in found for part in word.split("-")})  # "München-Schwabing"
 
 

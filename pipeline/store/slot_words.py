@@ -81,7 +81,8 @@ KNOWN_VALUES: dict[str, dict[str, str]] = {
         "remote": "remote", "remotely": "remote", "from home": "remote", "home office": "remote",
         "von zu hause": "remote", "télétravail": "remote", "à distance": "remote", "en remoto": "remote",
         "desde casa": "remote", "de casa": "remote", "em casa": "remote", "da remoto": "remote",
-        "da casa": "remote", "in the office": "office", "büro": "office", "au bureau": "office",
+        "da casa": "remote", "in the office": "office", "from the office": "office",
+        "at the office": "office", "büro": "office", "au bureau": "office",
         "en la oficina": "office", "oficina": "office", "escritório": "office", "ufficio": "office",
     },
     "smoking": {"smokes": "smoking", "smoking": "smoking", "smoke": "smoking", "smoker": "smoking",
@@ -108,8 +109,10 @@ CUES: dict[str, str] = {
                 r"trabaj\w* (?:en|para)|empresa|se unió a|trabalh\w* (?:na|no|em|para)|entrou na|entrou no|"
                 r"lavor\w* (?:in|per|presso|alla|da)|è entrato in|è entrata in|azienda|freelance|freelancer|"
                 r"freiberuflich|selbstständig|indépendant|autónomo|autônomo|agency|agentur|agence|agencia|agência|"
-                r"agenzia|company",
-    "place": r"lives in|lives|live in|lebt|lebe|based in|basé à|basée à|basé en|basado en|basada en|"
+                r"agenzia|company|(?:new )?(?:job|role|position|engineer|developer|designer|consultant|analyst) "
+                r"(?:at|with)|stelle bei|job bei|poste chez|emploi chez|puesto en|emprego (?:na|no|em)",
+    "place": r"city|home town|hometown|stadt|wohnort|ville|ciudad|città|cidade|"
+             r"lives in|lives|live in|lebt|lebe|based in|basé à|basée à|basé en|basado en|basada en|"
              r"baseado em|baseada em|"
              r"con sede a|ansässig in|gezogen|relocated|moved to|moving to|resides|wohnt|wohne|lebt in|"
              r"umgezogen|gezogen nach|habite|vit à|vit en|vis à|installé à|installée à|déménagé|vive en|vivo en|"
@@ -201,6 +204,16 @@ WEEKDAYS = word_set(
     "jueves viernes sábado domingo segunda terça quarta quinta sexta segundas terças quartas quintas",
     "sextas lunedì martedì mercoledì giovedì venerdì sabato domenica",
 )
+# Where a value holds, said of the thing rather than the user (issue 50: "Work laptop runs Windows" / "Home laptop
+# runs Linux" are two slots, not one changed). Nouns and adjectives only: "works at", "arbeitet" name an employer.
+SPHERES = {
+    "work": r"work|job|arbeit|arbeits\w+|beruflich\w*|dienst\w+|travail|boulot|professionnel\w*|trabajo|laboral|"
+            r"lavoro|trabalho|profissional",
+    "home": r"home|personal|private|privat\w*|zuhause|zu hause|daheim|maison|perso|personnel\w*|privé\w*|casa|"
+            r"personale|pessoal|particular",
+}
+# Slots whose values are a sphere themselves ("works from home", "im Büro"): no qualifier splits them.
+SPHERE_VALUED = frozenset({"employer", "workplace"})
 # Clause breaks: a value is judged left behind within its own clause only.
 CLAUSES = r"[,;.!?]|\s(?:and|but|now|und|aber|jetzt|et|mais|maintenant|y|pero|ahora|e|mas|agora|ma|ora|sondern)\s"
 # Prohibitions and standing orders: two of them worded alike are two rules, not a rule and its change.

@@ -16,11 +16,12 @@ import re
 from dataclasses import dataclass
 
 from .. import caches
-from .slot_reading import Reading, reading
+from .slot_reading import Reading, reading, spelling_words
 from .slot_words import (
     CONTEXT,
     IDENTITY,
     KNOWN_VALUES,
+    SPHERE_VALUED,
     STYLE_CUES,
     TOPICS,
 )
@@ -74,6 +75,15 @@ def topic_for(content: str) -> str | None:
     return named or ("style" if re.search(rf"(?<!\w)(?:{STYLE_CUES})(?!\w)", content.casefold()) else None)
 
 
+def one_list(old: str, new: str) -> bool:
+    """Both (case-folded) are items under one label ("Stack: Python" / "Stack: Postgres"), each naming another
+    item; the caller asks only where no slot that holds one value changed ("Editor: Emacs" / "Editor: Helix")."""
+    label, _, item = old.partition(":")
+    other_label, _, other_item = new.partition(":")
+    return bool(item.strip()) and label.strip() == other_label.strip() and 0 < len(label.split()) <= 3 \
+        and item.strip(" .") != other_item.strip(" .")
+
+
 def slot_of_its_own(old: str, new: str) -> bool:
     """Whether the new fact fills a slot the old one does not speak of: a change signal there changes that slot,
     not the old fact ("Moved to Porto last month" / "Cycles to the office")."""
@@ -89,9 +99,10 @@ def closeness(one: str, other: str) -> int:
 def _left_behind(old: Reading, new: Reading) -> bool:
     """The new fact names one of the old fact's values (or, for an old fact of no slot, its words) as left
     behind, and the old fact did not say it negated."""
-    named = frozenset().union(*(values for _, values in old.values)) or old.objects
-    named = named - old.left
-    return any(_alike(word, gone) for word in named for gone in new.left)
+    values = frozenset().union(*(values for _, values in old.values))
+    named = (values or old.objects) - old.left
+    left = new.left if values else new.left - spelling_words(new.left)  # "from VS Code": not any "code"
+    return any(_alike(word, gone) for word in named for gone in left)
 
 
 def _same_slot(slot: str, old: Reading, new: Reading) -> SlotVerdict:
@@ -99,6 +110,8 @@ def _same_slot(slot: str, old: Reading, new: Reading) -> SlotVerdict:
     changed = bool(new.signals - old.signals)  # "now" in both says nothing of either
     if slot == "meeting":
         return _meeting(old, new)
+    if _qualified_apart(slot, old, new):
+        return SlotVerdict(VETO, "qualifier")  # "Work laptop runs Windows" / "Home laptop runs Linux": two slots
     if not mine or not theirs:
         return NO_OPINION
     gone, came = _without(mine, theirs), _without(theirs, mine)
@@ -132,6 +145,13 @@ def _other_context(old: Reading, new: Reading, slot: str) -> bool:
     server"): two values of one slot side by side. Free slots' values are their words: no context to tell."""
     return slot in KNOWN_VALUES and bool(old.rest) and bool(new.rest) and not any(
         _alike(one, other) for one in old.rest for other in new.rest)
+
+
+def _qualified_apart(slot: str, old: Reading, new: Reading) -> bool:
+    """Each fact says where (work, home) or on which days its value holds, and not the same: a slot each."""
+    spheres = slot not in SPHERE_VALUED and bool(old.spheres) and bool(new.spheres) and not old.spheres & new.spheres
+    days = bool(old.days) and bool(new.days) and not any(_alike(one, other) for one in old.days for other in new.days)
+    return spheres or days
 
 
 def _meeting(old: Reading, new: Reading) -> SlotVerdict:

@@ -37,6 +37,10 @@ RECENT = 12  # the topic's latest, judged without a stem in common, after those 
 CHUNK = 300  # index rows per INSERT: 900 parameters, under every SQLite build's limit
 SEPARATOR = "\x1f"  # between topic and stem in a key: a character no topic or word holds
 SLOT = "\x1eslot:"  # before a slot's name in a key (:mod:`.slots`): no stem starts so
+# The highest fact id the index has read for a profile, if this reader made it (else -1: all, again).
+SINCE = ("COALESCE((SELECT s.upto FROM persona_stemmed s JOIN persona_stem_readers r ON r.profile = s.profile AND "
+         "r.reader = ? WHERE s.profile = ?), -1)")
+KEYS_FORMAT = 2  # how :func:`keys` makes a fact's keys from its stems and slots: a change re-indexes (:func:`reader`)
 
 
 def candidates(store: Database, conn: Connection, new: Fact, *, caught_up: bool = False) -> list[Fact]:
@@ -73,19 +77,38 @@ def _candidate_sql(keys: int, row_problem: str) -> str:
 
 
 def catch_up(store: Database, conn: Connection) -> None:
-    """Index the profile's facts written since the index last read (by any tool; on the first check, all)."""
-    # A read of the rows written since, whoever wrote them. SQLite by id only (`session_id || ''` keeps it off the
-    # (session_id, tier) index, which would read the whole profile); PostgreSQL through its (session_id, id)
-    # index, as by id alone it would read every profile's rows since (a new profile's check: the whole table).
+    """Index the profile's facts written since the index last read (by any tool; on the first check, all; after
+    the reader changed, :func:`reader`, all again: their old rows go first)."""
+    # A read of the rows written since, whoever wrote them, in one statement. SQLite by id only (`session_id || ''`
+    # keeps it off the (session_id, tier) index, which would read the whole profile); PostgreSQL through its
+    # (session_id, id) index, as by id alone it would read every profile's rows since (a new profile: the table).
     profile = "session_id = ?" if store.dialect is POSTGRES else "session_id || '' = ?"
-    rows = conn.execute("SELECT id, topic, content FROM memoria_persona WHERE id > COALESCE((SELECT upto FROM "
-                        f"persona_stemmed WHERE profile = ?), -1) AND {profile} ORDER BY id",
-                        (store.profile, store.profile)).fetchall()
+    rows = conn.execute(f"SELECT id, topic, content, {SINCE} AS since FROM memoria_persona WHERE id > {SINCE} AND "
+                        f"{profile} ORDER BY id",
+                        (reader(), store.profile, reader(), store.profile, store.profile)).fetchall()
     if not rows:
         return
+    if int(rows[0][3]) == -1:  # the first check, or one after the reader changed: no row of another reader stays
+        _drop_rows(store, conn)
+        conn.execute("INSERT INTO persona_stem_readers (profile, reader) VALUES (?, ?) ON CONFLICT (profile) DO "
+                     "UPDATE SET reader = excluded.reader", (store.profile, reader()))
     index(store, conn, ((int(r[0]), r[1], r[2]) for r in rows if isinstance(r[1], str) and isinstance(r[2], str)))
     conn.execute("INSERT INTO persona_stemmed (profile, upto) VALUES (?, ?) ON CONFLICT (profile) DO UPDATE SET "
                  "upto = excluded.upto", (store.profile, max(int(r[0]) for r in rows)))
+
+
+@caches.memo("stem_index.reader", owner="process", key="none: the word lists, read once", bound=1)
+def reader() -> str:
+    """A fingerprint of what makes a fact's keys (:func:`keys`): the word lists the stems and slots are read with,
+    and :data:`KEYS_FORMAT`. An index made by another is re-made at the next check."""
+    from . import slot_words, stems, supersede_words
+
+    # Sets sorted: their order changes with each process's string hashing, the fingerprint must not.
+    lists = (KEYS_FORMAT, slot_words.CUES, slot_words.KNOWN_VALUES, sorted(slot_words.CUED_ONLY),
+             sorted(supersede_words.STOPWORDS), supersede_words.CHANGE_SIGNALS, supersede_words.STRONG_SIGNALS,
+             supersede_words.ADDITIVE_SIGNALS, sorted(stems.LIGHT),
+             [(lang, sorted(words)) for lang, words in stems.MARKERS.items()])
+    return hashlib.blake2b(repr(lists).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def index(store: Database, conn: Connection, facts: Iterable[tuple[int, str, str]]) -> None:
@@ -128,11 +151,16 @@ def forget(store: Database, conn: Connection, ids: Iterable[int]) -> None:
 
 def forget_profile(store: Database, conn: Connection) -> None:
     """Remove the profile's whole index (profile erase; caller's transaction)."""
+    _drop_rows(store, conn)
+    conn.execute("DELETE FROM persona_stemmed WHERE profile = ?", (store.profile,))
+    conn.execute("DELETE FROM persona_stem_readers WHERE profile = ?", (store.profile,))
+
+
+def _drop_rows(store: Database, conn: Connection) -> None:
     if store.dialect is POSTGRES:
         stem_sets.forget_profile(store, conn)
     else:
         conn.execute("DELETE FROM persona_stems WHERE profile = ?", (store.profile,))
-    conn.execute("DELETE FROM persona_stemmed WHERE profile = ?", (store.profile,))
 
 
 def _secret(store: Database, conn: Connection) -> bytes:

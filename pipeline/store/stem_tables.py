@@ -5,6 +5,15 @@ check's stem index (:mod:`.stem_index`); and PostgreSQL's compact form of that i
 from __future__ import annotations
 
 
+def stem_readers() -> tuple[str, ...]:
+    """The schema migration that records which reader (word lists, stemmer) indexed a profile's stems, so a change
+    of them re-indexes the profile's facts at its next check (issue 50), not only the facts written after it."""
+    return ("""CREATE TABLE IF NOT EXISTS persona_stem_readers (
+            profile TEXT PRIMARY KEY,
+            reader TEXT NOT NULL
+        )""",)
+
+
 def merges_and_stems(id_type: str) -> tuple[str, ...]:
     """The schema migration that adds merge proposals and this index (``id_type``: the backend's fact id type)."""
     return (

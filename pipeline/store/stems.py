@@ -69,6 +69,11 @@ def ordered_stems(text: str, lang: str | None = None) -> tuple[str, ...]:
     return tuple(_stemmer(lang or language(text)).stemWords(words))
 
 
+def stem_words(words: tuple[str, ...], lang: str) -> tuple[str, ...]:
+    """``words`` (folded) by the Snowball stemmer of ``lang``."""
+    return tuple(_stemmer(lang).stemWords(list(words)))
+
+
 def meaningful(stems: frozenset[str]) -> frozenset[str]:
     """The stems that name something: light verbs ("uses", "prefers") aside."""
     return frozenset(stem for stem in stems if not light(stem))

@@ -29,11 +29,12 @@ import re
 from dataclasses import dataclass
 
 from .. import caches
+from .concepts import same_concepts
 from .near_duplicates import near_duplicate
 from .slots import MERGE as SLOT_MERGE
 from .slots import UPDATE as SLOT_UPDATE
-from .slots import VETO, in_context, judge_slots, paraphrase, slot_of_its_own
-from .stems import content_stems, head, meaningful, pair_language
+from .slots import VETO, in_context, judge_slots, one_list, paraphrase, slot_of_its_own
+from .stems import content_stems, head, language, meaningful, pair_language
 from .supersede_words import (
     ADDITIVE_SIGNALS,
     ARTICLES,
@@ -111,8 +112,10 @@ def _judge(old: Text, new: Text) -> Verdict:
     rule = _explicit(old, new) if shared >= MIN_SHARED_SHARE * len(set(old.words)) else ""
     if rule:
         return Verdict(True, shared + 3, rule)
-    if slotted.kind == VETO:
-        return NO
+    if slotted.kind != SLOT_UPDATE and one_list(old.folded, new.folded):
+        return NO  # "Stack: Python" / "Stack: Redis": two items of one list, both true
+    if slotted.kind == VETO:  # two rules said in other words are one ("Always run tests before committing")
+        return _said_again(old, new) if slotted.rule == "two_rules" else NO
     if slotted.kind == SLOT_UPDATE and not (slotted.rule.startswith("slot:") and _multi_valued(old, new)):
         return Verdict(True, shared + 2, slotted.rule)
     if slotted.kind == SLOT_MERGE:
@@ -126,6 +129,9 @@ def _judge(old: Text, new: Text) -> Verdict:
     # "Does not use Docker" / "Uses Docker": not the same
     if (near_duplicate(old.folded, new.folded) or paraphrase(old.folded, new.folded)) and not _ends(new, old):
         return Verdict(True, shared, "near_duplicate", MERGE)  # reworded or refined: keep the fuller
+    said_again = _said_again(old, new)
+    if said_again.proposes:
+        return said_again
     if covers or _multi_valued(old, new):
         return NO
     kind = _same_kind(old, new)
@@ -153,12 +159,20 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(word for word in (token.strip(".:-,;!?'’") for token in re.findall(r"[\w+#.:'’-]+", text)) if word)
 
 
+def _said_again(old: Text, new: Text) -> Verdict:
+    """A merge when the two say the same in other words, negations read alike (:mod:`.concepts`)."""
+    return Verdict(True, len(set(old.words) & set(new.words)), "same_concepts", MERGE) \
+        if same_concepts(old.folded, new.folded) else NO
+
+
 @caches.memo("supersede_rules.relations", owner="process", key="a fact's text as read",
              bound=TEXTS_KEPT, holds_text=True)
 def _relations(text: Text) -> frozenset[str]:
     """The other people the fact is about: one it opens with ("A irmã dele...", "Her mother...") or names after a
     possessive; "uses Slack with the team" is still the user's fact, "package manager" a tool."""
     tokens = text.tokens
+    if tokens[:1] == ("son",) and language(text.folded) == "french":
+        tokens = ("sa", *tokens[1:])  # "Son employeur est Airbus": a possessive, not someone's son
     return frozenset(token for index, token in enumerate(tokens) if (token in RELATIONS and (
         index < 2 or (index > 0 and tokens[index - 1] in POSSESSIVES)) and (index == 0 or tokens[index - 1]
                                                                              not in THING_OF)) or (

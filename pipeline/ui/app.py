@@ -190,8 +190,10 @@ def _agents(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
 
 
 def _proposals(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:
-    with ui.store(settings, readonly=True) as store:
-        return {"proposals": pages.proposals(store), "held": store.held_writes()}
+    """The open proposals, after a scan of the stored facts: what no single write saw (another tool's facts, an
+    import's) is proposed here too, as `persona review --scan` does (idempotent: a pair is proposed once)."""
+    with ui.store(settings, readonly=False) as store:
+        return {"proposals": pages.proposals(store, scan=True), "held": store.held_writes()}
 
 
 def _history(ui: Ui, settings: Settings, request: Request) -> dict[str, Any]:

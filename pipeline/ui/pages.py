@@ -184,8 +184,9 @@ def bars(settings: Settings, report: TargetReport) -> Iterable[Bar]:
         yield Bar(unit, measure(report.text, limit.unit, counter), limit.amount)
 
 
-def proposals(store: PersonaStore) -> list[Proposal]:
-    return store.proposals()
+def proposals(store: PersonaStore, *, scan: bool = False) -> list[Proposal]:
+    """The open proposals; ``scan`` first proposes what no single write saw (:meth:`PersonaStore.proposals`)."""
+    return store.proposals(scan=scan)
 
 
 def history(store: PersonaStore, persona_id: int) -> list[Link]:

@@ -208,3 +208,30 @@ def test_the_dry_run_counts_the_entries_the_store_has_superseded_or_forgotten(da
     assert "Rebases onto main" not in plan
     bob = runner.invoke(app, [*args, "init", "--dry-run", "-p", "bob"]).stdout
     assert f"Codex: {codex} (--from instructions)\n  2 facts to add, 0 already there, 0 refused" in bob, bob
+
+
+def test_init_scans_the_imported_and_stored_facts_and_shows_the_proposals(database):
+    """Two hosts' files say the same twice in other words and one changes the other: init proposes them (the scan
+    of `persona review --scan`) and shows them; another profile has none of them."""
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir()
+    (home / ".codex").mkdir()
+    (home / ".claude" / "CLAUDE.md").write_text("- Uses VS Code as the editor.\n- Answers tersely.\n")
+    (home / ".codex" / "AGENTS.md").write_text("- Main editor is Neovim now, not VS Code.\n"
+                                               "- Keep answers terse, no recap.\n")
+    target = database.target if database.is_postgres else home / MNEMOSYNE_DB
+    if not database.is_postgres:  # the default store is Mnemosyne's database in the home: made as Mnemosyne does
+        (home / MNEMOSYNE_DB).parent.mkdir(parents=True)
+        with closing(sqlite3.connect(home / MNEMOSYNE_DB)) as conn, conn:
+            conn.executescript(MNEMOSYNE_SCHEMA.read_text())
+    with PersonaStore(target, supersede_detect="off") as quiet:  # stored before: no write proposed anything
+        quiet.add("Lives in Lisbon.", topic="home")
+        quiet.add("Moved to Porto last month.", topic="home")
+    done = runner.invoke(app, [*store_args(database), "init", "--yes"])
+    assert done.exit_code == 0, done.output
+    shown = done.stdout.partition("3 open proposals among the facts")[2]
+    assert "update  #1 Lives in Lisbon." in shown and "update  #3 Uses VS Code as the editor." in shown
+    assert "merge   #4 Answers tersely." in shown
+    with PersonaStore(target) as mine, PersonaStore(target, profile="bob") as bob:
+        assert sorted(proposal.kind for proposal in mine.proposals()) == ["merge", "update", "update"]
+        assert bob.proposals() == []

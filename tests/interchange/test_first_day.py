@@ -5,6 +5,7 @@ backends; a second profile sees none of the first's facts or proposals."""
 from __future__ import annotations
 
 import json
+import os
 
 from typer.testing import CliRunner
 
@@ -110,3 +111,41 @@ def test_a_markdown_label_labels_its_list_and_an_items_fenced_command_is_kept(st
     import_source(store, write(tmp_path / "CLAUDE.md", text), "instructions")
     assert set(by_content(store)) == {"Editor setup: Neovim with LazyVim", "Editor setup: tmux",
                                       "Run tests: `make test`", "Use pytest"}
+
+
+def test_an_old_mem0_export_imported_after_a_newer_fact_never_inverts_the_change(database, tmp_path):
+    """A memory created before the stored fact was born is the older of the two: the stored fact may update it,
+    never the reverse; a memory created after the stored fact may update it as usual. Bob's profile sees none."""
+    memories = {"results": [
+        {"id": "m1", "memory": "Lives in Lisbon.", "created_at": "2025-01-01T10:00:00+01:00"},
+        {"id": "m2", "memory": "Switched to Zed for editing.", "created_at": "2099-01-01T10:00:00Z"},
+    ]}
+    mine, other = database.store(profile="alice"), database.store(profile="bob")
+    with mine, other:
+        porto = mine.add("Moved to Porto last month.", topic="home").fact
+        vim = mine.add("Uses Vim as the main editor.", topic="home").fact
+        other.add("Moved to Porto last month.", topic="home")
+        report = import_source(mine, write(tmp_path / "mem0.json", json.dumps(memories)), "mem0", topic="home")
+        found = sorted((p.kind, p.old.content, p.new.content) for p in report.proposals)
+        assert found == [("update", "Lives in Lisbon.", porto.content),
+                         ("update", vim.content, "Switched to Zed for editing.")]
+        assert other.proposals() == []
+
+
+def test_a_file_older_than_a_stored_fact_is_dated_by_its_modification_time(database, tmp_path):
+    """A list written long ago, imported after a newer fact was stored, updates nothing of it: the stored fact may
+    update the file's; a file written since may update a stored fact as usual. Bob's profile sees none."""
+    mine, other = database.store(profile="alice"), database.store(profile="bob")
+    with mine, other:
+        porto = mine.add("Moved to Porto last month.", topic="home").fact
+        other.add("Moved to Porto last month.", topic="home")
+        old = write(tmp_path / "old.txt", "- Lives in Lisbon.\n")
+        os.utime(old, (1_600_000_000, 1_600_000_000))  # September 2020
+        report = import_source(mine, old, "lines", topic="home")
+        assert [(p.kind, p.old.content, p.new.content) for p in report.proposals] == [
+            ("update", "Lives in Lisbon.", porto.content)]
+        vim = mine.add("Uses Vim as the main editor.", topic="home").fact
+        os.utime(new := write(tmp_path / "new.txt", "- Switched to Zed for editing.\n"), (4_000_000_000,) * 2)
+        report = import_source(mine, new, "lines", topic="home")
+        assert [(p.kind, p.old.content) for p in report.proposals] == [("update", vim.content)]
+        assert other.proposals() == []

@@ -62,3 +62,20 @@ def test_beyond_the_window_a_change_of_the_same_slot_is_found_by_its_slot(databa
     written = store.add("I've been on Helix for a month now.", topic="tools")
     assert [(proposal.kind, proposal.old.id) for proposal in written.proposals] == [("update", old)]
 
+
+
+def test_an_index_made_by_another_reader_is_made_again_at_the_next_write(database):
+    """A fact indexed before the word lists changed (here: its rows lost, the index marked as another reader's, as
+    a store indexed before a stems change is) is indexed again at the next check, so its slot still finds it;
+    bob's index is his own and stays as it was."""
+    store, bob = database.store(profile="alice"), database.store(profile="bob")
+    old = _written(store, "Lives in Lisbon.", between=13, topic="home")
+    bob.add("Lives in Lisbon.", topic="home")
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM persona_stems WHERE profile = ? AND persona_id = ?", ("alice", old))
+        conn.execute("UPDATE persona_stem_readers SET reader = ? WHERE profile = ?", ("", "alice"))
+        kept = conn.execute("SELECT COUNT(*) FROM persona_stems WHERE profile = ?", ("bob",)).fetchone()[0]
+    written = store.add("Relocated to Porto in the spring.", topic="home")
+    assert [(proposal.kind, proposal.old.id) for proposal in written.proposals] == [("update", old)]
+    with store.transaction() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM persona_stems WHERE profile = ?", ("bob",)).fetchone()[0] == kept

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...clock import from_db, to_db
 from ...errors import FactsFileError
 from ...fs import bounded_json
 from ..fact_entry import Parsed, Refusal, offer
@@ -43,7 +44,8 @@ def mem0(source: Source) -> Parsed:
             parsed.bad.append(Refusal(where, "expected an object with the memory's text in \"memory\""))
             continue
         parsed.take(offer(where, {"topic": _topic(memory) or source.topic, "content": memory["memory"],
-                                  **({"reason": reason} if (reason := _reason(memory)) else {})}))
+                                  **({"reason": reason} if (reason := _reason(memory)) else {})},
+                          dated=_dated(_created(memory))))
     return parsed
 
 
@@ -60,6 +62,15 @@ def _memories(source: Source) -> list[Any]:
         raise FactsFileError(f"{source.name}: expected mem0's get_all output: a list of memories, or an object "
                              "with a \"results\" list")
     return document
+
+
+def _dated(created: str) -> str | None:
+    """``created_at`` in the store's UTC format (a fact's ``created_at``), None when it is no ISO 8601 time: an
+    import against stored facts is ordered by it (#50)."""
+    try:
+        return to_db(from_db(created)) if created else None
+    except ValueError:
+        return None
 
 
 def _created(memory: Any) -> str:

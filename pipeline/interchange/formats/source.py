@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ... import inputs
+from ...clock import to_db
 from ...errors import FactsFileError
 from ...fs.read import describe, read_file
 from ...store import PersonaStore, topic_for
@@ -50,7 +52,19 @@ def _read(path: Path | str, fmt: str | None, *, topic: str | None, accept_notes:
     if accept_notes:
         parsed = replace(parsed, facts=[*parsed.facts, *parsed.notes], notes=[])
     facts = parsed.facts if topic else [_topic_from_content(item) for item in parsed.facts]
+    if not parser.declarative and name != STDIN_NAME:  # a file's facts date from when it was last written (#50)
+        facts = _dated(facts, Path(name))
     return name, fmt, replace(parsed, facts=_first_of_each(facts, by_text=not parser.declarative))
+
+
+def _dated(facts: list[Offered], path: Path) -> list[Offered]:
+    """Each fact the source gives no date of its own (mem0 does) dated by the file's modification time, so an old
+    file imported after newer facts were stored updates none of them (a facts file says its facts are current)."""
+    try:
+        written = to_db(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+    except OSError:
+        return facts
+    return [item if item.dated else replace(item, dated=written) for item in facts]
 
 
 def _topic_from_content(item: Offered) -> Offered:

@@ -15,7 +15,7 @@ from ..agent_tables import fact_locks, held_writes, learned, learned_births
 from ..contract import REQUIRED_COLUMNS
 from ..history_scrubs import history_scrubs
 from ..rekey import rekey
-from ..stem_tables import merges_and_stems
+from ..stem_tables import merges_and_stems, stem_readers
 from ..token_counts import segment_counts, token_counts
 from .triggers import FIRST_TRIGGERS, restore_triggers, row_changes, settled, stamped, vanishing
 
@@ -315,8 +315,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     fact_locks(), held_writes("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"),  # locked facts, agents' held writes
     learned(),  # what persona learn took from the hosts' memory, by keyed hash (store/learned.py)
     token_counts("INTEGER"), segment_counts(),  # exact counts: a fact's, a render segment's (store/*_counts.py)
-    learned_births(), vanishing(),  # learn's facts (store/learned.py); facts another tool deleted (vanished.py)
-)
+    learned_births(), vanishing(), stem_readers())  # learned.py; deleted elsewhere (vanished.py); stem_tables.py
 
 SCHEMA_VERSION = len(MIGRATIONS)
 REKEYED_AT = 16  # the version whose migration re-keys (in Python: SQL cannot make the normal form)
