@@ -40,6 +40,8 @@ from .supersede_words import (
 )
 
 TEXTS_KEPT = 4096
+NAME_REACH = 3  # words after a name cue that are the name ("name is Dana Okafor")
+COPULAS = frozenset({"is", "am", "was", "ist", "war", "est", "es", "é", "è"})  # "my name is Dana": not the name
 LEFT_REACH = 3  # words after a "left behind" word (or before a closing one) that it may name
 FREE_SLOTS = ("employer", "place", "name", "project")  # slots with values no list holds: read from the words
 
@@ -75,6 +77,8 @@ def reading(text: str) -> Reading:
     words = _meaningful(folded)
     cued = {str(hit.lastgroup) for hit in _cues().finditer(folded)}
     known = tuple((slot, value) for slot, value in known if slot not in CUED_ONLY or slot in cued)
+    name = _name_words(folded) if "name" in cued else frozenset()
+    known = _outside(known, name)  # "Name is Zed Quinn" names no editor
     if any(slot in CUED_ONLY for slot, _ in known):  # "switched the shell to fish": not a diet
         known = tuple((slot, value) for slot, value in known if slot != "diet")
     slots = {slot for slot, _ in known} | cued
@@ -88,6 +92,8 @@ def reading(text: str) -> Reading:
     negated = frozenset(value for slot, value in known if _negated(folded, value, slot))
     values = _diet(values, negated)
     free = _free(folded)
+    if name:
+        values["name"] = set(name)
     for slot in slots:
         if slot in FREE_SLOTS and slot not in values:
             values[slot] = set(free if slot != "place" or _said(folded, TIME_ZONES) else free & _located(folded))
@@ -185,6 +191,25 @@ def _folded(text: str) -> str:
 
 def _tokens(text: str) -> list[str]:
     return [word for word in (token.strip(".:-,;!?'\"()") for token in re.findall(r"[\w@+#./:'-]+", text)) if word]
+
+
+def _name_words(folded: str) -> frozenset[str]:
+    """The words a name cue gives the user's name ("name is Zed Quinn", "goes by Vim"), to its clause's end."""
+    found: set[str] = set()
+    for hit in _cues().finditer(folded):
+        if hit.lastgroup == "name":
+            clause = re.split(r"[;,.!?()]|\s(?:-|and|but|und|et|y|e)\s", folded[hit.end():], maxsplit=1)[0]
+            words = [word for word in _tokens(clause) if word not in ARTICLES]
+            found.update((words[1:] if words and words[0] in COPULAS else words)[:NAME_REACH])
+    return frozenset(found)
+
+
+def _outside(known: tuple[tuple[str, str], ...], words: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """The known values but those spelled by ``words`` alone (a name's words are no tool, place or diet)."""
+    if not words:
+        return known
+    inside = {(slot, value) for slot, spelled, value in _spellings() if set(spelled.split()) <= words}
+    return tuple(pair for pair in known if pair not in inside)
 
 
 def _known(folded: str) -> tuple[tuple[str, str], ...]:

@@ -40,7 +40,7 @@ SLOT = "\x1eslot:"  # before a slot's name in a key (:mod:`.slots`): no stem sta
 # The highest fact id the index has read for a profile, if this reader made it (else -1: all, again).
 SINCE = ("COALESCE((SELECT s.upto FROM persona_stemmed s JOIN persona_stem_readers r ON r.profile = s.profile AND "
          "r.reader = ? WHERE s.profile = ?), -1)")
-KEYS_FORMAT = 2  # how :func:`keys` makes a fact's keys from its stems and slots: a change re-indexes (:func:`reader`)
+KEYS_FORMAT = 3  # how :func:`keys` makes a fact's keys from its stems and slots: a change re-indexes (:func:`reader`)
 
 
 def candidates(store: Database, conn: Connection, new: Fact, *, caught_up: bool = False) -> list[Fact]:

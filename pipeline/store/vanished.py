@@ -25,12 +25,13 @@ TABLE = "persona_vanished"
 KEYED: tuple[tuple[str, str | None, str], ...] = (
     ("persona_origins", None, "persona_id"),
     ("persona_token_counts", None, "persona_id"),
-    ("persona_stems", "profile", "persona_id"),
     ("persona_locked", "profile", "persona_id"),
     ("persona_keys", "session_id", "persona_id"),
     ("persona_held", "profile", "persona_id"),
     ("persona_births", "profile", "persona_id"),
 )
+# The proposal check's stem index: one row per stem on SQLite, one per (topic, fact) on PostgreSQL (stem_sets.py).
+STEMS = {False: ("persona_stems", "profile", "persona_id"), True: ("persona_stem_sets", "profile", "persona_id")}
 CHUNK = 500  # ids per statement: well inside SQLite's 999 parameters
 
 
@@ -57,13 +58,19 @@ def sweep(store: Database) -> int:
         ids = [int(row[0]) for row in conn.execute(
             f"SELECT persona_id FROM {TABLE} WHERE profile = ? AND swept = 0", (store.profile,)).fetchall()]
         for start in range(0, len(ids), CHUNK):
-            _delete_keyed(conn, store.profile, ids[start:start + CHUNK])
+            _delete_keyed(conn, store.profile, ids[start:start + CHUNK], keyed(store.dialect.name != "sqlite"))
     return len(ids)
 
 
-def _delete_keyed(conn: Connection, profile: str, ids: Sequence[int]) -> None:
+def keyed(server: bool) -> tuple[tuple[str, str | None, str], ...]:
+    """Each table of ours keyed by a fact's id on this backend (``server``: PostgreSQL)."""
+    return (*KEYED, STEMS[server])
+
+
+def _delete_keyed(conn: Connection, profile: str, ids: Sequence[int],
+                  tables: tuple[tuple[str, str | None, str], ...]) -> None:
     marks = ", ".join("?" for _ in ids)
-    for table, profile_column, id_column in KEYED:
+    for table, profile_column, id_column in tables:
         where = f"{profile_column} = ? AND " if profile_column else ""
         conn.execute(f"DELETE FROM {table} WHERE {where}{id_column} IN ({marks})",
                      (*([profile] if profile_column else []), *ids))

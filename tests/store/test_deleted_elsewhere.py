@@ -13,7 +13,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from pipeline.store.vanished import KEYED, TABLE
+from pipeline.store.vanished import TABLE, keyed
 
 from ..config.persona_cli import persona
 from ..support.databases import Db
@@ -45,7 +45,7 @@ def delete_elsewhere(database: Db, persona_id: int) -> None:
 def rows_of(database: Db, persona_id: int) -> dict[str, int]:
     """Every row of ours keyed by the fact, by table (pending proposals naming it included)."""
     found = {table: database.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?", (persona_id,))[0][0]
-             for table, _, column in KEYED}
+             for table, _, column in keyed(database.is_postgres)}
     found["persona_proposals"] = database.execute(
         "SELECT count(*) FROM persona_proposals WHERE decision IS NULL AND (old_id = ? OR new_id = ?)",
         (persona_id, persona_id))[0][0]
@@ -58,11 +58,17 @@ def seeded(database: Db, tmp_path: Path) -> tuple[Path, int, int]:
     added(config, TERSE, "--topic", "style")
     cello = added(config, CELLO, "--topic", "music", "--profile", "bob")
     persona(config, "lock", str(helix))
-    database.execute("INSERT INTO persona_stems (profile, stem, persona_id) VALUES ('default', 'helix', ?)", (helix,))
+    if database.is_postgres:  # the stem index as each backend keeps it (store/stem_sets.py on PostgreSQL)
+        database.execute("INSERT INTO persona_stem_sets (profile, topic, persona_id, stems) VALUES ('default', 1, ?, "
+                         "ARRAY[1]::bigint[]) ON CONFLICT DO NOTHING", (helix,))
+    else:
+        database.execute("INSERT INTO persona_stems (profile, stem, persona_id) VALUES ('default', 'helix', ?)",
+                         (helix,))
     persona(config, "render")
     persona(config, "render", "--profile", "bob")
     assert HELIX in (tmp_path / "persona-default.md").read_text(encoding="utf-8")
-    assert {"persona_locked", "persona_births", "persona_stems"} <= set(rows_of(database, helix))
+    stems = "persona_stem_sets" if database.is_postgres else "persona_stems"
+    assert {"persona_locked", "persona_births", stems} <= set(rows_of(database, helix))
     return config, helix, cello
 
 
