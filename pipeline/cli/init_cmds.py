@@ -101,12 +101,22 @@ def _plan_text(plan: InitPlan, previews: list[Outcome]) -> str:
             lines += [f"  ? {note['where']}: {shown(note['content'], CONTENT_WIDTH)}"
                       for note in outcome.report.notes]
     for target in plan.targets:
-        settings = target.settings()
-        lines += ["", f"add target {target.preset!r}: a region of {target.path} (budget {settings['budget']} "
-                  "tokens), rendered now; your own text in the file stays as it is"]
+        lines += ["", _target_line(target)]
     lines += [f"remove the persona hook from {path}: the target above gives the host the persona instead"
               for path in plan.unhook]
     return "\n".join(lines)
+
+
+def _target_line(target: NewTarget) -> str:
+    from ..config.load_sets import waiting_for
+
+    budget = target.settings()["budget"]
+    waits = waiting_for(target.path, Path(inputs.home()))
+    if waits is not None:  # OpenCode reads ~/.claude/CLAUDE.md while its own file is absent: ours would hide it
+        return (f"add target {target.preset!r}: a region of {target.path} (budget {budget} tokens), waiting: the "
+                f"host reads {waits} while {target.path} is absent; the first render after you create it writes it")
+    return (f"add target {target.preset!r}: a region of {target.path} (budget {budget} tokens), rendered now; "
+            "your own text in the file stays as it is")
 
 
 def _preview_line(outcome: Outcome) -> str:

@@ -9,6 +9,7 @@ DISPLAY = "Amp"
 
 HOST = Host(
     name=NAME, display=DISPLAY,
+    offered_by_init=True,  # `persona init` adds its user-level preset where the host's folder exists
     # Amp (ampcode.com/manual, "AGENTS.md"; not verified here): no limit found.
     presets={NAME: Preset(DISPLAY, "AGENTS.md", ".config/amp/AGENTS.md", 2000)},
     # AGENTS.md in the working directory and its parents, AGENT.md or CLAUDE.md where a directory has none, and the

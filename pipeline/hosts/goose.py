@@ -9,6 +9,7 @@ DISPLAY = "Goose"
 
 HOST = Host(
     name=NAME, display=DISPLAY,
+    offered_by_init=True,  # `persona init` adds its user-level preset where the host's folder exists
     # Goose (block.github.io/goose/docs/guides/using-goosehints; not verified here): no limit documented.
     presets={NAME: Preset(DISPLAY, ".goosehints", ".config/goose/.goosehints", 2000)},
     # the global hints, then .goosehints in the working directory and its parents (CONTEXT_FILE_NAMES can name

@@ -21,6 +21,7 @@ HISTORY = History(".local/share/opencode", files=(), format=HistoryFormat(frozen
 
 HOST = Host(
     name=NAME, display=DISPLAY,
+    offered_by_init=True,  # `persona init` adds its user-level preset where the host's folder exists
     presets={
         # OpenCode documents no limit on its instruction files. Its own user file hides ~/.claude/CLAUDE.md, so the
         # user-level target waits while that file is what OpenCode reads (a Claude Code target of ours reaches

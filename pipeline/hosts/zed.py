@@ -13,6 +13,7 @@ PROJECT_FILES = (".rules", ".cursorrules", ".windsurfrules", ".clinerules", ".gi
 
 HOST = Host(
     name=NAME, display=DISPLAY,
+    offered_by_init=True,  # `persona init` adds its user-level preset where the host's folder exists
     presets={
         # No limit documented. In a project our region goes in the file Zed loads, so that it is loaded and the
         # user's file stays so; where there is none, in `.rules`, which no other host reads.

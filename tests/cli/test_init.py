@@ -235,3 +235,33 @@ def test_init_scans_the_imported_and_stored_facts_and_shows_the_proposals(databa
     with PersonaStore(target) as mine, PersonaStore(target, profile="bob") as bob:
         assert sorted(proposal.kind for proposal in mine.proposals()) == ["merge", "update", "update"]
         assert bob.proposals() == []
+
+
+def test_init_offers_each_host_whose_folder_is_there_and_imports_its_own_file(tmp_path):
+    """OpenCode, Amp, Zed, Goose and Kilo Code join the hosts init looks for: a host whose folder exists gets its
+    user-level preset and its file is imported; OpenCode's target waits while OpenCode reads ~/.claude/CLAUDE.md;
+    a host that is not installed is not offered."""
+    home = Path(os.environ["HOME"])
+    (home / ".config" / "opencode").mkdir(parents=True)
+    (home / ".config" / "zed").mkdir(parents=True)
+    (home / ".config" / "zed" / "AGENTS.md").write_text("- Prefers tabs in Go code.\n", encoding="utf-8")
+    (home / ".kilocode" / "rules").mkdir(parents=True)
+    (home / ".claude").mkdir()
+    (home / ".claude" / "CLAUDE.md").write_text("- Answers tersely.\n", encoding="utf-8")
+    plan = runner.invoke(app, ["init", "--dry-run"])
+    assert plan.exit_code == 0, plan.output
+    for preset in ("claude-code", "zed", "kilo"):
+        assert f"add target {preset!r}: a region of" in plan.stdout
+    assert f"add target 'opencode': a region of {home}/.config/opencode/AGENTS.md (budget 2000 tokens), waiting: " \
+           f"the host reads {home}/.claude/CLAUDE.md while" in plan.stdout
+    assert "'amp'" not in plan.stdout and "'goose'" not in plan.stdout
+    done = runner.invoke(app, ["init", "--yes"])
+    assert done.exit_code == 0, done.output
+    with PersonaStore(home / MNEMOSYNE_DB) as store:
+        held_facts = {fact.content for fact in store.list()}
+    assert {"Prefers tabs in Go code.", "Answers tersely."} <= held_facts
+    zed = (home / ".config" / "zed" / "AGENTS.md").read_text(encoding="utf-8")
+    assert "Prefers tabs in Go code." in zed and "Answers tersely." in zed
+    assert not (home / ".config" / "opencode" / "AGENTS.md").exists()  # it waits: OpenCode reads CLAUDE.md
+    claude = (home / ".claude" / "CLAUDE.md").read_text(encoding="utf-8")
+    assert claude.count("Prefers tabs in Go code.") == 1  # reaching OpenCode through Claude Code's file, once
