@@ -347,6 +347,8 @@ NOT_OBJECT_CACHES = {
     "pipeline.fs.json_probe.Probe._hiders": "one scan's needles",
     "pipeline.fs.json_probe.Probe._escapes": "one scan's needles",
     "pipeline.integrations.mcp_resources.Watcher._watched": "the subscriptions, with a digest of what each was told",
+    "pipeline.integrations.hermes_section.PersonaSection._rooms": "the section's room last recorded, by Hermes home "
+                                                                  "(figures, no text)",
     "pipeline.store.postgres.watchdog.Watchdog._armed": "the statements being watched now",
     "pipeline.store.postgres.listen.BlockListener._watchers": "who listens to which block (no text)",
     "pipeline.store.postgres.listen.BlockListener._counts": "announcements heard, by block (no text)",

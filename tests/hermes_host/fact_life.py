@@ -32,6 +32,7 @@ PROMOTED = "Prefers green tea in the afternoon."  # a memory Mnemosyne's own too
 HERE = "Runs the shop's tests with vitest."  # a fact of the project `hermes chat` runs in
 ELSEWHERE = "Deploys the blog with hugo."  # a fact of another project: never in this session
 HERMES_ONLY = "In Hermes, answers in one paragraph."  # a fact of the hermes agent
+LEARNED = "Prefers answers with one worked example."  # what Hermes' own memory tool saves about the user
 CALLS = itertools.count(1)  # tool call ids unique across the whole scenario, compactions included
 
 
@@ -193,6 +194,30 @@ def mnemosyne_tools(server: FakeLLM, root: Path) -> Record:
     return record
 
 
+def learns_memory(server: FakeLLM, root: Path) -> Record:
+    """Hermes' own `memory` tool saves an entry about the user in USER.md: persona-tier learns it where Hermes
+    renders what is due (a new session, a compaction), writes it into Codex's file once, and leaves it out of
+    Hermes' own persona block (Hermes carries USER.md itself)."""
+    home, record = seeded(server, root, install=(), mnemosyne=True)
+    persona(home, "targets", "add", "codex", "--user")
+    persona(home, "render")
+    session = CLISession(home, capture_stdout=str(root / "hermes_stdout.txt"))
+    try:
+        session.turn("hello")
+        record.prompt("first")
+        tool_turn(session, record, "remember", "memory", {"action": "add", "target": "user", "content": LEARNED})
+        new_session(session, record, "after_memory_new_session")
+        compact(session, record, "after_memory_compress")
+        facts = json.loads(persona(home, "list", "--json"))
+        record.note("writers", {fact["content"]: fact["writer"] for fact in facts})
+        record.note("codex", (home.root / ".codex" / "AGENTS.md").read_text(encoding="utf-8"))
+        record.note("user_md", (home.home / "memories" / "USER.md").read_text(encoding="utf-8"))
+    finally:
+        session.close()
+    finish(record, session)
+    return record
+
+
 def repository(path: Path, remote: str) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(path)], check=True)
@@ -229,6 +254,7 @@ SCENARIOS: dict[str, Callable[[FakeLLM, Path], Record]] = {
     "life_as_provider": as_provider,
     "life_mnemosyne_persona": mnemosyne_persona,
     "mnemosyne_tools": mnemosyne_tools,
+    "learns_memory": learns_memory,
 }
 
 

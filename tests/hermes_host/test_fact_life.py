@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from .fact_life import ADDED, CHILD, ELSEWHERE, HERE, HERMES_ONLY, KEPT, MOVED, NOW, PROMOTED, SECRET
+from .fact_life import ADDED, CHILD, ELSEWHERE, HERE, HERMES_ONLY, KEPT, LEARNED, MOVED, NOW, PROMOTED, SECRET
 from .test_real_hermes import scenarios
 
 HEADER = "# L3 Persona (Active Behavioral Rules)"
@@ -139,3 +139,17 @@ def test_a_chat_started_in_a_project_carries_its_facts_and_the_hermes_ones_and_n
     assert ADDED in after and HERE in after and ELSEWHERE not in after
     assert result["notes"]["scopes"][ELSEWHERE] == "project:github.com/acme/blog"
     assert result["notes"]["scopes"][HERMES_ONLY] == "host:hermes" and result["notes"]["scopes"][KEPT] == "global"
+
+
+def test_what_hermes_memory_tool_saves_reaches_codex_once_and_hermes_once_from_its_own_memory(life):
+    """Said once to Hermes (its model's `memory` tool), learned with no cron: Codex's file carries it once, and
+    Hermes' prompt after the next compaction carries it once, from USER.md, never again in our block."""
+    result = life("learns_memory")
+    _, answer = result["notes"]["remember"]
+    assert json.loads(answer).get("success") is True, answer
+    assert LEARNED in result["notes"]["user_md"]
+    assert result["notes"]["writers"][LEARNED] == "learn:hermes"
+    assert result["notes"]["codex"].count(LEARNED) == 1 and KEPT in result["notes"]["codex"]
+    prompt = result["prompts"]["after_memory_compress"]
+    assert prompt.count(LEARNED) == 1 and LEARNED not in persona(prompt) and KEPT in persona(prompt)
+    assert BOB not in result["notes"]["codex"] and BOB not in prompt
