@@ -77,7 +77,7 @@ def test_a_load_model_names_relative_files(host):
 
 
 def test_what_init_offers_has_a_user_level_file():
-    assert registry.offered_by_init() == ("claude-code", "codex", "gemini")  # as persona init offered before
+    assert registry.offered_by_init() == ("claude-code", "codex", "gemini", "opencode", "amp", "zed", "goose", "kilo")
     assert all(registry.presets()[name].user_file is not None for name in registry.offered_by_init())
 
 
