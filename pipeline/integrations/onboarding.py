@@ -27,13 +27,16 @@ from ..errors import InputError, PersonaError
 from ..fs.locations import default_database, hermes_home
 from ..fs.write import same_file
 from ..hosts import registry
+from ..hosts.model import OwnMemory
 from ..interchange.formats import import_source
 from ..interchange.importing import ImportReport
 from ..render.model import TargetReport
 from ..schedule.adopt import adopt, targets_of
+from ..schedule.learn import learned_as_they_stand, memory_files
 from ..stages.ownership import foreign
 from ..stages.runner import run_pipeline
 from ..store import PersonaStore
+from ..store.learned import learned_writer
 from ..text import counted
 from .claude_hooks import runs_ours, settings_file
 
@@ -213,8 +216,28 @@ def _render(settings: Settings, store: PersonaStore, name: str) -> Outcome:
 
 
 def _import(store: PersonaStore, found: Found, *, dry_run: bool, skip_bad: bool, accept_notes: bool) -> Outcome:
-    return _step(f"import {found.path}", lambda: Outcome(f"import {found.path}", report=import_source(
-        store, found.path, found.fmt, dry_run=dry_run, skip_bad=skip_bad, accept_notes=accept_notes)))
+    own = _memory_of(found.path)
+
+    def run() -> Outcome:
+        # A host's own memory (Hermes' USER.md, Gemini's GEMINI.md) comes in as learned from that host: the host
+        # loads the file itself, so its facts are left out of its own targets, and `persona learn` reads no entry
+        # of it again.
+        report = import_source(store, found.path, found.fmt, dry_run=dry_run, skip_bad=skip_bad,
+                               accept_notes=accept_notes, writer=learned_writer(own[0]) if own else None)
+        if own is not None and not dry_run:
+            learned_as_they_stand(store, *own, found.path)
+        return Outcome(f"import {found.path}", report=report)
+
+    return _step(f"import {found.path}", run)
+
+
+def _memory_of(path: Path) -> tuple[str, OwnMemory] | None:
+    """The host whose own memory ``path`` is, and that memory's description; None for any other file."""
+    for name in registry.learners():
+        for memory in registry.HOSTS[name].memory:
+            if any(same_file(path, file) for file in memory_files(memory)):
+                return name, memory
+    return None
 
 
 def _adopt(settings: Settings, store: PersonaStore, found: Found, skip_bad: bool) -> Outcome:

@@ -116,6 +116,14 @@ def _learn_file(settings: Settings, store: PersonaStore, host: str, memory: OwnM
         _LEARNED.put(key, stood)
 
 
+def learned_as_they_stand(store: PersonaStore, host: str, memory: OwnMemory, path: Path) -> None:
+    """Note every entry of ``path``, a memory file of ``host``, as learned (`persona init` imported it whole)."""
+    from ..interchange.formats import read_source
+
+    name, parsed = read_source(path, memory.format, max_facts=store.max_import_facts)
+    note_learned(store, host, name, [item.fact.content for item in parsed.facts])
+
+
 def _stands(path: Path) -> tuple[int, ...] | None:
     try:
         found = path.stat()

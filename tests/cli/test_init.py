@@ -88,9 +88,12 @@ def test_yes_imports_everything_adds_the_presets_and_keeps_the_users_text(databa
     assert done.exit_code == 0, done.output
     facts = held(database, home)
     assert len(facts) == 4 + 4 + 5 + 1 + 2 + (0 if database.is_postgres else 1)
-    assert {writer.split(":")[0] for writer in facts.values()} == {"import", "adopt"} | (
+    assert {writer.split(":")[0] for writer in facts.values()} == {"import", "adopt", "learn"} | (
         set() if database.is_postgres else {"unknown"})  # Mnemosyne's own fact came before persona-tier
-    assert facts["Works in Python and Rust; uses uv, never pip."] == f"import:hermes:{home}/.hermes/memories/USER.md"
+    # A host's own memory comes in as learned from it (the host loads it itself), a user's instruction file as an
+    # import.
+    assert facts["Works in Python and Rust; uses uv, never pip."] == "learn:hermes"
+    assert "learn:gemini" in facts.values() and f"import:instructions:{home}/.codex/AGENTS.md" in facts.values()
     assert facts["I'm a data engineer: most of my code is SQL and Python."] == \
         f"adopt:{home}/.hermes/memory/persona.md"
     assert "User asked to always run ruff before committing." not in facts  # notes are offered, not taken
@@ -265,3 +268,24 @@ def test_init_offers_each_host_whose_folder_is_there_and_imports_its_own_file(tm
     assert not (home / ".config" / "opencode" / "AGENTS.md").exists()  # it waits: OpenCode reads CLAUDE.md
     claude = (home / ".claude" / "CLAUDE.md").read_text(encoding="utf-8")
     assert claude.count("Prefers tabs in Go code.") == 1  # reaching OpenCode through Claude Code's file, once
+
+
+def test_a_hosts_own_memory_comes_in_as_learned_from_it_and_stays_out_of_its_own_persona(tmp_path):
+    """Hermes loads its USER.md itself: init imports its entries as learned from Hermes, so Hermes' persona block
+    leaves them out (each fact once) while Claude Code's region carries them, and `persona learn` takes none of
+    them again; the other profile of the store gets nothing."""
+    home = Path(os.environ["HOME"])
+    (home / ".hermes" / "memories").mkdir(parents=True)
+    (home / ".hermes" / "memories" / "USER.md").write_text("Name is Dana.\n§\nUses fish shell.\n", encoding="utf-8")
+    (home / ".claude").mkdir()
+    (home / ".claude" / "CLAUDE.md").write_text("- Answers tersely.\n", encoding="utf-8")
+    assert runner.invoke(app, ["init", "--yes"]).exit_code == 0
+    writers = held_at(home / MNEMOSYNE_DB)
+    assert writers["Name is Dana."] == writers["Uses fish shell."] == "learn:hermes"
+    hermes = runner.invoke(app, ["inject", "--host", "hermes"])
+    assert hermes.exit_code == 0 and "Answers tersely." in hermes.stdout and "fish" not in hermes.stdout
+    claude = (home / ".claude" / "CLAUDE.md").read_text(encoding="utf-8")
+    assert claude.count("Uses fish shell.") == 1 and claude.count("Answers tersely.") == 1
+    learned = runner.invoke(app, ["learn"])
+    assert learned.exit_code == 0 and "learned 0 new facts" in learned.stdout, learned.stdout
+    assert runner.invoke(app, ["list", "--profile", "bob"]).stdout.count("fish") == 0
