@@ -76,10 +76,15 @@ def learn(settings: Settings, store: PersonaStore) -> Learned:
 
 def learn_due(settings: Settings, store: PersonaStore) -> Learned | None:
     """Learn where a host's render of what is due runs (``learn.on_tick``: the hook's and the plugin's session
-    start, a compaction, the MCP server), so an entry a host's model saved reaches the others' next start. Never
+    start, a compaction, the MCP server), so an entry a host's model saved reaches the others' next start; only
+    into the home owner's profile (``store.profile``), never a gateway user's or another profile's. Never
     stops that render: a file it cannot read is a warning naming it and why (once per process), and a learn that
     fails is logged; None when it did not learn."""
     if not settings.learn.on_tick or not settings.learn.hosts:
+        return None
+    if store.profile != settings.store.profile:
+        # The hosts' memory files are this home's user's, the owner of store.profile: a render for another profile
+        # (a gateway's user, an MCP read of another's persona) never takes them in.
         return None
     try:
         with _ONE_AT_A_TIME:

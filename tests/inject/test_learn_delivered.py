@@ -41,8 +41,9 @@ def test_a_new_memory_entry_reaches_the_next_hook_with_no_cron_and_the_fast_path
     codex_b = world.run("inject", "--host", "codex", "--project", str(world.projects["b"]))
     assert TOX in codex_a.stdout.decode() and METRIC in codex_a.stdout.decode()
     assert TOX not in codex_b.stdout.decode()
-    bob = shown(hook(world, "b", "--profile", "bob"))  # bob's start learns the same home into bob's profile
-    assert METRIC in bob and "Bob writes Haskell only." in bob
+    # The home's memory is its owner's (store.profile): a start for another profile never learns it into that one.
+    bob = shown(hook(world, "b", "--profile", "bob"))
+    assert METRIC not in bob and "Bob writes Haskell only." in bob
 
 
 def test_a_memory_file_it_cannot_read_is_named_and_the_hook_still_answers(tmp_path: Path):
