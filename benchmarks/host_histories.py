@@ -27,6 +27,7 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.fs.text_find import Needle
@@ -137,17 +138,29 @@ def _in_home(measure: Callable[[Path], list[tuple[str, str, str]]]) -> list[tupl
                 os.environ["HOME"] = before
 
 
-def _against_grep(made: list[Path], home: Path) -> str:
-    """The scrub's time beside `grep -c -F -f`'s over the same files, in wall-clock and CPU time."""
+@dataclass(frozen=True)
+class Timed:
+    """The scrub's and `grep -c -F -f`'s times over the same files, wall-clock and CPU, in seconds."""
+
+    grep: float
+    scrub: float
+    grep_cpu: float
+    scrub_cpu: float
+
+    def against_grep(self) -> str:
+        return (f"{self.scrub * 1000:.0f} ms ({self.scrub / self.grep:.2f}x grep; "
+                f"CPU {self.scrub_cpu / self.grep_cpu:.2f}x)")
+
+
+def _timed(made: list[Path], home: Path) -> Timed:
+    """The scrub beside `grep -c -F -f` of the ten texts over the same files, in the same run."""
     patterns = home / "facts.txt"
     patterns.write_text("\n".join(FACTS) + "\n", encoding="utf-8")
     found = needles(KEY, FACTS)
     _grep(made, patterns)  # both read the files from the page cache
-    grep = _median_s(lambda: _grep(made, patterns))
-    scrub = _median_s(lambda: scrub_histories(found, KEY))
-    grep_cpu = _cpu_s(lambda: _grep(made, patterns), children=True)
-    scrub_cpu = _cpu_s(lambda: scrub_histories(found, KEY), children=False)
-    return f"{scrub * 1000:.0f} ms ({scrub / grep:.2f}x grep; CPU {scrub_cpu / grep_cpu:.2f}x)"
+    return Timed(_median_s(lambda: _grep(made, patterns)), _median_s(lambda: scrub_histories(found, KEY)),
+                 _cpu_s(lambda: _grep(made, patterns), children=True),
+                 _cpu_s(lambda: scrub_histories(found, KEY), children=False))
 
 
 def _large(home: Path) -> list[tuple[str, str, str]]:
@@ -155,20 +168,13 @@ def _large(home: Path) -> list[tuple[str, str, str]]:
     made = _transcripts(home, TRANSCRIPTS // 10, TRANSCRIPT_BYTES * 10)
     size = sum(path.stat().st_size for path in made) / 1e6
     return [("forget: the same in transcripts of 10 MB, texts nowhere",
-             f"{len(made)} transcripts, {size:.0f} MB, 10 facts", _against_grep(made, home))]
+             f"{len(made)} transcripts, {size:.0f} MB, 10 facts", _timed(made, home).against_grep())]
 
 
 def _measure(home: Path) -> list[tuple[str, str, str]]:
     made = _transcripts(home)
     size = sum(path.stat().st_size for path in made) / 1e6
-    patterns = home / "facts.txt"
-    patterns.write_text("\n".join(FACTS) + "\n", encoding="utf-8")
-    found = needles(KEY, FACTS)
-    _grep(made, patterns)  # both read the files from the page cache
-    grep = _median_s(lambda: _grep(made, patterns))
-    scrub = _median_s(lambda: scrub_histories(found, KEY))
-    grep_cpu = _cpu_s(lambda: _grep(made, patterns), children=True)
-    scrub_cpu = _cpu_s(lambda: scrub_histories(found, KEY), children=False)
+    timed, found = _timed(made, home), needles(KEY, FACTS)
     peak = _peak_mb(home)
     with made[0].open("a", encoding="utf-8") as handle:
         for fact in FACTS[:2]:
@@ -184,9 +190,8 @@ def _measure(home: Path) -> list[tuple[str, str, str]]:
     journal = _median_s(lambda: scrub_histories(blind, KEY), repeats=1)
     scale = f"{TRANSCRIPTS} transcripts, {size:.0f} MB, 10 facts"
     return [("forget: `grep -c -F -f` of the ten texts (the floor)", scale,
-             f"{grep * 1000:.0f} ms ({grep_cpu * 1000:.0f} ms CPU)"),
-            ("forget: hosts' histories scrubbed, texts nowhere", scale,
-             f"{scrub * 1000:.0f} ms ({scrub / grep:.2f}x grep; CPU {scrub_cpu / grep_cpu:.2f}x)"),
+             f"{timed.grep * 1000:.0f} ms ({timed.grep_cpu * 1000:.0f} ms CPU)"),
+            ("forget: hosts' histories scrubbed, texts nowhere", scale, timed.against_grep()),
             ("forget: its peak memory (a process of its own)", scale, f"{peak:.0f} MB"),
             ("forget: the same, one transcript rewritten", scale, f"{rewritten * 1000:.0f} ms"),
             ("forget: a journal finished, texts known by hash alone",

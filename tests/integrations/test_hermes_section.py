@@ -99,6 +99,18 @@ class Host:
         return json.loads(self.tools[name](args, session_id=session_id))
 
 
+def unreadable(hermes_home: Path) -> None:
+    """The store is garbage now (under the open connection too), and the persona file cannot be read either."""
+    database = hermes_home / "mnemosyne" / "data" / "mnemosyne.db"
+    with database.open("r+b") as broken:
+        broken.write(b"not a database " * (database.stat().st_size // 15 + 1))
+    for leftover in database.parent.glob("mnemosyne.db-*"):
+        leftover.write_bytes(b"garbage")
+    persona_file = hermes_home / "memory" / "persona.md"
+    persona_file.unlink()
+    persona_file.mkdir()
+
+
 @pytest.fixture
 def plugged(hermes_home: Path) -> Callable[..., Host]:
     made: list[PersonaPlugin] = []
@@ -211,15 +223,7 @@ def test_a_failing_call_returns_the_last_good_text_and_says_why(plugged, hermes_
     host = plugged()
     host.tool("persona_add", {"content": "Answers tersely.", "topic": "style"})
     good = host.render()
-    database = hermes_home / "mnemosyne" / "data" / "mnemosyne.db"
-    size = database.stat().st_size
-    with database.open("r+b") as broken:  # the database is garbage now, under the open connection too
-        broken.write(b"not a database " * (size // 15 + 1))
-    for leftover in database.parent.glob("mnemosyne.db-*"):
-        leftover.write_bytes(b"garbage")
-    persona_file = hermes_home / "memory" / "persona.md"
-    persona_file.unlink()
-    persona_file.mkdir()  # nor can the file be read
+    unreadable(hermes_home)
     with caplog.at_level(logging.WARNING):
         assert host.render() == good  # the same session, at its next compaction
         assert host.render(session_id="s-new") == good  # a new session of the same persona
@@ -271,14 +275,7 @@ def test_after_a_forget_in_another_process_a_store_that_cannot_be_read_serves_no
                           env={**os.environ, "PYTHONPATH": str(REPO), "HERMES_HOME": str(hermes_home)},
                           cwd=hermes_home, timeout=120)
     assert done.returncode == 0, done.stderr
-    database = hermes_home / "mnemosyne" / "data" / "mnemosyne.db"
-    with database.open("r+b") as broken:  # the database is garbage now, under the open connection too
-        broken.write(b"not a database " * (database.stat().st_size // 15 + 1))
-    for leftover in database.parent.glob("mnemosyne.db-*"):
-        leftover.write_bytes(b"garbage")
-    persona_file = hermes_home / "memory" / "persona.md"
-    persona_file.unlink()
-    persona_file.mkdir()  # nor can the file be read
+    unreadable(hermes_home)
     with caplog.at_level(logging.WARNING):
         for session in ("s1", "s2", "s-new"):
             assert SECRET not in host.render(session_id=session)
