@@ -72,8 +72,14 @@ HOST = Host(
     history=HISTORY,
     # Auto memory: ~/.claude/projects/<slug>/memory/MEMORY.md, the index the model keeps for the project whose
     # working directory the slug names, one fact a list item (code.claude.com/docs/en/memory).
+    # And `#` in a prompt adds a line to a memory file the user picks: the user's ~/.claude/CLAUDE.md is theirs, so
+    # its lines outside our region, new since the last learn, are learned (baseline: init imports what was there),
+    # and, being the user's own words, never edited by a forget, which names the file instead. A project's
+    # CLAUDE.md is the team's, shared by git, and never learned from.
     memory=(OwnMemory(".claude", ("projects/*/memory/MEMORY.md",), "instructions", project="slug",
-                      folder_env="CLAUDE_CONFIG_DIR"),),
+                      folder_env="CLAUDE_CONFIG_DIR"),
+            OwnMemory(".claude", ("CLAUDE.md",), "instructions", folder_env="CLAUDE_CONFIG_DIR", baseline=True,
+                      users_own=True)),
     # `@path` after whitespace imports a file (code.claude.com/docs/en/memory, "CLAUDE.md imports"; not inside code);
     # a comment standing alone is dropped; a rules file's front matter is its settings (`paths:`). Seen in the real
     # Claude Code 2.1.332: `\@path` and a code span import nothing, `@~/path` nothing in `claude -p`.

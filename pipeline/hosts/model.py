@@ -240,7 +240,8 @@ class OwnMemory:
     Claude Code's ``~/.claude/projects/<slug>/memory``); ``index`` for the project whose root the JSON file
     ``index`` (under ``folder``) maps to that folder's name (Gemini CLI's ``projects.json``). With ``baseline``,
     the first learn of a file only notes what it holds (the user's own lines, imported by `persona init`), and
-    later learns take what is new."""
+    later learns take what is new. A ``users_own`` file is one the user writes themselves (Claude Code's `#` appends
+    their words to ~/.claude/CLAUDE.md): learned from, but never edited; a forget names it instead."""
 
     folder: str
     files: tuple[str, ...]
@@ -250,6 +251,7 @@ class OwnMemory:
     home_env: str | None = None
     index: str | None = None  # project: index; {"projects": {root: name}}
     baseline: bool = False
+    users_own: bool = False
 
 
 @dataclass(frozen=True, slots=True)

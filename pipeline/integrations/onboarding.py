@@ -232,10 +232,11 @@ def _import(store: PersonaStore, found: Found, *, dry_run: bool, skip_bad: bool,
 
 
 def _memory_of(path: Path) -> tuple[str, OwnMemory] | None:
-    """The host whose own memory ``path`` is, and that memory's description; None for any other file."""
+    """The host whose own memory ``path`` is, and that memory's description; None for any other file, and for a
+    file the user writes themselves (imported as theirs: a forget never edits it)."""
     for name in registry.learners():
         for memory in registry.HOSTS[name].memory:
-            if any(same_file(path, file) for file in memory_files(memory)):
+            if not memory.users_own and any(same_file(path, file) for file in memory_files(memory)):
                 return name, memory
     return None
 

@@ -36,6 +36,7 @@ from ..store.forgotten import fold
 from ..store.runs import paths_written_since, trim_runs
 from .history_journal import Recorder, scrub_after
 from .host_histories import HostHistories
+from .learn import users_own_files
 from .tick import tick
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ def forget(settings: Settings, store: PersonaStore, persona_id: int | None = Non
     recorder = Recorder(store, keep=keep_host_histories)
     text, erasure = forget_fact(store, persona_id, tombstone_id=tombstone_id, journal=recorder)
     settled = settle(settings, store, [(text, erasure)])
-    in_sources = sources_holding(erasure.sources, [text], settings.injection.max_file_bytes,
+    in_sources = sources_holding([*erasure.sources, *users_own_files()], [text], settings.injection.max_file_bytes,
                                  named=settled.still_holding)
     return Forgotten(erasure, settled.rendered, settled.still_holding, settled.in_users_text, settled.edit_files,
                      settled.render_warnings, scrub_after(store, recorder.texts, keep=keep_host_histories),

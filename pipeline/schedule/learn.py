@@ -103,6 +103,12 @@ def memory_files(memory: OwnMemory) -> list[Path]:
     return sorted(path for pattern in memory.files for path in folder.glob(pattern) if path.is_file())
 
 
+def users_own_files() -> list[str]:
+    """The memory files the user writes themselves (``users_own``), which a forget names but never edits."""
+    return [str(path) for host in HOSTS.values() for memory in host.memory if memory.users_own
+            for path in memory_files(memory)]
+
+
 def memory_folder(memory: OwnMemory) -> Path:
     """The folder a host keeps its memory in, resolved as the host resolves it."""
     if memory.folder_env and (chosen := inputs.environ(memory.folder_env)):

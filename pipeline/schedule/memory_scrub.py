@@ -41,7 +41,7 @@ def scrub_memories(finder: Finder, *, keep: bool, held: Held) -> Iterator[tuple[
 
 def _scrub_memory(memory: OwnMemory, finder: Finder, keep: bool, held: Held) -> list[Scrubbed]:
     folder = memory_folder(memory)
-    if not folder.is_dir():
+    if memory.users_own or not folder.is_dir():  # the user's own words: named by the forget, never edited
         return []
     try:
         with file_lock(lock_path(folder), LOCK_WAIT_S):

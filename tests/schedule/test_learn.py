@@ -201,3 +201,24 @@ def test_watch_learns_a_new_entry_between_its_ticks(tmp_path):
         proc.communicate(timeout=30)
     with PersonaStore(db, profile="bob") as bob:
         assert bob.list() == []  # alice's watch learns into alice's profile alone
+
+
+def test_a_line_claude_codes_hash_added_to_the_users_claude_md_is_learned_and_a_projects_never(database, tmp_path):
+    home = Path(os.environ["HOME"])
+    mine = write(home / ".claude" / "CLAUDE.md", f"# Mine\n\n- Use 4 spaces.\n\n{HOME_REGION}")
+    shop = repository(tmp_path / "work" / "shop", "git@github.com:acme/shop.git")
+    team = write(shop / "CLAUDE.md", "- Run make check before a push.\n")
+    assert learned(database, tmp_path)["added"] == []  # the user's own lines: init's to import, not learn's
+    # `#` in a Claude Code prompt appends a line to the memory file the user picks.
+    mine.write_text(mine.read_text() + "- Prefers metric units.\n")
+    team.write_text(team.read_text() + "- Has a cat named Miso.\n")
+    done = learned(database, tmp_path)
+    assert len(done["added"]) == 1 and str(mine) in done["files"]
+    assert facts(database) == {"Prefers metric units.": ("learn:claude-code", None)}
+    assert facts(database, "bob") == {} and learned(database, tmp_path)["added"] == []
+    # The user typed that line: a forget names the file and leaves every byte of it as it was.
+    before = mine.read_text()
+    [fact] = database.store(profile="alice").list()
+    done = cli(database, tmp_path, "forget", "-p", "alice", str(fact.id))
+    assert done.exit_code == 0, done.output
+    assert mine.read_text() == before and str(mine) in done.output
