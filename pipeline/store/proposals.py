@@ -59,10 +59,10 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
 
     candidates = stem_index.candidates(store, conn, new) if olds is None else olds
     # Within one scope only: a project's "uses pnpm" updates nothing global, it holds beside it (keys do the same).
-    judged = _supported(sorted(((verdict, old) for old in _beside(candidates, new)
-                                if (verdict := judge(old.content, new.content)).proposes
-                                and (old.id not in own or verdict.named)),
-                               key=lambda pair: (-pair[0].strength, pair[1].id)))
+    judged = _closest(store, new, _supported(sorted(((verdict, old) for old in _beside(candidates, new)
+                                                     if (verdict := judge(old.content, new.content)).proposes
+                                                     and (old.id not in own or verdict.named)),
+                                                    key=lambda pair: (-pair[0].strength, pair[1].id))))
     pairs = [(verdict, *(_merged(old, new) if verdict.merge else (old, new))) for verdict, old in judged]
     made: list[Proposal] = []
     now = store.now()
@@ -92,6 +92,22 @@ def _supported(judged: list[tuple[Verdict, Fact]]) -> list[tuple[Verdict, Fact]]
         best = max((verdict.strength for verdict, _ in judged if verdict.update), default=0)
         return [(verdict, old) for verdict, old in judged if not verdict.update or verdict.strength == best]
     return [(verdict, old) for verdict, old in judged if not verdict.update or verdict.strong]
+
+
+def _closest(store: Database, new: Fact, judged: list[tuple[Verdict, Fact]]) -> list[tuple[Verdict, Fact]]:
+    """Where the rules name two or more facts as updated by ``new``, and closeness in meaning is at hand
+    (:mod:`.meaning`, the ``embed`` extra): only those about as close to it as the closest stay ("Moved to Malaga"
+    updates "Lives in Zaragoza", not "Lives alone with two cats" beside it); merges stand on their own."""
+    updates = [(verdict.rule, old) for verdict, old in judged if verdict.update]
+    if len({rule for rule, _ in updates}) < 2:
+        return judged  # one rule (several values of one slot, say): meaning has nothing to choose between
+    from . import meaning
+
+    if not meaning.enabled(store):
+        return judged
+    near = meaning.closest(new.content, [(old.content, rule) for rule, old in updates])
+    kept = {old.id for (_, old), close in zip(updates, near, strict=True) if close}
+    return [(verdict, old) for verdict, old in judged if not verdict.update or old.id in kept]
 
 
 def _merged(old: Fact, new: Fact) -> tuple[Fact, Fact]:
