@@ -161,6 +161,8 @@ def _meeting(old: Reading, new: Reading) -> SlotVerdict:
     if not times_old or not times_new or _without(times_old, times_new) == frozenset():
         return NO_OPINION
     same = not names_old or not names_new or any(_alike(one, other) for one in names_old for other in names_new)
+    if same and not new.signals - old.signals and _without(names_old, names_new) and _without(names_new, names_old):
+        return SlotVerdict(VETO, "two_meetings")  # each names its meeting with a word of its own, and no change
     return SlotVerdict(UPDATE, "slot:meeting") if same and not new.additive else NO_OPINION
 
 
