@@ -171,7 +171,7 @@ def rows() -> list[tuple[str, str, str]]:
 def main(argv: Sequence[str]) -> None:
     from .pairs import modes
 
-    for folder in [Path(arg) for arg in argv] or [home for home in HOMES if home.is_dir()]:
+    for folder in [Path(arg).resolve() for arg in argv] or [home for home in HOMES if home.is_dir()]:
         for mode in modes():
             result = measure(folder, mode)
             print(f"{folder}, embeddings {mode}: {figures(result)}; {result['seconds']:.1f} s")

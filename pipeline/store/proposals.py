@@ -201,9 +201,31 @@ def scan_stored(store: Database, conn: Connection) -> list[Proposal]:
         return []
     stem_index.catch_up(store, conn)
     made: list[Proposal] = []
-    for fact in _current(store, conn):
+    facts = _current(store, conn)
+    for fact in facts:
         olds = [old for old in stem_index.candidates(store, conn, fact) if old.id < fact.id]
         made += propose(store, conn, fact, olds)
+    return made + _merges_across(store, conn, facts)
+
+
+def _merges_across(store: Database, conn: Connection, facts: list[Fact]) -> list[Proposal]:
+    """With closeness in meaning (:mod:`.meaning`): the merges of facts two sources filed under two topics ("Tests
+    use pytest" under tools, "Uses pytest for tests." under general): each fact's nearest older facts of other topics
+    and its scope, judged by the rules, a merge alone proposed (an update across topics is no one's evidence)."""
+    from . import meaning
+
+    if not meaning.enabled(store) or len(facts) > meaning.SCAN_FACTS:
+        return []
+    from .supersede_rules import judge
+
+    made: list[Proposal] = []
+    for fact, near in zip(facts, meaning.neighbours([fact.content for fact in facts]), strict=True):
+        olds = [facts[index] for index in near if facts[index].scope == fact.scope
+                and normal_form(facts[index].topic) != normal_form(fact.topic)]
+        pairs = [(verdict, *_merged(old, fact)) for old in olds if (verdict := judge(old.content, fact.content)).merge]
+        dismissed = _dismissed(store, conn, [(shorter, fuller) for _, shorter, fuller in pairs])
+        made += _keep(store, conn, [pair for pair in pairs if (pair[1].content, pair[2].content) not in dismissed],
+                      store.now())
     return made
 
 

@@ -69,3 +69,19 @@ def test_a_forget_drops_the_vectors_of_the_texts_it_erases(database, tmp_path):
         forget(settings["alice"], alice, victim.id)
         assert caches_holding(NEW) == []
         assert NEW in {fact.content for fact in bob.list()} and NEW not in {fact.content for fact in alice.list()}
+
+
+def test_the_scan_proposes_merges_across_topics_only_with_closeness_in_meaning(database):
+    """Two sources file one fact under two topics: the scan finds it with the extra, never an update across."""
+    alice = database.store(profile="alice")
+    bob = database.store(profile="bob", supersede_embeddings="off")
+    for store in (alice, bob):
+        store.add("Uses pytest for tests.", topic="general")
+        store.add("Tests use pytest", topic="tools")
+        store.add("Main editor is Helix.", topic="general")
+        store.add("Switched the editor to Zed.", topic="tools")
+    found = {(p.kind, p.old.content, p.new.content) for p in alice.proposals(scan=True)}
+    assert found == {("merge", "Tests use pytest", "Uses pytest for tests.")}
+    assert bob.proposals(scan=True) == []
+    alice.close()
+    bob.close()
