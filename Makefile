@@ -16,10 +16,10 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,docs,ui]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs,ui,embed]'
 	touch $(STAMP)
 
-install: $(STAMP) ## create .venv and install the package with its dev, docs and ui extras
+install: $(STAMP) ## create .venv and install the package with its dev, docs, ui and embed extras
 
 # A symlink, so the command follows the checkout's venv (make install again and it is current).
 LOCAL_BIN := $(HOME)/.local/bin

@@ -28,6 +28,7 @@ from .corpus import corpus
 from .first_day import rows as first_day_rows
 from .host_histories import rows as history_rows
 from .learn import rows as learn_rows
+from .meaning_cost import rows as meaning_cost_rows
 from .pairs import rows as pair_rows
 from .processes import print_table as print_processes
 from .scopes import rows as scope_rows
@@ -335,6 +336,7 @@ def main() -> None:
     rows += supersede_rows()
     rows += pair_rows()
     rows += first_day_rows()
+    rows += meaning_cost_rows()
     rows += scope_rows()
     rows += history_rows()
     rows += learn_rows()

@@ -12,6 +12,8 @@ process of its own, in a HOME of its own), then ``persona review --scan`` looks 
 - a fact never to replace is *kept* when no update proposal names it as the old fact;
 - every other proposal is *wrong*: it joins two facts no group or change joins.
 
+Each home is measured under every value of ``supersede.embeddings`` the benchmark can (``off``; ``auto`` when the
+``embed`` extra is installed), with the wall time of its three imports and scan.
 ``python -m benchmarks.first_day [HOME_FOLDER ...]`` prints the figures and each miss.
 """
 
@@ -22,6 +24,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,9 +47,16 @@ class FirstDay:
     proposals: list[dict[str, Any]] = field(default_factory=list)
 
 
-def persona(home: Path, database: Path, *args: str) -> Any:
-    """``persona --db DATABASE ARGS --json`` in a HOME of its own; its answer."""
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+EMBEDDINGS_ENV = "MNEMOSYNE_PERSONA_SUPERSEDE__EMBEDDINGS"
+
+
+def persona(home: Path, database: Path, *args: str, embeddings: str = "off") -> Any:
+    """``persona --db DATABASE ARGS --json`` in a HOME of its own, with supersede.embeddings ``embeddings``; its
+    answer. OMP_NUM_THREADS passes through (the embedding model's threads)."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+           EMBEDDINGS_ENV: embeddings}
+    if "OMP_NUM_THREADS" in os.environ:
+        env["OMP_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"]
     done = subprocess.run([sys.executable, "-m", "pipeline", "--db", str(database), *args, "--json"], env=env,
                           capture_output=True, text=True, check=False, cwd=home, timeout=300)
     if done.returncode != 0:
@@ -54,19 +64,21 @@ def persona(home: Path, database: Path, *args: str) -> Any:
     return json.loads(done.stdout)
 
 
-def run_home(folder: Path) -> FirstDay:
+def run_home(folder: Path, embeddings: str = "off") -> FirstDay:
     """Import the home's three files in order, then scan; what it became."""
     day = FirstDay()
     with tempfile.TemporaryDirectory() as tmp:
         home, database = Path(tmp) / "home", Path(tmp) / "m.db"
         home.mkdir()
         for name, kind in IMPORTS:
-            answer = persona(home, database, "import", str(folder / name), "--from", kind, "--no-render")
+            answer = persona(home, database, "import", str(folder / name), "--from", kind, "--no-render",
+                             embeddings=embeddings)
             for entry in answer.get("entries", []):
                 if entry.get("id") is not None:
                     day.ids.setdefault(normal_form(str(entry["content"])), set()).add(int(entry["id"]))
             day.proposals += answer.get("proposals", [])
-        day.proposals += persona(home, database, "review", "--scan")  # every open proposal, the scan's among them
+        # every open proposal, the scan's among them
+        day.proposals += persona(home, database, "review", "--scan", embeddings=embeddings)
     return day
 
 
@@ -135,23 +147,36 @@ def figures(result: dict[str, Any]) -> str:
             f"wrong proposals {result['wrong']} of {result['proposals']}, names replaced {result['names_replaced']}")
 
 
-def measure(folder: Path) -> dict[str, Any]:
+def measure(folder: Path, embeddings: str = "off") -> dict[str, Any]:
+    """The home's figures, and ``seconds``: the wall time of its imports and scan (four processes)."""
     expected = YAML(typ="safe").load((folder / "expected.yaml").read_text("utf-8"))
-    return score(run_home(folder), expected)
+    start = time.perf_counter()
+    day = run_home(folder, embeddings)
+    return {**score(day, expected), "seconds": time.perf_counter() - start}
 
 
 def rows() -> list[tuple[str, str, str]]:
-    """The benchmark table's rows: one per held-out home that is there."""
-    return [(f"first day: 3 imports + scan, {folder.parent.name} home", "mem0.json, USER.md, CLAUDE.md",
-             figures(measure(folder))) for folder in HOMES if (folder / "expected.yaml").is_file()]
+    """The benchmark table's rows: one per home that is there and value of supersede.embeddings measured."""
+    from .pairs import modes
+
+    found = []
+    for folder in (folder for folder in HOMES if (folder / "expected.yaml").is_file()):
+        for mode in modes():
+            result = measure(folder, mode)
+            found.append((f"first day: 3 imports + scan, {folder.parent.name} home, embeddings {mode}",
+                          "mem0.json, USER.md, CLAUDE.md", f"{figures(result)}; {result['seconds']:.1f} s"))
+    return found
 
 
 def main(argv: Sequence[str]) -> None:
-    for folder in [Path(arg) for arg in argv] or [home for home in HOMES if home.is_dir()]:
-        result = measure(folder)
-        print(f"{folder}: {figures(result)}")
-        for miss in result["misses"]:
-            print(f"  {miss}")
+    from .pairs import modes
+
+    for folder in [Path(arg).resolve() for arg in argv] or [home for home in HOMES if home.is_dir()]:
+        for mode in modes():
+            result = measure(folder, mode)
+            print(f"{folder}, embeddings {mode}: {figures(result)}; {result['seconds']:.1f} s")
+            for miss in result["misses"]:
+                print(f"  {miss}")
 
 
 if __name__ == "__main__":

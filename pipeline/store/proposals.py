@@ -59,10 +59,10 @@ def propose(store: Database, conn: Connection, new: Fact, olds: Iterable[Fact] |
 
     candidates = stem_index.candidates(store, conn, new) if olds is None else olds
     # Within one scope only: a project's "uses pnpm" updates nothing global, it holds beside it (keys do the same).
-    judged = _supported(sorted(((verdict, old) for old in _beside(candidates, new)
-                                if (verdict := judge(old.content, new.content)).proposes
-                                and (old.id not in own or verdict.named)),
-                               key=lambda pair: (-pair[0].strength, pair[1].id)))
+    judged = _closest(store, new, _supported(sorted(((verdict, old) for old in _beside(candidates, new)
+                                                     if (verdict := judge(old.content, new.content)).proposes
+                                                     and (old.id not in own or verdict.named)),
+                                                    key=lambda pair: (-pair[0].strength, pair[1].id))))
     pairs = [(verdict, *(_merged(old, new) if verdict.merge else (old, new))) for verdict, old in judged]
     made: list[Proposal] = []
     now = store.now()
@@ -92,6 +92,22 @@ def _supported(judged: list[tuple[Verdict, Fact]]) -> list[tuple[Verdict, Fact]]
         best = max((verdict.strength for verdict, _ in judged if verdict.update), default=0)
         return [(verdict, old) for verdict, old in judged if not verdict.update or verdict.strength == best]
     return [(verdict, old) for verdict, old in judged if not verdict.update or verdict.strong]
+
+
+def _closest(store: Database, new: Fact, judged: list[tuple[Verdict, Fact]]) -> list[tuple[Verdict, Fact]]:
+    """Where the rules name two or more facts as updated by ``new``, and closeness in meaning is at hand
+    (:mod:`.meaning`, the ``embed`` extra): only those about as close to it as the closest stay ("Moved to Malaga"
+    updates "Lives in Zaragoza", not "Lives alone with two cats" beside it); merges stand on their own."""
+    updates = [(verdict.rule, old) for verdict, old in judged if verdict.update]
+    if len({rule for rule, _ in updates}) < 2:
+        return judged  # one rule (several values of one slot, say): meaning has nothing to choose between
+    from . import meaning
+
+    if not meaning.enabled(store):
+        return judged
+    near = meaning.closest(new.content, [(old.content, rule) for rule, old in updates])
+    kept = {old.id for (_, old), close in zip(updates, near, strict=True) if close}
+    return [(verdict, old) for verdict, old in judged if not verdict.update or old.id in kept]
 
 
 def _merged(old: Fact, new: Fact) -> tuple[Fact, Fact]:
@@ -185,9 +201,31 @@ def scan_stored(store: Database, conn: Connection) -> list[Proposal]:
         return []
     stem_index.catch_up(store, conn)
     made: list[Proposal] = []
-    for fact in _current(store, conn):
+    facts = _current(store, conn)
+    for fact in facts:
         olds = [old for old in stem_index.candidates(store, conn, fact) if old.id < fact.id]
         made += propose(store, conn, fact, olds)
+    return made + _merges_across(store, conn, facts)
+
+
+def _merges_across(store: Database, conn: Connection, facts: list[Fact]) -> list[Proposal]:
+    """With closeness in meaning (:mod:`.meaning`): the merges of facts two sources filed under two topics ("Tests
+    use pytest" under tools, "Uses pytest for tests." under general): each fact's nearest older facts of other topics
+    and its scope, judged by the rules, a merge alone proposed (an update across topics is no one's evidence)."""
+    from . import meaning
+
+    if not meaning.enabled(store) or len(facts) > meaning.SCAN_FACTS:
+        return []
+    from .supersede_rules import judge
+
+    made: list[Proposal] = []
+    for fact, near in zip(facts, meaning.neighbours([fact.content for fact in facts]), strict=True):
+        olds = [facts[index] for index in near if facts[index].scope == fact.scope
+                and normal_form(facts[index].topic) != normal_form(fact.topic)]
+        pairs = [(verdict, *_merged(old, fact)) for old in olds if (verdict := judge(old.content, fact.content)).merge]
+        dismissed = _dismissed(store, conn, [(shorter, fuller) for _, shorter, fuller in pairs])
+        made += _keep(store, conn, [pair for pair in pairs if (pair[1].content, pair[2].content) not in dismissed],
+                      store.now())
     return made
 
 

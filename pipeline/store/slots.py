@@ -21,6 +21,7 @@ from .slot_words import (
     CONTEXT,
     IDENTITY,
     KNOWN_VALUES,
+    RENAMES,
     SPHERE_VALUED,
     STYLE_CUES,
     TOPICS,
@@ -31,6 +32,7 @@ from .supersede_words import (
 )
 
 UPDATE, MERGE, VETO = "update", "merge", "veto"
+RENAMED = frozenset(RENAMES)  # a rename's words, as a fact's words are read
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +49,10 @@ NO_OPINION = SlotVerdict("")
 def judge_slots(old: str, new: str) -> SlotVerdict:
     """The slots' verdict on an old and a new fact's text."""
     mine, theirs = reading(old), reading(new)
-    if mine.slots & IDENTITY and not mine.slots & theirs.slots & IDENTITY:
-        return SlotVerdict(VETO, "identity")  # a name or pronouns: only another name or pronouns replaces them
+    if mine.slots & IDENTITY and not mine.slots - IDENTITY and not mine.slots & theirs.slots & IDENTITY:
+        # The user's name or pronouns: only another name or pronouns replaces them. A name beside another slot is
+        # that thing's ("The project is called Helios": a project renamed is a change).
+        return SlotVerdict(VETO, "identity")
     if theirs.slots & IDENTITY and not mine.slots & theirs.slots and mine.slots:
         return SlotVerdict(VETO, "identity")
     if _left_behind(mine, theirs):
@@ -127,6 +131,8 @@ def _same_slot(slot: str, old: Reading, new: Reading) -> SlotVerdict:
         return SlotVerdict(VETO, "more_values")  # "Uses Windows and Linux": one value more, not the same fact
     if changed and _without(new.plain, old.plain):
         return NO_OPINION  # "now uses Docker in production": the same value in a new place, not the same fact
+    if came and new.words & RENAMED:
+        return SlotVerdict(UPDATE, f"slot:{slot}")  # "Gabbiano è stato rinominato in Albatros": a name more, renamed
     if _without(old.plain, new.plain) and _without(new.plain, old.plain) and not _paraphrase(old, new):
         return NO_OPINION  # the same value, and each says something the other does not ("... for Rust")
     return SlotVerdict(MERGE, f"same:{slot}")
@@ -161,6 +167,8 @@ def _meeting(old: Reading, new: Reading) -> SlotVerdict:
     if not times_old or not times_new or _without(times_old, times_new) == frozenset():
         return NO_OPINION
     same = not names_old or not names_new or any(_alike(one, other) for one in names_old for other in names_new)
+    if same and not new.signals - old.signals and _without(names_old, names_new) and _without(names_new, names_old):
+        return SlotVerdict(VETO, "two_meetings")  # each names its meeting with a word of its own, and no change
     return SlotVerdict(UPDATE, "slot:meeting") if same and not new.additive else NO_OPINION
 
 

@@ -72,7 +72,8 @@ STOP_AFTER = ("verlassen", "aufgegeben", "aufgehört")  # German puts the verb l
 # Subjects worded too differently for the frame test: (read at the start of the fact, read anywhere).
 SUBJECTS = {
     "residence": (r"^(?:lives?|wohnt|wohne|habite|vit|vis|vive|vivo|mora|moro|abita|abito|resides?)\b",
-                  r"\b(?:moved to|umgezogen|gezogen|déménagé|se mudó|mudou-se|trasferit[oa])(?!\w)"),
+                  r"\b(?:mov(?:ed|ing) to|relocated to|umgezogen|gezogen|déménag\w*|(?:se |me )?mud(?:ó|é|ou|ei|"
+                  r"amos|aron|aram|ar|ando)(?:-se)? (?:a|para|pra|pro|en|em)|trasferit[oa])(?!\w)"),
     "employer": (r"^(?:works?|arbeitet|arbeite|travaille|trabaja|trabajo|lavora|lavoro|trabalha|trabalho)\s+"
                  r"(?:at|for|bei|für|chez|pour|en|para|in|per|presso|na|no|em)\b", r"\bjoined\b"),
     "diet": (r"^(?:an? |eine? |une? )?(?:strict |strikte )?(?:vegetari|vegan|végétari|végan|pescatari|pescetari|"
