@@ -97,6 +97,16 @@ def learn_due(settings: Settings, store: PersonaStore) -> Learned | None:
     return done
 
 
+def memory_stamp(settings: Settings, profile: str) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
+    """How the memory files :func:`learn_due` would read for ``profile`` stand now (each path and its stat; a glob
+    per memory folder): a reader that rendered at the same store generation and the same stamp has nothing new to
+    learn. Empty where learning does not run (``learn.on_tick`` off, no hosts, another profile than the home's)."""
+    if not settings.learn.on_tick or profile != settings.store.profile:
+        return ()
+    return tuple((str(path), _stands(path)) for name in settings.learn.hosts for memory in HOSTS[name].memory
+                 for path in memory_files(memory))
+
+
 def memory_files(memory: OwnMemory) -> list[Path]:
     """The host's memory files that exist now, in a stable order."""
     folder = memory_folder(memory)
