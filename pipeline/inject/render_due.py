@@ -77,9 +77,9 @@ class RenderBeforeRead:
             return False
 
     def _render(self, settings: Settings, due: _Profile, target: ResolvedTarget) -> bool:
-        from ..schedule.tick import render_due  # the render pipeline loads only when a profile is looked at
-
+        # the render pipeline loads only when a profile is looked at
         from ..schedule.learn import memory_stamp
+        from ..schedule.tick import render_due
 
         erasure_seen(due.store)  # a forget anywhere: this process's text caches go before the read
         # The hosts' memory files are inputs too: an entry a host's model saved is learned (in render_due) and in
