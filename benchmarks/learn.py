@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline import PersonaStore, import_source, load_settings
-from pipeline.schedule.learn import learn
+from pipeline.schedule.learn import learn, memory_stamp
 
 ENTRIES = 1_000
+PROJECTS = 100  # Claude Code project folders with an auto memory, for the MCP server's check per read
 
 
 def _facts(host: str) -> list[str]:
@@ -82,13 +83,33 @@ def _once(learning: bool) -> float:
             return time.perf_counter() - start
 
 
+def _stamp_s(calls: int = 200) -> float:
+    """One check of the hosts' memory files, as a running MCP server makes it before each read (a glob per memory
+    folder and a stat per file), with nothing changed: the median of ``calls``."""
+    with tempfile.TemporaryDirectory() as tmp, _home(Path(tmp)) as home:
+        settings = load_settings(overrides={"store.path": str(Path(tmp) / "m.db")})
+        _files(home, Path(tmp) / "work" / "shop")
+        for index in range(PROJECTS):
+            memory = home / ".claude" / "projects" / f"-work-p{index}" / "memory" / "MEMORY.md"
+            memory.parent.mkdir(parents=True)
+            memory.write_text("- A fact.\n", encoding="utf-8")
+        timings = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            memory_stamp(settings, settings.store.profile)
+            timings.append(time.perf_counter() - start)
+        return statistics.median(timings)
+
+
 def rows(repeats: int = 3) -> list[tuple[str, str, str]]:
     learned = statistics.median(_once(True) for _ in range(repeats))
     imported = statistics.median(_once(False) for _ in range(repeats))
     scale = f"{ENTRIES:,} entries from each of 3 hosts"
     ratio = learned / imported
     return [("persona learn, into an empty store", scale, f"{learned * 1000:.0f} ms ({ratio:.2f}x import)"),
-            ("persona import of the same files (floor)", scale, f"{imported * 1000:.0f} ms")]
+            ("persona import of the same files (floor)", scale, f"{imported * 1000:.0f} ms"),
+            ("an MCP read's check of the hosts' memory files, nothing changed",
+             f"Hermes, Gemini CLI and {PROJECTS + 1} Claude Code projects' memory", f"{_stamp_s() * 1e6:.0f} µs")]
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 The live injector (:mod:`pipeline.inject.injector`) renders what is due before
 it reads its file, so a fact written by anyone reaches the very next prompt.
 A reader of many (profile, target) pairs needs the same: one indexed read of
-the profile's change counter per read, and only when it moved, the render-due
+the profile's change counter per read (and a stat of each host memory file
+:func:`pipeline.schedule.learn.learn_due` reads), and only when one moved, the render-due
 tick of :func:`pipeline.schedule.tick.render_due` (the same triggers, the
 profile's lock with no wait), then the read target itself if it is still
 behind (:func:`pipeline.inject.views.render_view`): a profile other than
@@ -38,7 +39,7 @@ class _Profile:
     """One profile's store, and its change counter when each of its targets was last brought up to date."""
 
     store: PersonaStore
-    rendered_at: dict[str, int] = field(default_factory=dict)
+    rendered_at: dict[str, tuple[object, ...]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -76,15 +77,19 @@ class RenderBeforeRead:
             return False
 
     def _render(self, settings: Settings, due: _Profile, target: ResolvedTarget) -> bool:
-        from ..schedule.tick import render_due  # the render pipeline loads only when a profile is looked at
+        # the render pipeline loads only when a profile is looked at
+        from ..schedule.learn import memory_stamp
+        from ..schedule.tick import render_due
 
         erasure_seen(due.store)  # a forget anywhere: this process's text caches go before the read
-        generation = due.store.generation()
-        if due.rendered_at.get(target.name) == generation:
+        # The hosts' memory files are inputs too: an entry a host's model saved is learned (in render_due) and in
+        # this read, though the store has not changed since the last one (a stat per file tells).
+        seen = (due.store.generation(), memory_stamp(settings, target.profile))
+        if due.rendered_at.get(target.name) == seen:
             return False
         # Marked first: a render that fails (a hand-written file it may not replace) is tried again only
-        # when the profile changes again, never on every read of a subscriber's poll.
-        due.rendered_at[target.name] = generation
+        # when the profile or a memory file changes again, never on every read of a subscriber's poll.
+        due.rendered_at[target.name] = seen
         ticked = render_due(settings, due.store)  # None: the lock was busy, or another target failed
         rendered = render_view(settings, due.store, target) if has_facts(due.store) else False
         return rendered or bool(ticked and ticked.rendered)

@@ -12,6 +12,10 @@ The APIs, told apart by path:
     chat       POST /v1/chat/completions (OpenCode's OpenAI-compatible provider; events when "stream" is true)
     gemini     POST /v1beta/models/MODEL:generateContent (JSON) and :streamGenerateContent?alt=sse
     other      anything else: recorded, answered 404
+
+A test scripts the model's tool calls: ``FakeModel(calls=[ToolCall("write_file", {...})])`` answers the first
+request that offers a tool of that name with a call to it (Gemini's functionCall, Anthropic's tool_use), once;
+every other request, the one carrying the tool's result included, gets the text reply.
 """
 
 from __future__ import annotations
@@ -76,11 +80,32 @@ def api_of(path: str) -> str:
     return "other"
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model makes, the first time a request offers the tool ``name``."""
+
+    name: str
+    args: dict[str, Any]
+
+
+def offered(request: Request) -> set[str]:
+    """The names of the tools a request offers the model (each API's own shape)."""
+    names: set[str] = set()
+    for tool in (request.body or {}).get("tools") or []:
+        if isinstance(tool, dict):
+            names.update(d.get("name") for d in tool.get("functionDeclarations") or [] if isinstance(d, dict))
+            if isinstance(tool.get("name"), str):
+                names.add(tool["name"])
+    return names
+
+
 @dataclass
 class FakeModel:
-    """The server; ``reply(request) -> str`` chooses each answer's text (default: REPLY)."""
+    """The server; ``reply(request) -> str`` chooses each answer's text (default: REPLY); ``calls`` the tool calls
+    it makes, in order, each once."""
 
     reply: Callable[[Request], str] = answer_text
+    calls: list[ToolCall] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -105,6 +130,13 @@ class FakeModel:
             request = Request(len(self.requests), api_of(path), method, path, headers, body)
             self.requests.append(request)
         return request
+
+    def call_for(self, request: Request) -> ToolCall | None:
+        """The next scripted call, taken, when ``request`` offers its tool."""
+        with self._lock:
+            if self.calls and request.api in CALLS and self.calls[0].name in offered(request):
+                return self.calls.pop(0)
+        return None
 
     def of(self, api: str) -> list[Request]:
         """The requests to one API, in order."""
@@ -134,6 +166,10 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             answer = ANSWERS.get(request.api)
             if answer is None:
                 self._json(404, {"error": {"message": "not found"}})
+                return
+            call = model.call_for(request)
+            if call is not None:
+                CALLS[request.api](self, request, call)
                 return
             answer(self, request, model.reply(request))
 
@@ -260,3 +296,41 @@ def sample(schema: dict[str, Any]) -> Any:
 
 ANSWERS: dict[str, Callable[[Any, Request, str], None]] = {
     "anthropic": _anthropic, "openai": _openai, "chat": _chat, "gemini": _gemini}
+
+
+# -- each API's tool call -------------------------------------------------------------------------------------
+
+
+def _anthropic_call(handler: Any, request: Request, call: ToolCall) -> None:
+    body = request.body or {}
+    block = {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": call.name}
+    message = {"id": "msg_" + uuid.uuid4().hex[:20], "type": "message", "role": "assistant",
+               "model": body.get("model", "fake"), "stop_sequence": None}
+    if not body.get("stream"):
+        handler._json(200, {**message, "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5},
+                            "content": [{**block, "input": call.args}]})
+        return
+    handler.events(iter([
+        ("message_start", {"type": "message_start", "message": {
+            **message, "content": [], "stop_reason": None, "usage": {"input_tokens": 10, "output_tokens": 0}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "input_json_delta", "partial_json": json.dumps(call.args)}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                           "usage": {"output_tokens": 5}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]))
+
+
+def _gemini_call(handler: Any, request: Request, call: ToolCall) -> None:
+    answer = {"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": call.name, "args": call.args}}]}, "finishReason": "STOP", "index": 0}],
+              "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+    if "streamGenerateContent" in request.path:
+        handler.events(iter([(None, answer)]))
+    else:
+        handler._json(200, answer)
+
+
+CALLS: dict[str, Callable[[Any, Request, ToolCall], None]] = {"anthropic": _anthropic_call, "gemini": _gemini_call}

@@ -235,3 +235,34 @@ async def test_the_server_learns_what_a_hosts_model_saved_before_it_serves(own_w
         assert saved in alice and ALICE_FACT in alice and BOB_FACT not in alice
         bob = await read(client, BOB_MD)
         assert BOB_FACT in bob and ALICE_FACT not in bob and saved not in bob
+
+
+GEMINI_SAVED = "Alice writes her commit messages in the imperative."
+
+
+@pytest.mark.slow
+async def test_a_running_server_learns_when_a_hosts_memory_file_changes_not_only_the_store(own_workdir):
+    """The hosts' memory files are inputs of a read: with the store untouched since the last read, a running
+    server's next read of alice's persona (the home's owner) learns what Hermes' memory tool saved and then what
+    Gemini CLI's model added to its global memory, and a listener hears of the change; bob's reads never learn this
+    home's memory into bob's profile."""
+    gemini = own_workdir / ".gemini" / "GEMINI.md"
+    write(gemini, "# My notes\n\n- I live in Lisbon.\n")  # there before: the user's own lines, never learned
+    async with Client(server(own_workdir)) as client:
+        assert ALICE_NEW not in await read(client, ALICE_MD) and BOB_FACT in await read(client, BOB_MD)
+        async with client.listen(resource_subscriptions=[ALICE_MD, BOB_MD]) as events:
+            write(own_workdir / ".hermes" / "memories" / "USER.md", ALICE_NEW)  # no CLI ran: only the file changed
+            with anyio.fail_after(NOTIFY_BOUND_S):
+                event = await events.__aiter__().__anext__()
+            assert event.uri == ALICE_MD
+        alice = await read(client, ALICE_MD)
+        assert ALICE_NEW in alice and ALICE_FACT in alice and "Lisbon" not in alice
+        write(gemini, gemini.read_text() + f"- {GEMINI_SAVED}\n")
+        alice = await read(client, ALICE_MD)
+        assert alice.count(GEMINI_SAVED) == 1 and alice.count(ALICE_NEW) == 1
+        bob = await read(client, BOB_MD)
+        assert BOB_FACT in bob and all(fact not in bob for fact in (ALICE_NEW, GEMINI_SAVED, ALICE_FACT))
+    listed = persona(own_workdir, "list", "-p", "bob")
+    assert ALICE_NEW not in listed and GEMINI_SAVED not in listed
+    mine = persona(own_workdir, "list", "-p", "alice")
+    assert ALICE_NEW in mine and GEMINI_SAVED in mine and "Lisbon" not in mine
