@@ -35,7 +35,7 @@ from ruamel.yaml import YAML
 from pipeline.text import normal_form
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
-HOMES = (DATA / "blind" / "home", DATA / "blind2" / "home")
+HOMES = (DATA / "blind" / "home", DATA / "blind2" / "home", DATA / "blind3" / "home")
 IMPORTS = (("mem0.json", "mem0"), ("USER.md", "hermes"), ("CLAUDE.md", "instructions"))
 
 
