@@ -158,7 +158,7 @@ def import_entries(store: PersonaStore, parsed: Parsed, *, origin: str, fmt: str
     too_long = {id(item): Refusal(item.where, f"content is {len(item.fact.content)} characters; the limit is "
                                   f"{store.max_fact_chars} (store.max_fact_chars)")
                 for item in parsed.facts if len(item.fact.content) > store.max_fact_chars}
-    with store.snapshot() if dry_run else store.transaction() as conn:  # decided inside the transaction that writes
+    with store.snapshot() if dry_run else store.transaction(batched=True) as conn:  # decided where it writes
         known = Known.load(store, conn)
         # A note the store already holds, or one forgotten or demoted, is not offered again (nor shown).
         report.notes = [{"where": note.where, "content": note.fact.content} for note in parsed.notes
