@@ -78,7 +78,7 @@ def test_a_server_that_ends_the_connection_mid_import_leaves_every_row_as_it_was
     pg.execute("CREATE TRIGGER end_connection BEFORE INSERT ON persona_stem_sets FOR EACH ROW EXECUTE FUNCTION "
                "end_connection()")
     path = write(tmp_path / "later.yaml", _facts("alice"))
-    with pytest.raises(StoreUnavailable, match="lost the connection .* nothing was changed"):
+    with pytest.raises(StoreUnavailable, match=r"lost the connection .* nothing was changed"):
         import_facts(alice, path)
     assert _everything(pg) == before
     pg.execute("DROP TRIGGER end_connection ON persona_stem_sets")
