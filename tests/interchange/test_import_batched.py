@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import StoreError, StoreUnavailable, import_facts
+from pipeline.store.erasure import forget_fact
 
 from ..conftest import write
 from ..support.databases import Db, open_database
@@ -84,3 +85,20 @@ def test_a_server_that_ends_the_connection_mid_import_leaves_every_row_as_it_was
     pg.execute("DROP TRIGGER end_connection ON persona_stem_sets")
     assert len(import_facts(alice, path).added) == COUNT  # the pool lends a fresh connection
     assert len(alice.list()) == COUNT + 10 and len(bob.list()) == COUNT
+
+
+def test_a_batched_import_checks_each_fact_as_before_for_one_profile_only(database, tmp_path):
+    alice = database.store(profile="alice", supersede_detect="propose")
+    bob = database.store(profile="bob", supersede_detect="propose")
+    old = alice.add("Uses npm for JavaScript projects", topic="tools").fact
+    there = alice.add("Answers tersely.", topic="style").fact
+    gone = alice.add("Rule 7 of alice: keep answers short", topic="topic 2").fact
+    forget_fact(alice, gone.id)
+    bob_old = bob.add("Uses npm for JavaScript projects", topic="tools").fact
+    path = write(tmp_path / "f.yaml", _facts("alice", 12) + "  - {topic: tools, content: Now uses pnpm for "
+                 "JavaScript projects}\n  - {topic: style, content: Answers tersely.}\n")
+    report = import_facts(alice, path)
+    assert len(report.added) == 12 and report.unchanged == [there.id]  # 11 rules and pnpm; the style already there
+    assert len(report.skipped_forgotten) == 1 and "Rule 7 of alice" not in str(report.to_dict())
+    assert [(proposal.old.id, proposal.new.id) for proposal in report.proposals] == [(old.id, report.added[-1])]
+    assert [fact.id for fact in bob.list()] == [bob_old.id] and bob.proposals() == []
