@@ -37,6 +37,8 @@ from ..store import (
     PersonaStore,
     Proposal,
     admit,
+    ask_forgotten,
+    ask_secret,
     forgotten_test,
     insert_rows,
     origins,
@@ -44,7 +46,6 @@ from ..store import (
     rescope,
     supersede,
 )
-from ..store.forgotten import ask_forgotten, ask_secret
 from ..text import normal_form
 from .fact_entry import FactEntry, Offered, Parsed, Refusal
 
