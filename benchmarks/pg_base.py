@@ -10,6 +10,7 @@ for the import and its sizes, which each code makes in a database of its own (``
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,27 +42,44 @@ with PersonaStore.from_settings(settings) as store:
 
 
 # One importer of `make bench-pg`'s fleet, on the code in PYTHONPATH: each profile's facts file (argv[2]/N.yaml,
-# N from argv[3:]) imported into the database at argv[1], one transaction a profile.
+# N from argv[3:]) imported into the database at argv[1], one transaction a profile; then the CPU seconds its
+# server processes spent (its pooled connections, found by the application name it runs under, still open).
 IMPORTER = """
-import sys
+import os, sys
 from pathlib import Path
+import psycopg
 from pipeline import PersonaStore, import_facts
 for index in map(int, sys.argv[3:]):
     with PersonaStore(sys.argv[1], profile=f"user-{index:05d}") as store:
         import_facts(store, Path(sys.argv[2]) / f"{index}.yaml")
+with psycopg.connect(sys.argv[1]) as conn:
+    pids = [row[0] for row in conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s AND "
+                                           "pid <> pg_backend_pid()", (os.environ["PGAPPNAME"],))]
+ticks = sum(int(field) for pid in pids
+            for field in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
+print(ticks / os.sysconf("SC_CLK_TCK"))
 """
 
 
-def run_importers(tree: Path, url: str, folder: Path, shares: list[list[int]]) -> float:
-    """Seconds until one importer process per share, on ``tree``'s code, has imported its profiles."""
+def run_importers(tree: Path, url: str, folder: Path, shares: list[list[int]]) -> tuple[float, float, float]:
+    """Seconds until one importer process per share, on ``tree``'s code, has imported its profiles; and the CPU
+    seconds the importers spent, and their server processes (the server on this machine: read from /proc)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-c", IMPORTER, url, str(folder), *map(str, share)],
-                              env=env_for(tree), cwd=tree, stderr=subprocess.PIPE, text=True) for share in shares]
+                              env={**env_for(tree), "PGAPPNAME": f"persona-bench-import-{number}"}, cwd=tree,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for number, share in enumerate(shares)]
+    server = 0.0
     for proc in procs:
-        _, err = proc.communicate()
+        out, err = proc.communicate()
         if proc.returncode != 0:
             raise SystemExit(f"an importer on {tree} failed: {err}")
-    return time.perf_counter() - start
+        server += float(out.split()[-1])
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    client = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return seconds, client, server
 
 
 def checkout(ref: str) -> Path:

@@ -159,10 +159,12 @@ def bench_import(work: Path, url: str, tree: Path = REPO) -> list[tuple[str, str
     subprocess.run([sys.executable, "-c", "import sys; from pipeline import PersonaStore; "
                     "PersonaStore(sys.argv[1]).open()", url], env=env_for(tree), cwd=tree, check=True)
     # (the schema, before the importers race to make it)
-    seconds = run_importers(tree, url, folder, [list(range(k, PROFILES, IMPORTERS)) for k in range(IMPORTERS)])
+    seconds, client, server = run_importers(tree, url, folder,
+                                            [list(range(k, PROFILES, IMPORTERS)) for k in range(IMPORTERS)])
     facts = PROFILES * FACTS
     return [(f"import {PROFILES:,} profiles x {FACTS} facts ({IMPORTERS} processes)",
-             f"{seconds:.0f} s, {facts / seconds:,.0f} facts/s")]
+             f"{seconds:.0f} s, {facts / seconds:,.0f} facts/s; CPU per 1,000 facts: importers "
+             f"{client * 1000 / facts:.2f} s, server {server * 1000 / facts:.2f} s")]
 
 
 # -- tick --all-profiles ---------------------------------------------------------------------

@@ -37,6 +37,8 @@ from ..store import (
     PersonaStore,
     Proposal,
     admit,
+    ask_forgotten,
+    ask_secret,
     forgotten_test,
     insert_rows,
     origins,
@@ -102,18 +104,24 @@ class Known:
 
     @classmethod
     def load(cls, store: PersonaStore, conn: Any) -> Known:
-        rows = origins.import_rows(conn, store.profile)
+        # Every read asked at once: in a batched transaction (a server's), one round trip for all. The key the
+        # facts' index and the forgotten test hash with comes along.
+        profile = store.profile
+        asked = (origins.ask_import_rows(conn, profile), origins.ask_tombstones(conn, profile),
+                 supersede.ask_superseded_keys(conn, profile), ask_forgotten(store, conn), ask_secret(store, conn))
+        asked[4]()
+        rows = origins.import_rows(conn, profile, asked[0])
         # Newest first, so the oldest row wins each key, as the single-fact look-up chooses. The same text in a
         # project or for one host is another fact than the global one (pipeline.scopes): each look-up has the scope.
         by_key = {row["source_memory_id"]: row for row in rows if row["source_memory_id"] is not None}
         texts = [row for row in rows if isinstance(row["content"], str) and isinstance(row["topic"], str)]
         by_text = {(normal_form(row["topic"]), normal_form(row["content"]), row["scope"]): row for row in texts}
         by_folded = {(normal_form(row["content"]), row["scope"]): row for row in texts}
-        tombstones = origins.tombstones(conn, store.profile)
+        tombstones = origins.tombstones(conn, profile, asked[1])
         tombstoned = {row[0] for row in tombstones}
         demoted = {normal_form(DEMOTED_FROM.sub("", row[1], count=1)) for row in tombstones if isinstance(row[1], str)}
         return cls({int(row["id"]): row for row in rows}, by_key, by_text, by_folded, tombstoned, demoted,
-                   supersede.superseded_keys(conn, store.profile), forgotten_test(store, conn))
+                   supersede.superseded_keys(conn, profile, asked[2]), forgotten_test(store, conn, asked[3]))
 
     def was_demoted(self, entry: FactEntry, *, any_topic: bool = False) -> bool:
         """Whether the user demoted the fact ``entry`` states: by its topic and text, or (``any_topic``) its text."""
@@ -158,7 +166,7 @@ def import_entries(store: PersonaStore, parsed: Parsed, *, origin: str, fmt: str
     too_long = {id(item): Refusal(item.where, f"content is {len(item.fact.content)} characters; the limit is "
                                   f"{store.max_fact_chars} (store.max_fact_chars)")
                 for item in parsed.facts if len(item.fact.content) > store.max_fact_chars}
-    with store.snapshot() if dry_run else store.transaction() as conn:  # decided inside the transaction that writes
+    with store.snapshot() if dry_run else store.transaction(batched=True) as conn:  # decided where it writes
         known = Known.load(store, conn)
         # A note the store already holds, or one forgotten or demoted, is not offered again (nor shown).
         report.notes = [{"where": note.where, "content": note.fact.content} for note in parsed.notes

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .fact_row import FACT_COLUMNS, MAX_ID, Fact, Promotion, Proposal, check_id, content_key, metadata_topic
     from .facts import BROKEN_ROWS, TOMBSTONE_MARK, PersonaStore, tombstone_text
     from .forgotten import REFUSED as FORGOTTEN  # why a forgotten text is refused, as every way in words it
-    from .forgotten import ForgottenTest, admit, forgotten_test, same_fact
+    from .forgotten import ForgottenTest, admit, ask_forgotten, ask_secret, forgotten_test, same_fact
     from .new_rows import NewRow, insert_rows
     from .proposals import propose_after_import
     from .slots import topic_for
@@ -53,6 +53,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "SQLITE": (".dialect", "SQLITE"),
     "TOMBSTONE_MARK": (".facts", "TOMBSTONE_MARK"),
     "admit": (".forgotten", "admit"),
+    "ask_forgotten": (".forgotten", "ask_forgotten"),
+    "ask_secret": (".forgotten", "ask_secret"),
     "check_id": (".fact_row", "check_id"),
     "check_text": (".validation", "check_text"),
     "content_key": (".fact_row", "content_key"),
@@ -108,6 +110,8 @@ __all__ = [
     "Promotion",
     "Proposal",
     "admit",
+    "ask_forgotten",
+    "ask_secret",
     "check_id",
     "check_text",
     "content_key",

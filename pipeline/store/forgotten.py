@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from .. import caches
 from ..errors import ForgottenError, PersonaError
@@ -38,6 +39,7 @@ _STORE_IDS = caches.cache("forgotten.store_ids", owner="process", key="a store, 
                           holds_text=False)
 
 SECRET_BYTES = 32
+SECRET = "SELECT secret FROM persona_secret WHERE id = 1"
 ForgottenTest = Callable[[str | None, str | None], bool]
 REFUSED = "that fact was forgotten (persona forget); pass --force to take it in again"
 
@@ -62,13 +64,13 @@ def secret(store: Database, conn: Connection) -> bytes:
     made never changes, so the store keeps it after its first read: a write needs it several times."""
     if store.known_secret:
         return store.known_secret
-    row = conn.execute("SELECT secret FROM persona_secret WHERE id = 1").fetchone()
+    row = conn.execute(SECRET).fetchone()
     if row is None and not store.readonly:
         import secrets  # once per database: the key is made once
 
         conn.execute("INSERT INTO persona_secret (id, secret) VALUES (1, ?) ON CONFLICT DO NOTHING",
                      (secrets.token_hex(SECRET_BYTES),))
-        row = conn.execute("SELECT secret FROM persona_secret WHERE id = 1").fetchone()
+        row = conn.execute(SECRET).fetchone()
         store.secret_made_in = store.transactions
     key = bytes.fromhex(str(row[0])) if row is not None else b""
     if row is not None and store.secret_made_in != store.transactions:  # not one a rollback may yet undo
@@ -164,9 +166,10 @@ def nothing_forgotten(text: str | None, memory_id: str | None) -> bool:
     return False
 
 
-def forgotten_test(store: Database, conn: Connection) -> ForgottenTest:
-    """A test of (text, memory id): was either forgotten in this profile? One query, then pure hashing."""
-    rows = conn.execute("SELECT digest FROM persona_forgotten WHERE profile = ?", (store.profile,)).fetchall()
+def forgotten_test(store: Database, conn: Connection, asked: Any = None) -> ForgottenTest:
+    """A test of (text, memory id): was either forgotten in this profile? One query, then pure hashing
+    (``asked``: :func:`ask_forgotten`'s cursor, sent before with other statements)."""
+    rows = (ask_forgotten(store, conn) if asked is None else asked).fetchall()
     known = {str(row[0]) for row in rows}
     if not known:
         return nothing_forgotten
@@ -177,6 +180,25 @@ def forgotten_test(store: Database, conn: Connection) -> ForgottenTest:
                                                              memory_ids=[memory_id])))
 
     return test
+
+
+def ask_forgotten(store: Database, conn: Connection) -> Any:
+    """:func:`forgotten_test`'s statement, its answer unread (in a batched transaction, sent with the next read)."""
+    return conn.execute("SELECT digest FROM persona_forgotten WHERE profile = ?", (store.profile,))
+
+
+def ask_secret(store: Database, conn: Connection) -> Callable[[], None]:
+    """This database's key asked for beside other statements (unless the store knows it); what it returns keeps
+    the answer, if there is a key yet, for :func:`secret` (which makes one where there is none)."""
+    if store.known_secret:
+        return lambda: None
+    asked = conn.execute(SECRET)
+
+    def keep() -> None:
+        row = asked.fetchone()
+        if row is not None and store.secret_made_in != store.transactions:  # not one a rollback may yet undo
+            store.known_secret = bytes.fromhex(str(row[0]))
+    return keep
 
 
 def admit(store: Database, conn: Connection, text: str | None, memory_id: str | None, *, force: bool,

@@ -18,20 +18,31 @@ from .facts import TOMBSTONE_MARK
 Declared = tuple[str, float, str | None]  # what a source says of a fact: its tier, confidence and reason
 
 
-def import_rows(conn: Connection, profile: str) -> list[Any]:
-    """The profile's facts as an import matches them, newest first: each with its origin's last word and scope."""
-    return list(conn.execute(
+def import_rows(conn: Connection, profile: str, asked: Any = None) -> list[Any]:
+    """The profile's facts as an import matches them, newest first: each with its origin's last word and scope
+    (``asked``: :func:`ask_import_rows`' cursor, sent before with other statements)."""
+    return list((ask_import_rows(conn, profile) if asked is None else asked).fetchall())
+
+
+def ask_import_rows(conn: Connection, profile: str) -> Any:
+    """:func:`import_rows`' statement, its answer unread (in a batched transaction, sent with the next one read)."""
+    return conn.execute(
         "SELECT p.id, p.tier, p.confidence, p.promotion_reason, p.source_memory_id, p.topic, p.content, "
         "p.reinforcement_count, o.persona_id AS origin_id, o.file_tier, o.file_confidence, o.file_reason, "
         f"b.scope FROM memoria_persona p LEFT JOIN persona_origins o ON o.persona_id = p.id {BIRTH_JOIN} "
-        "WHERE p.session_id = ? ORDER BY p.id DESC", (profile,)).fetchall())
+        "WHERE p.session_id = ? ORDER BY p.id DESC", (profile,))
 
 
-def tombstones(conn: Connection, profile: str) -> list[Any]:
-    """The profile's tombstones: each one's source memory id (a fact's identity) and its text."""
-    return list(conn.execute(
-        "SELECT source_memory_id, preference FROM memoria_preferences WHERE session_id = ? AND evolution = ?",
-        (profile, TOMBSTONE_MARK)).fetchall())
+def tombstones(conn: Connection, profile: str, asked: Any = None) -> list[Any]:
+    """The profile's tombstones: each one's source memory id (a fact's identity) and its text (``asked``: as
+    :func:`import_rows`')."""
+    return list((ask_tombstones(conn, profile) if asked is None else asked).fetchall())
+
+
+def ask_tombstones(conn: Connection, profile: str) -> Any:
+    """:func:`tombstones`' statement, its answer unread."""
+    return conn.execute("SELECT source_memory_id, preference FROM memoria_preferences WHERE session_id = ? AND "
+                        "evolution = ?", (profile, TOMBSTONE_MARK))
 
 
 def bare_fact(conn: Connection, profile: str, fact_id: int) -> Fact | None:

@@ -72,9 +72,25 @@ class Reading:
 def reading(text: str) -> Reading:
     """A fact's slots, values and left-behind words, read once per text."""
     folded = _folded(text)
-    known = _known(folded)
+    filled, negated = _filled(folded)
     left = _left(folded)
-    words = _meaningful(folded)
+    left |= _values_among(left)
+    return Reading(frozenset(filled), tuple(sorted(filled.items())), _meaningful(folded), _uncued(folded),
+                   _objects(folded), _context(folded),
+                   left | negated, _signals(folded),
+                   _said(folded, ADDITIVE_SIGNALS), _phrase_set(RULE_STARTS).match(folded) is not None,
+                   _spheres(folded), frozenset(_tokens(folded)) & WEEKDAYS)
+
+
+def filled_slots(text: str) -> frozenset[str]:
+    """The slots a fact fills, as :func:`reading` has them, without the rest of its reading: what the proposal
+    index keys a fact by (an import indexes every fact it adds, and judges few or none)."""
+    return frozenset(_filled(_folded(text))[0])
+
+
+def _filled(folded: str) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """The slots the text fills with their values, and the known values it negates."""
+    known = _known(folded)
     cued = {str(hit.lastgroup) for hit in _cues().finditer(folded)}
     known = tuple((slot, value) for slot, value in known if slot not in CUED_ONLY or slot in cued)
     name = _name_words(folded) if "name" in cued else frozenset()
@@ -91,21 +107,15 @@ def reading(text: str) -> Reading:
         values.setdefault(slot, set()).add(value)
     negated = frozenset(value for slot, value in known if _negated(folded, value, slot))
     values = _diet(values, negated)
-    free = _free(folded)
     if name:
         values["name"] = set(name)
     for slot in slots:
         if slot in FREE_SLOTS and slot not in values:
+            free = _free(folded)
             values[slot] = set(free if slot != "place" or _said(folded, TIME_ZONES) else free & _located(folded))
     if "meeting" in slots:
         values["meeting"] = {word for word in _tokens(folded) if any(c.isdigit() for c in word) or word in WEEKDAYS}
-    filled = {slot: frozenset(found) for slot, found in values.items() if found}
-    left |= _values_among(left)
-    return Reading(frozenset(filled), tuple(sorted(filled.items())), words, _uncued(folded), _objects(folded),
-                   _context(folded),
-                   left | negated, _signals(folded),
-                   _said(folded, ADDITIVE_SIGNALS), _phrase_set(RULE_STARTS).match(folded) is not None,
-                   _spheres(folded), frozenset(_tokens(folded)) & WEEKDAYS)
+    return {slot: frozenset(found) for slot, found in values.items() if found}, negated
 
 
 def _spheres(folded: str) -> frozenset[str]:

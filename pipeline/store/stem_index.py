@@ -130,12 +130,12 @@ def index(store: Database, conn: Connection, facts: Iterable[tuple[int, str, str
 def keys(secret: bytes, topic: str, content: str) -> tuple[str, ...]:
     """The index keys of a fact: (the keyed hashes of) its topic, and its topic with each content stem (a write
     indexes its fact, then looks its keys up: once each)."""
-    from .slot_reading import reading  # the write path's own readers, as PyStemmer
+    from .slot_reading import filled_slots  # the write path's own readers, as PyStemmer
     from .stems import content_stems
 
     key = _topic_key(topic)
     # A slot counts as a stem: "Moved to Porto" finds "Lives in Lisbon" in a full topic without a word in common.
-    slots = (SLOT + slot for slot in reading(content.casefold()).slots)
+    slots = (SLOT + slot for slot in filled_slots(content.casefold()))
     return (_hashed(secret, key), *sorted(_hashed(secret, key + SEPARATOR + stem)
                                           for stem in (*content_stems(content), *slots)))
 

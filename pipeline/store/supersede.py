@@ -268,10 +268,16 @@ def superseded_rows(conn: Connection, profile: str) -> list[Any]:
                              "WHERE session_id = ? ORDER BY id", (profile,)))
 
 
-def superseded_keys(conn: Connection, profile: str) -> set[str]:
-    """The source keys of the profile's superseded facts: an import does not bring a replaced fact back."""
-    return {row[0] for row in conn.execute("SELECT source_memory_id FROM persona_superseded WHERE session_id = ? "
-                                           "AND source_memory_id IS NOT NULL", (profile,))}
+def superseded_keys(conn: Connection, profile: str, asked: Any = None) -> set[str]:
+    """The source keys of the profile's superseded facts: an import does not bring a replaced fact back
+    (``asked``: :func:`ask_superseded_keys`' cursor, sent before with other statements)."""
+    return {row[0] for row in (ask_superseded_keys(conn, profile) if asked is None else asked).fetchall()}
+
+
+def ask_superseded_keys(conn: Connection, profile: str) -> Any:
+    """:func:`superseded_keys`' statement, its answer unread (in a batched transaction, sent with the next read)."""
+    return conn.execute("SELECT source_memory_id FROM persona_superseded WHERE session_id = ? AND source_memory_id "
+                        "IS NOT NULL", (profile,))
 
 
 # -- keys (a facts file's slots) ------------------------------------------
