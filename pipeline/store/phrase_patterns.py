@@ -28,9 +28,11 @@ _META = frozenset("\\.^$*+?{}[]|()")
 _QUANTIFIERS = frozenset("?*+{")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # one per list, made once: compared and hashed as itself
 class Alternation:
-    """A list's branches in the order they are tried, each with what a text needs to hold for it to match."""
+    """A list's branches in the order they are tried, each with what a text needs to hold for it to match, and
+    an index from a word (or a word's start) to the branches that need it, so a text is not checked branch by
+    branch."""
 
     branches: tuple[str, ...]  # each branch's regular expression
     groups: tuple[str, ...]  # each branch's named group ("" for none)
@@ -38,14 +40,33 @@ class Alternation:
     literal: tuple[str, ...]  # a substring of the text the branch needs (a regular expression's; "" for none)
     before: str
     after: str
+    by_word: dict[str, tuple[int, ...]]  # a word of the text -> the branches it may start
+    by_start: dict[str, tuple[int, ...]]  # a word's start in the text -> the branches it may start
+    always: tuple[int, ...]  # the branches no word tells: checked for every text
+    word_keys: frozenset[str]  # by_word's keys and by_start's, as sets (a text's words meet them in one step)
+    start_keys: frozenset[str]
+
+
+def _alternation(branches: list[str], groups: list[str], words: list[frozenset[str]], literal: list[str],
+                 keys: list[tuple[str, str]], before: str, after: str) -> Alternation:
+    by_word: dict[str, list[int]] = {}
+    by_start: dict[str, list[int]] = {}
+    for index, (kind, key) in enumerate(keys):
+        if key:
+            (by_word if kind == "word" else by_start).setdefault(key, []).append(index)
+    return Alternation(tuple(branches), tuple(groups), tuple(words), tuple(literal), before, after,
+                       {key: tuple(found) for key, found in by_word.items()},
+                       {key: tuple(found) for key, found in by_start.items()},
+                       tuple(index for index, (_, key) in enumerate(keys) if not key), frozenset(by_word),
+                       frozenset(by_start))
 
 
 def phrases_of(spelled: tuple[tuple[str, str], ...], *, before: str = BOUNDED[0], after: str = BOUNDED[1]
-            ) -> Alternation:
+               ) -> Alternation:
     """An alternation of phrases, each given as (its branch's expression, the phrase as written), in order."""
-    return Alternation(tuple(branch for branch, _ in spelled), ("",) * len(spelled),
-                       tuple(frozenset(WORD.findall(phrase)) for _, phrase in spelled), ("",) * len(spelled),
-                       before, after)
+    words = [WORD.findall(phrase) for _, phrase in spelled]
+    return _alternation([branch for branch, _ in spelled], [""] * len(spelled), [frozenset(found) for found in words],
+                        [""] * len(spelled), [("word", found[0] if found else "") for found in words], before, after)
 
 
 @caches.memo("phrase_patterns.listed", owner="process", key="a tuple of the word lists' phrases, and the gap",
@@ -60,18 +81,36 @@ def listed(phrases: tuple[str, ...], gap: str = SPACED) -> Alternation:
 def named(expressions: dict[str, str]) -> Alternation:
     """An alternation of regular expressions, a named group per key (``{"editor": "editor|ide|..."}``)."""
     pairs = [(name, branch) for name, expression in expressions.items() for branch in _top_level(expression)]
-    return Alternation(tuple(branch for _, branch in pairs), tuple(name for name, _ in pairs),
-                       (frozenset(),) * len(pairs), tuple(_literal(branch) for _, branch in pairs),
-                       *BOUNDED)
+    literals = [_literal(branch) for _, branch in pairs]
+    return _alternation([branch for _, branch in pairs], [name for name, _ in pairs], [frozenset()] * len(pairs),
+                        [literal for literal, _ in literals], [("start", key) for _, key in literals], *BOUNDED)
 
 
 def for_text(alternation: Alternation, text: str) -> re.Pattern[str]:
     """The alternation of the branches ``text`` can hold, compiled (a pattern matching nothing when none can)."""
-    words = frozenset(WORD.findall(text))
-    kept = tuple(index for index, (needed, literal) in enumerate(zip(alternation.words, alternation.literal,
-                                                                      strict=True))
-                 if needed <= words and literal in text)
+    words = _words(text)
+    found = [*alternation.always]
+    for key in words & alternation.word_keys:
+        found += alternation.by_word[key]
+    if alternation.start_keys:
+        for key in _starts(text) & alternation.start_keys:
+            found += alternation.by_start[key]
+    kept = tuple(sorted(index for index in set(found)
+                        if alternation.words[index] <= words and alternation.literal[index] in text))
     return _compiled(alternation, kept)
+
+
+@caches.memo("phrase_patterns.words", owner="process", key="a fact's text (or a clause of it)", bound=512,
+             holds_text=True)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(WORD.findall(text))
+
+
+@caches.memo("phrase_patterns.starts", owner="process", key="a fact's text (or a clause of it)", bound=512,
+             holds_text=True)
+def _starts(text: str) -> frozenset[str]:
+    """Every start of each of the text's words ("travaill" of "travaille")."""
+    return frozenset(word[:end] for word in _words(text) for end in range(1, len(word) + 1))
 
 
 @caches.memo("phrase_patterns.compiled", owner="process",
@@ -111,8 +150,10 @@ def _top_level(expression: str) -> list[str]:
     return [*found, expression[start:]]
 
 
-def _literal(branch: str) -> str:
-    """The longest run of plain characters at the branch's top level that every match of it spells."""
+def _literal(branch: str) -> tuple[str, str]:
+    """The longest run of plain characters at the branch's top level that every match of it spells, and the first
+    word of the text any match starts ("" when none is sure): the branch's own first word (its start is bounded
+    by the lookbehind), else one after a plain non-word character ("(?:be|is) called": "called")."""
     runs, run, depth, index = [""], "", 0, 0
     while index < len(branch):
         char, following = branch[index], branch[index + 1:index + 2]
@@ -129,4 +170,19 @@ def _literal(branch: str) -> str:
         elif char in "()":
             depth += 1 if char == "(" else -1
         index += 1
-    return max((*runs, run), key=len)
+    runs.append(run)
+    return max(runs, key=len), _first_word(branch, runs)
+
+
+def _first_word(branch: str, runs: list[str]) -> str:
+    """A word every match starts a word of the text with: the leading plain run's first, or the first word after a
+    plain non-word character in a run."""
+    leading = runs[0] or (runs[1] if len(runs) > 1 and branch.startswith(runs[1]) else "")
+    first = WORD.match(leading) if leading else None
+    if first is not None:
+        return first[0]
+    for run in runs:
+        inner = re.search(r"\W(\w+)", run)
+        if inner is not None:
+            return inner[1]
+    return ""
