@@ -9,10 +9,10 @@ negates what the other says is the caller's test (:mod:`.supersede_rules`).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .. import caches
+from . import phrase_patterns
 from .stems import content_stems, pair_language
 from .supersede_words import STRONG_SIGNALS
 
@@ -49,10 +49,5 @@ def _rapidfuzz() -> tuple[Any, Any]:
 
 @caches.memo("near_duplicates.strong", owner="process", key="a fact's text", bound=1024, holds_text=True)
 def _strong(text: str) -> bool:  # once per text: a write's is asked for each fact it is judged against
-    return _phrases(STRONG_SIGNALS).search(text) is not None
+    return phrase_patterns.for_text(phrase_patterns.listed(STRONG_SIGNALS), text).search(text) is not None
 
-
-@caches.memo("near_duplicates.phrases", owner="process", key="a tuple of phrases", bound=64)
-def _phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    spelled = sorted((re.escape(phrase).replace(r"\ ", r"\s+") for phrase in phrases), key=len, reverse=True)
-    return re.compile(r"(?<!\w)(?:" + "|".join(spelled) + r")(?!\w)")

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from .. import caches
+from . import phrase_patterns
 from .slot_words import (
     CLAUSES,
     CONSUMED,
@@ -78,7 +79,7 @@ def reading(text: str) -> Reading:
     return Reading(frozenset(filled), tuple(sorted(filled.items())), _meaningful(folded), _uncued(folded),
                    _objects(folded), _context(folded),
                    left | negated, _signals(folded),
-                   _said(folded, ADDITIVE_SIGNALS), _phrase_set(RULE_STARTS).match(folded) is not None,
+                   _said(folded, ADDITIVE_SIGNALS), _phrase_set(RULE_STARTS, folded).match(folded) is not None,
                    _spheres(folded), frozenset(_tokens(folded)) & WEEKDAYS)
 
 
@@ -91,7 +92,7 @@ def filled_slots(text: str) -> frozenset[str]:
 def _filled(folded: str) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
     """The slots the text fills with their values, and the known values it negates."""
     known = _known(folded)
-    cued = {str(hit.lastgroup) for hit in _cues().finditer(folded)}
+    cued = {str(hit.lastgroup) for hit in _cues(folded).finditer(folded)}
     known = tuple((slot, value) for slot, value in known if slot not in CUED_ONLY or slot in cued)
     name = _name_words(folded) if "name" in cued else frozenset()
     known = _outside(known, name)  # "Name is Zed Quinn" names no editor
@@ -120,12 +121,16 @@ def _filled(folded: str) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
 
 def _spheres(folded: str) -> frozenset[str]:
     """The spheres (:data:`.slot_words.SPHERES`) the text says its value holds in."""
-    return frozenset(str(hit.lastgroup) for hit in _sphere_pattern().finditer(folded))
+    return frozenset(str(hit.lastgroup) for hit in _sphere_pattern(folded).finditer(folded))
 
 
-@caches.memo("slot_reading._sphere_pattern", owner="process", key="none: the word lists, read once", bound=1)
-def _sphere_pattern() -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)(?:" + "|".join(rf"(?P<{name}>{words})" for name, words in SPHERES.items()) + r")(?!\w)")
+def _sphere_pattern(folded: str) -> re.Pattern[str]:
+    return phrase_patterns.for_text(_sphere_list(), folded)
+
+
+@caches.memo("slot_reading._sphere_list", owner="process", key="none: the word lists, read once", bound=1)
+def _sphere_list() -> phrase_patterns.Alternation:
+    return phrase_patterns.named(SPHERES)
 
 
 @caches.memo("slot_reading._spellings", owner="process", key="none: the word lists, read once", bound=1)
@@ -206,7 +211,7 @@ def _tokens(text: str) -> list[str]:
 def _name_words(folded: str) -> frozenset[str]:
     """The words a name cue gives the user's name ("name is Zed Quinn", "goes by Vim"), to its clause's end."""
     found: set[str] = set()
-    for hit in _cues().finditer(folded):
+    for hit in _cues(folded).finditer(folded):
         if hit.lastgroup == "name":
             clause = re.split(r"[;,.!?()]|\s(?:-|and|but|und|et|y|e)\s", folded[hit.end():], maxsplit=1)[0]
             words = [word for word in _tokens(clause) if word not in ARTICLES]
@@ -225,7 +230,7 @@ def _outside(known: tuple[tuple[str, str], ...], words: frozenset[str]) -> tuple
 def _known(folded: str) -> tuple[tuple[str, str], ...]:
     """(slot, value) of every known value the text names, in one pass of one pattern."""
     named = _named()
-    return tuple(sorted({pair for hit in _known_pattern().finditer(folded)
+    return tuple(sorted({pair for hit in _known_pattern(folded).finditer(folded)
                          for pair in named[" ".join(hit[0].split())]}))
 
 
@@ -237,19 +242,26 @@ def _named() -> dict[str, tuple[tuple[str, str], ...]]:
     return {spelled: tuple(pairs) for spelled, pairs in found.items()}
 
 
-@caches.memo("slot_reading._known_pattern", owner="process", key="none: the word lists, read once", bound=1)
-def _known_pattern() -> re.Pattern[str]:
-    spelled = sorted((re.escape(p).replace(r"\ ", r"\s+") for p in _named()), key=len, reverse=True)
-    return re.compile(r"(?<![\w+])(?:" + "|".join(spelled) + r")(?![\w+])")
+def _known_pattern(folded: str) -> re.Pattern[str]:
+    return phrase_patterns.for_text(_known_list(), folded)
+
+
+@caches.memo("slot_reading._known_list", owner="process", key="none: the word lists, read once", bound=1)
+def _known_list() -> phrase_patterns.Alternation:
+    spelled = sorted(((re.escape(p).replace(r"\ ", r"\s+"), p) for p in _named()), key=lambda pair: len(pair[0]),
+                     reverse=True)
+    return phrase_patterns.phrases_of(tuple(spelled), before=r"(?<![\w+])", after=r"(?![\w+])")
 
 
 def _negated(folded: str, value: str, slot: str) -> bool:
     """Whether the text negates the known ``value`` ("no meat", "keinen Kaffee mehr")."""
     spelled = [spelling for spelling, named in KNOWN_VALUES[slot].items() if named == value]
     left = _left(folded)
+    words = frozenset(phrase_patterns.WORD.findall(folded))  # a pair whose words are not all there is not searched
     return any(word in left for spelling in spelled for word in spelling.split()) or any(
         re.search(_phrase(negation).pattern + r"\s+(?:\w+\s+)?" + _phrase(spelling).pattern, folded)
-        for negation in (NEGATING_CONSUMED if slot in CONSUMED else NEGATING) for spelling in spelled)
+        for negation in (NEGATING_CONSUMED if slot in CONSUMED else NEGATING) for spelling in spelled
+        if words.issuperset(phrase_patterns.WORD.findall(negation + " " + spelling)))
 
 
 @caches.memo("slot_reading._left", owner="process", key="a fact's folded text", bound=TEXTS_KEPT,
@@ -274,19 +286,19 @@ def _lead_words() -> frozenset[str]:
 
 
 def _after_words(clause: str, leads: tuple[str, ...], reach: int) -> set[str]:
-    return {word for hit in _gapped(leads).finditer(clause)
+    return {word for hit in _gapped(leads, clause).finditer(clause)
             for word in [w for w in _tokens(clause[hit.end():]) if w not in ARTICLES][:reach]}
 
 
 def _before_words(clause: str, closing: tuple[str, ...]) -> set[str]:
-    return {word for hit in _phrase_set(closing).finditer(clause)
+    return {word for hit in _phrase_set(closing, clause).finditer(clause)
             for word in _tokens(clause[:hit.start()])[-LEFT_REACH:]}
 
 
 def _from_to(clause: str, leads: tuple[str, ...]) -> set[str]:
     """The words between one of ``leads`` and a later "to" word: "from Jira to Linear", "renamed X to Y"."""
     found: set[str] = set()
-    for hit in _phrase_set(leads).finditer(clause):
+    for hit in _phrase_set(leads, clause).finditer(clause):
         after = _tokens(clause[hit.end():])
         end = next((index for index, word in enumerate(after) if word in FROM_TO[1]), None)
         if end is not None and 0 < end <= LEFT_REACH:
@@ -303,7 +315,7 @@ def _free(folded: str) -> frozenset[str]:
               holds_text=True)
 def _uncued(folded: str) -> frozenset[str]:
     """The meaningful words but those of the slots' cues."""
-    return _meaningful(_cues().sub(" ", folded))
+    return _meaningful(_cues(folded).sub(" ", folded))
 
 
 @caches.memo("slot_reading._all_known_words", owner="process", key="none: the word lists, read once", bound=1)
@@ -315,7 +327,7 @@ def _all_known_words() -> frozenset[str]:
               holds_text=True)
 def _unsignalled(folded: str) -> str:
     """The text with its change and addition words taken out."""
-    return _phrase_set((*CHANGE_SIGNALS, *STRONG_SIGNALS, *ADDITIVE_SIGNALS)).sub(" ", folded)
+    return _phrase_set((*CHANGE_SIGNALS, *STRONG_SIGNALS, *ADDITIVE_SIGNALS), folded).sub(" ", folded)
 
 
 @caches.memo("slot_reading._meaningful", owner="process", key="a fact's folded text", bound=TEXTS_KEPT,
@@ -351,17 +363,22 @@ def _light_forms() -> frozenset[str]:
 
 
 def _signals(folded: str) -> frozenset[str]:
-    return frozenset(" ".join(hit.split()) for hit in _phrase_set((*CHANGE_SIGNALS, *STRONG_SIGNALS)).findall(folded))
+    found = _phrase_set((*CHANGE_SIGNALS, *STRONG_SIGNALS), folded).findall(folded)
+    return frozenset(" ".join(hit.split()) for hit in found)
 
 
 def _said(folded: str, phrases: tuple[str, ...]) -> bool:
-    return _phrase_set(phrases).search(folded) is not None
+    return _phrase_set(phrases, folded).search(folded) is not None
 
 
-@caches.memo("slot_reading._cues", owner="process", key="none: the word lists, read once", bound=1)
-def _cues() -> re.Pattern[str]:
+def _cues(folded: str) -> re.Pattern[str]:
     """Every slot's cues as one pattern, a named group per slot (one pass per text, not one per slot)."""
-    return re.compile(r"(?<!\w)(?:" + "|".join(rf"(?P<{slot}>{cue})" for slot, cue in CUES.items()) + r")(?!\w)")
+    return phrase_patterns.for_text(_cue_list(), folded)
+
+
+@caches.memo("slot_reading._cue_list", owner="process", key="none: the word lists, read once", bound=1)
+def _cue_list() -> phrase_patterns.Alternation:
+    return phrase_patterns.named(CUES)
 
 
 @caches.memo("slot_reading._phrase", owner="process", key="a phrase of the word lists", bound=1024)
@@ -369,14 +386,11 @@ def _phrase(phrase: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w+])" + re.escape(phrase).replace(r"\ ", r"\s+") + r"(?![\w+])")
 
 
-@caches.memo("slot_reading._phrase_set", owner="process", key="a phrase of the word lists", bound=1024)
-def _phrase_set(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    spelled = sorted((re.escape(p).replace(r"\ ", r"\s+") for p in phrases), key=len, reverse=True)
-    return re.compile(r"(?<!\w)(?:" + "|".join(spelled) + r")(?!\w)")
+def _phrase_set(phrases: tuple[str, ...], text: str) -> re.Pattern[str]:
+    """The phrases as one pattern, longest first, of those ``text`` can hold (:mod:`.phrase_patterns`)."""
+    return phrase_patterns.for_text(phrase_patterns.listed(phrases), text)
 
 
-@caches.memo("slot_reading._gapped", owner="process", key="a phrase of the word lists", bound=1024)
-def _gapped(phrases: tuple[str, ...]) -> re.Pattern[str]:
+def _gapped(phrases: tuple[str, ...], text: str) -> re.Pattern[str]:
     """As :func:`_phrase_set`, a phrase of two words or more letting one word in ("ne boit plus", "não usa mais")."""
-    spelled = sorted((re.escape(p).replace(r"\ ", r"\s+(?:\w+\s+)?") for p in phrases), key=len, reverse=True)
-    return re.compile(r"(?<!\w)(?:" + "|".join(spelled) + r")(?!\w)")
+    return phrase_patterns.for_text(phrase_patterns.listed(phrases, phrase_patterns.GAPPED), text)

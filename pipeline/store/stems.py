@@ -12,6 +12,7 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 from .. import caches
+from . import phrase_patterns
 from .supersede_words import ADDITIVE_SIGNALS, CHANGE_SIGNALS, STOPWORDS, STRONG_SIGNALS, word_set
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def content_stems(text: str, lang: str | None = None) -> frozenset[str]:
 def ordered_stems(text: str, lang: str | None = None) -> tuple[str, ...]:
     """:func:`content_stems` in the order the text says them."""
     folded = _folded(text)
-    plain = _signal_pattern().sub(" ", folded)
+    plain = phrase_patterns.for_text(_signal_list(), folded).sub(" ", folded)
     words = [word for word in _tokens(plain) if word not in STOPWORDS and (len(word) > 1 or word.isdigit())]
     return tuple(_stemmer(lang or language(text)).stemWords(words))
 
@@ -98,10 +99,10 @@ def _tokens(text: str) -> list[str]:
     return [word for word in (token.strip(".:-,;!?'’") for token in WORD.findall(text)) if word]
 
 
-@caches.memo("stems.signal_pattern", owner="process", key="none: the signal phrases, compiled once", bound=1)
-def _signal_pattern() -> re.Pattern[str]:
+@caches.memo("stems.signal_pattern", owner="process", key="none: the signal phrases, indexed once", bound=1)
+def _signal_list() -> phrase_patterns.Alternation:
     phrases = sorted({*CHANGE_SIGNALS, *STRONG_SIGNALS, *ADDITIVE_SIGNALS}, key=len, reverse=True)
-    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases) + r")(?!\w)")
+    return phrase_patterns.phrases_of(tuple((re.escape(p).replace(r"\ ", r"\s+"), p) for p in phrases))
 
 
 @caches.memo("stems.stemmer", owner="process", key="a language", bound=32)

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from .. import caches
+from . import phrase_patterns
 from .concepts import same_concepts
 from .near_duplicates import near_duplicate
 from .slots import MERGE as SLOT_MERGE
@@ -148,7 +149,7 @@ def read(text: str) -> Text:
     # French elides: "n'utilise plus" is "ne utilise plus" to the signal patterns, "l'italien" is "l italien".
     folded = re.sub(r"(?<!\w)([nljdmsc]|qu)['’]", lambda m: "ne " if m[1] == "n" else m[1] + " ", text.casefold())
     tokens = _words(folded)
-    frame = tuple(_stem(word) for word in _words(_pattern(CHANGE_SIGNALS).sub(" ", folded)))
+    frame = tuple(_stem(word) for word in _words(_pattern(CHANGE_SIGNALS, folded).sub(" ", folded)))
     lead = list(frame)
     while lead and lead[0] in LEADING:
         lead.pop(0)
@@ -202,7 +203,7 @@ def _ends(old: Text, new: Text) -> bool:
     fact as German does ("Nutzt Docker lokal nicht mehr"), one within three words before it."""
     if old.negated or not new.negated:
         return False
-    for found in _pattern(NEGATIONS, gapped=True).finditer(new.folded):
+    for found in _pattern(NEGATIONS, new.folded, gapped=True).finditer(new.folded):
         after = _words(re.split(r"[,;.!?]", new.folded[found.end():])[0])
         near = (after[:3] or _words(new.folded[:found.start()])[-3:]) + _words(found[0])[1:]
         if any(_alike(word, other) for word in near for other in old.words):
@@ -227,7 +228,7 @@ def _names(text: str, leads: tuple[str, ...], values: tuple[str, ...], *, gap: i
              bound=TEXTS_KEPT, holds_text=True)
 def _after(text: str, leads: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """The words after each of ``leads`` in ``text``, one tuple per place a lead is found."""
-    return tuple(_words(text[found.end():]) for found in _pattern(leads).finditer(text))
+    return tuple(_words(text[found.end():]) for found in _pattern(leads, text).finditer(text))
 
 
 def _contrast(text: str, values: tuple[str, ...]) -> bool:
@@ -238,7 +239,7 @@ def _contrast(text: str, values: tuple[str, ...]) -> bool:
 
 @caches.memo("supersede_rules.closing_not", owner="process", key="a fact's text", bound=TEXTS_KEPT, holds_text=True)
 def _closing_not(text: str) -> str | None:
-    found = re.search(r"[,;]\s*" + _pattern(NOT).pattern + r"\s+(\S+?)[.!]?\s*$", text)
+    found = re.search(r"[,;]\s*" + _pattern(NOT, text).pattern + r"\s+(\S+?)[.!]?\s*$", text)
     return None if found is None else found[1]
 
 
@@ -251,7 +252,7 @@ def _named_before(text: str, values: tuple[str, ...], verbs: tuple[str, ...]) ->
              bound=TEXTS_KEPT, holds_text=True)
 def _before(text: str, verbs: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """The two words before each of ``verbs`` in ``text``."""
-    return tuple(_words(text[:found.start()])[-2:] for found in _pattern(verbs).finditer(text))
+    return tuple(_words(text[:found.start()])[-2:] for found in _pattern(verbs, text).finditer(text))
 
 
 def _starts(word: str, values: tuple[str, ...]) -> bool:
@@ -344,7 +345,7 @@ def _news(old: Text, new: Text, phrases: tuple[str, ...]) -> bool:
 @caches.memo("supersede_rules.said", owner="process", key="a fact's text and the phrases",
              bound=TEXTS_KEPT, holds_text=True)
 def _said(text: str, phrases: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(" ".join(found.split()) for found in _pattern(phrases, gapped=True).findall(text))
+    return frozenset(" ".join(found.split()) for found in _pattern(phrases, text, gapped=True).findall(text))
 
 
 @caches.memo("supersede_rules.dated", owner="process", key="a fact's text", bound=TEXTS_KEPT, holds_text=True)
@@ -380,16 +381,15 @@ def _refines(gone: tuple[str, ...], came: tuple[str, ...]) -> bool:
 @caches.memo("supersede_rules.has", owner="process", key="a fact's text and the phrases",
              bound=TEXTS_KEPT, holds_text=True)
 def _has(text: str, phrases: tuple[str, ...]) -> bool:
-    return _pattern(phrases, gapped=True).search(text) is not None
+    return _pattern(phrases, text, gapped=True).search(text) is not None
 
 
-@caches.memo("supersede_rules.pattern", owner="process", key="a tuple of phrases, and whether gapped", bound=256)
-def _pattern(phrases: tuple[str, ...], *, gapped: bool = False) -> re.Pattern[str]:
+def _pattern(phrases: tuple[str, ...], text: str, *, gapped: bool = False) -> re.Pattern[str]:
     """The phrases as one pattern, longest first (so "no longer" is taken before "now" could be), with \\w
-    boundaries that work for every script. A gapped phrase lets one word in ("ne utilise plus", "kein Docker mehr")."""
-    gap = r"\s+(?:\w+\s+)?" if gapped else r"\s+"
-    spelled = sorted((re.escape(p).replace(r"\ ", gap) for p in phrases), key=len, reverse=True)
-    return re.compile(r"(?<!\w)(?:" + "|".join(spelled) + r")(?!\w)")
+    boundaries that work for every script. A gapped phrase lets one word in ("ne utilise plus", "kein Docker mehr").
+    Only the phrases ``text`` can hold are compiled (:mod:`.phrase_patterns`): the matches are the whole list's."""
+    gap = phrase_patterns.GAPPED if gapped else phrase_patterns.SPACED
+    return phrase_patterns.for_text(phrase_patterns.listed(phrases, gap), text)
 
 
 def _stem(word: str) -> str:
