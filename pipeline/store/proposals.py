@@ -105,7 +105,7 @@ def _closest(store: Database, new: Fact, judged: list[tuple[Verdict, Fact]]) -> 
 
     if not meaning.enabled(store):
         return judged
-    near = meaning.closest(new.content, [(old.content, rule) for rule, old in updates])
+    near = meaning.closest(store.profile, new.content, [(old.content, rule) for rule, old in updates])
     kept = {old.id for (_, old), close in zip(updates, near, strict=True) if close}
     return [(verdict, old) for verdict, old in judged if not verdict.update or old.id in kept]
 
@@ -219,7 +219,7 @@ def _merges_across(store: Database, conn: Connection, facts: list[Fact]) -> list
     from .supersede_rules import judge
 
     made: list[Proposal] = []
-    for fact, near in zip(facts, meaning.neighbours([fact.content for fact in facts]), strict=True):
+    for fact, near in zip(facts, meaning.neighbours(store.profile, [fact.content for fact in facts]), strict=True):
         olds = [facts[index] for index in near if facts[index].scope == fact.scope
                 and normal_form(facts[index].topic) != normal_form(fact.topic)]
         pairs = [(verdict, *_merged(old, fact)) for old in olds if (verdict := judge(old.content, fact.content)).merge]

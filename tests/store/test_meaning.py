@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import PersonaStore, load_settings
+from pipeline import PersonaStore, caches, load_settings
 from pipeline.errors import ConfigError
 from pipeline.schedule.forget import forget
 from pipeline.store import meaning
@@ -65,6 +65,8 @@ def test_a_forget_drops_the_vectors_of_the_texts_it_erases(database, tmp_path):
         written(alice)
         written(bob)
         assert "meaning.vectors" in caches_holding(NEW)
+        kept = [entry for entry in caches.entries("meaning.vectors") if isinstance(entry, tuple)]
+        assert {("alice", NEW), ("bob", NEW)} <= set(kept)  # each profile's own, as every cache is keyed
         victim = next(fact for fact in alice.list() if fact.content == NEW)
         forget(settings["alice"], alice, victim.id)
         assert caches_holding(NEW) == []
