@@ -272,7 +272,7 @@ class _Parser:
                 continue
             if char in SPACE and not quote:
                 trim = trim or len(value)
-                value += char if value else ""
+                value += " " if value else ""  # git keeps each inner whitespace as a space (a tab too)
                 continue
             if char in "#;" and not quote:
                 comment = True
